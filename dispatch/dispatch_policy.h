@@ -1,0 +1,30 @@
+// Internal: what every public kernel wrapper checks before dispatching.
+#ifndef AMN_DISPATCH_DISPATCH_POLICY_H_
+#define AMN_DISPATCH_DISPATCH_POLICY_H_
+
+#include <cstddef>
+#include <span>
+
+#include "amn/status.h"
+
+namespace amn::internal {
+
+// Applies AMN_ISA the first time (thread-safe) and returns its status.
+const Status& PrepareDispatch();
+
+// OK when the dispatch policy is valid and `out_elems` slots can take
+// `in_elems` results.
+Status CheckKernelCall(size_t in_elems, size_t out_elems);
+
+// The body of every checked span wrapper: check, then run the unchecked rows.
+template <typename TIn, typename TOut>
+Status CheckedRun(void (*rows)(const TIn*, size_t, TOut*), std::span<const TIn> in,
+                  std::span<TOut> out) {
+  AMN_RETURN_IF_ERROR(CheckKernelCall(in.size(), out.size()));
+  rows(in.data(), in.size(), out.data());
+  return Status::Ok();
+}
+
+}  // namespace amn::internal
+
+#endif  // AMN_DISPATCH_DISPATCH_POLICY_H_

@@ -1,0 +1,41 @@
+// The table of every kernel, for code that iterates them all: `amn bench`,
+// perf/ suites, the differential fuzzer and the per-target tests. Entries
+// hold unchecked row functions; library users call the checked API in
+// amn/convert.h (or amn.h from C) instead.
+#ifndef AMN_KERNEL_REGISTRY_H_
+#define AMN_KERNEL_REGISTRY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "amn/export.h"
+#include "amn/targets.h"
+
+namespace amn {
+
+enum class ElemType : uint8_t { kF32, kF16, kBf16, kF8E4m3, kF8E5m2 };
+
+AMN_API std::string_view ElemTypeName(ElemType type);  // "f32", "e4m3", ...
+AMN_API size_t ElemTypeBytes(ElemType type);
+
+// A row function: n_elems inputs -> n_elems outputs. No checks: the buffers
+// must hold n_elems elements of the entry's types and must not overlap.
+using RowFn = void (*)(const void* in, size_t n_elems, void* out);
+
+struct KernelInfo {
+  std::string_view name;    // "<in>_to_<out>", e.g. "f32_to_bf16"
+  std::string_view family;  // the dispatch TU, e.g. "float_convert"
+  ElemType in;
+  ElemType out;
+  RowFn run;            // dispatched to the active target
+  RowFn run_reference;  // the scalar reference in kernels/ref/
+  TargetId (*probe)();  // the target `run` dispatches to now
+};
+
+AMN_API std::span<const KernelInfo> Kernels();
+
+}  // namespace amn
+
+#endif  // AMN_KERNEL_REGISTRY_H_

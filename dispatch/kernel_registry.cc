@@ -1,0 +1,96 @@
+// The kernel table: one entry per kernel, with thunks from raw bytes to the
+// typed unchecked rows (no function-pointer casts).
+#include "amn/kernel_registry.h"
+
+#include <array>
+
+#include "amn/convert.h"
+#include "dispatch/dispatch_policy.h"
+#include "dispatch/kernel_rows.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/fp8_ref.h"
+
+namespace amn {
+namespace {
+
+template <typename TIn, typename TOut, void (*kRows)(const TIn*, size_t, TOut*)>
+void Thunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  kRows(static_cast<const TIn*>(in), n_elems, static_cast<TOut*>(out));
+}
+
+template <typename TIn, typename TOut, void (*kRows)(const TIn*, size_t, TOut*)>
+void RefThunk(const void* in, size_t n_elems, void* out) {
+  kRows(static_cast<const TIn*>(in), n_elems, static_cast<TOut*>(out));
+}
+
+using E = ElemType;
+using u8 = uint8_t;
+using u16 = uint16_t;
+
+constexpr std::array kKernels = {
+    KernelInfo{"f32_to_bf16", "float_convert", E::kF32, E::kBf16,
+               Thunk<float, u16, internal::F32ToBf16Rows>, RefThunk<float, u16, ref::ConvertF32ToBf16>,
+               FloatConvertTarget},
+    KernelInfo{"f32_to_f16", "float_convert", E::kF32, E::kF16,
+               Thunk<float, u16, internal::F32ToF16Rows>, RefThunk<float, u16, ref::ConvertF32ToF16>,
+               FloatConvertTarget},
+    KernelInfo{"bf16_to_f32", "float_convert", E::kBf16, E::kF32,
+               Thunk<u16, float, internal::Bf16ToF32Rows>, RefThunk<u16, float, ref::ConvertBf16ToF32>,
+               FloatConvertTarget},
+    KernelInfo{"f16_to_f32", "float_convert", E::kF16, E::kF32,
+               Thunk<u16, float, internal::F16ToF32Rows>, RefThunk<u16, float, ref::ConvertF16ToF32>,
+               FloatConvertTarget},
+    KernelInfo{"f16_to_bf16", "float_convert", E::kF16, E::kBf16,
+               Thunk<u16, u16, internal::F16ToBf16Rows>, RefThunk<u16, u16, ref::ConvertF16ToBf16>,
+               FloatConvertTarget},
+    KernelInfo{"bf16_to_f16", "float_convert", E::kBf16, E::kF16,
+               Thunk<u16, u16, internal::Bf16ToF16Rows>, RefThunk<u16, u16, ref::ConvertBf16ToF16>,
+               FloatConvertTarget},
+    KernelInfo{"e4m3_to_f32", "fp8_convert", E::kF8E4m3, E::kF32,
+               Thunk<u8, float, internal::E4m3ToF32Rows>, RefThunk<u8, float, ref::ConvertE4m3ToF32>,
+               Fp8ConvertTarget},
+    KernelInfo{"e4m3_to_bf16", "fp8_convert", E::kF8E4m3, E::kBf16,
+               Thunk<u8, u16, internal::E4m3ToBf16Rows>, RefThunk<u8, u16, ref::ConvertE4m3ToBf16>,
+               Fp8ConvertTarget},
+    KernelInfo{"e4m3_to_f16", "fp8_convert", E::kF8E4m3, E::kF16,
+               Thunk<u8, u16, internal::E4m3ToF16Rows>, RefThunk<u8, u16, ref::ConvertE4m3ToF16>,
+               Fp8ConvertTarget},
+    KernelInfo{"e5m2_to_f32", "fp8_convert", E::kF8E5m2, E::kF32,
+               Thunk<u8, float, internal::E5m2ToF32Rows>, RefThunk<u8, float, ref::ConvertE5m2ToF32>,
+               Fp8ConvertTarget},
+    KernelInfo{"e5m2_to_bf16", "fp8_convert", E::kF8E5m2, E::kBf16,
+               Thunk<u8, u16, internal::E5m2ToBf16Rows>, RefThunk<u8, u16, ref::ConvertE5m2ToBf16>,
+               Fp8ConvertTarget},
+    KernelInfo{"e5m2_to_f16", "fp8_convert", E::kF8E5m2, E::kF16,
+               Thunk<u8, u16, internal::E5m2ToF16Rows>, RefThunk<u8, u16, ref::ConvertE5m2ToF16>,
+               Fp8ConvertTarget},
+};
+
+}  // namespace
+
+std::string_view ElemTypeName(ElemType type) {
+  switch (type) {
+    case E::kF32: return "f32";
+    case E::kF16: return "f16";
+    case E::kBf16: return "bf16";
+    case E::kF8E4m3: return "e4m3";
+    case E::kF8E5m2: return "e5m2";
+  }
+  return "unknown";
+}
+
+size_t ElemTypeBytes(ElemType type) {
+  switch (type) {
+    case E::kF32: return 4;
+    case E::kF16:
+    case E::kBf16: return 2;
+    case E::kF8E4m3:
+    case E::kF8E5m2: return 1;
+  }
+  return 0;
+}
+
+std::span<const KernelInfo> Kernels() { return kKernels; }
+
+}  // namespace amn

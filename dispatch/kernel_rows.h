@@ -1,0 +1,29 @@
+// Internal: the unchecked, dispatched row functions of every kernel family,
+// for the checked wrappers and the kernel registry. n inputs -> n outputs.
+#ifndef AMN_DISPATCH_KERNEL_ROWS_H_
+#define AMN_DISPATCH_KERNEL_ROWS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace amn::internal {
+
+// dispatch/float_convert.cc
+void F32ToBf16Rows(const float* in, size_t n, uint16_t* out);
+void F32ToF16Rows(const float* in, size_t n, uint16_t* out);
+void Bf16ToF32Rows(const uint16_t* in, size_t n, float* out);
+void F16ToF32Rows(const uint16_t* in, size_t n, float* out);
+void F16ToBf16Rows(const uint16_t* in, size_t n, uint16_t* out);
+void Bf16ToF16Rows(const uint16_t* in, size_t n, uint16_t* out);
+
+// dispatch/fp8_convert.cc
+void E4m3ToF32Rows(const uint8_t* in, size_t n, float* out);
+void E4m3ToBf16Rows(const uint8_t* in, size_t n, uint16_t* out);
+void E4m3ToF16Rows(const uint8_t* in, size_t n, uint16_t* out);
+void E5m2ToF32Rows(const uint8_t* in, size_t n, float* out);
+void E5m2ToBf16Rows(const uint8_t* in, size_t n, uint16_t* out);
+void E5m2ToF16Rows(const uint8_t* in, size_t n, uint16_t* out);
+
+}  // namespace amn::internal
+
+#endif  // AMN_DISPATCH_KERNEL_ROWS_H_

@@ -1,0 +1,206 @@
+// Per-target F32/F16/BF16 conversion kernels (Highway 1.0.3 templates).
+// Integer arithmetic on the bit patterns, so every target, with or without
+// F16C or AVX512-BF16, gives the bytes of kernels/ref/float_convert_ref.cc.
+// Highway's own DemoteTo(bf16) truncates and its f16 emulation differs by
+// target (TOOLCHAIN.md pitfall 1): neither is used.
+#if defined(AMN_KERNELS_FLOAT_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_FLOAT_CONVERT_INL_H_
+#undef AMN_KERNELS_FLOAT_CONVERT_INL_H_
+#else
+#define AMN_KERNELS_FLOAT_CONVERT_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "kernels/float_formats.h"
+#include "kernels/row_driver-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// ---- Lane operations on u32 lanes holding F32 bit patterns -----------------
+
+// F32 bits -> BF16 bits (in the low 16 bits of each lane).
+// Formula (round to nearest even on the bit pattern, as PyTorch):
+//   bf16 = (x + 0x7FFF + ((x >> 16) & 1)) >> 16
+// NaN: (x | quiet bit) >> 16, i.e. quiet, same sign, top payload bits.
+template <class DU>
+HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
+  const hn::RebindToSigned<DU> di;
+  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
+  const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb));
+  const auto quiet_nan = hn::ShiftRight<16>(hn::Or(x, hn::Set(du, fmt::kF32QuietBit)));
+  // |x| <= 0x7FFFFFFF, so a signed compare orders it correctly.
+  const auto abs = hn::BitCast(di, hn::And(x, hn::Set(du, fmt::kF32AbsMask)));
+  const auto is_nan = hn::Gt(abs, hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask)));
+  return hn::IfThenElse(hn::RebindMask(du, is_nan), quiet_nan, rounded);
+}
+
+// F32 bits -> F16 bits (low 16 bits of each lane), IEEE round to nearest even.
+// Three ranges of |x|:
+// * >= 65520 (0x477FF000): ±Inf, or a quiet NaN 0x7E00 | top 10 payload bits;
+// * >= 2^-14: normal F16. Rebias the exponent (-112 << 23), then round the
+//   13 dropped mantissa bits to even: (a - (112 << 23) + 0xFFF + odd) >> 13;
+//   a carry runs into the exponent as it should;
+// * below: subnormal F16 (units of 2^-24). Adding 0.5f in F32 arithmetic
+//   aligns |x| to 0.5's ulp, 2^-24, rounding to nearest even (IEEE addition,
+//   never fused); the low bits of the sum are the F16 subnormal code.
+template <class DU>
+HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, fmt::kF16SignMask));
+  const auto abs = hn::And(x, hn::Set(du, fmt::kF32AbsMask));
+  const auto abs_i = hn::BitCast(di, abs);
+
+  const auto odd = hn::And(hn::ShiftRight<13>(abs), hn::Set(du, 1u));
+  const auto normal = hn::ShiftRight<13>(
+      hn::Add(hn::Add(abs, hn::Set(du, 0xC8000FFFu)), odd));  // -(112<<23)+0xFFF
+
+  const auto half = hn::Set(df, 0.5f);
+  const auto sum = hn::Add(hn::BitCast(df, abs), half);
+  const auto subnormal = hn::Sub(hn::BitCast(du, sum), hn::BitCast(du, half));
+
+  const auto nan = hn::Or(hn::And(hn::ShiftRight<13>(abs), hn::Set(du, 0x3FFu)),
+                          hn::Set(du, 0x7E00u));
+  const auto is_nan = hn::Gt(abs_i, hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask)));
+  const auto inf_or_nan =
+      hn::IfThenElse(hn::RebindMask(du, is_nan), nan, hn::Set(du, fmt::kF16ExpMask));
+
+  const auto is_small =
+      hn::Lt(abs_i, hn::Set(di, static_cast<int32_t>(fmt::kF32BitsF16MinNormal)));
+  const auto is_big =  // Highway 1.0.3 has no signed Ge on x86: > limit - 1
+      hn::Gt(abs_i, hn::Set(di, static_cast<int32_t>(fmt::kF32BitsF16Overflow - 1)));
+  auto result = hn::IfThenElse(hn::RebindMask(du, is_small), subnormal, normal);
+  result = hn::IfThenElse(hn::RebindMask(du, is_big), inf_or_nan, result);
+  return hn::Or(result, sign);
+}
+
+// F16 bits (u32 lanes, upper half zero) -> F32 bits, exact.
+// * exponent 1..30: (h & 0x7FFF) << 13 rebiased by +112 << 23;
+// * exponent 0: mantissa * 2^-24 computed as int->float (exact, < 2^10) times
+//   a power of two (exact), so no subnormal F32 operand ever appears;
+// * exponent 31: the same rebias again reaches 0xFF; NaN gets the quiet bit.
+template <class DU>
+HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, fmt::kF16SignMask)));
+  const auto abs = hn::And(h, hn::Set(du, 0x7FFFu));
+  const auto abs_i = hn::BitCast(di, abs);
+  const auto rebias = hn::Set(du, 112u << 23);
+  const auto normal = hn::Add(hn::ShiftLeft<13>(abs), rebias);
+  const auto subnormal =
+      hn::BitCast(du, hn::Mul(hn::ConvertTo(df, abs_i), hn::Set(df, 0x1.0p-24f)));
+  const auto quiet =
+      hn::IfThenElseZero(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x7C00))),
+                         hn::Set(du, fmt::kF32QuietBit));
+  const auto inf_or_nan = hn::Or(hn::Add(normal, rebias), quiet);
+  auto result = hn::IfThenElse(hn::RebindMask(du, hn::Lt(abs_i, hn::Set(di, 0x400))),
+                               subnormal, normal);
+  result = hn::IfThenElse(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x7BFF))),
+                          inf_or_nan, result);
+  return hn::Or(result, sign);
+}
+
+// ---- Loads and stores between 16-bit memory and u32 lanes ------------------
+
+template <class DU>
+HWY_INLINE hn::Vec<DU> LoadU16AsU32(DU du, const uint16_t* HWY_RESTRICT p) {
+  const hn::Rebind<uint16_t, DU> d16;
+  return hn::PromoteTo(du, hn::LoadU(d16, p));
+}
+
+// Stores the low 16 bits of each lane (all lanes hold values <= 0xFFFF).
+template <class DU>
+HWY_INLINE void StoreU32AsU16(DU /*du*/, hn::Vec<DU> v, uint16_t* HWY_RESTRICT p) {
+  const hn::RebindToSigned<DU> di;
+  const hn::Rebind<uint16_t, DU> d16;
+  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, v)), d16, p);
+}
+
+// ---- Rows -------------------------------------------------------------------
+
+struct F32ToBf16Chunk {
+  template <class DU>
+  HWY_INLINE void operator()(DU du, const float* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+    const hn::RebindToFloat<DU> df;
+    StoreU32AsU16(du, F32BitsToBf16Lanes(du, hn::BitCast(du, hn::LoadU(df, in))), out);
+  }
+};
+
+struct F32ToF16Chunk {
+  template <class DU>
+  HWY_INLINE void operator()(DU du, const float* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+    const hn::RebindToFloat<DU> df;
+    StoreU32AsU16(du, F32BitsToF16Lanes(du, hn::BitCast(du, hn::LoadU(df, in))), out);
+  }
+};
+
+struct Bf16ToF32Chunk {
+  template <class DU>
+  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
+                             float* HWY_RESTRICT out) const {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(LoadU16AsU32(du, in))), df, out);
+  }
+};
+
+struct F16ToF32Chunk {
+  template <class DU>
+  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
+                             float* HWY_RESTRICT out) const {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, F16BitsToF32Lanes(du, LoadU16AsU32(du, in))), df, out);
+  }
+};
+
+struct F16ToBf16Chunk {
+  template <class DU>
+  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+    const auto f32 = F16BitsToF32Lanes(du, LoadU16AsU32(du, in));
+    StoreU32AsU16(du, F32BitsToBf16Lanes(du, f32), out);
+  }
+};
+
+struct Bf16ToF16Chunk {
+  template <class DU>
+  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+    const auto f32 = hn::ShiftLeft<16>(LoadU16AsU32(du, in));
+    StoreU32AsU16(du, F32BitsToF16Lanes(du, f32), out);
+  }
+};
+
+// Row kernels: n_elems inputs -> n_elems outputs, any alignment, no overlap.
+HWY_INLINE void F32ToBf16Kernel(const float* in, size_t n_elems, uint16_t* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F32ToBf16Chunk());
+}
+HWY_INLINE void F32ToF16Kernel(const float* in, size_t n_elems, uint16_t* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F32ToF16Chunk());
+}
+HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, Bf16ToF32Chunk());
+}
+HWY_INLINE void F16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F16ToF32Chunk());
+}
+HWY_INLINE void F16ToBf16Kernel(const uint16_t* in, size_t n_elems, uint16_t* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F16ToBf16Chunk());
+}
+HWY_INLINE void Bf16ToF16Kernel(const uint16_t* in, size_t n_elems, uint16_t* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, Bf16ToF16Chunk());
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_FLOAT_CONVERT_INL_H_

@@ -1,0 +1,111 @@
+// F32/F16/BF16 conversion kernels on every supported target against the
+// scalar reference, bit for bit: exhaustive over 16-bit inputs, every F32
+// rounding/class boundary, a dense random sample, awkward sizes and
+// alignments, and a RapidCheck property.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "amn/convert.h"
+#include "amn/kernel_registry.h"
+#include "hwy/base.h"
+#include "tests/kernel_check.h"
+#include "tests/target_param.h"
+
+namespace amn::test {
+namespace {
+
+constexpr std::string_view kF32Input[] = {"f32_to_bf16", "f32_to_f16"};
+constexpr std::string_view kU16Input[] = {"bf16_to_f32", "f16_to_f32", "f16_to_bf16",
+                                          "bf16_to_f16"};
+
+class FloatConvertTest : public PerTarget {};
+
+TEST_P(FloatConvertTest, ProbeReportsForcedTarget) {
+  EXPECT_EQ(TargetName(FloatConvertTarget()), TargetName(GetParam()));
+}
+
+TEST_P(FloatConvertTest, Every16BitInput) {
+  const std::vector<uint8_t> all = AllU16Bytes();
+  for (std::string_view name : kU16Input) {
+    EXPECT_TRUE(MatchesReference(KernelNamed(name), all));
+  }
+}
+
+TEST_P(FloatConvertTest, F32EdgeCases) {
+  const std::vector<uint8_t> edges = AsBytes(F32EdgeBits());
+  for (std::string_view name : kF32Input) {
+    EXPECT_TRUE(MatchesReference(KernelNamed(name), edges));
+  }
+}
+
+TEST_P(FloatConvertTest, DenseRandomF32) {
+  std::mt19937 rng(20261121);
+  std::vector<uint32_t> bits(1 << 18);
+  for (uint32_t& b : bits) b = rng();
+  const std::vector<uint8_t> bytes = AsBytes(bits);
+  for (std::string_view name : kF32Input) {
+    EXPECT_TRUE(MatchesReference(KernelNamed(name), bytes));
+  }
+}
+
+// Counts around the vector width, at every element offset up to a vector,
+// so tails, misaligned loads/stores and the canaries are all exercised.
+TEST_P(FloatConvertTest, SizesAndAlignments) {
+  std::mt19937 rng(7);
+  const size_t lanes = 64;  // >= any x86/NEON/SVE_256 vector of u32 or u16
+  const size_t counts[] = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000};
+  for (const KernelInfo& kernel : Kernels()) {
+    if (kernel.family != "float_convert") continue;
+    for (size_t n : counts) {
+      std::vector<uint8_t> input(n * ElemTypeBytes(kernel.in));
+      for (uint8_t& byte : input) byte = static_cast<uint8_t>(rng());
+      for (size_t offset : {size_t{0}, size_t{1}, size_t{3}, lanes - 1}) {
+        EXPECT_TRUE(MatchesReference(kernel, input, offset, (offset * 5) % lanes))
+            << "n=" << n << " offset=" << offset;
+      }
+    }
+  }
+}
+
+TEST_P(FloatConvertTest, PropertyMatchesReference) {
+  for (std::string_view name : kF32Input) {
+    const KernelInfo& kernel = KernelNamed(name);
+    const bool ok = rc::check(std::string(name), [&kernel](const std::vector<uint32_t>& bits,
+                                                           uint8_t in_off, uint8_t out_off) {
+      RC_ASSERT(MatchesReference(kernel, AsBytes(bits), in_off % 64, out_off % 64));
+    });
+    EXPECT_TRUE(ok);
+  }
+  for (std::string_view name : kU16Input) {
+    const KernelInfo& kernel = KernelNamed(name);
+    const bool ok = rc::check(std::string(name), [&kernel](const std::vector<uint16_t>& bits,
+                                                           uint8_t in_off, uint8_t out_off) {
+      RC_ASSERT(MatchesReference(kernel, AsBytes(bits), in_off % 64, out_off % 64));
+    });
+    EXPECT_TRUE(ok);
+  }
+}
+
+// The checked API refuses an output span that is too small and writes nothing.
+TEST_P(FloatConvertTest, CheckedApiRejectsShortOutput) {
+  const float in[3] = {1.0f, 2.0f, 3.0f};
+  uint16_t out[2] = {0xAAAA, 0xAAAA};
+  const Status status = ConvertF32ToBf16(in, out);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out[0], 0xAAAA);
+  uint16_t wide[4] = {0, 0, 0, 0x1234};
+  ASSERT_TRUE(ConvertF32ToBf16(in, wide).ok());
+  EXPECT_EQ(wide[0], 0x3F80);  // 1.0
+  EXPECT_EQ(wide[1], 0x4000);  // 2.0
+  EXPECT_EQ(wide[2], 0x4040);  // 3.0
+  EXPECT_EQ(wide[3], 0x1234);  // untouched past in.size()
+}
+
+AMN_INSTANTIATE_PER_TARGET(FloatConvertTest);
+
+}  // namespace
+}  // namespace amn::test

@@ -1,0 +1,47 @@
+// Runs a registry kernel on the active target and its scalar reference on the
+// same input and compares the output bytes exactly. The kernel's buffers are
+// placed at a chosen element offset from a 64-byte boundary and its output is
+// followed by canary bytes, so misaligned access and overruns are caught.
+#ifndef AMN_TESTS_KERNEL_CHECK_H_
+#define AMN_TESTS_KERNEL_CHECK_H_
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "amn/kernel_registry.h"
+
+namespace amn::test {
+
+const KernelInfo& KernelNamed(std::string_view name);
+
+// Input bytes must hold a whole number of the kernel's input elements.
+// Returns success, or a failure naming the first differing element with its
+// input and both outputs in hex.
+testing::AssertionResult MatchesReference(const KernelInfo& kernel,
+                                          const std::vector<uint8_t>& input,
+                                          size_t in_offset_elems = 0,
+                                          size_t out_offset_elems = 0);
+
+// Every u16 value 0..65535, as bytes (little-endian).
+std::vector<uint8_t> AllU16Bytes();
+
+// F32 bit patterns that exercise every rounding and class boundary: each
+// sign and biased exponent with mantissas around the BF16 and F16 rounding
+// points, plus named specials (zeros, subnormals, Inf, NaN payloads).
+std::vector<uint32_t> F32EdgeBits();
+
+template <typename T>
+std::vector<uint8_t> AsBytes(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+}  // namespace amn::test
+
+#endif  // AMN_TESTS_KERNEL_CHECK_H_
