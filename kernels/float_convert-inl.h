@@ -24,20 +24,26 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // ---- Lane operations on u32 lanes holding F32 bit patterns -----------------
 
-// F32 bits -> BF16 bits (in the low 16 bits of each lane).
+// F32 bits -> BF16 bits in the UPPER 16 bits of each lane (the lower 16 are
+// garbage; callers keep the odd u16 lanes or shift right by 16).
 // Formula (round to nearest even on the bit pattern, as PyTorch):
 //   bf16 = (x + 0x7FFF + ((x >> 16) & 1)) >> 16
-// NaN: (x | quiet bit) >> 16, i.e. quiet, same sign, top payload bits.
+// NaN: (x | quiet bit) >> 16, i.e. quiet, same sign, top payload bits. The
+// NaN test is IsNaN (an unordered self-compare, which never signals); note
+// Highway 1.0.3's Ne is ordered on x86, i.e. false for NaN.
+template <class DU>
+HWY_INLINE hn::Vec<DU> F32BitsToBf16Upper(DU du, hn::Vec<DU> x) {
+  const hn::RebindToFloat<DU> df;
+  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
+  const auto rounded = hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
+  const auto quiet_nan = hn::Or(x, hn::Set(du, fmt::kF32QuietBit));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, x))), quiet_nan, rounded);
+}
+
+// The same, in the low 16 bits of each lane (upper 16 zero).
 template <class DU>
 HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
-  const hn::RebindToSigned<DU> di;
-  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
-  const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb));
-  const auto quiet_nan = hn::ShiftRight<16>(hn::Or(x, hn::Set(du, fmt::kF32QuietBit)));
-  // |x| <= 0x7FFFFFFF, so a signed compare orders it correctly.
-  const auto abs = hn::BitCast(di, hn::And(x, hn::Set(du, fmt::kF32AbsMask)));
-  const auto is_nan = hn::Gt(abs, hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask)));
-  return hn::IfThenElse(hn::RebindMask(du, is_nan), quiet_nan, rounded);
+  return hn::ShiftRight<16>(F32BitsToBf16Upper(du, x));
 }
 
 // F32 bits -> F16 bits (low 16 bits of each lane), IEEE round to nearest even.
@@ -107,96 +113,99 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
   return hn::Or(result, sign);
 }
 
-// ---- Loads and stores between 16-bit memory and u32 lanes ------------------
+// ---- Narrowing: F32-sized lanes to 16-bit outputs --------------------------
+//
+// Outside SCALAR a chunk is one full u16 vector: two u32 vectors of results,
+// joined by ConcatOdd (result in the upper halves) or ConcatEven (lower
+// halves) into one full-width store. SCALAR's one-lane vectors cannot
+// concatenate; there a chunk is one lane, narrowed with DemoteTo.
 
-template <class DU>
-HWY_INLINE hn::Vec<DU> LoadU16AsU32(DU du, const uint16_t* HWY_RESTRICT p) {
-  const hn::Rebind<uint16_t, DU> d16;
-  return hn::PromoteTo(du, hn::LoadU(d16, p));
-}
-
-// Stores the low 16 bits of each lane (all lanes hold values <= 0xFFFF).
-template <class DU>
-HWY_INLINE void StoreU32AsU16(DU /*du*/, hn::Vec<DU> v, uint16_t* HWY_RESTRICT p) {
-  const hn::RebindToSigned<DU> di;
-  const hn::Rebind<uint16_t, DU> d16;
-  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, v)), d16, p);
-}
-
-// ---- Rows -------------------------------------------------------------------
-
-struct F32ToBf16Chunk {
+// Functors from u32 lanes of F32 bits to u32 lanes of 16-bit results.
+struct ToBf16Upper {
+  static constexpr bool kUpperHalf = true;
   template <class DU>
-  HWY_INLINE void operator()(DU du, const float* HWY_RESTRICT in,
-                             uint16_t* HWY_RESTRICT out) const {
-    const hn::RebindToFloat<DU> df;
-    StoreU32AsU16(du, F32BitsToBf16Lanes(du, hn::BitCast(du, hn::LoadU(df, in))), out);
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
+    return F32BitsToBf16Upper(du, f32);
+  }
+};
+struct ToF16Lower {
+  static constexpr bool kUpperHalf = false;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
+    return F32BitsToF16Lanes(du, f32);
   }
 };
 
-struct F32ToF16Chunk {
+// Input decoders: N32 elements at `p` to u32 lanes of F32 bits.
+struct FromF32 {
   template <class DU>
-  HWY_INLINE void operator()(DU du, const float* HWY_RESTRICT in,
-                             uint16_t* HWY_RESTRICT out) const {
-    const hn::RebindToFloat<DU> df;
-    StoreU32AsU16(du, F32BitsToF16Lanes(du, hn::BitCast(du, hn::LoadU(df, in))), out);
+  HWY_INLINE hn::Vec<DU> operator()(DU du, const float* HWY_RESTRICT p) const {
+    return hn::BitCast(du, hn::LoadU(hn::RebindToFloat<DU>(), p));
+  }
+};
+struct FromF16 {
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, const uint16_t* HWY_RESTRICT p) const {
+    return F16BitsToF32Lanes(du, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, DU>(), p)));
+  }
+};
+struct FromBf16 {
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, const uint16_t* HWY_RESTRICT p) const {
+    return hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, DU>(), p)));
   }
 };
 
-struct Bf16ToF32Chunk {
+template <class Decode, class Encode>
+struct NarrowChunk {
+  template <class D16, typename TIn>
+  HWY_INLINE void operator()(D16 d16, const TIn* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+#if HWY_TARGET == HWY_SCALAR
+    const hn::Rebind<uint32_t, D16> du;
+    auto result = Encode()(du, Decode()(du, in));
+    if (Encode::kUpperHalf) result = hn::ShiftRight<16>(result);
+    const hn::RebindToSigned<decltype(du)> di;
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, result)), d16, out);
+#else
+    const hn::Repartition<uint32_t, D16> du;
+    const auto lo = hn::BitCast(d16, Encode()(du, Decode()(du, in)));
+    const auto hi = hn::BitCast(d16, Encode()(du, Decode()(du, in + hn::Lanes(du))));
+    hn::StoreU(Encode::kUpperHalf ? hn::ConcatOdd(d16, hi, lo) : hn::ConcatEven(d16, hi, lo),
+               d16, out);
+#endif
+  }
+};
+
+// Widening: u32 lanes of F32 bits stored as F32.
+template <class Decode>
+struct WidenChunk {
   template <class DU>
   HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
                              float* HWY_RESTRICT out) const {
     const hn::RebindToFloat<DU> df;
-    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(LoadU16AsU32(du, in))), df, out);
-  }
-};
-
-struct F16ToF32Chunk {
-  template <class DU>
-  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
-                             float* HWY_RESTRICT out) const {
-    const hn::RebindToFloat<DU> df;
-    hn::StoreU(hn::BitCast(df, F16BitsToF32Lanes(du, LoadU16AsU32(du, in))), df, out);
-  }
-};
-
-struct F16ToBf16Chunk {
-  template <class DU>
-  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
-                             uint16_t* HWY_RESTRICT out) const {
-    const auto f32 = F16BitsToF32Lanes(du, LoadU16AsU32(du, in));
-    StoreU32AsU16(du, F32BitsToBf16Lanes(du, f32), out);
-  }
-};
-
-struct Bf16ToF16Chunk {
-  template <class DU>
-  HWY_INLINE void operator()(DU du, const uint16_t* HWY_RESTRICT in,
-                             uint16_t* HWY_RESTRICT out) const {
-    const auto f32 = hn::ShiftLeft<16>(LoadU16AsU32(du, in));
-    StoreU32AsU16(du, F32BitsToF16Lanes(du, f32), out);
+    hn::StoreU(hn::BitCast(df, Decode()(du, in)), df, out);
   }
 };
 
 // Row kernels: n_elems inputs -> n_elems outputs, any alignment, no overlap.
 HWY_INLINE void F32ToBf16Kernel(const float* in, size_t n_elems, uint16_t* out) {
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F32ToBf16Chunk());
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromF32, ToBf16Upper>());
 }
 HWY_INLINE void F32ToF16Kernel(const float* in, size_t n_elems, uint16_t* out) {
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F32ToF16Chunk());
-}
-HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, Bf16ToF32Chunk());
-}
-HWY_INLINE void F16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F16ToF32Chunk());
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromF32, ToF16Lower>());
 }
 HWY_INLINE void F16ToBf16Kernel(const uint16_t* in, size_t n_elems, uint16_t* out) {
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, F16ToBf16Chunk());
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromF16, ToBf16Upper>());
 }
 HWY_INLINE void Bf16ToF16Kernel(const uint16_t* in, size_t n_elems, uint16_t* out) {
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, Bf16ToF16Chunk());
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromBf16, ToF16Lower>());
+}
+HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromBf16>());
+}
+HWY_INLINE void F16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
+  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromF16>());
 }
 
 }  // namespace HWY_NAMESPACE
