@@ -9,8 +9,9 @@
 
 namespace amn::internal {
 
-// Applies AMN_ISA the first time (thread-safe) and returns its status.
-const Status& PrepareDispatch();
+// Applies AMN_ISA the first time (thread-safe) and returns its status: an
+// error while AMN_ISA names no target and no valid cap has replaced it.
+Status PrepareDispatch();
 
 // OK when the dispatch policy is valid and `out_elems` slots can take
 // `in_elems` results.

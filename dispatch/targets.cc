@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -23,6 +24,8 @@ struct PolicyState {
   std::optional<TargetId> cap;
   std::optional<TargetId> forced;
   std::string cap_source;  // "AMN_ISA=" or empty
+  Status env_status;       // an invalid AMN_ISA, until a valid cap replaces it
+  std::atomic<bool> env_error{false};
 };
 
 PolicyState& State() {
@@ -94,29 +97,33 @@ Status SetCapLocked(PolicyState& s, std::string_view name, std::string source) {
   return Status::Ok();
 }
 
-Status ApplyEnvironmentOnce() {
+void ApplyEnvironment() {
   PolicyState& s = State();
   std::lock_guard<std::mutex> lock(s.mutex);
   hwy::DisableTargets(0);
   hwy::SetSupportedTargetsForTest(0);
   s.cpu_targets = SupportedTargetsAndSync();
   const char* env = std::getenv("AMN_ISA");
-  if (env == nullptr || *env == '\0') return Status::Ok();
-  return SetCapLocked(s, env, "AMN_ISA");
+  if (env == nullptr || *env == '\0') return;
+  s.env_status = SetCapLocked(s, env, "AMN_ISA");
+  s.env_error = !s.env_status.ok();
 }
 
 }  // namespace
 
 namespace internal {
 
-const Status& PrepareDispatch() {
-  static const Status status = ApplyEnvironmentOnce();
-  return status;
+Status PrepareDispatch() {
+  static std::once_flag once;
+  std::call_once(once, ApplyEnvironment);
+  PolicyState& s = State();
+  if (!s.env_error.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.env_status;
 }
 
 Status CheckKernelCall(size_t in_elems, size_t out_elems) {
-  const Status& policy = PrepareDispatch();
-  if (!policy.ok()) return policy;
+  AMN_RETURN_IF_ERROR(PrepareDispatch());
   if (out_elems < in_elems) {
     return Status(StatusCode::kInvalidArgument,
                   "output holds " + std::to_string(out_elems) + " elements, input has " +
@@ -180,7 +187,12 @@ Status SetTargetCap(std::string_view name) {
   (void)internal::PrepareDispatch();
   PolicyState& s = State();
   std::lock_guard<std::mutex> lock(s.mutex);
-  return SetCapLocked(s, name, "");
+  Status status = SetCapLocked(s, name, "");
+  if (status.ok() && s.env_error) {  // an explicit cap replaces a bad AMN_ISA
+    s.env_status = Status::Ok();
+    s.env_error = false;
+  }
+  return status;
 }
 
 std::optional<TargetId> TargetCap() {

@@ -54,7 +54,8 @@ AMN_API Status ForceTarget(TargetId id);
 AMN_API void ClearForcedTarget();
 
 // Status of the AMN_ISA variable: OK when unset or valid. Kernels refuse to
-// run (kInvalidArgument) while it names no compiled target.
+// run (kInvalidArgument) while it names no compiled target, until a valid
+// SetTargetCap replaces it.
 AMN_API Status EnvironmentTargetStatus();
 
 }  // namespace amn

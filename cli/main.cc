@@ -1,0 +1,69 @@
+// amn: parse any format, recover any precision. Command-line entry point:
+// global options, subcommand dispatch, and errors turned into one line and an
+// exit code (cli/exit_codes.h).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "amn/targets.h"
+#include "amn/version.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+namespace amn::cli {
+namespace {
+
+std::string VersionLine() {
+  std::string line = "amn " AMN_VERSION_STRING " (targets:";
+  for (const TargetInfo& t : ListTargets()) line += " " + t.name;
+  return line + ")";
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app("amn: turn quantized and foreign-container model weights into plain tensors "
+               "and back",
+               "amn");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", VersionLine());
+  std::string isa;
+  app.add_option("--isa", isa,
+                 "Cap kernel dispatch at this ISA target or below (see `amn targets`); "
+                 "overrides AMN_ISA");
+  app.footer("Environment: AMN_ISA=NAME caps dispatch like --isa.\n"
+             "Exit codes: 0 ok, 1 the work failed, 2 usage error.");
+
+  const Command targets = AddTargetsCommand(app);
+  const Command bench = AddBenchCommand(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (!isa.empty()) {
+    if (const Status status = SetTargetCap(isa); !status.ok()) {
+      std::fprintf(stderr, "amn: --isa: %s\n", status.message().c_str());
+      return kExitUsage;
+    }
+  } else if (const Status env = EnvironmentTargetStatus(); !env.ok()) {
+    std::fprintf(stderr, "amn: %s\n", env.message().c_str());
+    return kExitUsage;
+  }
+  if (app.got_subcommand("targets")) return targets();
+  if (app.got_subcommand("bench")) return bench();
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace amn::cli
+
+int main(int argc, char** argv) {
+  try {
+    return amn::cli::Main(argc, argv);
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc from a benchmark buffer
+    std::fprintf(stderr, "amn: %s\n", e.what());
+    return amn::cli::kExitFailure;
+  }
+}

@@ -1,0 +1,126 @@
+// `amn` end to end: runs the built binary and checks exit codes, JSON output
+// and error lines. No timing is asserted (bench output is only parsed).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs `env_prefix amn args` through the shell, capturing both streams.
+Result RunAmn(const std::string& args, const std::string& env_prefix = "") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("amn_cli_test_out_" + std::to_string(getpid()));
+  const auto err = dir / ("amn_cli_test_err_" + std::to_string(getpid()));
+  const std::string command = env_prefix + " '" AMN_CLI_PATH "' " + args + " >'" +
+                              out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(command.c_str());
+  Result result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = Slurp(out);
+  result.err = Slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return result;
+}
+
+TEST(Cli, VersionAndHelp) {
+  const Result version = RunAmn("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("amn ", 0), 0u) << version.out;
+  const Result help = RunAmn("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* word : {"targets", "bench", "--isa", "AMN_ISA", "Exit codes"}) {
+    EXPECT_NE(help.out.find(word), std::string::npos) << word;
+  }
+  const Result bench_help = RunAmn("bench --help");
+  EXPECT_EQ(bench_help.exit_code, 0);
+  for (const char* word : {"--quick", "--json", "--kernel", "--reps"}) {
+    EXPECT_NE(bench_help.out.find(word), std::string::npos) << word;
+  }
+  EXPECT_EQ(RunAmn("targets --help").exit_code, 0);
+}
+
+TEST(Cli, UsageErrorsExitTwoWithOneLine) {
+  EXPECT_EQ(RunAmn("").exit_code, 2);
+  EXPECT_EQ(RunAmn("no-such-command").exit_code, 2);
+  const Result bad_isa = RunAmn("--isa avx9000 targets");
+  EXPECT_EQ(bad_isa.exit_code, 2);
+  EXPECT_NE(bad_isa.err.find("avx9000"), std::string::npos) << bad_isa.err;
+  const Result bad_env = RunAmn("targets", "AMN_ISA=avx9000");
+  EXPECT_EQ(bad_env.exit_code, 2);
+  EXPECT_NE(bad_env.err.find("AMN_ISA='avx9000'"), std::string::npos) << bad_env.err;
+  EXPECT_EQ(std::count(bad_env.err.begin(), bad_env.err.end(), '\n'), 1) << bad_env.err;
+  EXPECT_EQ(RunAmn("bench --kernel no_such_kernel --quick").exit_code, 2);
+}
+
+TEST(Cli, TargetsJsonHasOneActiveBestTarget) {
+  const Result r = RunAmn("targets --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  int active = 0;
+  std::string first_supported;
+  for (const auto& t : json["targets"]) {
+    active += t["active"].get<bool>() ? 1 : 0;
+    if (first_supported.empty() && t["supported"].get<bool>()) first_supported = t["name"];
+  }
+  EXPECT_EQ(active, 1);
+  EXPECT_EQ(json["active"], first_supported);
+  EXPECT_TRUE(json["cap"].is_null());
+}
+
+TEST(Cli, IsaCapsDispatchFromFlagAndEnvironment) {
+  for (const auto& [args, env] : {std::pair<std::string, std::string>{"--isa baseline targets --json", ""},
+                                  {"targets --json", "AMN_ISA=BASELINE"}}) {
+    const Result r = RunAmn(args, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto json = nlohmann::json::parse(r.out);
+    const std::string lowest = json["targets"].back()["name"];
+    EXPECT_EQ(json["active"], lowest) << args << " " << env;
+    EXPECT_EQ(json["cap"], lowest);
+  }
+}
+
+TEST(Cli, BenchJsonCoversEveryTargetAndTheReference) {
+  const Result targets = RunAmn("targets --json");
+  ASSERT_EQ(targets.exit_code, 0);
+  size_t supported = 0;
+  const auto target_list = nlohmann::json::parse(targets.out);
+  for (const auto& t : target_list["targets"]) {
+    supported += t["supported"].get<bool>() ? 1 : 0;
+  }
+  const Result r = RunAmn("bench --quick --json --reps 1 --kernel e4m3_to_bf16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_GT(json["floors"]["write_gbps"].get<double>(), 0);
+  EXPECT_GT(json["floors"]["l2_write_gbps"].get<double>(), 0);
+  size_t rows = 0;
+  for (const auto& row : json["results"]) {
+    EXPECT_EQ(row["kernel"], "e4m3_to_bf16");
+    EXPECT_TRUE(row["size"] == "cache" || row["size"] == "stream");
+    EXPECT_GT(row["ns_per_elem"].get<double>(), 0);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2 * (supported + 1));  // targets + reference, two sizes
+}
+
+}  // namespace
