@@ -1,0 +1,38 @@
+// Differential kernel fuzzer (libFuzzer): the first byte picks a kernel, the
+// rest is its input; every supported target must produce exactly the scalar
+// reference's bytes. Deviations are not tolerated: any difference aborts.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "amn/kernel_registry.h"
+#include "amn/targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const auto kernels = amn::Kernels();
+  const amn::KernelInfo& kernel = kernels[data[0] % kernels.size()];
+  const size_t in_bytes = amn::ElemTypeBytes(kernel.in);
+  const size_t out_bytes = amn::ElemTypeBytes(kernel.out);
+  const size_t n = (size - 1) / in_bytes;
+  // Copies keep the element types aligned; libFuzzer's buffer is not.
+  const std::vector<uint8_t> input(data + 1, data + 1 + n * in_bytes);
+  std::vector<uint8_t> expected(n * out_bytes);
+  kernel.run_reference(input.data(), n, expected.data());
+  std::vector<uint8_t> got(n * out_bytes);
+  for (const amn::TargetInfo& target : amn::ListTargets()) {
+    if (!target.supported || !amn::ForceTarget(target.id).ok()) continue;
+    std::memset(got.data(), 0xA5, got.size());
+    kernel.run(input.data(), n, got.data());
+    amn::ClearForcedTarget();
+    if (got != expected) {
+      std::fprintf(stderr, "kernel %.*s on %s differs from the reference (%zu elements)\n",
+                   static_cast<int>(kernel.name.size()), kernel.name.data(),
+                   target.name.c_str(), n);
+      std::abort();
+    }
+  }
+  return 0;
+}
