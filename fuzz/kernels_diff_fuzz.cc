@@ -17,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t in_bytes = amn::ElemTypeBytes(kernel.in);
   const size_t out_bytes = amn::ElemTypeBytes(kernel.out);
   const size_t n = (size - 1) / in_bytes;
+  if (n == 0) return 0;
   // Copies keep the element types aligned; libFuzzer's buffer is not.
   const std::vector<uint8_t> input(data + 1, data + 1 + n * in_bytes);
   std::vector<uint8_t> expected(n * out_bytes);
