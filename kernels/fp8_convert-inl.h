@@ -25,7 +25,8 @@ namespace amn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET != HWY_SCALAR
+// The templates below are instantiated on every target but SCALAR (see
+// Fp8Row): Highway's one-lane TableLookupBytes cannot look up 16 bytes.
 
 // table[idx] (idx in [0, 8)) in each u16 or u32 lane, zero-extended. The
 // table repeats in every 128-bit block, where TableLookupBytes looks up; a
@@ -146,50 +147,36 @@ struct Fp8ToF32Chunk {
   }
 };
 
-#endif  // HWY_TARGET != HWY_SCALAR
+// One row: SCALAR runs the reference, other targets the vector chunks in
+// lanes of type TLane (u16 for 16-bit outputs, u32 for F32).
+template <typename TLane, template <class> class Chunk, class Op, typename TOut>
+HWY_INLINE void Fp8Row(void (*reference)(const uint8_t*, size_t, TOut*),
+                       const uint8_t* in, size_t n_elems, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  reference(in, n_elems, out);
+#else
+  ForEachVector(hn::ScalableTag<TLane>(), in, n_elems, out, Chunk<Op>());
+#endif
+}
 
 // Row kernels: n_elems codes -> n_elems outputs, any alignment, no overlap.
-HWY_INLINE void E4m3ToF32Kernel(const uint8_t* in, size_t n_elems, float* out) {
-#if HWY_TARGET == HWY_SCALAR
-  ref::ConvertE4m3ToF32(in, n_elems, out);
-#else
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, Fp8ToF32Chunk<E4m3ToBf16Op>());
-#endif
+HWY_INLINE void E4m3ToF32Kernel(const uint8_t* in, size_t n, float* out) {
+  Fp8Row<uint32_t, Fp8ToF32Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToF32, in, n, out);
 }
-HWY_INLINE void E4m3ToBf16Kernel(const uint8_t* in, size_t n_elems, uint16_t* out) {
-#if HWY_TARGET == HWY_SCALAR
-  ref::ConvertE4m3ToBf16(in, n_elems, out);
-#else
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, Fp8To16Chunk<E4m3ToBf16Op>());
-#endif
+HWY_INLINE void E4m3ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
+  Fp8Row<uint16_t, Fp8To16Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToBf16, in, n, out);
 }
-HWY_INLINE void E4m3ToF16Kernel(const uint8_t* in, size_t n_elems, uint16_t* out) {
-#if HWY_TARGET == HWY_SCALAR
-  ref::ConvertE4m3ToF16(in, n_elems, out);
-#else
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, Fp8To16Chunk<E4m3ToF16Op>());
-#endif
+HWY_INLINE void E4m3ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
+  Fp8Row<uint16_t, Fp8To16Chunk, E4m3ToF16Op>(ref::ConvertE4m3ToF16, in, n, out);
 }
-HWY_INLINE void E5m2ToF32Kernel(const uint8_t* in, size_t n_elems, float* out) {
-#if HWY_TARGET == HWY_SCALAR
-  ref::ConvertE5m2ToF32(in, n_elems, out);
-#else
-  ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, Fp8ToF32Chunk<E5m2ToBf16Op>());
-#endif
+HWY_INLINE void E5m2ToF32Kernel(const uint8_t* in, size_t n, float* out) {
+  Fp8Row<uint32_t, Fp8ToF32Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToF32, in, n, out);
 }
-HWY_INLINE void E5m2ToBf16Kernel(const uint8_t* in, size_t n_elems, uint16_t* out) {
-#if HWY_TARGET == HWY_SCALAR
-  ref::ConvertE5m2ToBf16(in, n_elems, out);
-#else
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, Fp8To16Chunk<E5m2ToBf16Op>());
-#endif
+HWY_INLINE void E5m2ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
+  Fp8Row<uint16_t, Fp8To16Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToBf16, in, n, out);
 }
-HWY_INLINE void E5m2ToF16Kernel(const uint8_t* in, size_t n_elems, uint16_t* out) {
-#if HWY_TARGET == HWY_SCALAR
-  ref::ConvertE5m2ToF16(in, n_elems, out);
-#else
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, Fp8To16Chunk<E5m2ToF16Op>());
-#endif
+HWY_INLINE void E5m2ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
+  Fp8Row<uint16_t, Fp8To16Chunk, E5m2ToF16Op>(ref::ConvertE5m2ToF16, in, n, out);
 }
 
 }  // namespace HWY_NAMESPACE
