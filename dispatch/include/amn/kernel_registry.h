@@ -10,15 +10,11 @@
 #include <span>
 #include <string_view>
 
+#include "amn/elem_type.h"
 #include "amn/export.h"
 #include "amn/targets.h"
 
 namespace amn {
-
-enum class ElemType : uint8_t { kF32, kF16, kBf16, kF8E4m3, kF8E5m2 };
-
-AMN_API std::string_view ElemTypeName(ElemType type);  // "f32", "e4m3", ...
-AMN_API size_t ElemTypeBytes(ElemType type);
 
 // A row function: n_elems inputs -> n_elems outputs. No checks: the buffers
 // must hold n_elems elements of the entry's types and must not overlap.
