@@ -1,0 +1,79 @@
+// Reading untrusted files: a positioned reader (header-only inspection reads
+// exactly the bytes it needs) and a read-only memory map for tensor data.
+#ifndef AMN_FORMATS_BYTE_SOURCE_H_
+#define AMN_FORMATS_BYTE_SOURCE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "amn/result.h"
+
+namespace amn::formats {
+
+// Reads at absolute offsets. Implementations: files (pread), memory (tests).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  // Fills `out` from `offset`; kTruncated (naming the offset) when the
+  // source ends first, kIo on a read error.
+  virtual Status ReadAt(uint64_t offset, std::span<std::byte> out) = 0;
+  // For error messages: the file path, or "<memory>".
+  virtual const std::string& name() const = 0;
+};
+
+class FileSource final : public ByteSource {
+ public:
+  static Result<std::unique_ptr<FileSource>> Open(const std::filesystem::path& path);
+  ~FileSource() override;
+  uint64_t size() const override { return size_; }
+  Status ReadAt(uint64_t offset, std::span<std::byte> out) override;
+  const std::string& name() const override { return name_; }
+
+ private:
+  FileSource(int fd, uint64_t size, std::string name) : fd_(fd), size_(size), name_(std::move(name)) {}
+  int fd_;
+  uint64_t size_;
+  std::string name_;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::span<const std::byte> bytes, std::string name = "<memory>")
+      : bytes_(bytes), name_(std::move(name)) {}
+  uint64_t size() const override { return bytes_.size(); }
+  Status ReadAt(uint64_t offset, std::span<std::byte> out) override;
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::span<const std::byte> bytes_;
+  std::string name_;
+};
+
+// A whole file mapped read-only (PROT_READ, MAP_PRIVATE): the input is never
+// modified. Movable, not copyable; unmaps on destruction.
+class MappedFile {
+ public:
+  static Result<MappedFile> Open(const std::filesystem::path& path);
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  std::filesystem::path path_;
+};
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_BYTE_SOURCE_H_

@@ -1,0 +1,51 @@
+// A safetensors model on disk: one file, or a directory of shards
+// (model.safetensors.index.json, or else every *.safetensors in it), plus
+// the other files that travel with it (config.json, tokenizer files ...).
+#ifndef AMN_FORMATS_MODEL_FILES_H_
+#define AMN_FORMATS_MODEL_FILES_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "amn/limits.h"
+#include "amn/result.h"
+#include "formats/safetensors_header.h"
+
+namespace amn::formats {
+
+struct Shard {
+  std::filesystem::path path;
+  SafetensorsHeader header;
+  uint64_t file_bytes = 0;
+};
+
+struct ModelFiles {
+  std::filesystem::path input;      // what the user named (file or directory)
+  bool is_directory = false;
+  std::vector<Shard> shards;        // index order (sorted by file name without an index)
+  // From model.safetensors.index.json when present: its "metadata" object as
+  // JSON text ("{}" when absent) and its weight_map (tensor -> shard file
+  // name), which must agree with the shards' headers.
+  std::string index_metadata_json = "{}";
+  bool has_index = false;
+  // Other regular files of the directory (not *.safetensors, not the index),
+  // sorted: copied to the output as they are (config.json is rewritten).
+  std::vector<std::filesystem::path> companion_files;
+  // config.json as text, if the directory (or the file's directory, for a
+  // single file) has one; empty otherwise.
+  std::string config_json;
+};
+
+// Opens `path` (a .safetensors file or a directory) and reads every shard's
+// header (ReadSafetensorsHeader) with `limits`; the sum of all shards' data
+// must stay within limits.max_total_bytes. Directory errors: no shards, an
+// index naming a missing shard, a tensor in two shards, a weight_map entry
+// that disagrees with the headers, index JSON that is not an object.
+Result<ModelFiles> OpenModelFiles(const std::filesystem::path& path, const ParseLimits& limits);
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_MODEL_FILES_H_
