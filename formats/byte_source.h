@@ -6,12 +6,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "amn/result.h"
 
 namespace amn::formats {
+
+// For error messages built from untrusted text (tensor names, paths, JSON
+// snippets): control bytes and DEL become \xNN and the text is cut to
+// `max_bytes` with "...", so a message stays one readable line.
+// Paths get kMessagePathBytes (PATH_MAX), everything else the default.
+std::string MessageSafe(std::string_view text, size_t max_bytes = 200);
+inline constexpr size_t kMessagePathBytes = 4096;
 
 // Reads at absolute offsets. Implementations: files (pread), memory (tests).
 class ByteSource {

@@ -1,0 +1,181 @@
+// Byte sources over POSIX files (open + fstat + pread), memory spans, and a
+// read-only private memory map. Only regular files are accepted: a FIFO or a
+// device would block or lie about its size.
+#include "formats/byte_source.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <system_error>
+#include <utility>
+
+namespace amn::formats {
+namespace {
+
+// One pread call never asks for more than this (Linux caps a read near 2 GiB).
+constexpr size_t kMaxReadChunk = size_t{1} << 30;
+
+std::string ErrnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
+
+Status IoError(const std::string& name, std::string_view what, int error) {
+  return Status(StatusCode::kIo, MessageSafe(name, kMessagePathBytes) + ": " + std::string(what) +
+                                     ": " + ErrnoText(error));
+}
+
+// Bounds check shared by every source: [offset, offset + n) inside [0, size).
+Status CheckRange(const std::string& name, uint64_t size, uint64_t offset, uint64_t n) {
+  if (offset > size || n > size - offset) {
+    return Status(StatusCode::kTruncated,
+                  MessageSafe(name, kMessagePathBytes) + ": reading " + std::to_string(n) +
+                      " bytes at offset " + std::to_string(offset) + " runs past the end of the " +
+                      std::to_string(size) + "-byte file")
+        .WithByteOffset(offset);
+  }
+  return Status::Ok();
+}
+
+// Opens `path` read-only and returns the descriptor and size of a regular
+// file. O_NONBLOCK keeps open() from waiting on a FIFO; it does not change
+// reads of a regular file.
+Status OpenRegularFile(const std::string& name, int* fd_out, uint64_t* size_out) {
+  int fd = -1;
+  do {
+    fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return IoError(name, "cannot open", errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return IoError(name, "cannot stat", error);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status(StatusCode::kInvalidArgument,
+                  MessageSafe(name, kMessagePathBytes) + ": not a regular file");
+  }
+  *fd_out = fd;
+  *size_out = static_cast<uint64_t>(st.st_size);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string MessageSafe(std::string_view text, size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  const size_t n = text.size() < max_bytes ? text.size() : max_bytes;
+  out.reserve(n + 8);
+  for (size_t i = 0; i < n; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    } else {
+      out += static_cast<char>(byte);
+    }
+  }
+  if (n < text.size()) out += "...";
+  return out;
+}
+
+Result<std::unique_ptr<FileSource>> FileSource::Open(const std::filesystem::path& path) {
+  std::string name = path.string();
+  int fd = -1;
+  uint64_t size = 0;
+  AMN_RETURN_IF_ERROR(OpenRegularFile(name, &fd, &size));
+  // The constructor is private, so no make_unique.
+  return std::unique_ptr<FileSource>(new FileSource(fd, size, std::move(name)));
+}
+
+FileSource::~FileSource() { ::close(fd_); }
+
+Status FileSource::ReadAt(uint64_t offset, std::span<std::byte> out) {
+  AMN_RETURN_IF_ERROR(CheckRange(name_, size_, offset, out.size()));
+  size_t done = 0;
+  while (done < out.size()) {
+    const size_t want = out.size() - done < kMaxReadChunk ? out.size() - done : kMaxReadChunk;
+    // offset + done <= size_, which came from st_size, so it fits in off_t.
+    const ssize_t got = ::pread(fd_, out.data() + done, want, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return IoError(name_, "read failed at offset " + std::to_string(offset + done), errno)
+          .WithByteOffset(offset + done);
+    }
+    if (got == 0) {
+      // The file shrank after it was opened.
+      return Status(StatusCode::kTruncated,
+                    MessageSafe(name_, kMessagePathBytes) + ": file ended at offset " +
+                        std::to_string(offset + done) + " while reading " +
+                        std::to_string(out.size()) + " bytes at offset " + std::to_string(offset))
+          .WithByteOffset(offset + done);
+    }
+    done += static_cast<size_t>(got);
+  }
+  return Status::Ok();
+}
+
+Status MemorySource::ReadAt(uint64_t offset, std::span<std::byte> out) {
+  AMN_RETURN_IF_ERROR(CheckRange(name_, bytes_.size(), offset, out.size()));
+  // Empty spans may hold a null pointer, which memcpy must not see.
+  if (!out.empty()) std::memcpy(out.data(), bytes_.data() + offset, out.size());
+  return Status::Ok();
+}
+
+Result<MappedFile> MappedFile::Open(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  int fd = -1;
+  uint64_t size = 0;
+  AMN_RETURN_IF_ERROR(OpenRegularFile(name, &fd, &size));
+  if (size > std::numeric_limits<size_t>::max()) {
+    ::close(fd);
+    return Status(StatusCode::kLimitExceeded, MessageSafe(name, kMessagePathBytes) + ": " +
+                                                  std::to_string(size) +
+                                                  " bytes do not fit this address space");
+  }
+  MappedFile mapped;
+  mapped.path_ = path;
+  mapped.size_ = static_cast<size_t>(size);
+  // mmap rejects a zero length: an empty file maps to an empty span.
+  if (size != 0) {
+    void* data = ::mmap(nullptr, mapped.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      const int error = errno;
+      ::close(fd);
+      return IoError(name, "cannot map", error);
+    }
+    mapped.data_ = static_cast<const std::byte*>(data);
+  }
+  // The mapping keeps the file alive; the descriptor is no longer needed.
+  ::close(fd);
+  return mapped;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      path_(std::move(other.path_)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+}  // namespace amn::formats
