@@ -30,21 +30,28 @@ struct SafetensorsHeader {
   uint64_t json_bytes = 0;   // N
   uint64_t data_offset = 0;  // 8 + N: where the data section starts in the file
   uint64_t data_bytes = 0;   // file size - data_offset
-  std::vector<TensorEntry> tensors;  // in data order (ascending data_begin)
+  std::vector<TensorEntry> tensors;  // in data order (by data_begin, data_end, name)
   std::map<std::string, std::string> metadata;  // "__metadata__", strings only
 };
 
-// Validates everything before allocating per-tensor state:
-// * N <= limits.max_header_bytes and 8 + N <= file size (kTruncated/kLimitExceeded);
-// * strict JSON: an object; each tensor {"dtype", "shape", "data_offsets"} with
-//   no other keys; known dtype; shape of non-negative integers (parsed as
-//   integers, never through a double); "__metadata__" a string-to-string map;
-// * tensor count <= limits.max_item_count; element counts and byte sizes with
+// Validates everything before allocating per-tensor state (limits are
+// Clamped() first):
+// * N <= limits.max_header_bytes (kLimitExceeded), 8 + N <= file size
+//   (kTruncated), data section <= limits.max_total_bytes (kLimitExceeded);
+// * strict JSON (kInvalid): an object; no duplicate keys anywhere; no NUL
+//   byte or byte-order mark; each tensor {"dtype", "shape", "data_offsets"}
+//   with no other keys; shape and offsets of non-negative integers that fit
+//   u64 (parsed as integers, never through a double); "__metadata__" a
+//   string-to-string map. A dtype name not in Dtype is kUnsupported;
+// * tensor count, metadata entries and shape rank each <=
+//   limits.max_item_count (kLimitExceeded); element counts and byte sizes with
 //   checked multiplication; data_offsets [begin, end) with begin <= end,
-//   end - begin == elements * dtype size;
-// * offsets inside the data section, no two tensors overlapping, and no holes:
-//   sorted by begin, the tensors tile [0, data_bytes) exactly.
-// Errors name the file, the tensor and a byte offset where they can.
+//   end - begin == elements * dtype size (kInvalid);
+// * end inside the data section (kTruncated), no two tensors overlapping, and
+//   no holes: sorted by begin, the tensors tile [0, data_bytes) exactly
+//   (kInvalid).
+// Errors name the file, the tensor and a byte offset where they can: the
+// JSON token for header errors, the file offset for data-layout errors.
 Result<SafetensorsHeader> ReadSafetensorsHeader(ByteSource& source, const ParseLimits& limits);
 
 }  // namespace amn::formats
