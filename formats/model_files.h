@@ -25,14 +25,17 @@ struct Shard {
 struct ModelFiles {
   std::filesystem::path input;      // what the user named (file or directory)
   bool is_directory = false;
-  std::vector<Shard> shards;        // index order (sorted by file name without an index)
+  // Sorted by file name: the files the index names, or without an index
+  // every *.safetensors file of the directory.
+  std::vector<Shard> shards;
   // From model.safetensors.index.json when present: its "metadata" object as
   // JSON text ("{}" when absent) and its weight_map (tensor -> shard file
   // name), which must agree with the shards' headers.
   std::string index_metadata_json = "{}";
   bool has_index = false;
-  // Other regular files of the directory (not *.safetensors, not the index),
-  // sorted: copied to the output as they are (config.json is rewritten).
+  // Other regular files of the directory (not *.safetensors, not the index;
+  // symlinks followed; not recursive), sorted by name: copied to the output
+  // as they are (config.json is rewritten). Empty for a single-file input.
   std::vector<std::filesystem::path> companion_files;
   // config.json as text, if the directory (or the file's directory, for a
   // single file) has one; empty otherwise.
@@ -41,9 +44,14 @@ struct ModelFiles {
 
 // Opens `path` (a .safetensors file or a directory) and reads every shard's
 // header (ReadSafetensorsHeader) with `limits`; the sum of all shards' data
-// must stay within limits.max_total_bytes. Directory errors: no shards, an
-// index naming a missing shard, a tensor in two shards, a weight_map entry
-// that disagrees with the headers, index JSON that is not an object.
+// must stay within limits.max_total_bytes (kLimitExceeded). The index and
+// config.json are each bounded by limits.max_header_bytes; the index must be
+// strict JSON (no duplicate keys, nesting <= 32) with a "weight_map" object
+// of bare file names (no '/', no "..") and at most limits.max_item_count
+// entries. Directory errors (kInvalid, naming the tensor where there is one):
+// no shards, an index naming a missing shard, a tensor in two shards, a
+// weight_map entry that disagrees with the headers, index JSON that is not
+// an object. A missing path is kIo.
 Result<ModelFiles> OpenModelFiles(const std::filesystem::path& path, const ParseLimits& limits);
 
 }  // namespace amn::formats
