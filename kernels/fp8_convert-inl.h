@@ -155,6 +155,7 @@ HWY_INLINE void Fp8Row(void (*reference)(const uint8_t*, size_t, TOut*),
 #if HWY_TARGET == HWY_SCALAR
   reference(in, n_elems, out);
 #else
+  (void)reference;
   ForEachVector(hn::ScalableTag<TLane>(), in, n_elems, out, Chunk<Op>());
 #endif
 }
