@@ -129,7 +129,7 @@ Command AddBenchCommand(CLI::App& app) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", options->quiet, "No progress on the terminal");
-  return [options] { return RunBench(*options); };
+  return {cmd, [options] { return RunBench(*options); }};
 }
 
 }  // namespace amn::cli

@@ -1,5 +1,5 @@
-// The `amn` subcommands: each registers its options on the CLI11 app and
-// returns the function that runs it (returning an exit code).
+// The `amn` subcommands: each registers itself and its options on the CLI11
+// app and returns the subcommand with the function that runs it.
 #ifndef AMN_CLI_COMMANDS_H_
 #define AMN_CLI_COMMANDS_H_
 
@@ -9,10 +9,16 @@
 
 namespace amn::cli {
 
-using Command = std::function<int()>;
+struct Command {
+  CLI::App* app;              // the subcommand, to see whether it was chosen
+  std::function<int()> run;   // returns the exit code
+};
 
 Command AddTargetsCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
+Command AddParseCommand(CLI::App& app);
+Command AddInspectCommand(CLI::App& app);
+Command AddRememberCommand(CLI::App& app);
 
 }  // namespace amn::cli
 

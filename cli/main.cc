@@ -33,8 +33,9 @@ int Main(int argc, char** argv) {
   app.footer("Environment: AMN_ISA=NAME caps dispatch like --isa.\n"
              "Exit codes: 0 ok, 1 the work failed, 2 usage error.");
 
-  const Command targets = AddTargetsCommand(app);
-  const Command bench = AddBenchCommand(app);
+  const Command commands[] = {AddParseCommand(app), AddInspectCommand(app),
+                              AddRememberCommand(app), AddTargetsCommand(app),
+                              AddBenchCommand(app)};
 
   try {
     app.parse(argc, argv);
@@ -51,8 +52,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "amn: %s\n", env.message().c_str());
     return kExitUsage;
   }
-  if (app.got_subcommand("targets")) return targets();
-  if (app.got_subcommand("bench")) return bench();
+  for (const Command& command : commands) {
+    if (command.app->parsed()) return command.run();
+  }
   return kExitUsage;
 }
 

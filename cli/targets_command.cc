@@ -52,7 +52,7 @@ Command AddTargetsCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "targets", "List the ISA targets compiled in, which this CPU supports, and which is active");
   cmd->add_flag("--json", options->json, "Print JSON instead of a table");
-  return [options] { return RunTargets(*options); };
+  return {cmd, [options] { return RunTargets(*options); }};
 }
 
 }  // namespace amn::cli

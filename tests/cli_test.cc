@@ -1,47 +1,18 @@
 // `amn` end to end: runs the built binary and checks exit codes, JSON output
 // and error lines. No timing is asserted (bench output is only parsed).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
+
+#include "tests/cli_runner.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Runs `env_prefix amn args` through the shell, capturing both streams.
-Result RunAmn(const std::string& args, const std::string& env_prefix = "") {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out = dir / ("amn_cli_test_out_" + std::to_string(getpid()));
-  const auto err = dir / ("amn_cli_test_err_" + std::to_string(getpid()));
-  const std::string command = env_prefix + " '" AMN_CLI_PATH "' " + args + " >'" +
-                              out.string() + "' 2>'" + err.string() + "' </dev/null";
-  const int status = std::system(command.c_str());
-  Result result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = Slurp(out);
-  result.err = Slurp(err);
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return result;
-}
+using amn::test::CliResult;
+using amn::test::RunAmn;
+using Result = CliResult;
 
 TEST(Cli, VersionAndHelp) {
   const Result version = RunAmn("--version");

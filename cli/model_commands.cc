@@ -1,0 +1,219 @@
+// `amn parse`, `amn inspect` (alias info) and `amn remember` (alias
+// dequantize): printing and argument handling around amn::Model.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "amn/model.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/progress_bar.h"
+
+namespace amn::cli {
+namespace {
+
+const std::map<std::string, ElemType> kToTypes = {
+    {"bf16", ElemType::kBf16}, {"bfloat16", ElemType::kBf16}, {"f16", ElemType::kF16},
+    {"float16", ElemType::kF16}, {"fp16", ElemType::kF16},    {"f32", ElemType::kF32},
+    {"float32", ElemType::kF32}, {"fp32", ElemType::kF32}};
+
+std::string TypeLabel(ElemType t) {
+  return t == ElemType::kF32 ? "F32" : t == ElemType::kF16 ? "F16" : "BF16";
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "amn: %s\n", status.ToString().c_str());
+  return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+}
+
+std::string ShapeText(const std::vector<uint64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+void AddToOption(CLI::App* cmd, ElemType& to) {
+  cmd->add_option("--to", to, "Output element type: bf16 (default), f16 or f32")
+      ->transform(CLI::CheckedTransformer(kToTypes, CLI::ignore_case));
+}
+
+struct ParseOptions {
+  std::string path;
+  bool json = false;
+};
+
+int RunParse(const ParseOptions& options) {
+  auto model = Model::Open(options.path);
+  if (!model.ok()) return Fail(model.status());
+  const InspectInfo info = model->Inspect();
+  const std::vector<TensorSummary> tensors = model->Tensors();
+  if (options.json) {
+    nlohmann::json out = {{"path", options.path}, {"format", info.format},
+                          {"scheme", info.scheme}, {"shards", info.shards},
+                          {"tensors", nlohmann::json::array()}};
+    for (const TensorSummary& t : tensors) {
+      out["tensors"].push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape},
+                                {"bytes", t.bytes}, {"role", t.role}, {"scheme", t.scheme},
+                                {"shard", t.shard}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%s: %s, %zu tensors in %zu file%s\nScheme: %s\n\n", options.path.c_str(),
+              info.format.c_str(), tensors.size(), info.shards, info.shards == 1 ? "" : "s",
+              info.scheme.c_str());
+  size_t width = 4;
+  for (const TensorSummary& t : tensors) width = std::max(width, t.name.size());
+  std::printf("  %-*s  %-8s %-16s %10s  %s\n", static_cast<int>(width), "name", "dtype", "shape",
+              "size", "role");
+  for (const TensorSummary& t : tensors) {
+    const std::string role = t.scheme.empty() ? t.role : t.role + " (" + t.scheme + ")";
+    std::printf("  %-*s  %-8s %-16s %10s  %s\n", static_cast<int>(width), t.name.c_str(),
+                t.dtype.c_str(), ShapeText(t.shape).c_str(), FormatBytes(t.bytes).c_str(),
+                role.c_str());
+  }
+  return kExitOk;
+}
+
+struct InspectOptions {
+  std::string path;
+  bool json = false;
+  ElemType to = ElemType::kBf16;
+};
+
+int RunInspect(const InspectOptions& options) {
+  auto model = Model::Open(options.path);
+  if (!model.ok()) return Fail(model.status());
+  const InspectInfo info = model->Inspect(options.to);
+  const uint64_t took = info.remembered_bytes > info.current_bytes
+                            ? info.remembered_bytes - info.current_bytes
+                            : 0;
+  if (options.json) {
+    nlohmann::json out = {{"path", options.path}, {"format", info.format},
+                          {"scheme", info.scheme}, {"quantized", info.quantized},
+                          {"shards", info.shards}, {"sharded", info.sharded},
+                          {"quantized_tensors", info.quantized_tensors},
+                          {"scale_tensors", info.scale_tensors},
+                          {"scale_dtypes", info.scale_dtypes},
+                          {"passthrough_tensors", info.passthrough_tensors},
+                          {"dropped_tensors", info.dropped_tensors},
+                          {"current_bytes", info.current_bytes},
+                          {"remembered_bytes", info.remembered_bytes},
+                          {"to", TypeLabel(info.to)},
+                          {"lethe_took_bytes", took}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("Format:      %s (%s)\n", info.format.c_str(),
+              info.sharded ? (std::to_string(info.shards) + " shards").c_str() : "1 file");
+  std::printf("Scheme:      %s\n", info.scheme.c_str());
+  std::string scale_dtypes;
+  for (const std::string& d : info.scale_dtypes) scale_dtypes += (scale_dtypes.empty() ? "" : ", ") + d;
+  if (info.scale_tensors > 0) {
+    std::printf("Quantized:   %zu tensors (weights) + %zu scale tensors (%s)\n",
+                info.quantized_tensors, info.scale_tensors, scale_dtypes.c_str());
+  } else {
+    std::printf("Quantized:   %zu tensors (weights)\n", info.quantized_tensors);
+  }
+  std::printf("Passthrough: %zu tensors (norms, embeddings, ...)\n", info.passthrough_tensors);
+  if (info.dropped_tensors > 0) {
+    std::printf("Dropped:     %zu tensors (activation / KV-cache scales)\n", info.dropped_tensors);
+  }
+  std::printf("Size:        %s (%s) -> %s (%s)\n", FormatBytes(info.current_bytes).c_str(),
+              info.quantized ? "FP8" : "unquantized", FormatBytes(info.remembered_bytes).c_str(),
+              TypeLabel(info.to).c_str());
+  if (info.quantized) std::printf("Lethe took:  ~%s of precision\n", FormatBytes(took).c_str());
+  return kExitOk;
+}
+
+struct RememberCliOptions {
+  std::string path;
+  std::string output;
+  ElemType to = ElemType::kBf16;
+  unsigned threads = 0;
+  bool force = false;
+  bool quiet = false;
+};
+
+int RunRemember(const RememberCliOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto model = Model::Open(options.path);
+  if (!model.ok()) return Fail(model.status());
+  const InspectInfo info = model->Inspect(options.to);
+  const std::filesystem::path output =
+      options.output.empty() ? Model::DefaultOutputPath(options.path, options.to)
+                             : std::filesystem::path(options.output);
+  if (!options.quiet) {
+    std::printf("Parsing...   %zu tensors, %s\n",
+                info.quantized_tensors + info.scale_tensors + info.passthrough_tensors +
+                    info.dropped_tensors,
+                info.scheme.c_str());
+    std::printf("Remembering  %s -> %s (%s)\n", options.path.c_str(), output.c_str(),
+                TypeLabel(options.to).c_str());
+    std::fflush(stdout);
+  }
+  RememberOptions remember;
+  remember.to = options.to;
+  remember.threads = options.threads;
+  remember.overwrite = options.force;
+  {
+    ProgressBar bar(!options.quiet);
+    remember.progress = [&bar](const RememberProgress& p) { bar.Update(p); };
+    const Status status = model->Remember(output, remember);
+    if (!status.ok()) return Fail(status);
+  }
+  if (!options.quiet) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("Output:      %s (%s) in %.1f s\n", output.c_str(),
+                FormatBytes(info.remembered_bytes).c_str(), seconds);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddParseCommand(CLI::App& app) {
+  auto options = std::make_shared<ParseOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "parse", "Parse a .safetensors file or sharded model directory and list its tensors "
+               "(name, dtype, shape, size, role)");
+  cmd->add_option("path", options->path, "Model file or directory")->required();
+  cmd->add_flag("--json", options->json, "Print JSON");
+  return {cmd, [options] { return RunParse(*options); }};
+}
+
+Command AddInspectCommand(CLI::App& app) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Summarize a model: format, quantization scheme, tensor counts, size before "
+                 "and after remember");
+  cmd->alias("info");
+  cmd->add_option("path", options->path, "Model file or directory")->required();
+  cmd->add_flag("--json", options->json, "Print JSON");
+  AddToOption(cmd, options->to);
+  return {cmd, [options] { return RunInspect(*options); }};
+}
+
+Command AddRememberCommand(CLI::App& app) {
+  auto options = std::make_shared<RememberCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "remember", "Dequantize a model to plain BF16/F16/F32 safetensors (a file, or a directory "
+                  "of shards with its index, config.json and other files)");
+  cmd->alias("dequantize");
+  cmd->add_option("path", options->path, "Model file or directory")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "Output file or directory (default: the input's name with -FP8 etc. replaced "
+                  "by -bf16/-f16/-f32, beside it)");
+  AddToOption(cmd, options->to);
+  cmd->add_option("-j,--threads", options->threads,
+                  "Worker threads (default: every core); the output is identical for any value")
+      ->check(CLI::Range(1u, 4096u));
+  cmd->add_flag("--force", options->force, "Replace an existing output");
+  cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");
+  return {cmd, [options] { return RunRemember(*options); }};
+}
+
+}  // namespace amn::cli

@@ -1,0 +1,90 @@
+// The library's model API (DESIGN.md §2): parse once, then inspect or act
+// without re-reading headers. Today: safetensors files and sharded
+// directories, FP8 checkpoints dequantized to BF16/F16/F32.
+#ifndef AMN_MODEL_H_
+#define AMN_MODEL_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amn/elem_type.h"
+#include "amn/export.h"
+#include "amn/limits.h"
+#include "amn/result.h"
+
+namespace amn {
+
+struct InspectInfo {
+  std::string format;        // "safetensors"
+  std::string scheme;        // "Fine-grained FP8, 128x128 blocks (E4M3)", "Unquantized"
+  bool quantized = false;
+  size_t shards = 1;
+  bool sharded = false;      // a directory
+  size_t quantized_tensors = 0;
+  size_t scale_tensors = 0;
+  size_t passthrough_tensors = 0;
+  size_t dropped_tensors = 0;  // activation / KV-cache scales
+  std::vector<std::string> scale_dtypes;  // in order of first appearance
+  uint64_t current_bytes = 0;     // tensor data as stored
+  uint64_t remembered_bytes = 0;  // tensor data after remember --to <type>
+  ElemType to = ElemType::kBf16;
+};
+
+struct TensorSummary {
+  std::string name;
+  std::string dtype;  // safetensors spelling, "F8_E4M3"
+  std::vector<uint64_t> shape;
+  uint64_t bytes = 0;
+  std::string role;   // "quantized", "scale", "passthrough", "dropped"
+  std::string scheme; // for quantized weights: "FP8 E4M3, 128x128 blocks"
+  std::string shard;  // file name
+};
+
+struct RememberProgress {
+  uint64_t bytes_done = 0;
+  uint64_t bytes_total = 0;
+  size_t tensors_done = 0;
+  size_t tensors_total = 0;
+};
+
+struct RememberOptions {
+  ElemType to = ElemType::kBf16;  // kF32, kF16 or kBf16
+  unsigned threads = 0;           // 0: every core
+  bool overwrite = false;         // replace an existing output
+  std::function<void(const RememberProgress&)> progress;  // from the writing thread
+};
+
+class AMN_API Model {
+ public:
+  // A .safetensors file or a directory of shards. Reads headers only.
+  static Result<Model> Open(const std::filesystem::path& path, const ParseLimits& limits = {});
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const std::filesystem::path& path() const;
+  InspectInfo Inspect(ElemType to = ElemType::kBf16) const;
+  std::vector<TensorSummary> Tensors() const;
+
+  // Writes the dequantized model to `output` (a file for a file input, a
+  // directory for a directory input): temporary file(s) next to the target,
+  // renamed into place only on success. Never modifies the input. Output
+  // bytes are identical for any thread count.
+  Status Remember(const std::filesystem::path& output, const RememberOptions& options) const;
+
+  // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ -> Qwen3-8B-bf16/.
+  static std::filesystem::path DefaultOutputPath(const std::filesystem::path& input, ElemType to);
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace amn
+
+#endif  // AMN_MODEL_H_

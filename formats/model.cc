@@ -1,0 +1,338 @@
+// amn::Model: parse once (headers and scheme), then inspect or remember.
+#include "amn/model.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "formats/fp8_scheme.h"
+#include "formats/model_files.h"
+#include "formats/remember_engine.h"
+#include "formats/remember_plan.h"
+
+namespace amn {
+namespace fs = std::filesystem;
+using formats::Dtype;
+using formats::TensorRole;
+
+struct Model::Impl {
+  formats::ModelFiles files;
+  formats::ModelScheme scheme;
+};
+
+namespace {
+
+// Name suffixes that say "quantized", dropped from default output names
+// (longest first so "-FP8-dynamic" wins over "-FP8").
+constexpr std::string_view kQuantSuffixes[] = {
+    "-FP8-Dynamic", "-FP8-dynamic", "-fp8-dynamic", "-FP8-Static", "-FP8-static",
+    "-fp8-static",  "-GPTQ-Int4",   "-GPTQ-Int8",   "-gptq-int4",  "-gptq-int8",
+    "-bnb-4bit",    "-bnb-int8",    "-gptq4",       "-gptq8",      "-GPTQ",
+    "-gptq",        "_gptq",        "-AWQ",         "-awq",        "_awq",
+    "-bnb",         "_bnb",         "-4bit",        "-int4",       "-int8",
+    "-FP8",         "-fp8",         "_fp8",         "_FP8"};
+
+std::string TypeSuffix(ElemType to) {
+  return to == ElemType::kF32 ? "f32" : to == ElemType::kF16 ? "f16" : "bf16";
+}
+
+std::string TorchDtype(ElemType to) {
+  return to == ElemType::kF32 ? "float32" : to == ElemType::kF16 ? "float16" : "bfloat16";
+}
+
+std::string LayoutText(const formats::Fp8Weight& w, Dtype code) {
+  std::string text = code == Dtype::kF8E5m2 ? "FP8 E5M2" : "FP8 E4M3";
+  switch (w.layout) {
+    case formats::Fp8Layout::kPerTensor: return text + ", per-tensor";
+    case formats::Fp8Layout::kPerChannel: return text + ", per-channel";
+    case formats::Fp8Layout::kBlock:
+      return text + ", " + std::to_string(w.block_rows) + "x" + std::to_string(w.block_cols) +
+             " blocks";
+  }
+  return text;
+}
+
+Status IoError(const std::string& what, const fs::path& path) {
+  return Status(StatusCode::kIo, path.string() + ": " + what + ": " + std::strerror(errno));
+}
+
+// A file or directory next to `target` that disappears unless Keep() is
+// called: failures never leave a partial output that looks finished.
+class TempPath {
+ public:
+  explicit TempPath(const fs::path& target)
+      : path_(target.parent_path() /
+              ("." + target.filename().string() + ".amn-partial-" + std::to_string(getpid()))) {}
+  ~TempPath() {
+    if (!kept_) {
+      std::error_code ignored;
+      fs::remove_all(path_, ignored);
+    }
+  }
+  const fs::path& path() const { return path_; }
+  // Moves the temporary into place, replacing `target` when allowed.
+  Status Commit(const fs::path& target, bool overwrite) {
+    std::error_code error;
+    if (overwrite && fs::is_directory(target) && !fs::is_directory(path_)) {
+      return Status(StatusCode::kInvalidArgument,
+                    target.string() + " is a directory; the output is a file");
+    }
+    if (overwrite && fs::is_directory(target)) fs::remove_all(target, error);
+    if (error) return Status(StatusCode::kIo, target.string() + ": cannot replace: " + error.message());
+    fs::rename(path_, target, error);
+    if (error) return Status(StatusCode::kIo, target.string() + ": cannot rename into place: " + error.message());
+    kept_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  fs::path path_;
+  bool kept_ = false;
+};
+
+Status WriteShardFile(const formats::ModelFiles& files, const formats::ModelScheme& scheme,
+                      const formats::OutputShard& shard, const fs::path& path,
+                      const formats::EngineOptions& engine) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot create", path);
+  Status status = formats::WriteShard(files, scheme, shard, fd, path.string(), engine);
+  if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", path);
+  return status;
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return IoError("cannot write", path);
+  return Status::Ok();
+}
+
+// config.json without quantization_config and with torch_dtype = the output
+// type, so transformers loads the result as a plain model. Key order kept.
+Result<std::string> RewriteConfig(const std::string& text, ElemType to) {
+  nlohmann::ordered_json config;
+  try {
+    config = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return Status(StatusCode::kInvalid, "config.json is not valid JSON: " + std::string(e.what()));
+  }
+  if (!config.is_object()) return Status(StatusCode::kInvalid, "config.json is not an object");
+  config.erase("quantization_config");
+  config["torch_dtype"] = TorchDtype(to);
+  return config.dump(2) + "\n";
+}
+
+Result<std::string> IndexJson(const formats::ModelFiles& files, const formats::RememberPlan& plan) {
+  nlohmann::ordered_json index = nlohmann::ordered_json::object();
+  nlohmann::ordered_json metadata;
+  try {
+    metadata = nlohmann::ordered_json::parse(files.index_metadata_json);
+  } catch (const nlohmann::json::exception& e) {
+    return Status(StatusCode::kInvalid, "index metadata is not valid JSON: " + std::string(e.what()));
+  }
+  if (!metadata.is_object()) metadata = nlohmann::ordered_json::object();
+  uint64_t total = 0;
+  std::map<std::string, std::string> weight_map;
+  for (const formats::OutputShard& shard : plan.shards) {
+    total += shard.data_bytes;
+    for (const formats::OutputTensor& t : shard.tensors) weight_map[t.name] = shard.file_name;
+  }
+  metadata["total_size"] = total;
+  index["metadata"] = std::move(metadata);
+  index["weight_map"] = weight_map;
+  return index.dump(2) + "\n";
+}
+
+// Refuses outputs that would overwrite or sit inside the input.
+Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overwrite) {
+  std::error_code error;
+  const fs::path in = fs::weakly_canonical(input, error);
+  const fs::path out = fs::weakly_canonical(output, error);
+  const std::string in_text = in.string(), out_text = out.string();
+  auto inside = [](const std::string& child, const std::string& parent) {
+    return child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&
+           child[parent.size()] == '/';
+  };
+  if (in == out || inside(out_text, in_text) || inside(in_text, out_text)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "output " + output.string() + " would overwrite or nest inside the input " +
+                      input.string());
+  }
+  if (fs::exists(output, error) && !overwrite) {
+    return Status(StatusCode::kInvalidArgument,
+                  output.string() + " already exists (use --force to replace it)");
+  }
+  const fs::path parent = out.parent_path();
+  if (!fs::is_directory(parent, error)) {
+    return Status(StatusCode::kIo, "output directory " + parent.string() + " does not exist");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits) {
+  auto impl = std::make_unique<Impl>();
+  AMN_ASSIGN_OR_RETURN(impl->files, formats::OpenModelFiles(path, limits.Clamped()));
+  AMN_ASSIGN_OR_RETURN(impl->scheme, formats::DetectScheme(impl->files));
+  return Model(std::move(impl));
+}
+
+const fs::path& Model::path() const { return impl_->files.input; }
+
+InspectInfo Model::Inspect(ElemType to) const {
+  InspectInfo info;
+  info.format = "safetensors";
+  info.scheme = impl_->scheme.description;
+  info.quantized = impl_->scheme.quantized;
+  info.shards = impl_->files.shards.size();
+  info.sharded = impl_->files.is_directory;
+  info.to = to;
+  const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));
+  for (size_t s = 0; s < impl_->files.shards.size(); ++s) {
+    const auto& tensors = impl_->files.shards[s].header.tensors;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const formats::TensorEntry& t = tensors[i];
+      info.current_bytes += t.bytes();
+      switch (impl_->scheme.roles[s][i]) {
+        case TensorRole::kQuantized:
+          ++info.quantized_tensors;
+          info.remembered_bytes += t.elements * out_elem;
+          break;
+        case TensorRole::kScale: {
+          ++info.scale_tensors;
+          const std::string dtype(formats::DtypeName(t.dtype));
+          if (std::find(info.scale_dtypes.begin(), info.scale_dtypes.end(), dtype) ==
+              info.scale_dtypes.end()) {
+            info.scale_dtypes.push_back(dtype);
+          }
+          break;
+        }
+        case TensorRole::kDropped: ++info.dropped_tensors; break;
+        case TensorRole::kPassthrough:
+          ++info.passthrough_tensors;
+          info.remembered_bytes += t.bytes();
+          break;
+      }
+    }
+  }
+  return info;
+}
+
+std::vector<TensorSummary> Model::Tensors() const {
+  std::vector<TensorSummary> list;
+  for (size_t s = 0; s < impl_->files.shards.size(); ++s) {
+    const auto& shard = impl_->files.shards[s];
+    for (size_t i = 0; i < shard.header.tensors.size(); ++i) {
+      const formats::TensorEntry& t = shard.header.tensors[i];
+      TensorSummary summary;
+      summary.name = t.name;
+      summary.dtype = std::string(formats::DtypeName(t.dtype));
+      summary.shape = t.shape;
+      summary.bytes = t.bytes();
+      summary.shard = shard.path.filename().string();
+      switch (impl_->scheme.roles[s][i]) {
+        case TensorRole::kQuantized: {
+          summary.role = "quantized";
+          const int64_t w = impl_->scheme.fp8_index[s][i];
+          summary.scheme = LayoutText(impl_->scheme.fp8_weights[static_cast<size_t>(w)], t.dtype);
+          break;
+        }
+        case TensorRole::kScale: summary.role = "scale"; break;
+        case TensorRole::kDropped: summary.role = "dropped"; break;
+        case TensorRole::kPassthrough: summary.role = "passthrough"; break;
+      }
+      list.push_back(std::move(summary));
+    }
+  }
+  return list;
+}
+
+Status Model::Remember(const fs::path& output, const RememberOptions& options) const {
+  const formats::ModelFiles& files = impl_->files;
+  AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
+                       formats::PlanRemember(files, impl_->scheme, options.to));
+  AMN_RETURN_IF_ERROR(CheckOutputPath(files.input, output, options.overwrite));
+
+  formats::EngineOptions engine;
+  engine.threads = options.threads != 0 ? options.threads
+                                        : std::max(1u, std::thread::hardware_concurrency());
+  RememberProgress progress;
+  progress.bytes_total = plan.total_bytes;
+  progress.tensors_total = plan.total_tensors;
+  uint64_t shard_base_bytes = 0;
+  size_t shard_base_tensors = 0;
+  engine.on_progress = [&](uint64_t bytes, size_t tensors) {
+    progress.bytes_done = shard_base_bytes + bytes;
+    progress.tensors_done = shard_base_tensors + tensors;
+    if (options.progress) options.progress(progress);
+  };
+  auto write_shard = [&](const formats::OutputShard& shard, const fs::path& path) -> Status {
+    AMN_RETURN_IF_ERROR(WriteShardFile(files, impl_->scheme, shard, path, engine));
+    shard_base_bytes += shard.header_bytes.size() + shard.data_bytes;
+    shard_base_tensors += shard.tensors.size();
+    return Status::Ok();
+  };
+
+  TempPath temp(output);
+  if (!files.is_directory) {
+    if (plan.shards.size() != 1) {
+      return Status(StatusCode::kInvalid, files.input.string() + ": no tensor left to write");
+    }
+    AMN_RETURN_IF_ERROR(write_shard(plan.shards.front(), temp.path()));
+    return temp.Commit(output, options.overwrite);
+  }
+
+  std::error_code error;
+  fs::create_directory(temp.path(), error);
+  if (error) return Status(StatusCode::kIo, temp.path().string() + ": " + error.message());
+  for (const formats::OutputShard& shard : plan.shards) {
+    AMN_RETURN_IF_ERROR(write_shard(shard, temp.path() / shard.file_name));
+  }
+  if (files.has_index || plan.shards.size() > 1) {
+    AMN_ASSIGN_OR_RETURN(const std::string index, IndexJson(files, plan));
+    AMN_RETURN_IF_ERROR(WriteText(temp.path() / "model.safetensors.index.json", index));
+  }
+  for (const fs::path& companion : files.companion_files) {
+    const fs::path target = temp.path() / companion.filename();
+    if (companion.filename() == "config.json") {
+      AMN_ASSIGN_OR_RETURN(const std::string config, RewriteConfig(files.config_json, options.to));
+      AMN_RETURN_IF_ERROR(WriteText(target, config));
+    } else {
+      fs::copy_file(companion, target, error);
+      if (error) return Status(StatusCode::kIo, companion.string() + ": cannot copy: " + error.message());
+    }
+  }
+  return temp.Commit(output, options.overwrite);
+}
+
+fs::path Model::DefaultOutputPath(const fs::path& input, ElemType to) {
+  fs::path clean = input;
+  if (!clean.has_filename()) clean = clean.parent_path();  // "dir/" -> "dir"
+  const bool is_file = clean.extension() == ".safetensors";
+  std::string stem = is_file ? clean.stem().string() : clean.filename().string();
+  for (std::string_view suffix : kQuantSuffixes) {
+    if (stem.size() > suffix.size() && stem.ends_with(suffix)) {
+      stem.resize(stem.size() - suffix.size());
+      break;
+    }
+  }
+  stem += "-" + TypeSuffix(to);
+  return clean.parent_path() / (is_file ? stem + ".safetensors" : stem);
+}
+
+}  // namespace amn

@@ -1,0 +1,362 @@
+// Chunked, multi-threaded, order-preserving shard writer.
+#include "formats/remember_engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "amn/convert.h"
+#include "amn/fp8_dequant.h"
+#include "formats/byte_source.h"
+
+namespace amn::formats {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "tensor bytes are little-endian and are used in place");
+
+// Scales of one FP8 weight, as F32, at most this many bytes per shard.
+constexpr uint64_t kMaxScaleBytesPerShard = uint64_t{256} << 20;
+
+// A piece of one output tensor. FP8: rows [row_begin, row_end) and columns
+// [col_begin, col_end) (a column range only within a single row). Copy: the
+// input bytes [in_begin, in_begin + in_bytes).
+struct Chunk {
+  size_t tensor = 0;
+  uint64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+  uint64_t in_begin = 0, in_bytes = 0;
+  uint64_t out_bytes = 0;
+  bool last_of_tensor = false;
+};
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+ElemType CodeType(Dtype d) { return d == Dtype::kF8E5m2 ? ElemType::kF8E5m2 : ElemType::kF8E4m3; }
+
+ElemType OutType(Dtype d) {
+  return d == Dtype::kF16 ? ElemType::kF16 : d == Dtype::kBf16 ? ElemType::kBf16 : ElemType::kF32;
+}
+
+std::vector<Chunk> MakeChunks(const ModelScheme& scheme, const OutputShard& shard,
+                              size_t chunk_bytes) {
+  std::vector<Chunk> chunks;
+  for (size_t t = 0; t < shard.tensors.size(); ++t) {
+    const OutputTensor& out = shard.tensors[t];
+    const size_t first = chunks.size();
+    if (out.fp8 < 0) {
+      for (uint64_t b = 0; b < out.bytes; b += chunk_bytes) {
+        Chunk c;
+        c.tensor = t;
+        c.in_begin = b;
+        c.in_bytes = std::min<uint64_t>(chunk_bytes, out.bytes - b);
+        c.out_bytes = c.in_bytes;
+        chunks.push_back(c);
+      }
+    } else {
+      const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(out.fp8)];
+      const uint64_t elem = DtypeBytes(out.dtype);
+      const uint64_t row_bytes = w.cols * elem;
+      if (row_bytes > 0 && row_bytes <= chunk_bytes) {
+        const uint64_t rows_per_chunk = chunk_bytes / row_bytes;
+        for (uint64_t r = 0; r < w.rows; r += rows_per_chunk) {
+          Chunk c;
+          c.tensor = t;
+          c.row_begin = r;
+          c.row_end = std::min(w.rows, r + rows_per_chunk);
+          c.col_end = w.cols;
+          c.in_begin = r * w.cols;
+          c.in_bytes = (c.row_end - r) * w.cols;
+          c.out_bytes = c.in_bytes * elem;
+          chunks.push_back(c);
+        }
+      } else if (row_bytes > 0) {
+        // Rows longer than a chunk: split each row at block boundaries.
+        uint64_t width = std::max<uint64_t>(1, chunk_bytes / elem);
+        if (w.layout == Fp8Layout::kBlock) width = std::max(w.block_cols, width / w.block_cols * w.block_cols);
+        for (uint64_t r = 0; r < w.rows; ++r) {
+          for (uint64_t col = 0; col < w.cols; col += width) {
+            Chunk c;
+            c.tensor = t;
+            c.row_begin = r;
+            c.row_end = r + 1;
+            c.col_begin = col;
+            c.col_end = std::min(w.cols, col + width);
+            c.in_begin = r * w.cols + col;
+            c.in_bytes = c.col_end - col;
+            c.out_bytes = c.in_bytes * elem;
+            chunks.push_back(c);
+          }
+        }
+      }
+    }
+    if (chunks.size() == first) {  // an empty tensor still completes
+      Chunk c;
+      c.tensor = t;
+      chunks.push_back(c);
+    }
+    chunks.back().last_of_tensor = true;
+  }
+  return chunks;
+}
+
+// Reads every shard's bytes through one positioned reader per file.
+class Inputs {
+ public:
+  explicit Inputs(const ModelFiles& files) : files_(files), sources_(files.shards.size()) {}
+
+  Status Read(TensorRef ref, uint64_t offset, std::span<std::byte> out) {
+    std::unique_ptr<FileSource>& source = sources_[ref.shard];
+    {
+      std::lock_guard<std::mutex> lock(open_mutex_);
+      if (!source) {
+        AMN_ASSIGN_OR_RETURN(source, FileSource::Open(files_.shards[ref.shard].path));
+      }
+    }
+    const Shard& shard = files_.shards[ref.shard];
+    const TensorEntry& entry = shard.header.tensors[ref.index];
+    return source->ReadAt(shard.header.data_offset + entry.data_begin + offset, out);
+  }
+
+ private:
+  const ModelFiles& files_;
+  std::mutex open_mutex_;
+  std::vector<std::unique_ptr<FileSource>> sources_;
+};
+
+// F32 scales of every FP8 weight written to this shard.
+Result<std::map<int64_t, std::vector<float>>> LoadScales(const ModelFiles& files,
+                                                          const ModelScheme& scheme,
+                                                          const OutputShard& shard,
+                                                          Inputs& inputs) {
+  std::map<int64_t, std::vector<float>> scales;
+  uint64_t total = 0;
+  for (const OutputTensor& out : shard.tensors) {
+    if (out.fp8 < 0) continue;
+    const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(out.fp8)];
+    const TensorEntry& entry = files.shards[w.scale.shard].header.tensors[w.scale.index];
+    total += entry.elements * sizeof(float);
+    if (total > kMaxScaleBytesPerShard) {
+      return Status(StatusCode::kLimitExceeded, "scale tensors of one shard exceed 256 MiB")
+          .WithTensor(entry.name);
+    }
+    std::vector<std::byte> raw(entry.bytes());
+    AMN_RETURN_IF_ERROR(inputs.Read(w.scale, 0, raw));
+    std::vector<float> f32(entry.elements);
+    if (entry.dtype == Dtype::kF32) {
+      if (!raw.empty()) std::memcpy(f32.data(), raw.data(), raw.size());
+    } else {
+      std::vector<uint16_t> halves(entry.elements);
+      if (!raw.empty()) std::memcpy(halves.data(), raw.data(), raw.size());
+      AMN_RETURN_IF_ERROR(entry.dtype == Dtype::kBf16 ? ConvertBf16ToF32(halves, f32)
+                                                      : ConvertF16ToF32(halves, f32));
+    }
+    scales[out.fp8] = std::move(f32);
+  }
+  return scales;
+}
+
+// Dequantizes one FP8 chunk from `codes` into `out`.
+Status DequantChunk(const Fp8Weight& w, const Chunk& c, const std::vector<float>& scales,
+                    ElemType code_type, ElemType out_type, std::span<const uint8_t> codes,
+                    std::span<std::byte> out) {
+  const uint64_t width = c.col_end - c.col_begin;
+  const size_t elem = ElemTypeBytes(out_type);
+  switch (w.layout) {
+    case Fp8Layout::kPerTensor:
+      return DequantFp8Rows(code_type, codes, width, std::span(scales.data(), 1), width, out_type,
+                            out);
+    case Fp8Layout::kPerChannel:
+      for (uint64_t r = c.row_begin; r < c.row_end; ++r) {
+        const uint64_t i = (r - c.row_begin) * width;
+        AMN_RETURN_IF_ERROR(DequantFp8Rows(code_type, codes.subspan(i, width), width,
+                                           std::span(scales.data() + r, 1), width, out_type,
+                                           out.subspan(i * elem, width * elem)));
+      }
+      return Status::Ok();
+    case Fp8Layout::kBlock: {
+      const uint64_t first_block = c.col_begin / w.block_cols;
+      const uint64_t n_blocks = CeilDiv(width, w.block_cols);
+      for (uint64_t r = c.row_begin; r < c.row_end;) {
+        const uint64_t row_block = r / w.block_rows;
+        const uint64_t run_end = std::min(c.row_end, (row_block + 1) * w.block_rows);
+        const uint64_t i = (r - c.row_begin) * width, n = (run_end - r) * width;
+        const float* row_scales = scales.data() + row_block * w.scale_cols + first_block;
+        AMN_RETURN_IF_ERROR(DequantFp8Rows(code_type, codes.subspan(i, n), width,
+                                           std::span(row_scales, n_blocks), w.block_cols,
+                                           out_type, out.subspan(i * elem, n * elem)));
+        r = run_end;
+      }
+      return Status::Ok();
+    }
+  }
+  return Status(StatusCode::kInvalid, "unknown FP8 layout");
+}
+
+Status WriteAll(int fd, const std::byte* data, size_t size, uint64_t offset, const std::string& name) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return Status(StatusCode::kIo, name + ": write failed: " + std::strerror(n < 0 ? errno : EIO))
+          .WithByteOffset(offset);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+// The ring of chunk buffers shared by the workers and the writer. Chunk c
+// uses slot c % slots; a worker may fill it once the writer has written
+// chunk c - slots, and the writer takes chunks strictly in order.
+class Pipeline {
+ public:
+  Pipeline(size_t slots, uint64_t in_capacity, uint64_t out_capacity) : slots_(slots) {
+    for (size_t s = 0; s < slots; ++s) {
+      slots_[s].in.resize(in_capacity);
+      slots_[s].out.resize(out_capacity);
+      slots_[s].free_for = s;
+    }
+  }
+
+  struct Slot {
+    std::vector<std::byte> in, out;
+    size_t free_for = 0;           // the next chunk allowed to fill this slot
+    size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
+  };
+
+  // Blocks until chunk `c` may use its slot; nullptr when the run failed.
+  Slot* Acquire(size_t c) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Slot& slot = slots_[c % slots_.size()];
+    cv_.wait(lock, [&] { return failed_ || slot.free_for == c; });
+    return failed_ ? nullptr : &slot;
+  }
+  void MarkReady(size_t c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slots_[c % slots_.size()].ready = c;
+    cv_.notify_all();
+  }
+  Slot* AwaitReady(size_t c) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Slot& slot = slots_[c % slots_.size()];
+    cv_.wait(lock, [&] { return failed_ || slot.ready == c; });
+    return failed_ ? nullptr : &slot;
+  }
+  void Release(size_t c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slots_[c % slots_.size()].free_for = c + slots_.size();
+    cv_.notify_all();
+  }
+  void Fail(Status status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_) error_ = std::move(status);
+    failed_ = true;
+    cv_.notify_all();
+  }
+  Status error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return error_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Slot> slots_;
+  bool failed_ = false;
+  Status error_;
+};
+
+}  // namespace
+
+Status WriteShard(const ModelFiles& files, const ModelScheme& scheme, const OutputShard& shard,
+                  int out_fd, const std::string& out_name, const EngineOptions& options) {
+  Inputs inputs(files);
+  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(files, scheme, shard, inputs));
+  const std::vector<Chunk> chunks = MakeChunks(scheme, shard, options.chunk_bytes);
+
+  uint64_t in_capacity = 0, out_capacity = 0;
+  for (const Chunk& c : chunks) {
+    in_capacity = std::max(in_capacity, shard.tensors[c.tensor].fp8 < 0 ? 0 : c.in_bytes);
+    out_capacity = std::max(out_capacity, c.out_bytes);
+  }
+  const unsigned threads = std::max(1u, options.threads);
+  Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), in_capacity, out_capacity);
+
+  std::mutex next_mutex;
+  size_t next_chunk = 0;
+  auto work = [&] {
+    for (;;) {
+      size_t c;
+      {
+        std::lock_guard<std::mutex> lock(next_mutex);
+        if (next_chunk >= chunks.size()) return;
+        c = next_chunk++;
+      }
+      Pipeline::Slot* slot = pipeline.Acquire(c);
+      if (slot == nullptr) return;
+      const Chunk& chunk = chunks[c];
+      const OutputTensor& out = shard.tensors[chunk.tensor];
+      const std::span<std::byte> out_bytes(slot->out.data(), chunk.out_bytes);
+      Status status;
+      if (chunk.out_bytes == 0) {
+        // An empty tensor: nothing to read or compute.
+      } else if (out.fp8 < 0) {
+        status = inputs.Read(out.source, chunk.in_begin, out_bytes);
+      } else {
+        const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(out.fp8)];
+        const std::span<std::byte> codes(slot->in.data(), chunk.in_bytes);
+        status = inputs.Read(out.source, chunk.in_begin, codes);
+        if (status.ok()) {
+          const TensorEntry& entry = files.shards[out.source.shard].header.tensors[out.source.index];
+          status = DequantChunk(w, chunk, scales.at(out.fp8), CodeType(entry.dtype),
+                                OutType(out.dtype),
+                                std::span(reinterpret_cast<const uint8_t*>(codes.data()), codes.size()),
+                                out_bytes);
+        }
+      }
+      if (!status.ok()) {
+        pipeline.Fail(std::move(status).WithTensor(out.name));
+        return;
+      }
+      pipeline.MarkReady(c);
+    }
+  };
+
+  Status status = WriteAll(out_fd, reinterpret_cast<const std::byte*>(shard.header_bytes.data()),
+                           shard.header_bytes.size(), 0, out_name);
+  if (!status.ok()) return status;
+
+  std::vector<std::thread> workers;
+  for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
+  uint64_t written = shard.header_bytes.size();
+  size_t tensors_done = 0;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    Pipeline::Slot* slot = pipeline.AwaitReady(c);
+    if (slot == nullptr) break;
+    status = WriteAll(out_fd, slot->out.data(), chunks[c].out_bytes, written, out_name);
+    if (!status.ok()) {
+      pipeline.Fail(status);
+      break;
+    }
+    written += chunks[c].out_bytes;
+    pipeline.Release(c);
+    if (chunks[c].last_of_tensor) ++tensors_done;
+    if (options.on_progress) options.on_progress(written, tensors_done);
+  }
+  for (std::thread& t : workers) t.join();
+  const Status failure = pipeline.error();
+  return failure.ok() ? status : failure;
+}
+
+}  // namespace amn::formats

@@ -1,0 +1,34 @@
+// The streaming engine (DESIGN.md §6): writes one planned output shard,
+// header first, then tensor data chunk by chunk in order. Worker threads
+// read and dequantize chunks into a bounded ring of buffers; the calling
+// thread writes them in order, so peak memory is O(threads x chunk) and the
+// bytes are identical for any thread count.
+#ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
+#define AMN_FORMATS_REMEMBER_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "amn/status.h"
+#include "formats/remember_plan.h"
+
+namespace amn::formats {
+
+struct EngineOptions {
+  unsigned threads = 1;            // worker threads (>= 1)
+  size_t chunk_bytes = size_t{4} << 20;  // output bytes per chunk (at most)
+  // Called from the writing thread after each chunk: bytes and tensors of
+  // this shard finished so far.
+  std::function<void(uint64_t bytes_written, size_t tensors_done)> on_progress;
+};
+
+// Writes `shard` to the open file descriptor `out_fd` (positioned at 0),
+// naming `out_name` in errors.
+Status WriteShard(const ModelFiles& files, const ModelScheme& scheme, const OutputShard& shard,
+                  int out_fd, const std::string& out_name, const EngineOptions& options);
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_REMEMBER_ENGINE_H_

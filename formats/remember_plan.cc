@@ -1,0 +1,82 @@
+// Building the remember plan and each output shard's safetensors header.
+#include "formats/remember_plan.h"
+
+#include <nlohmann/json.hpp>
+
+namespace amn::formats {
+namespace {
+
+// safetensors header: {"__metadata__": {...}, name: {dtype, shape,
+// data_offsets}, ...} in data order, padded with spaces to 8-byte alignment.
+std::string HeaderBytes(const OutputShard& shard) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  if (!shard.metadata.empty()) {
+    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : shard.metadata) meta[key] = value;
+    json["__metadata__"] = std::move(meta);
+  }
+  for (const OutputTensor& t : shard.tensors) {
+    json[t.name] = {{"dtype", std::string(DtypeName(t.dtype))},
+                    {"shape", t.shape},
+                    {"data_offsets", {t.data_begin, t.data_begin + t.bytes}}};
+  }
+  std::string text = json.dump();
+  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  std::string bytes(8, '\0');
+  uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return bytes + text;
+}
+
+}  // namespace
+
+Dtype DtypeOf(ElemType type) {
+  switch (type) {
+    case ElemType::kF16: return Dtype::kF16;
+    case ElemType::kBf16: return Dtype::kBf16;
+    default: return Dtype::kF32;
+  }
+}
+
+Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to) {
+  if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
+    return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
+  }
+  RememberPlan plan;
+  plan.to = DtypeOf(to);
+  for (size_t s = 0; s < files.shards.size(); ++s) {
+    const Shard& in = files.shards[s];
+    OutputShard out;
+    out.file_name = files.is_directory ? in.path.filename().string() : std::string();
+    out.input_shard = s;
+    out.metadata = in.header.metadata;
+    for (size_t i = 0; i < in.header.tensors.size(); ++i) {
+      const TensorEntry& entry = in.header.tensors[i];
+      const TensorRole role = scheme.roles[s][i];
+      if (role == TensorRole::kScale || role == TensorRole::kDropped) continue;
+      OutputTensor t;
+      t.name = entry.name;
+      t.shape = entry.shape;
+      t.source = TensorRef{s, i};
+      t.data_begin = out.data_bytes;
+      if (role == TensorRole::kQuantized) {
+        t.fp8 = scheme.fp8_index[s][i];
+        t.dtype = plan.to;
+        t.bytes = entry.elements * DtypeBytes(plan.to);  // elements bounded by the FP8 bytes
+      } else {
+        t.dtype = entry.dtype;
+        t.bytes = entry.bytes();
+      }
+      out.data_bytes += t.bytes;
+      out.tensors.push_back(std::move(t));
+    }
+    if (out.tensors.empty()) continue;  // a shard of scales only
+    out.header_bytes = HeaderBytes(out);
+    plan.total_bytes += out.header_bytes.size() + out.data_bytes;
+    plan.total_tensors += out.tensors.size();
+    plan.shards.push_back(std::move(out));
+  }
+  return plan;
+}
+
+}  // namespace amn::formats

@@ -1,0 +1,54 @@
+// Runs the built `amn` binary through the shell for end-to-end tests.
+#ifndef AMN_TESTS_CLI_RUNNER_H_
+#define AMN_TESTS_CLI_RUNNER_H_
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace amn::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string SlurpText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs `env_prefix <binary> args` with stdin from /dev/null.
+inline CliResult RunCommand(const std::string& binary, const std::string& args,
+                            const std::string& env_prefix = "") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(getpid());
+  const auto out = dir / ("amn_cli_out_" + tag);
+  const auto err = dir / ("amn_cli_err_" + tag);
+  const std::string command = env_prefix + " '" + binary + "' " + args + " >'" + out.string() +
+                              "' 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = SlurpText(out);
+  result.err = SlurpText(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return result;
+}
+
+inline CliResult RunAmn(const std::string& args, const std::string& env_prefix = "") {
+  return RunCommand(AMN_CLI_PATH, args, env_prefix);
+}
+
+}  // namespace amn::test
+
+#endif  // AMN_TESTS_CLI_RUNNER_H_
