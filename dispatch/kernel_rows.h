@@ -1,5 +1,6 @@
 // Internal: the unchecked, dispatched row functions of every kernel family,
-// for the checked wrappers and the kernel registry. n inputs -> n outputs.
+// for the checked wrappers and the kernel registry. n inputs -> n outputs
+// (the FP8 dequant rows take a matrix shape and scales).
 #ifndef AMN_DISPATCH_KERNEL_ROWS_H_
 #define AMN_DISPATCH_KERNEL_ROWS_H_
 
@@ -23,6 +24,21 @@ void E4m3ToF16Rows(const uint8_t* in, size_t n, uint16_t* out);
 void E5m2ToF32Rows(const uint8_t* in, size_t n, float* out);
 void E5m2ToBf16Rows(const uint8_t* in, size_t n, uint16_t* out);
 void E5m2ToF16Rows(const uint8_t* in, size_t n, uint16_t* out);
+
+// dispatch/fp8_dequant.cc: a row-major [rows, cols] matrix of FP8 codes,
+// column c scaled by col_scales[c / block_cols] (amn/fp8_dequant.h).
+void DequantE4m3ToF32Rows(const uint8_t* codes, size_t rows, size_t cols, const float* col_scales,
+                          size_t block_cols, float* out);
+void DequantE4m3ToBf16Rows(const uint8_t* codes, size_t rows, size_t cols,
+                           const float* col_scales, size_t block_cols, uint16_t* out);
+void DequantE4m3ToF16Rows(const uint8_t* codes, size_t rows, size_t cols, const float* col_scales,
+                          size_t block_cols, uint16_t* out);
+void DequantE5m2ToF32Rows(const uint8_t* codes, size_t rows, size_t cols, const float* col_scales,
+                          size_t block_cols, float* out);
+void DequantE5m2ToBf16Rows(const uint8_t* codes, size_t rows, size_t cols,
+                           const float* col_scales, size_t block_cols, uint16_t* out);
+void DequantE5m2ToF16Rows(const uint8_t* codes, size_t rows, size_t cols, const float* col_scales,
+                          size_t block_cols, uint16_t* out);
 
 }  // namespace amn::internal
 

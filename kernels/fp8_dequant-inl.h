@@ -1,0 +1,293 @@
+// Per-target scaled FP8 dequantization (amn/fp8_dequant.h), Highway 1.0.3.
+// Decode the codes to exact F32 (the BF16 lanes of fp8_convert-inl.h, << 16),
+// one Mul by the column block's scale, the NaN choice of
+// kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
+// float_convert-inl.h. Same bytes as kernels/ref/fp8_dequant_ref.cc on every
+// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
+// that reference.
+#if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
+#undef AMN_KERNELS_FP8_DEQUANT_INL_H_
+#else
+#define AMN_KERNELS_FP8_DEQUANT_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/float_formats.h"
+#include "kernels/fp8_convert-inl.h"
+#include "kernels/ref/fp8_dequant_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// What a kernel writes: F32 values, or BF16 / F16 bit patterns.
+enum class DequantOut { kF32, kBf16, kF16 };
+
+// The vector code below is compiled on every target but SCALAR, which lacks
+// ConcatOdd/UpperHalf and 16-byte table lookups and runs the reference
+// instead (Fp8DequantRows). Vectors are sizeless on SVE, so a scale travels
+// as two vectors (scale, nan) rather than in a struct.
+#if HWY_TARGET != HWY_SCALAR
+
+// The NaN a NaN product takes when its code is not NaN: the scale, quieted,
+// if the scale is NaN; otherwise the product was 0 * Inf and gets x86's
+// default NaN (kernels/ref/fp8_dequant_ref.h explains the choice).
+template <class DF>
+HWY_INLINE hn::Vec<DF> ProductNan(DF df, hn::Vec<DF> scale) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto quieted =
+      hn::BitCast(df, hn::Or(hn::BitCast(du, scale), hn::Set(du, fmt::kF32QuietBit)));
+  const auto invalid = hn::BitCast(df, hn::Set(du, ref::kF32InvalidProductNan));
+  return hn::IfThenElse(hn::IsNaN(scale), quieted, invalid);
+}
+
+// A product that may be NaN, given the NaN rule: a NaN value (already quiet:
+// it was decoded from a code) wins, then `nan`.
+template <class V>
+HWY_INLINE V ApplyNanRule(V value, V product, V nan) {
+  const V special = hn::IfThenElse(hn::IsNaN(value), value, nan);
+  return hn::IfThenElse(hn::IsNaN(product), special, product);
+}
+
+// F32 bits -> BF16 bits in the upper half of each lane, for lanes known not
+// to be NaN: F32BitsToBf16Upper's round-to-nearest-even without its NaN
+// select.
+template <class DU>
+HWY_INLINE hn::Vec<DU> NonNanToBf16Upper(DU du, hn::Vec<DU> x) {
+  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
+  return hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
+}
+
+// A chunk is 2N elements, N = Lanes(ScalableTag<float>), held as two F32
+// vectors A and B. For F32 output A is elements [0, N) and B is [N, 2N), so
+// each stores as it is. For BF16/F16 output A is the even elements and B the
+// odd ones: both come out of the u16 lanes of the decoded codes with a shift
+// or a mask, and go back into them with one OddEven, with no cross-lane
+// shuffle either way. Element k of the chunk is lane LaneOf(k) of A ++ B.
+template <DequantOut kOut>
+HWY_INLINE size_t LaneOf(size_t k, size_t n) {
+  return kOut == DequantOut::kF32 ? k : (k & 1) * n + (k >> 1);
+}
+
+// The decoded BF16 bits of 2N codes (u16 lanes) as exact F32: A and B.
+template <DequantOut kOut, class DF, class V16>
+HWY_INLINE hn::Vec<DF> WidenA(DF df, V16 bf16) {
+  const hn::RebindToUnsigned<DF> du;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::Half<hn::Repartition<uint16_t, DF>> dh;
+    return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LowerHalf(dh, bf16))));
+  } else {
+    return hn::BitCast(df, hn::ShiftLeft<16>(hn::BitCast(du, bf16)));
+  }
+}
+template <DequantOut kOut, class DF, class V16>
+HWY_INLINE hn::Vec<DF> WidenB(DF df, V16 bf16) {
+  const hn::RebindToUnsigned<DF> du;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::Half<hn::Repartition<uint16_t, DF>> dh;
+    return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::UpperHalf(dh, bf16))));
+  } else {
+    return hn::BitCast(df, hn::And(hn::BitCast(du, bf16), hn::Set(du, 0xFFFF0000u)));
+  }
+}
+
+// Stores A and B (u32 lanes of F32 bits) as 2N outputs. BF16/F16 use
+// float_convert-inl.h's encoders (or the NaN-free BF16 rounding when
+// kMayBeNan is false), whose 16-bit results sit in one half of each lane.
+template <DequantOut kOut, bool kMayBeNan, class DU, typename TOut>
+HWY_INLINE void StoreOut(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DU> d16;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, a), df, out);
+    hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
+  } else if constexpr (kOut == DequantOut::kBf16) {
+    const auto encode = [du](hn::Vec<DU> x) {
+      return kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
+    };
+    hn::StoreU(
+        hn::OddEven(hn::BitCast(d16, encode(b)), hn::BitCast(d16, hn::ShiftRight<16>(encode(a)))),
+        d16, out);
+  } else {
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, hn::ShiftLeft<16>(F32BitsToF16Lanes(du, b))),
+                           hn::BitCast(d16, F32BitsToF16Lanes(du, a))),
+               d16, out);
+  }
+}
+
+// One chunk: 2N codes at `in` to as many outputs. The codes are decoded once,
+// in u16 lanes, to BF16 bits (exact: every FP8 value is a BF16 value), then
+// widened to exact F32 vectors A and B, which take (scale_a, nan_a) and
+// (scale_b, nan_b). Each product is one IEEE multiply (never fused). Real
+// weights never make a NaN product, so the NaN rule runs only for chunks
+// that have one: a branch that is always predicted, in place of four
+// selects per vector.
+template <class Decode, DequantOut kOut, class DF, typename TOut>
+HWY_INLINE void DequantChunk(DF df, const uint8_t* HWY_RESTRICT in, hn::Vec<DF> scale_a,
+                             hn::Vec<DF> nan_a, hn::Vec<DF> scale_b, hn::Vec<DF> nan_b,
+                             TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8;
+  const auto bf16 = Decode()(d16, hn::PromoteTo(d16, hn::LoadU(d8, in)));
+  const auto a = WidenA<kOut>(df, bf16);
+  const auto b = WidenB<kOut>(df, bf16);
+  const auto product_a = hn::Mul(a, scale_a);
+  const auto product_b = hn::Mul(b, scale_b);
+  if (HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(product_a), hn::IsNaN(product_b))))) {
+    StoreOut<kOut, false>(du, hn::BitCast(du, product_a), hn::BitCast(du, product_b), out);
+  } else {
+    StoreOut<kOut, true>(du, hn::BitCast(du, ApplyNanRule(a, product_a, nan_a)),
+                         hn::BitCast(du, ApplyNanRule(b, product_b, nan_b)), out);
+  }
+}
+
+// Where element i of a run finds its scale: block `index` covers elements
+// [end - block_elems, end). The last block also takes every element past it
+// (the padded lanes of a tail chunk), so no scale is read out of bounds.
+struct BlockCursor {
+  const float* scales;
+  size_t n_blocks;
+  size_t block_elems;
+  size_t index = 0;
+  size_t end = block_elems;
+
+  // Moves to the block holding element i (never backwards).
+  HWY_INLINE void Seek(size_t i) {
+    while (i >= end && index + 1 < n_blocks) {
+      ++index;
+      end += block_elems;
+    }
+  }
+};
+
+// A chunk that crosses a block boundary (or the padded tail) with per-lane
+// scales: element k of [i, i + 2N) takes its block's scale in lane
+// LaneOf(k) of `lanes`. Leaves `cursor` where it was.
+template <class Decode, DequantOut kOut, class DF, typename TOut>
+HWY_INLINE void DequantChunkLaneScales(DF df, const uint8_t* HWY_RESTRICT in, BlockCursor cursor,
+                                       size_t i, float* HWY_RESTRICT lanes,
+                                       TOut* HWY_RESTRICT out) {
+  const size_t n = hn::Lanes(df);
+  for (size_t k = 0; k < 2 * n; ++k) {
+    cursor.Seek(i + k);
+    lanes[LaneOf<kOut>(k, n)] = cursor.scales[cursor.index];
+  }
+  const auto scale_a = hn::LoadU(df, lanes);
+  const auto scale_b = hn::LoadU(df, lanes + n);
+  DequantChunk<Decode, kOut>(df, in, scale_a, ProductNan(df, scale_a), scale_b,
+                             ProductNan(df, scale_b), out);
+}
+
+// One run of n elements sharing a block layout (a row, or a whole matrix
+// with one scale). Whole chunks inside one block use a broadcast scale;
+// chunks across a boundary gather per-lane scales; the last partial chunk
+// goes through zero-padded copies, so nothing outside the spans is touched
+// (Highway 1.0.3 has no LoadN, and its masked loads may fault).
+template <class Decode, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCursor cursor,
+                           TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const size_t chunk = 2 * hn::Lanes(df);
+  constexpr size_t kMaxChunk = HWY_MAX_BYTES / sizeof(uint16_t);
+  HWY_ALIGN float lane_scales[kMaxChunk];
+  size_t i = 0;
+  while (i + chunk <= n) {
+    if (i + chunk <= cursor.end) {
+      const auto scale = hn::Set(df, cursor.scales[cursor.index]);
+      const auto nan = ProductNan(df, scale);
+      const size_t stop = std::min(cursor.end, n);
+      for (; i + chunk <= stop; i += chunk) {
+        DequantChunk<Decode, kOut>(df, codes + i, scale, nan, scale, nan, out + i);
+      }
+    } else {
+      DequantChunkLaneScales<Decode, kOut>(df, codes + i, cursor, i, lane_scales, out + i);
+      i += chunk;
+    }
+    cursor.Seek(i);
+  }
+  const size_t rest = n - i;
+  if (rest == 0) return;
+  HWY_ALIGN uint8_t code_tail[kMaxChunk] = {};
+  HWY_ALIGN TOut out_tail[kMaxChunk];
+  std::memcpy(code_tail, codes + i, rest);
+  DequantChunkLaneScales<Decode, kOut>(df, code_tail, cursor, i, lane_scales, out_tail);
+  std::memcpy(out + i, out_tail, rest * sizeof(TOut));
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Whole rows: SCALAR runs the reference; other targets run row by row, or
+// as one run when a single block spans every row (block_cols >= cols: all
+// elements share col_scales[0]).
+template <class Decode, DequantOut kOut, typename TOut>
+HWY_INLINE void Fp8DequantRows(void (*reference)(const uint8_t*, size_t, size_t, const float*,
+                                                 size_t, TOut*),
+                               const uint8_t* codes, size_t rows, size_t cols,
+                               const float* col_scales, size_t block_cols, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  reference(codes, rows, cols, col_scales, block_cols, out);
+#else
+  (void)reference;
+  if (rows == 0 || cols == 0) return;
+  if (block_cols >= cols) {
+    const size_t n = rows * cols;
+    DequantRun<Decode, kOut>(codes, n, BlockCursor{col_scales, 1, n}, out);
+    return;
+  }
+  const size_t n_blocks = (cols - 1) / block_cols + 1;
+  for (size_t r = 0; r < rows; ++r) {
+    DequantRun<Decode, kOut>(codes + r * cols, cols, BlockCursor{col_scales, n_blocks, block_cols},
+                             out + r * cols);
+  }
+#endif
+}
+
+// Row kernels. Layout, preconditions and NaN/Inf behaviour are those of
+// kernels/ref/fp8_dequant_ref.h: codes [rows, cols] row-major, out the same
+// shape, col_scales[ceil(cols / block_cols)], block_cols >= 1, no overlap,
+// any alignment.
+HWY_INLINE void DequantE4m3ToF32Kernel(const uint8_t* codes, size_t rows, size_t cols,
+                                       const float* col_scales, size_t block_cols, float* out) {
+  Fp8DequantRows<E4m3ToBf16Op, DequantOut::kF32>(ref::DequantE4m3ToF32, codes, rows, cols,
+                                                 col_scales, block_cols, out);
+}
+HWY_INLINE void DequantE4m3ToBf16Kernel(const uint8_t* codes, size_t rows, size_t cols,
+                                        const float* col_scales, size_t block_cols, uint16_t* out) {
+  Fp8DequantRows<E4m3ToBf16Op, DequantOut::kBf16>(ref::DequantE4m3ToBf16, codes, rows, cols,
+                                                  col_scales, block_cols, out);
+}
+HWY_INLINE void DequantE4m3ToF16Kernel(const uint8_t* codes, size_t rows, size_t cols,
+                                       const float* col_scales, size_t block_cols, uint16_t* out) {
+  Fp8DequantRows<E4m3ToBf16Op, DequantOut::kF16>(ref::DequantE4m3ToF16, codes, rows, cols,
+                                                 col_scales, block_cols, out);
+}
+HWY_INLINE void DequantE5m2ToF32Kernel(const uint8_t* codes, size_t rows, size_t cols,
+                                       const float* col_scales, size_t block_cols, float* out) {
+  Fp8DequantRows<E5m2ToBf16Op, DequantOut::kF32>(ref::DequantE5m2ToF32, codes, rows, cols,
+                                                 col_scales, block_cols, out);
+}
+HWY_INLINE void DequantE5m2ToBf16Kernel(const uint8_t* codes, size_t rows, size_t cols,
+                                        const float* col_scales, size_t block_cols, uint16_t* out) {
+  Fp8DequantRows<E5m2ToBf16Op, DequantOut::kBf16>(ref::DequantE5m2ToBf16, codes, rows, cols,
+                                                  col_scales, block_cols, out);
+}
+HWY_INLINE void DequantE5m2ToF16Kernel(const uint8_t* codes, size_t rows, size_t cols,
+                                       const float* col_scales, size_t block_cols, uint16_t* out) {
+  Fp8DequantRows<E5m2ToBf16Op, DequantOut::kF16>(ref::DequantE5m2ToF16, codes, rows, cols,
+                                                 col_scales, block_cols, out);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_FP8_DEQUANT_INL_H_
