@@ -5,9 +5,11 @@
 #include <array>
 
 #include "amn/convert.h"
+#include "amn/fp8_dequant.h"
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/kernel_rows.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/fp8_dequant_ref.h"
 #include "kernels/ref/fp8_ref.h"
 
 namespace amn {
@@ -22,6 +24,41 @@ void Thunk(const void* in, size_t n_elems, void* out) {
 template <typename TIn, typename TOut, void (*kRows)(const TIn*, size_t, TOut*)>
 void RefThunk(const void* in, size_t n_elems, void* out) {
   kRows(static_cast<const TIn*>(in), n_elems, static_cast<TOut*>(out));
+}
+
+// The scaled FP8 entries ("e4m3_scaled_to_bf16", ...) see their n codes as
+// one row in column blocks of kScaledBlockCols, block b scaled by
+// kScaledScales[b % 8]: exact and inexact scales, a negative one, one that
+// takes large E4M3 codes past the F16 range, one that makes F16 subnormals,
+// and zero (0 * Inf for E5M2's Inf codes). Run as rows of 8 blocks plus a
+// remainder row, which is the same computation; run and run_reference use
+// the same scales, so the fuzzer and `amn bench` cover per-block scales.
+constexpr size_t kScaledBlockCols = 128;
+constexpr std::array<float, 8> kScaledScales = {0.5f,    1.5f,      3.0e-3f, 448.0f,
+                                                -2.0f,   1.0f / 3,  0x1p-20f, 0.0f};
+constexpr size_t kScaledRowCols = kScaledBlockCols * kScaledScales.size();
+
+template <typename TOut,
+          void (*kRows)(const uint8_t*, size_t, size_t, const float*, size_t, TOut*)>
+void RunScaled(const void* in, size_t n_elems, void* out) {
+  const auto* codes = static_cast<const uint8_t*>(in);
+  auto* values = static_cast<TOut*>(out);
+  const size_t full_rows = n_elems / kScaledRowCols;
+  const size_t done = full_rows * kScaledRowCols;
+  if (full_rows > 0) {
+    kRows(codes, full_rows, kScaledRowCols, kScaledScales.data(), kScaledBlockCols, values);
+  }
+  if (done < n_elems) {
+    kRows(codes + done, 1, n_elems - done, kScaledScales.data(), kScaledBlockCols,
+          values + done);
+  }
+}
+
+template <typename TOut,
+          void (*kRows)(const uint8_t*, size_t, size_t, const float*, size_t, TOut*)>
+void ScaledThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  RunScaled<TOut, kRows>(in, n_elems, out);
 }
 
 using E = ElemType;
@@ -65,6 +102,24 @@ constexpr std::array kKernels = {
     KernelInfo{"e5m2_to_f16", "fp8_convert", E::kF8E5m2, E::kF16,
                Thunk<u8, u16, internal::E5m2ToF16Rows>, RefThunk<u8, u16, ref::ConvertE5m2ToF16>,
                Fp8ConvertTarget},
+    KernelInfo{"e4m3_scaled_to_f32", "fp8_dequant", E::kF8E4m3, E::kF32,
+               ScaledThunk<float, internal::DequantE4m3ToF32Rows>,
+               RunScaled<float, ref::DequantE4m3ToF32>, Fp8DequantTarget},
+    KernelInfo{"e4m3_scaled_to_bf16", "fp8_dequant", E::kF8E4m3, E::kBf16,
+               ScaledThunk<u16, internal::DequantE4m3ToBf16Rows>,
+               RunScaled<u16, ref::DequantE4m3ToBf16>, Fp8DequantTarget},
+    KernelInfo{"e4m3_scaled_to_f16", "fp8_dequant", E::kF8E4m3, E::kF16,
+               ScaledThunk<u16, internal::DequantE4m3ToF16Rows>,
+               RunScaled<u16, ref::DequantE4m3ToF16>, Fp8DequantTarget},
+    KernelInfo{"e5m2_scaled_to_f32", "fp8_dequant", E::kF8E5m2, E::kF32,
+               ScaledThunk<float, internal::DequantE5m2ToF32Rows>,
+               RunScaled<float, ref::DequantE5m2ToF32>, Fp8DequantTarget},
+    KernelInfo{"e5m2_scaled_to_bf16", "fp8_dequant", E::kF8E5m2, E::kBf16,
+               ScaledThunk<u16, internal::DequantE5m2ToBf16Rows>,
+               RunScaled<u16, ref::DequantE5m2ToBf16>, Fp8DequantTarget},
+    KernelInfo{"e5m2_scaled_to_f16", "fp8_dequant", E::kF8E5m2, E::kF16,
+               ScaledThunk<u16, internal::DequantE5m2ToF16Rows>,
+               RunScaled<u16, ref::DequantE5m2ToF16>, Fp8DequantTarget},
 };
 
 }  // namespace
