@@ -65,7 +65,7 @@ void PrintTable(const perf::BenchReport& report) {
               f.write_gbps, f.floor_bytes >> 20, f.copy_traffic_gbps, f.l2_write_gbps);
   std::printf("x floor = time / floor time (1.0 is the memory limit); x ref = speed-up over the "
               "scalar reference\n\n");
-  std::printf("%-13s %-10s | %9s %7s %7s %7s | %9s %7s %7s %7s\n", "kernel", "target",
+  std::printf("%-20s %-10s | %9s %7s %7s %7s | %9s %7s %7s %7s\n", "kernel", "target",
               "cache ns", "GB/s", "x floor", "x ref", "stream ns", "GB/s", "x floor", "x ref");
   // Rows arrive kernel by kernel, cache then stream; pair them by target.
   std::map<std::pair<std::string, std::string>, const perf::BenchRow*> stream;
@@ -76,7 +76,7 @@ void PrintTable(const perf::BenchReport& report) {
   for (const perf::BenchRow& row : report.rows) {
     if (row.size != "cache") continue;
     const perf::BenchRow* s = stream[{row.kernel, row.target}];
-    std::printf("%-13s %-10s | %9.4f %7.1f %7.2f %7.1f | ",
+    std::printf("%-20s %-10s | %9.4f %7.1f %7.2f %7.1f | ",
                 row.kernel == last_kernel ? "" : row.kernel.c_str(), row.target.c_str(),
                 row.ns_per_elem, row.gbps, row.ratio_to_floor, row.speedup_vs_reference);
     if (s != nullptr) {

@@ -155,8 +155,10 @@ Result<std::string> IndexJson(const formats::ModelFiles& files, const formats::R
 // Refuses outputs that would overwrite or sit inside the input.
 Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overwrite) {
   std::error_code error;
-  const fs::path in = fs::weakly_canonical(input, error);
-  const fs::path out = fs::weakly_canonical(output, error);
+  // absolute() first: weakly_canonical leaves a relative path that does not
+  // exist yet relative, with an empty parent.
+  const fs::path in = fs::weakly_canonical(fs::absolute(input, error), error);
+  const fs::path out = fs::weakly_canonical(fs::absolute(output, error), error);
   const std::string in_text = in.string(), out_text = out.string();
   auto inside = [](const std::string& child, const std::string& parent) {
     return child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&

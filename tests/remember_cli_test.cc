@@ -337,6 +337,23 @@ TEST(RememberCli, BadInputsFailCleanly) {
   }
 }
 
+TEST(RememberCli, RelativePathsAndDefaultFileName) {
+  TempDir dir;
+  SafetensorsBuilder model;
+  model.Add("w.weight", "F8_E4M3", {2, 4}, {0x38, 0xB8, 1, 2, 3, 4, 5, 6});
+  model.Add("w.weight_scale", "F32", {1}, {0, 0, 0, 64});  // 2.0f
+  ASSERT_TRUE(model.Write(dir.path() / "tiny-FP8.safetensors"));
+  const CliResult r = RunAmn("remember -q tiny-FP8.safetensors", "cd " + Quote(dir.path()) + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(dir.Entries(), (std::vector<std::string>{"tiny-FP8.safetensors", "tiny-bf16.safetensors"}));
+  const ReadBack out(dir.path() / "tiny-bf16.safetensors");
+  // E4M3 0x38 = 1.0 and 0xB8 = -1.0, times 2: BF16 0x4000 and 0xC000.
+  const std::vector<uint8_t> w = out.Data("w.weight");
+  ASSERT_EQ(w.size(), 16u);
+  EXPECT_EQ(w[0] | w[1] << 8, 0x4000);
+  EXPECT_EQ(w[2] | w[3] << 8, 0xC000);
+}
+
 TEST(RememberCli, UnwritableOutputFailsCleanly) {
   TempDir dir;
   SafetensorsBuilder model;
