@@ -102,6 +102,7 @@ int RunInspect(const InspectOptions& options) {
                           {"current_bytes", info.current_bytes},
                           {"remembered_bytes", info.remembered_bytes},
                           {"to", TypeLabel(info.to)},
+                          {"unsupported", info.unsupported},
                           {"lethe_took_bytes", took}};
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
@@ -120,6 +121,11 @@ int RunInspect(const InspectOptions& options) {
   std::printf("Passthrough: %zu tensors (norms, embeddings, ...)\n", info.passthrough_tensors);
   if (info.dropped_tensors > 0) {
     std::printf("Dropped:     %zu tensors (activation / KV-cache scales)\n", info.dropped_tensors);
+  }
+  if (!info.unsupported.empty()) {
+    std::printf("Size:        %s (quantized)\nRemember:    not supported yet: %s\n",
+                FormatBytes(info.current_bytes).c_str(), info.unsupported.c_str());
+    return kExitOk;
   }
   std::printf("Size:        %s (%s) -> %s (%s)\n", FormatBytes(info.current_bytes).c_str(),
               info.quantized ? "FP8" : "unquantized", FormatBytes(info.remembered_bytes).c_str(),

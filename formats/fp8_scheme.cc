@@ -32,6 +32,7 @@ struct QuantConfig {
   std::string method;  // empty without quantization_config
   uint64_t block_rows = kDefaultBlock;
   uint64_t block_cols = kDefaultBlock;
+  bool block_from_config = false;  // weight_block_size given explicitly
 };
 
 Result<QuantConfig> ReadQuantConfig(const ModelFiles& files) {
@@ -61,6 +62,7 @@ Result<QuantConfig> ReadQuantConfig(const ModelFiles& files) {
     }
     config.block_rows = b[0].get<uint64_t>();
     config.block_cols = b[1].get<uint64_t>();
+    config.block_from_config = true;
   }
   return config;
 }
@@ -85,8 +87,18 @@ Status ClassifyScale(const TensorEntry& weight, const TensorEntry& scale, bool i
   }
   const bool two_d = shape.size() == 2;
   const std::vector<uint64_t>& s = scale.shape;
-  const bool grid_shape = two_d && s.size() == 2 && s[0] == CeilDiv(w.rows, config.block_rows) &&
-                          s[1] == CeilDiv(w.cols, config.block_cols);
+  uint64_t block_rows = config.block_rows, block_cols = config.block_cols;
+  auto fits = [&](uint64_t br, uint64_t bc) {
+    return two_d && s.size() == 2 && s[0] == CeilDiv(w.rows, br) && s[1] == CeilDiv(w.cols, bc);
+  };
+  // Without weight_block_size in config.json, a block grid that is not
+  // 128 x 128 gives its block size away: R = ceil(rows / grid rows).
+  if (!config.block_from_config && inverse_name && !fits(block_rows, block_cols) &&
+      s.size() == 2 && s[0] > 0 && s[1] > 0 && w.rows > 0 && w.cols > 0 && fits(CeilDiv(w.rows, s[0]), CeilDiv(w.cols, s[1]))) {
+    block_rows = CeilDiv(w.rows, s[0]);
+    block_cols = CeilDiv(w.cols, s[1]);
+  }
+  const bool grid_shape = fits(block_rows, block_cols);
   const bool channel_shape =
       two_d && ((s.size() == 1 && s[0] == w.rows) || (s.size() == 2 && s[0] == w.rows && s[1] == 1));
   if (inverse_name && grid_shape) {
@@ -105,11 +117,25 @@ Status ClassifyScale(const TensorEntry& weight, const TensorEntry& scale, bool i
         .WithTensor(scale.name);
   }
   if (w.layout == Fp8Layout::kBlock) {
-    w.block_rows = config.block_rows;
-    w.block_cols = config.block_cols;
+    w.block_rows = block_rows;
+    w.block_cols = block_cols;
     w.scale_cols = s[1];
   }
   return Status::Ok();
+}
+
+// The first tensor whose name marks a packed-integer scheme, or "".
+std::string PackedTensorName(const std::map<std::string, TensorRef, std::less<>>& by_name) {
+  constexpr std::string_view kSuffixes[] = {
+      ".qweight", ".qzeros", ".g_idx", ".absmax", ".quant_map", ".SCB", ".weight_packed",
+      ".weight_zero_point", "_blocks", ".nested_absmax"};
+  for (const auto& [name, ref] : by_name) {
+    for (std::string_view suffix : kSuffixes) {
+      if (EndsWith(name, suffix)) return name;
+    }
+    if (name.find(".quant_state.") != std::string::npos) return name;
+  }
+  return "";
 }
 
 std::string LayoutText(const Fp8Weight& w) {
@@ -127,14 +153,15 @@ std::string LayoutText(const Fp8Weight& w) {
 
 Result<ModelScheme> DetectScheme(const ModelFiles& files) {
   AMN_ASSIGN_OR_RETURN(const QuantConfig config, ReadQuantConfig(files));
+  ModelScheme scheme;
   if (!config.method.empty() && !IsFp8QuantMethod(config.method)) {
-    return Status(StatusCode::kUnsupported,
-                  "quantization method '" + config.method +
-                      "' (config.json quantization_config) is not supported by this build yet; "
-                      "FP8 checkpoints are");
+    scheme.quantized = true;
+    scheme.description = "quant_method '" + config.method + "' (not supported yet)";
+    scheme.unsupported = "quantization method '" + config.method +
+                         "' (config.json quantization_config) cannot be dequantized by this "
+                         "build yet; FP8 checkpoints can";
   }
 
-  ModelScheme scheme;
   std::map<std::string, TensorRef, std::less<>> by_name;
   for (size_t s = 0; s < files.shards.size(); ++s) {
     const auto& tensors = files.shards[s].header.tensors;
@@ -175,12 +202,23 @@ Result<ModelScheme> DetectScheme(const ModelFiles& files) {
     scheme.fp8_weights.push_back(w);
   }
 
+  if (!scheme.unsupported.empty()) return scheme;
+  if (const std::string packed = PackedTensorName(by_name); !packed.empty()) {
+    scheme.quantized = true;
+    scheme.description = "packed integer quantization (GPTQ/AWQ/bitsandbytes style; not supported yet)";
+    scheme.unsupported = "tensor '" + packed +
+                         "' belongs to a packed quantization scheme (GPTQ, AWQ, bitsandbytes, "
+                         "compressed-tensors, MXFP4) this build cannot dequantize yet";
+    return scheme;
+  }
   scheme.quantized = !scheme.fp8_weights.empty();
   if (!scheme.quantized) {
     if (!config.method.empty()) {
-      return Status(StatusCode::kUnsupported,
-                    "config.json declares quantization method '" + config.method +
-                        "' but no tensor is FP8; this build dequantizes FP8 checkpoints only");
+      scheme.quantized = true;
+      scheme.description = "quant_method '" + config.method + "' without FP8 tensors";
+      scheme.unsupported = "config.json declares quantization method '" + config.method +
+                           "' but no tensor is FP8; this build dequantizes FP8 checkpoints only";
+      return scheme;
     }
     scheme.description = "Unquantized";
     return scheme;

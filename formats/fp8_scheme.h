@@ -45,7 +45,10 @@ struct Fp8Weight {
 
 struct ModelScheme {
   bool quantized = false;
-  std::string description;  // e.g. "Fine-grained FP8 (E4M3), 128x128 blocks"
+  std::string description;  // e.g. "Fine-grained FP8, 128x128 blocks (E4M3)"
+  // Non-empty when the model is quantized in a way this build cannot
+  // dequantize yet: headers can be listed, remember refuses with this text.
+  std::string unsupported;
   std::vector<Fp8Weight> fp8_weights;
   std::vector<std::vector<TensorRole>> roles;          // [shard][tensor]
   std::vector<std::vector<int64_t>> fp8_index;         // [shard][tensor] -> fp8_weights, or -1
@@ -55,12 +58,14 @@ struct ModelScheme {
 // Classifies every tensor of `files`. An F8_E4M3/F8_E5M2 tensor NAME needs a
 // companion NAME_scale (per-tensor: one element; per-channel: [rows] or
 // [rows, 1]) or NAME_scale_inv (blocks [ceil(rows/R), ceil(cols/C)], R x C
-// from config.json quantization_config.weight_block_size, default 128 x 128;
+// from config.json quantization_config.weight_block_size, else 128 x 128,
+// else inferred from the grid as R = ceil(rows / grid rows), C likewise;
 // one element is per-tensor), of dtype F32, BF16 or F16; the scale is
 // multiplied, never divided. Errors (kInvalid, naming the tensor): a missing
 // or mis-shaped scale, a scale of another dtype, a bad weight_block_size.
-// kUnsupported: a quantization_config.quant_method this build cannot
-// dequantize yet (GPTQ, AWQ, bitsandbytes ...).
+// Schemes this build cannot dequantize yet (a quantization_config.quant_method
+// other than FP8, or GPTQ/AWQ/bitsandbytes/packed tensor names) are not an
+// error here: they set `unsupported`.
 Result<ModelScheme> DetectScheme(const ModelFiles& files);
 
 }  // namespace amn::formats

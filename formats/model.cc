@@ -201,6 +201,7 @@ InspectInfo Model::Inspect(ElemType to) const {
   info.format = "safetensors";
   info.scheme = impl_->scheme.description;
   info.quantized = impl_->scheme.quantized;
+  info.unsupported = impl_->scheme.unsupported;
   info.shards = impl_->files.shards.size();
   info.sharded = impl_->files.is_directory;
   info.to = to;
@@ -266,6 +267,9 @@ std::vector<TensorSummary> Model::Tensors() const {
 
 Status Model::Remember(const fs::path& output, const RememberOptions& options) const {
   const formats::ModelFiles& files = impl_->files;
+  if (!impl_->scheme.unsupported.empty()) {
+    return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
+  }
   AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
                        formats::PlanRemember(files, impl_->scheme, options.to));
   AMN_RETURN_IF_ERROR(CheckOutputPath(files.input, output, options.overwrite));

@@ -129,6 +129,37 @@ TEST(RememberCli, RealFp8CheckpointsMatchPyTorchBytes) {
   }
 }
 
+// safetensors_reference/fp8.safetensors: an [8, 8] E4M3 weight with a [2, 2]
+// F32 weight_scale_inv and no config.json, so the blocks are 4 x 4.
+TEST(RememberCli, SafetensorsReferenceFp8) {
+  const auto files = FixtureFiles("safetensors_reference", ".safetensors");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "safetensors_reference");
+  const fs::path in = FixturesDir() / "safetensors_reference" / "fp8.safetensors";
+  ASSERT_TRUE(fs::exists(in));
+  TempDir dir;
+  const CliResult r = RunAmn("remember -q " + Quote(in) + " -o " + Quote(dir.path() / "out.safetensors"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack src(in), out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.header["model.layers.0.weight"]["dtype"], "BF16");
+  EXPECT_FALSE(out.header.contains("model.layers.0.weight_scale_inv"));
+  EXPECT_TRUE(out.Data("model.norm.weight") == src.Data("model.norm.weight"));
+  const std::vector<uint8_t> codes = src.Data("model.layers.0.weight");
+  const std::vector<uint8_t> scales = src.Data("model.layers.0.weight_scale_inv");
+  const std::vector<uint8_t> got = out.Data("model.layers.0.weight");
+  for (uint64_t i = 0; i < 64; ++i) {
+    const uint64_t r0 = i / 8, c = i % 8;
+    float w, s;
+    const uint32_t w_bits = ref::E4m3ToF32Bits(codes[i]);
+    const uint32_t s_bits = LoadLe32(&scales[4 * ((r0 / 4) * 2 + c / 4)]);
+    std::memcpy(&w, &w_bits, 4);
+    std::memcpy(&s, &s_bits, 4);
+    const float p = w * s;
+    uint32_t p_bits;
+    std::memcpy(&p_bits, &p, 4);
+    EXPECT_EQ(got[2 * i] | got[2 * i + 1] << 8, ref::F32BitsToBf16(p_bits)) << i;
+  }
+}
+
 // --- The generated demo model (sharded directory) -----------------------------
 
 class DemoModel : public testing::Test {
@@ -352,6 +383,21 @@ TEST(RememberCli, RelativePathsAndDefaultFileName) {
   ASSERT_EQ(w.size(), 16u);
   EXPECT_EQ(w[0] | w[1] << 8, 0x4000);
   EXPECT_EQ(w[2] | w[3] << 8, 0xC000);
+}
+
+TEST(RememberCli, PackedSchemesAreListedButNotRemembered) {
+  TempDir dir;
+  SafetensorsBuilder model;
+  model.Add("l.qweight", "I32", {2, 2}, std::vector<uint8_t>(16, 7));
+  model.Add("l.scales", "F16", {2}, {0, 60, 0, 60});
+  ASSERT_TRUE(model.Write(dir.path() / "gptq.safetensors"));
+  const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "gptq.safetensors"));
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("not supported yet"), std::string::npos) << inspect.out;
+  const CliResult r = RunAmn("remember -q " + Quote(dir.path() / "gptq.safetensors"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("l.qweight"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.Entries(), std::vector<std::string>{"gptq.safetensors"});
 }
 
 TEST(RememberCli, UnwritableOutputFailsCleanly) {

@@ -22,6 +22,7 @@ struct InspectInfo {
   std::string format;        // "safetensors"
   std::string scheme;        // "Fine-grained FP8, 128x128 blocks (E4M3)", "Unquantized"
   bool quantized = false;
+  std::string unsupported;   // why remember would refuse (empty: it can run)
   size_t shards = 1;
   bool sharded = false;      // a directory
   size_t quantized_tensors = 0;
