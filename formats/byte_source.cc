@@ -68,6 +68,16 @@ Status OpenRegularFile(const std::string& name, int* fd_out, uint64_t* size_out)
 
 }  // namespace
 
+std::string JsonErrorText(const std::exception& error) {
+  std::string_view text = error.what();
+  if (text.starts_with("[json.exception.")) {
+    if (const size_t end = text.find("] "); end != std::string_view::npos) {
+      text.remove_prefix(end + 2);
+    }
+  }
+  return MessageSafe(text, 400);
+}
+
 std::string MessageSafe(std::string_view text, size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -21,6 +22,10 @@ namespace amn::formats {
 // Paths get kMessagePathBytes (PATH_MAX), everything else the default.
 std::string MessageSafe(std::string_view text, size_t max_bytes = 200);
 inline constexpr size_t kMessagePathBytes = 4096;
+
+// A JSON library exception's message, without nlohmann's
+// "[json.exception.parse_error.101] " tag, made MessageSafe.
+std::string JsonErrorText(const std::exception& error);
 
 // Reads at absolute offsets. Implementations: files (pread), memory (tests).
 class ByteSource {

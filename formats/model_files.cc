@@ -28,16 +28,6 @@ constexpr std::string_view kConfigName = "config.json";
 // nesting deep enough to hurt the recursive serializer.
 constexpr int kMaxIndexDepth = 32;
 
-// nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string JsonErrorText(const std::exception& error) {
-  std::string_view text = error.what();
-  if (text.starts_with("[json.exception.")) {
-    if (const size_t end = text.find("] "); end != std::string_view::npos)
-      text.remove_prefix(end + 2);
-  }
-  return MessageSafe(text, 400);
-}
-
 std::string PathText(const fs::path& path) { return MessageSafe(path.string(), kMessagePathBytes); }
 
 Status Error(StatusCode code, const fs::path& path, const std::string& message) {

@@ -25,16 +25,6 @@ using Json = nlohmann::json;
 
 constexpr uint64_t kLengthFieldBytes = 8;
 
-// nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string JsonErrorText(const std::exception& error) {
-  std::string_view text = error.what();
-  if (text.starts_with("[json.exception.")) {
-    if (const size_t end = text.find("] "); end != std::string_view::npos)
-      text.remove_prefix(end + 2);
-  }
-  return MessageSafe(text, 400);
-}
-
 bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
 }
