@@ -1,5 +1,8 @@
 // `amn parse`, `amn inspect` (alias info) and `amn remember` (alias
 // dequantize): printing and argument handling around amn::Model.
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -25,8 +28,38 @@ std::string TypeLabel(ElemType t) {
 
 int Fail(const Status& status) {
   std::fprintf(stderr, "amn: %s\n", status.ToString().c_str());
-  return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: return kExitUsage;
+    case StatusCode::kCancelled: return kExitInterrupted;
+    default: return kExitFailure;
+  }
 }
+
+// Set by SIGINT/SIGTERM while remember runs; the library polls it between
+// chunks and removes its temporary output (a lock-free atomic store is
+// async-signal-safe).
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+
+// Routes SIGINT and SIGTERM to g_interrupted for its lifetime.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    struct sigaction action = {};
+    action.sa_handler = OnInterrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ = {}, old_term_ = {};
+};
 
 std::string ShapeText(const std::vector<uint64_t>& shape) {
   std::string text = "[";
@@ -164,7 +197,9 @@ int RunRemember(const RememberCliOptions& options) {
   remember.to = options.to;
   remember.threads = options.threads;
   remember.overwrite = options.force;
+  remember.cancel = &g_interrupted;
   {
+    InterruptGuard interrupts;
     ProgressBar bar(!options.quiet);
     remember.progress = [&bar](const RememberProgress& p) { bar.Update(p); };
     const Status status = model->Remember(output, remember);

@@ -12,6 +12,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kLimitExceeded: return "limit exceeded";
     case StatusCode::kIo: return "I/O error";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }

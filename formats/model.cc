@@ -282,6 +282,7 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   progress.tensors_total = plan.total_tensors;
   uint64_t shard_base_bytes = 0;
   size_t shard_base_tensors = 0;
+  engine.cancel = options.cancel;
   engine.on_progress = [&](uint64_t bytes, size_t tensors) {
     progress.bytes_done = shard_base_bytes + bytes;
     progress.tensors_done = shard_base_tensors + tensors;

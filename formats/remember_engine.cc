@@ -353,6 +353,11 @@ Status WriteShard(const ModelFiles& files, const ModelScheme& scheme, const Outp
     pipeline.Release(c);
     if (chunks[c].last_of_tensor) ++tensors_done;
     if (options.on_progress) options.on_progress(written, tensors_done);
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+      status = Status(StatusCode::kCancelled, out_name + ": interrupted");
+      pipeline.Fail(status);
+      break;
+    }
   }
   for (std::thread& t : workers) t.join();
   const Status failure = pipeline.error();

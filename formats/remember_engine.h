@@ -7,6 +7,7 @@
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,6 +23,8 @@ struct EngineOptions {
   // Called from the writing thread after each chunk: bytes and tensors of
   // this shard finished so far.
   std::function<void(uint64_t bytes_written, size_t tensors_done)> on_progress;
+  // When set and true, the shard stops after the current chunk (kCancelled).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Writes `shard` to the open file descriptor `out_fd` (positioned at 0),

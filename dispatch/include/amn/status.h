@@ -21,6 +21,7 @@ enum class StatusCode : int {
   kUnsupported,      // well-formed, but a feature this build does not handle
   kLimitExceeded,    // a declared size or count is over a ParseLimits bound
   kIo,               // the operating system refused a read or write
+  kCancelled,        // the caller asked the work to stop
 };
 
 AMN_API std::string_view StatusCodeName(StatusCode code);

@@ -4,6 +4,7 @@
 #ifndef AMN_MODEL_H_
 #define AMN_MODEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -57,6 +58,9 @@ struct RememberOptions {
   unsigned threads = 0;           // 0: every core
   bool overwrite = false;         // replace an existing output
   std::function<void(const RememberProgress&)> progress;  // from the writing thread
+  // Checked between chunks: when it becomes true, Remember stops, removes its
+  // temporary output and returns kCancelled (e.g. set from a SIGINT handler).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class AMN_API Model {
