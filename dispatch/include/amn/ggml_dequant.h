@@ -1,0 +1,53 @@
+// ggml block-quantized tensors (GGUF) to plain F32/F16/BF16, bit-exact with
+// gguf-py / ggml-quants.c dequantize_row_* (f32 arithmetic in ggml's order, no
+// FMA) followed by the F32 -> BF16/F16 rounding of docs/formats.md.
+#ifndef AMN_GGML_DEQUANT_H_
+#define AMN_GGML_DEQUANT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "amn/elem_type.h"
+#include "amn/export.h"
+#include "amn/status.h"
+#include "amn/targets.h"
+
+namespace amn {
+
+// Type ids exactly as GGUF stores them (ggml.h enum ggml_type).
+enum class GgmlType : uint32_t {
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ8_1 = 9,
+  kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kQ8_K = 15,
+  kIQ2_XXS = 16, kIQ2_XS = 17, kIQ3_XXS = 18, kIQ1_S = 19, kIQ4_NL = 20, kIQ3_S = 21,
+  kIQ2_S = 22, kIQ4_XS = 23, kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27, kF64 = 28,
+  kIQ1_M = 29, kBF16 = 30, kTQ1_0 = 34, kTQ2_0 = 35, kMXFP4 = 39,
+};
+
+struct GgmlTypeInfo {
+  GgmlType type;
+  std::string_view name;  // "Q4_K", "F16", ...
+  uint32_t block_elems;   // 1 for plain types
+  uint32_t block_bytes;   // bytes of one block (element size for plain types)
+  bool quantized;
+};
+
+// The traits of a GGUF type id; nullptr for ids this build does not know.
+AMN_API const GgmlTypeInfo* FindGgmlType(uint32_t id);
+
+// Dequantizes whole blocks of a quantized type: blocks.size() must be a
+// multiple of block_bytes; writes (blocks.size() / block_bytes) * block_elems
+// elements of out_type (kF32, kF16 or kBf16) to `out`, in ggml element order.
+// kInvalidArgument (nothing written) for partial blocks, a short output or a
+// plain type; kUnsupported for a quantized type this build cannot decode yet.
+AMN_API Status DequantGgml(GgmlType type, std::span<const uint8_t> blocks, ElemType out_type,
+                           std::span<std::byte> out);
+
+// Probes: the target each ggml dispatch table runs now.
+AMN_API TargetId GgmlLegacyTarget();  // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4
+AMN_API TargetId GgmlKQuantTarget();  // Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ4_XS TQ1_0 TQ2_0
+
+}  // namespace amn
+
+#endif  // AMN_GGML_DEQUANT_H_
