@@ -43,11 +43,8 @@ class ModelApiOnDemo : public testing::Test {
     dir_ = fs::temp_directory_path() / ("amn_model_api_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    // Built with += : GCC 12 reports a false -Wrestrict on "'" + path + "'".
-    std::string args = "'";
-    args += (dir_ / "demo-FP8").string();
-    args += "' 2";
-    const test::CliResult r = test::RunCommand(AMN_DEMO_GENERATOR_PATH, args);
+    const test::CliResult r =
+        test::RunCommand(AMN_DEMO_GENERATOR_PATH, "'" + (dir_ / "demo-FP8").string() + "' 2");
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -69,12 +69,7 @@ class TempDir {
 };
 
 // Shell-quoted path (test paths never hold a quote).
-std::string Quote(const fs::path& p) {
-  std::string quoted = "'";
-  quoted += p.string();
-  quoted += '\'';
-  return quoted;
-}
+std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // --- Real FP8 checkpoints -----------------------------------------------------
 
