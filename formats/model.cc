@@ -98,12 +98,11 @@ class TempPath {
   bool kept_ = false;
 };
 
-Status WriteShardFile(const formats::ModelFiles& files, const formats::ModelScheme& scheme,
-                      const formats::OutputShard& shard, const fs::path& path,
-                      const formats::EngineOptions& engine) {
+Status WriteShardFile(const formats::RememberPlan& plan, const formats::OutputShard& shard,
+                      const fs::path& path, const formats::EngineOptions& engine) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return IoError("cannot create", path);
-  Status status = formats::WriteShard(files, scheme, shard, fd, path.string(), engine);
+  Status status = formats::WriteShard(plan, shard, fd, path.string(), engine);
   if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", path);
   return status;
 }
@@ -289,7 +288,7 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
     if (options.progress) options.progress(progress);
   };
   auto write_shard = [&](const formats::OutputShard& shard, const fs::path& path) -> Status {
-    AMN_RETURN_IF_ERROR(WriteShardFile(files, impl_->scheme, shard, path, engine));
+    AMN_RETURN_IF_ERROR(WriteShardFile(plan, shard, path, engine));
     shard_base_bytes += shard.header_bytes.size() + shard.data_bytes;
     shard_base_tensors += shard.tensors.size();
     return Status::Ok();

@@ -16,6 +16,7 @@
 
 #include "amn/convert.h"
 #include "amn/fp8_dequant.h"
+#include "amn/ggml_dequant.h"
 #include "formats/byte_source.h"
 
 namespace amn::formats {
@@ -28,8 +29,8 @@ static_assert(std::endian::native == std::endian::little,
 constexpr uint64_t kMaxScaleBytesPerShard = uint64_t{256} << 20;
 
 // A piece of one output tensor. FP8: rows [row_begin, row_end) and columns
-// [col_begin, col_end) (a column range only within a single row). Copy: the
-// input bytes [in_begin, in_begin + in_bytes).
+// [col_begin, col_end) (a column range only within a single row). Copy and
+// ggml: the input bytes [in_begin, in_begin + in_bytes) of the tensor.
 struct Chunk {
   size_t tensor = 0;
   uint64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
@@ -40,62 +41,83 @@ struct Chunk {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-ElemType CodeType(Dtype d) { return d == Dtype::kF8E5m2 ? ElemType::kF8E5m2 : ElemType::kF8E4m3; }
-
 ElemType OutType(Dtype d) {
   return d == Dtype::kF16 ? ElemType::kF16 : d == Dtype::kBf16 ? ElemType::kBf16 : ElemType::kF32;
 }
 
-std::vector<Chunk> MakeChunks(const ModelScheme& scheme, const OutputShard& shard,
-                              size_t chunk_bytes) {
+// Splits `total` input bytes into pieces of `unit` bytes, `per_chunk` units
+// at a time, each unit giving `out_per_unit` output bytes.
+void AddRangeChunks(size_t t, uint64_t total, uint64_t unit, uint64_t per_chunk,
+                    uint64_t out_per_unit, std::vector<Chunk>& chunks) {
+  for (uint64_t b = 0; b < total; b += unit * per_chunk) {
+    Chunk c;
+    c.tensor = t;
+    c.in_begin = b;
+    c.in_bytes = std::min(unit * per_chunk, total - b);
+    c.out_bytes = c.in_bytes / unit * out_per_unit;
+    chunks.push_back(c);
+  }
+}
+
+void AddFp8Chunks(size_t t, const OutputTensor& out, size_t chunk_bytes, std::vector<Chunk>& chunks) {
+  const Fp8Weight& w = out.fp8_layout;
+  const uint64_t elem = DtypeBytes(out.dtype);
+  const uint64_t row_bytes = w.cols * elem;
+  if (row_bytes == 0) return;
+  if (row_bytes <= chunk_bytes) {
+    const uint64_t rows_per_chunk = chunk_bytes / row_bytes;
+    for (uint64_t r = 0; r < w.rows; r += rows_per_chunk) {
+      Chunk c;
+      c.tensor = t;
+      c.row_begin = r;
+      c.row_end = std::min(w.rows, r + rows_per_chunk);
+      c.col_end = w.cols;
+      c.in_begin = r * w.cols;
+      c.in_bytes = (c.row_end - r) * w.cols;
+      c.out_bytes = c.in_bytes * elem;
+      chunks.push_back(c);
+    }
+    return;
+  }
+  // Rows longer than a chunk: split each row at block boundaries.
+  uint64_t width = std::max<uint64_t>(1, chunk_bytes / elem);
+  if (w.layout == Fp8Layout::kBlock) {
+    width = std::max(w.block_cols, width / w.block_cols * w.block_cols);
+  }
+  for (uint64_t r = 0; r < w.rows; ++r) {
+    for (uint64_t col = 0; col < w.cols; col += width) {
+      Chunk c;
+      c.tensor = t;
+      c.row_begin = r;
+      c.row_end = r + 1;
+      c.col_begin = col;
+      c.col_end = std::min(w.cols, col + width);
+      c.in_begin = r * w.cols + col;
+      c.in_bytes = c.col_end - col;
+      c.out_bytes = c.in_bytes * elem;
+      chunks.push_back(c);
+    }
+  }
+}
+
+std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
   std::vector<Chunk> chunks;
   for (size_t t = 0; t < shard.tensors.size(); ++t) {
     const OutputTensor& out = shard.tensors[t];
     const size_t first = chunks.size();
-    if (out.fp8 < 0) {
-      for (uint64_t b = 0; b < out.bytes; b += chunk_bytes) {
-        Chunk c;
-        c.tensor = t;
-        c.in_begin = b;
-        c.in_bytes = std::min<uint64_t>(chunk_bytes, out.bytes - b);
-        c.out_bytes = c.in_bytes;
-        chunks.push_back(c);
-      }
-    } else {
-      const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(out.fp8)];
-      const uint64_t elem = DtypeBytes(out.dtype);
-      const uint64_t row_bytes = w.cols * elem;
-      if (row_bytes > 0 && row_bytes <= chunk_bytes) {
-        const uint64_t rows_per_chunk = chunk_bytes / row_bytes;
-        for (uint64_t r = 0; r < w.rows; r += rows_per_chunk) {
-          Chunk c;
-          c.tensor = t;
-          c.row_begin = r;
-          c.row_end = std::min(w.rows, r + rows_per_chunk);
-          c.col_end = w.cols;
-          c.in_begin = r * w.cols;
-          c.in_bytes = (c.row_end - r) * w.cols;
-          c.out_bytes = c.in_bytes * elem;
-          chunks.push_back(c);
-        }
-      } else if (row_bytes > 0) {
-        // Rows longer than a chunk: split each row at block boundaries.
-        uint64_t width = std::max<uint64_t>(1, chunk_bytes / elem);
-        if (w.layout == Fp8Layout::kBlock) width = std::max(w.block_cols, width / w.block_cols * w.block_cols);
-        for (uint64_t r = 0; r < w.rows; ++r) {
-          for (uint64_t col = 0; col < w.cols; col += width) {
-            Chunk c;
-            c.tensor = t;
-            c.row_begin = r;
-            c.row_end = r + 1;
-            c.col_begin = col;
-            c.col_end = std::min(w.cols, col + width);
-            c.in_begin = r * w.cols + col;
-            c.in_bytes = c.col_end - col;
-            c.out_bytes = c.in_bytes * elem;
-            chunks.push_back(c);
-          }
-        }
+    switch (out.decode) {
+      case Decode::kCopy:
+        AddRangeChunks(t, out.input_bytes, 1, chunk_bytes, 1, chunks);
+        break;
+      case Decode::kFp8:
+        AddFp8Chunks(t, out, chunk_bytes, chunks);
+        break;
+      case Decode::kGgml: {
+        const GgmlTypeInfo* info = FindGgmlType(out.ggml_type);
+        const uint64_t out_per_block = uint64_t{info->block_elems} * DtypeBytes(out.dtype);
+        AddRangeChunks(t, out.input_bytes, info->block_bytes,
+                       std::max<uint64_t>(1, chunk_bytes / out_per_block), out_per_block, chunks);
+        break;
       }
     }
     if (chunks.size() == first) {  // an empty tensor still completes
@@ -108,58 +130,53 @@ std::vector<Chunk> MakeChunks(const ModelScheme& scheme, const OutputShard& shar
   return chunks;
 }
 
-// Reads every shard's bytes through one positioned reader per file.
+// Positioned reads of the plan's input files, one reader per file.
 class Inputs {
  public:
-  explicit Inputs(const ModelFiles& files) : files_(files), sources_(files.shards.size()) {}
+  explicit Inputs(const std::vector<std::filesystem::path>& paths)
+      : paths_(paths), sources_(paths.size()) {}
 
-  Status Read(TensorRef ref, uint64_t offset, std::span<std::byte> out) {
-    std::unique_ptr<FileSource>& source = sources_[ref.shard];
+  Status Read(size_t file, uint64_t offset, std::span<std::byte> out) {
+    std::unique_ptr<FileSource>& source = sources_[file];
     {
       std::lock_guard<std::mutex> lock(open_mutex_);
       if (!source) {
-        AMN_ASSIGN_OR_RETURN(source, FileSource::Open(files_.shards[ref.shard].path));
+        AMN_ASSIGN_OR_RETURN(source, FileSource::Open(paths_[file]));
       }
     }
-    const Shard& shard = files_.shards[ref.shard];
-    const TensorEntry& entry = shard.header.tensors[ref.index];
-    return source->ReadAt(shard.header.data_offset + entry.data_begin + offset, out);
+    return source->ReadAt(offset, out);
   }
 
  private:
-  const ModelFiles& files_;
+  const std::vector<std::filesystem::path>& paths_;
   std::mutex open_mutex_;
   std::vector<std::unique_ptr<FileSource>> sources_;
 };
 
-// F32 scales of every FP8 weight written to this shard.
-Result<std::map<int64_t, std::vector<float>>> LoadScales(const ModelFiles& files,
-                                                          const ModelScheme& scheme,
-                                                          const OutputShard& shard,
-                                                          Inputs& inputs) {
-  std::map<int64_t, std::vector<float>> scales;
+// F32 scales of every FP8 weight of this shard, by tensor index.
+Result<std::map<size_t, std::vector<float>>> LoadScales(const OutputShard& shard, Inputs& inputs) {
+  std::map<size_t, std::vector<float>> scales;
   uint64_t total = 0;
-  for (const OutputTensor& out : shard.tensors) {
-    if (out.fp8 < 0) continue;
-    const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(out.fp8)];
-    const TensorEntry& entry = files.shards[w.scale.shard].header.tensors[w.scale.index];
-    total += entry.elements * sizeof(float);
+  for (size_t t = 0; t < shard.tensors.size(); ++t) {
+    const OutputTensor& out = shard.tensors[t];
+    if (out.decode != Decode::kFp8) continue;
+    total += out.scale_elements * sizeof(float);
     if (total > kMaxScaleBytesPerShard) {
       return Status(StatusCode::kLimitExceeded, "scale tensors of one shard exceed 256 MiB")
-          .WithTensor(entry.name);
+          .WithTensor(out.name);
     }
-    std::vector<std::byte> raw(entry.bytes());
-    AMN_RETURN_IF_ERROR(inputs.Read(w.scale, 0, raw));
-    std::vector<float> f32(entry.elements);
-    if (entry.dtype == Dtype::kF32) {
+    std::vector<std::byte> raw(out.scale_elements * DtypeBytes(out.scale_dtype));
+    AMN_RETURN_IF_ERROR(inputs.Read(out.scale_file, out.scale_offset, raw));
+    std::vector<float> f32(out.scale_elements);
+    if (out.scale_dtype == Dtype::kF32) {
       if (!raw.empty()) std::memcpy(f32.data(), raw.data(), raw.size());
     } else {
-      std::vector<uint16_t> halves(entry.elements);
+      std::vector<uint16_t> halves(out.scale_elements);
       if (!raw.empty()) std::memcpy(halves.data(), raw.data(), raw.size());
-      AMN_RETURN_IF_ERROR(entry.dtype == Dtype::kBf16 ? ConvertBf16ToF32(halves, f32)
-                                                      : ConvertF16ToF32(halves, f32));
+      AMN_RETURN_IF_ERROR(out.scale_dtype == Dtype::kBf16 ? ConvertBf16ToF32(halves, f32)
+                                                          : ConvertF16ToF32(halves, f32));
     }
-    scales[out.fp8] = std::move(f32);
+    scales[t] = std::move(f32);
   }
   return scales;
 }
@@ -279,19 +296,36 @@ class Pipeline {
 
 }  // namespace
 
-Status WriteShard(const ModelFiles& files, const ModelScheme& scheme, const OutputShard& shard,
-                  int out_fd, const std::string& out_name, const EngineOptions& options) {
-  Inputs inputs(files);
-  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(files, scheme, shard, inputs));
-  const std::vector<Chunk> chunks = MakeChunks(scheme, shard, options.chunk_bytes);
+Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
+                  const std::string& out_name, const EngineOptions& options) {
+  Inputs inputs(plan.input_files);
+  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
+  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
 
   uint64_t in_capacity = 0, out_capacity = 0;
   for (const Chunk& c : chunks) {
-    in_capacity = std::max(in_capacity, shard.tensors[c.tensor].fp8 < 0 ? 0 : c.in_bytes);
+    if (shard.tensors[c.tensor].decode != Decode::kCopy) in_capacity = std::max(in_capacity, c.in_bytes);
     out_capacity = std::max(out_capacity, c.out_bytes);
   }
   const unsigned threads = std::max(1u, options.threads);
   Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), in_capacity, out_capacity);
+
+  // Fills `slot` with chunk `c`: read, then decode.
+  auto produce = [&](const Chunk& chunk, Pipeline::Slot& slot) -> Status {
+    const OutputTensor& out = shard.tensors[chunk.tensor];
+    const std::span<std::byte> out_bytes(slot.out.data(), chunk.out_bytes);
+    if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
+    const uint64_t at = out.input_offset + chunk.in_begin;
+    if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
+    const std::span<std::byte> in(slot.in.data(), chunk.in_bytes);
+    AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, at, in));
+    const std::span<const uint8_t> in_u8(reinterpret_cast<const uint8_t*>(in.data()), in.size());
+    if (out.decode == Decode::kFp8) {
+      return DequantChunk(out.fp8_layout, chunk, scales.at(chunk.tensor), out.code_type,
+                          OutType(out.dtype), in_u8, out_bytes);
+    }
+    return DequantGgml(static_cast<GgmlType>(out.ggml_type), in_u8, OutType(out.dtype), out_bytes);
+  };
 
   std::mutex next_mutex;
   size_t next_chunk = 0;
@@ -305,28 +339,9 @@ Status WriteShard(const ModelFiles& files, const ModelScheme& scheme, const Outp
       }
       Pipeline::Slot* slot = pipeline.Acquire(c);
       if (slot == nullptr) return;
-      const Chunk& chunk = chunks[c];
-      const OutputTensor& out = shard.tensors[chunk.tensor];
-      const std::span<std::byte> out_bytes(slot->out.data(), chunk.out_bytes);
-      Status status;
-      if (chunk.out_bytes == 0) {
-        // An empty tensor: nothing to read or compute.
-      } else if (out.fp8 < 0) {
-        status = inputs.Read(out.source, chunk.in_begin, out_bytes);
-      } else {
-        const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(out.fp8)];
-        const std::span<std::byte> codes(slot->in.data(), chunk.in_bytes);
-        status = inputs.Read(out.source, chunk.in_begin, codes);
-        if (status.ok()) {
-          const TensorEntry& entry = files.shards[out.source.shard].header.tensors[out.source.index];
-          status = DequantChunk(w, chunk, scales.at(out.fp8), CodeType(entry.dtype),
-                                OutType(out.dtype),
-                                std::span(reinterpret_cast<const uint8_t*>(codes.data()), codes.size()),
-                                out_bytes);
-        }
-      }
+      Status status = produce(chunks[c], *slot);
       if (!status.ok()) {
-        pipeline.Fail(std::move(status).WithTensor(out.name));
+        pipeline.Fail(std::move(status).WithTensor(shard.tensors[chunks[c].tensor].name));
         return;
       }
       pipeline.MarkReady(c);

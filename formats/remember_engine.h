@@ -27,10 +27,10 @@ struct EngineOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-// Writes `shard` to the open file descriptor `out_fd` (positioned at 0),
-// naming `out_name` in errors.
-Status WriteShard(const ModelFiles& files, const ModelScheme& scheme, const OutputShard& shard,
-                  int out_fd, const std::string& out_name, const EngineOptions& options);
+// Writes `shard` of `plan` to the open file descriptor `out_fd` (positioned
+// at 0), naming `out_name` in errors.
+Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
+                  const std::string& out_name, const EngineOptions& options);
 
 }  // namespace amn::formats
 

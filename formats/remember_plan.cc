@@ -38,12 +38,26 @@ Dtype DtypeOf(ElemType type) {
   }
 }
 
+void FinishShard(OutputShard& shard) {
+  shard.data_bytes = 0;
+  for (OutputTensor& t : shard.tensors) {
+    t.data_begin = shard.data_bytes;
+    shard.data_bytes += t.bytes;
+  }
+  shard.header_bytes = HeaderBytes(shard);
+}
+
 Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to) {
   if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
     return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
   }
   RememberPlan plan;
   plan.to = DtypeOf(to);
+  for (const Shard& shard : files.shards) plan.input_files.push_back(shard.path);
+  auto offset_of = [&](TensorRef ref) {
+    const SafetensorsHeader& h = files.shards[ref.shard].header;
+    return h.data_offset + h.tensors[ref.index].data_begin;
+  };
   for (size_t s = 0; s < files.shards.size(); ++s) {
     const Shard& in = files.shards[s];
     OutputShard out;
@@ -57,21 +71,29 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
       OutputTensor t;
       t.name = entry.name;
       t.shape = entry.shape;
-      t.source = TensorRef{s, i};
-      t.data_begin = out.data_bytes;
+      t.input_file = s;
+      t.input_offset = offset_of(TensorRef{s, i});
+      t.input_bytes = entry.bytes();
       if (role == TensorRole::kQuantized) {
-        t.fp8 = scheme.fp8_index[s][i];
+        const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(scheme.fp8_index[s][i])];
+        const TensorEntry& scale = files.shards[w.scale.shard].header.tensors[w.scale.index];
+        t.decode = Decode::kFp8;
+        t.fp8_layout = w;
+        t.code_type = entry.dtype == Dtype::kF8E5m2 ? ElemType::kF8E5m2 : ElemType::kF8E4m3;
+        t.scale_file = w.scale.shard;
+        t.scale_offset = offset_of(w.scale);
+        t.scale_dtype = scale.dtype;
+        t.scale_elements = scale.elements;
         t.dtype = plan.to;
         t.bytes = entry.elements * DtypeBytes(plan.to);  // elements bounded by the FP8 bytes
       } else {
         t.dtype = entry.dtype;
         t.bytes = entry.bytes();
       }
-      out.data_bytes += t.bytes;
       out.tensors.push_back(std::move(t));
     }
     if (out.tensors.empty()) continue;  // a shard of scales only
-    out.header_bytes = HeaderBytes(out);
+    FinishShard(out);
     plan.total_bytes += out.header_bytes.size() + out.data_bytes;
     plan.total_tensors += out.tensors.size();
     plan.shards.push_back(std::move(out));

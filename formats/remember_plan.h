@@ -6,6 +6,8 @@
 #define AMN_FORMATS_REMEMBER_PLAN_H_
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,14 +18,34 @@
 
 namespace amn::formats {
 
+// How an output tensor's bytes are made from its input bytes.
+enum class Decode : uint8_t {
+  kCopy,  // the input bytes as they are
+  kFp8,   // FP8 codes times scales (fp8_layout, scale_*)
+  kGgml,  // ggml blocks of type ggml_type
+};
+
 struct OutputTensor {
   std::string name;
   Dtype dtype = Dtype::kF32;
   std::vector<uint64_t> shape;
   uint64_t data_begin = 0;  // in the output's data section
   uint64_t bytes = 0;
-  TensorRef source;
-  int64_t fp8 = -1;  // index into ModelScheme::fp8_weights when dequantized
+  Decode decode = Decode::kCopy;
+  // The input bytes: RememberPlan::input_files[input_file] at absolute
+  // offset input_offset.
+  size_t input_file = 0;
+  uint64_t input_offset = 0;
+  uint64_t input_bytes = 0;
+  // kFp8: the weight's layout, code type and its scale tensor.
+  Fp8Weight fp8_layout;
+  ElemType code_type = ElemType::kF8E4m3;
+  size_t scale_file = 0;
+  uint64_t scale_offset = 0;
+  Dtype scale_dtype = Dtype::kF32;
+  uint64_t scale_elements = 0;
+  // kGgml: the GGUF type id (amn::GgmlType).
+  uint32_t ggml_type = 0;
 };
 
 struct OutputShard {
@@ -39,6 +61,7 @@ struct OutputShard {
 
 struct RememberPlan {
   Dtype to = Dtype::kBf16;
+  std::vector<std::filesystem::path> input_files;  // what OutputTensor::input_file indexes
   std::vector<OutputShard> shards;
   uint64_t total_bytes = 0;    // headers + data of every output shard
   size_t total_tensors = 0;
@@ -50,6 +73,9 @@ Dtype DtypeOf(ElemType type);
 // Quantized weights become `to` with their shape; passthrough tensors keep
 // dtype and bytes; scales and dropped tensors are left out. Metadata is kept.
 Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to);
+
+// Completes a shard whose tensors are filled in: data offsets, the header.
+void FinishShard(OutputShard& shard);
 
 }  // namespace amn::formats
 
