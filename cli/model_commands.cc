@@ -85,7 +85,11 @@ int RunParse(const ParseOptions& options) {
   if (options.json) {
     nlohmann::json out = {{"path", options.path}, {"format", info.format},
                           {"scheme", info.scheme}, {"shards", info.shards},
+                          {"metadata", nlohmann::json::object()},
                           {"tensors", nlohmann::json::array()}};
+    for (const MetadataEntry& m : model->Metadata()) {
+      out["metadata"][m.key] = {{"type", m.type}, {"value", nlohmann::json::parse(m.json)}};
+    }
     for (const TensorSummary& t : tensors) {
       out["tensors"].push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape},
                                 {"bytes", t.bytes}, {"role", t.role}, {"scheme", t.scheme},
@@ -94,9 +98,16 @@ int RunParse(const ParseOptions& options) {
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("%s: %s, %zu tensors in %zu file%s\nScheme: %s\n\n", options.path.c_str(),
+  std::printf("%s: %s, %zu tensors in %zu file%s\nScheme: %s\n", options.path.c_str(),
               info.format.c_str(), tensors.size(), info.shards, info.shards == 1 ? "" : "s",
               info.scheme.c_str());
+  const std::vector<MetadataEntry> metadata = model->Metadata();
+  if (!metadata.empty()) std::printf("Metadata (%zu keys):\n", metadata.size());
+  for (const MetadataEntry& m : metadata) {
+    std::string value = m.json.size() > 72 ? m.json.substr(0, 69) + "..." : m.json;
+    std::printf("  %s (%s) = %s\n", m.key.c_str(), m.type.c_str(), value.c_str());
+  }
+  std::printf("\n");
   size_t width = 4;
   for (const TensorSummary& t : tensors) width = std::max(width, t.name.size());
   std::printf("  %-*s  %-8s %-16s %10s  %s\n", static_cast<int>(width), "name", "dtype", "shape",
@@ -136,12 +147,36 @@ int RunInspect(const InspectOptions& options) {
                           {"remembered_bytes", info.remembered_bytes},
                           {"to", TypeLabel(info.to)},
                           {"unsupported", info.unsupported},
+                          {"dtypes", [&] {
+                             nlohmann::json list = nlohmann::json::array();
+                             for (const DtypeStat& d : info.dtypes) {
+                               list.push_back({{"dtype", d.dtype}, {"tensors", d.tensors},
+                                               {"bytes", d.bytes}});
+                             }
+                             return list;
+                           }()},
+                          {"gguf_version", info.gguf_version},
+                          {"architecture", info.architecture},
+                          {"alignment", info.alignment},
+                          {"metadata_keys", info.metadata_keys},
                           {"lethe_took_bytes", took}};
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("Format:      %s (%s)\n", info.format.c_str(),
-              info.sharded ? (std::to_string(info.shards) + " shards").c_str() : "1 file");
+  if (info.format == "gguf") {
+    std::printf("Format:      GGUF v%u%s, alignment %llu, %zu metadata keys\n", info.gguf_version,
+                info.architecture.empty() ? "" : (" (" + info.architecture + ")").c_str(),
+                static_cast<unsigned long long>(info.alignment), info.metadata_keys);
+  } else {
+    std::printf("Format:      %s (%s)\n", info.format.c_str(),
+                info.sharded ? (std::to_string(info.shards) + " shards").c_str() : "1 file");
+  }
+  std::string types;
+  for (const DtypeStat& d : info.dtypes) {
+    types += (types.empty() ? "" : ", ") + d.dtype + " x" + std::to_string(d.tensors) + " (" +
+             FormatBytes(d.bytes) + ")";
+  }
+  std::printf("Dtypes:      %s\n", types.c_str());
   std::printf("Scheme:      %s\n", info.scheme.c_str());
   std::string scale_dtypes;
   for (const std::string& d : info.scale_dtypes) scale_dtypes += (scale_dtypes.empty() ? "" : ", ") + d;
@@ -161,7 +196,7 @@ int RunInspect(const InspectOptions& options) {
     return kExitOk;
   }
   std::printf("Size:        %s (%s) -> %s (%s)\n", FormatBytes(info.current_bytes).c_str(),
-              info.quantized ? "FP8" : "unquantized", FormatBytes(info.remembered_bytes).c_str(),
+              info.quantized ? "quantized" : "unquantized", FormatBytes(info.remembered_bytes).c_str(),
               TypeLabel(info.to).c_str());
   if (info.quantized) std::printf("Lethe took:  ~%s of precision\n", FormatBytes(took).c_str());
   return kExitOk;
@@ -219,9 +254,12 @@ int RunRemember(const RememberCliOptions& options) {
 Command AddParseCommand(CLI::App& app) {
   auto options = std::make_shared<ParseOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "parse", "Parse a .safetensors file or sharded model directory and list its tensors "
-               "(name, dtype, shape, size, role)");
-  cmd->add_option("path", options->path, "Model file or directory")->required();
+      "parse", "Parse a .safetensors file, sharded model directory, .gguf file or "
+               "ollama:<model>[:tag] and list its metadata and tensors (name, dtype, shape, "
+               "size, role)");
+  cmd->add_option("path", options->path,
+                  "Model: .safetensors file, directory of shards, .gguf file, or ollama:<model>[:tag]")
+      ->required();
   cmd->add_flag("--json", options->json, "Print JSON");
   return {cmd, [options] { return RunParse(*options); }};
 }
@@ -232,7 +270,9 @@ Command AddInspectCommand(CLI::App& app) {
       "inspect", "Summarize a model: format, quantization scheme, tensor counts, size before "
                  "and after remember");
   cmd->alias("info");
-  cmd->add_option("path", options->path, "Model file or directory")->required();
+  cmd->add_option("path", options->path,
+                  "Model: .safetensors file, directory of shards, .gguf file, or ollama:<model>[:tag]")
+      ->required();
   cmd->add_flag("--json", options->json, "Print JSON");
   AddToOption(cmd, options->to);
   return {cmd, [options] { return RunInspect(*options); }};
@@ -241,10 +281,12 @@ Command AddInspectCommand(CLI::App& app) {
 Command AddRememberCommand(CLI::App& app) {
   auto options = std::make_shared<RememberCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "remember", "Dequantize a model to plain BF16/F16/F32 safetensors (a file, or a directory "
-                  "of shards with its index, config.json and other files)");
+      "remember", "Dequantize a model (FP8 safetensors, GGUF) to plain BF16/F16/F32 safetensors "
+                  "(a file, or a directory of shards with its index, config.json and other files)");
   cmd->alias("dequantize");
-  cmd->add_option("path", options->path, "Model file or directory")->required();
+  cmd->add_option("path", options->path,
+                  "Model: .safetensors file, directory of shards, .gguf file, or ollama:<model>[:tag]")
+      ->required();
   cmd->add_option("-o,--output", options->output,
                   "Output file or directory (default: the input's name with -FP8 etc. replaced "
                   "by -bf16/-f16/-f32, beside it)");

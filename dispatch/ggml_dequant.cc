@@ -42,6 +42,17 @@ const GgmlTypeInfo* FindGgmlType(uint32_t id) {
   return nullptr;
 }
 
+bool GgmlTypeDecodable(GgmlType type) {
+  const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(type));
+  if (info == nullptr || !info->quantized) return false;
+  // One all-zero block (the largest is 292 bytes, 256 elements) tells.
+  std::array<uint8_t, 512> block{};
+  std::array<float, 256> out{};
+  return DequantGgml(type, std::span(block.data(), info->block_bytes), ElemType::kF32,
+                     std::as_writable_bytes(std::span(out)))
+      .ok();
+}
+
 Status DequantGgml(GgmlType type, std::span<const uint8_t> blocks, ElemType out_type,
                    std::span<std::byte> out) {
   const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(type));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,7 +15,10 @@
 #include <thread>
 
 #include "formats/fp8_scheme.h"
+#include "amn/ggml_dequant.h"
+#include "formats/gguf.h"
 #include "formats/model_files.h"
+#include "formats/ollama.h"
 #include "formats/remember_engine.h"
 #include "formats/remember_plan.h"
 
@@ -24,8 +28,13 @@ using formats::Dtype;
 using formats::TensorRole;
 
 struct Model::Impl {
+  bool gguf = false;
+  // safetensors
   formats::ModelFiles files;
   formats::ModelScheme scheme;
+  // GGUF
+  fs::path gguf_path;
+  formats::GgufHeader gguf_header;
 };
 
 namespace {
@@ -179,6 +188,116 @@ Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overw
   return Status::Ok();
 }
 
+// A GGUF file by magic ("GGUF") or, failing a readable header, extension.
+bool LooksLikeGguf(const fs::path& path) {
+  std::error_code error;
+  if (fs::is_directory(path, error)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  if (in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0) return true;
+  return path.extension() == ".gguf";
+}
+
+formats::EngineOptions EngineFor(const RememberOptions& options) {
+  formats::EngineOptions engine;
+  engine.threads = options.threads != 0 ? options.threads
+                                        : std::max(1u, std::thread::hardware_concurrency());
+  engine.cancel = options.cancel;
+  return engine;
+}
+
+void AddDtypeStat(std::vector<DtypeStat>& stats, const std::string& dtype, uint64_t bytes) {
+  for (DtypeStat& s : stats) {
+    if (s.dtype == dtype) {
+      ++s.tensors;
+      s.bytes += bytes;
+      return;
+    }
+  }
+  stats.push_back({dtype, 1, bytes});
+}
+
+void SortDtypeStats(std::vector<DtypeStat>& stats) {
+  std::stable_sort(stats.begin(), stats.end(),
+                   [](const DtypeStat& a, const DtypeStat& b) { return a.bytes > b.bytes; });
+}
+
+// A GGUF value as JSON; arrays as {"type", "count", "first": [kept items]}.
+nlohmann::json GgufValueJson(const formats::GgufValue& v) {
+  using formats::GgufValueType;
+  switch (v.type) {
+    case GgufValueType::kU8: case GgufValueType::kU16: case GgufValueType::kU32:
+    case GgufValueType::kU64: return v.u;
+    case GgufValueType::kI8: case GgufValueType::kI16: case GgufValueType::kI32:
+    case GgufValueType::kI64: return v.i;
+    case GgufValueType::kF32: case GgufValueType::kF64:
+      return std::isfinite(v.f) ? nlohmann::json(v.f) : nlohmann::json(std::to_string(v.f));
+    case GgufValueType::kBool: return v.b;
+    case GgufValueType::kString: return v.s;
+    case GgufValueType::kArray: {
+      nlohmann::json first = nlohmann::json::array();
+      for (const formats::GgufValue& item : v.items) first.push_back(GgufValueJson(item));
+      return {{"type", std::string(formats::GgufValueTypeName(v.elem_type))},
+              {"count", v.count},
+              {"first", std::move(first)}};
+    }
+  }
+  return nullptr;
+}
+
+InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to) {
+  InspectInfo info;
+  info.format = "gguf";
+  info.to = to;
+  info.gguf_version = h.version;
+  info.alignment = h.alignment;
+  info.metadata_keys = h.metadata.size();
+  if (const formats::GgufValue* arch = h.Find("general.architecture")) info.architecture = arch->s;
+  const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));
+  for (const formats::GgufTensorInfo& t : h.tensors) {
+    const GgmlTypeInfo* type = FindGgmlType(t.type);
+    info.current_bytes += t.bytes;
+    if (type->quantized) {
+      ++info.quantized_tensors;
+      info.remembered_bytes += t.elements * out_elem;
+      if (info.unsupported.empty() && !GgmlTypeDecodable(type->type)) {
+        info.unsupported = std::string(type->name) + " tensors (e.g. '" + t.name +
+                           "') cannot be dequantized by this build yet";
+      }
+    } else {
+      ++info.passthrough_tensors;
+      info.remembered_bytes += t.bytes;
+    }
+    AddDtypeStat(info.dtypes, std::string(type->name), t.bytes);
+  }
+  SortDtypeStats(info.dtypes);
+  info.quantized = info.quantized_tensors > 0;
+  std::string mix;
+  for (const DtypeStat& s : info.dtypes) {
+    mix += (mix.empty() ? "" : ", ") + s.dtype + " x" + std::to_string(s.tensors);
+  }
+  info.scheme = "GGUF v" + std::to_string(h.version) +
+                (info.architecture.empty() ? "" : " (" + info.architecture + ")") + ": " + mix;
+  return info;
+}
+
+std::vector<TensorSummary> GgufTensors(const formats::GgufHeader& h, const fs::path& path) {
+  std::vector<TensorSummary> list;
+  for (const formats::GgufTensorInfo& t : h.tensors) {
+    const GgmlTypeInfo* type = FindGgmlType(t.type);
+    TensorSummary s;
+    s.name = t.name;
+    s.dtype = std::string(type->name);
+    s.shape.assign(t.dims.rbegin(), t.dims.rend());
+    s.bytes = t.bytes;
+    s.role = type->quantized ? "quantized" : "passthrough";
+    s.scheme = type->quantized ? "ggml " + std::string(type->name) : "";
+    s.shard = path.filename().string();
+    list.push_back(std::move(s));
+  }
+  return list;
+}
+
 }  // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -188,14 +307,26 @@ Model::~Model() = default;
 
 Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits) {
   auto impl = std::make_unique<Impl>();
-  AMN_ASSIGN_OR_RETURN(impl->files, formats::OpenModelFiles(path, limits.Clamped()));
+  fs::path file = path;
+  if (path.string().starts_with(formats::kOllamaPrefix)) {
+    AMN_ASSIGN_OR_RETURN(file, formats::ResolveOllama(path.string()));
+  }
+  if (LooksLikeGguf(file)) {
+    AMN_ASSIGN_OR_RETURN(auto source, formats::FileSource::Open(file));
+    AMN_ASSIGN_OR_RETURN(impl->gguf_header, formats::ReadGgufHeader(*source, limits.Clamped()));
+    impl->gguf = true;
+    impl->gguf_path = file;
+    return Model(std::move(impl));
+  }
+  AMN_ASSIGN_OR_RETURN(impl->files, formats::OpenModelFiles(file, limits.Clamped()));
   AMN_ASSIGN_OR_RETURN(impl->scheme, formats::DetectScheme(impl->files));
   return Model(std::move(impl));
 }
 
-const fs::path& Model::path() const { return impl_->files.input; }
+const fs::path& Model::path() const { return impl_->gguf ? impl_->gguf_path : impl_->files.input; }
 
 InspectInfo Model::Inspect(ElemType to) const {
+  if (impl_->gguf) return InspectGguf(impl_->gguf_header, to);
   InspectInfo info;
   info.format = "safetensors";
   info.scheme = impl_->scheme.description;
@@ -230,12 +361,15 @@ InspectInfo Model::Inspect(ElemType to) const {
           info.remembered_bytes += t.bytes();
           break;
       }
+      AddDtypeStat(info.dtypes, std::string(formats::DtypeName(t.dtype)), t.bytes());
     }
   }
+  SortDtypeStats(info.dtypes);
   return info;
 }
 
 std::vector<TensorSummary> Model::Tensors() const {
+  if (impl_->gguf) return GgufTensors(impl_->gguf_header, impl_->gguf_path);
   std::vector<TensorSummary> list;
   for (size_t s = 0; s < impl_->files.shards.size(); ++s) {
     const auto& shard = impl_->files.shards[s];
@@ -264,7 +398,39 @@ std::vector<TensorSummary> Model::Tensors() const {
   return list;
 }
 
+std::vector<MetadataEntry> Model::Metadata() const {
+  std::vector<MetadataEntry> list;
+  if (impl_->gguf) {
+    for (const formats::GgufKeyValue& kv : impl_->gguf_header.metadata) {
+      list.push_back({kv.key, std::string(formats::GgufValueTypeName(kv.value.type)),
+                      GgufValueJson(kv.value).dump()});
+    }
+    return list;
+  }
+  for (const formats::Shard& shard : impl_->files.shards) {
+    for (const auto& [key, value] : shard.header.metadata) {
+      list.push_back({key, "string", nlohmann::json(value).dump()});
+    }
+  }
+  return list;
+}
+
 Status Model::Remember(const fs::path& output, const RememberOptions& options) const {
+  if (impl_->gguf) {
+    AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
+                         formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, options.to));
+    AMN_RETURN_IF_ERROR(CheckOutputPath(impl_->gguf_path, output, options.overwrite));
+    formats::EngineOptions engine = EngineFor(options);
+    RememberProgress progress{0, plan.total_bytes, 0, plan.total_tensors};
+    engine.on_progress = [&](uint64_t bytes, size_t tensors) {
+      progress.bytes_done = bytes;
+      progress.tensors_done = tensors;
+      if (options.progress) options.progress(progress);
+    };
+    TempPath temp(output);
+    AMN_RETURN_IF_ERROR(WriteShardFile(plan, plan.shards.front(), temp.path(), engine));
+    return temp.Commit(output, options.overwrite);
+  }
   const formats::ModelFiles& files = impl_->files;
   if (!impl_->scheme.unsupported.empty()) {
     return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
@@ -273,15 +439,12 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
                        formats::PlanRemember(files, impl_->scheme, options.to));
   AMN_RETURN_IF_ERROR(CheckOutputPath(files.input, output, options.overwrite));
 
-  formats::EngineOptions engine;
-  engine.threads = options.threads != 0 ? options.threads
-                                        : std::max(1u, std::thread::hardware_concurrency());
+  formats::EngineOptions engine = EngineFor(options);
   RememberProgress progress;
   progress.bytes_total = plan.total_bytes;
   progress.tensors_total = plan.total_tensors;
   uint64_t shard_base_bytes = 0;
   size_t shard_base_tensors = 0;
-  engine.cancel = options.cancel;
   engine.on_progress = [&](uint64_t bytes, size_t tensors) {
     progress.bytes_done = shard_base_bytes + bytes;
     progress.tensors_done = shard_base_tensors + tensors;
@@ -327,6 +490,15 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
 }
 
 fs::path Model::DefaultOutputPath(const fs::path& input, ElemType to) {
+  if (input.string().starts_with(formats::kOllamaPrefix)) {
+    std::string name = input.string().substr(formats::kOllamaPrefix.size());
+    std::replace(name.begin(), name.end(), ':', '-');
+    std::replace(name.begin(), name.end(), '/', '-');
+    return fs::path(name + "-" + TypeSuffix(to) + ".safetensors");
+  }
+  if (input.extension() == ".gguf") {
+    return input.parent_path() / (input.stem().string() + "-" + TypeSuffix(to) + ".safetensors");
+  }
   fs::path clean = input;
   if (!clean.has_filename()) clean = clean.parent_path();  // "dir/" -> "dir"
   const bool is_file = clean.extension() == ".safetensors";

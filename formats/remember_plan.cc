@@ -1,7 +1,10 @@
 // Building the remember plan and each output shard's safetensors header.
 #include "formats/remember_plan.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "amn/ggml_dequant.h"
 
 namespace amn::formats {
 namespace {
@@ -98,6 +101,67 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
     plan.total_tensors += out.tensors.size();
     plan.shards.push_back(std::move(out));
   }
+  return plan;
+}
+
+namespace {
+
+// The safetensors dtype of a plain (unquantized) ggml type.
+std::optional<Dtype> PlainDtype(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32: return Dtype::kF32;
+    case GgmlType::kF16: return Dtype::kF16;
+    case GgmlType::kBF16: return Dtype::kBf16;
+    case GgmlType::kF64: return Dtype::kF64;
+    case GgmlType::kI8: return Dtype::kI8;
+    case GgmlType::kI16: return Dtype::kI16;
+    case GgmlType::kI32: return Dtype::kI32;
+    case GgmlType::kI64: return Dtype::kI64;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
+                                      ElemType to) {
+  if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
+    return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
+  }
+  RememberPlan plan;
+  plan.to = DtypeOf(to);
+  plan.input_files = {file};
+  OutputShard out;
+  for (const GgufKeyValue& kv : header.metadata) {
+    if (kv.value.type == GgufValueType::kString) out.metadata[kv.key] = kv.value.s;
+  }
+  for (const GgufTensorInfo& t : header.tensors) {
+    const GgmlTypeInfo* info = FindGgmlType(t.type);  // known: the parser checked
+    OutputTensor o;
+    o.name = t.name;
+    o.shape.assign(t.dims.rbegin(), t.dims.rend());
+    o.input_offset = header.data_offset + t.offset;
+    o.input_bytes = t.bytes;
+    if (info->quantized) {
+      if (!GgmlTypeDecodable(info->type)) {
+        return Status(StatusCode::kUnsupported, file.string() + ": " + std::string(info->name) +
+                                                    " blocks cannot be dequantized by this build yet")
+            .WithTensor(t.name);
+      }
+      o.decode = Decode::kGgml;
+      o.ggml_type = t.type;
+      o.dtype = plan.to;
+      o.bytes = t.elements * DtypeBytes(plan.to);
+    } else {
+      o.dtype = *PlainDtype(info->type);
+      o.bytes = t.bytes;
+    }
+    out.tensors.push_back(std::move(o));
+  }
+  FinishShard(out);
+  plan.total_bytes = out.header_bytes.size() + out.data_bytes;
+  plan.total_tensors = out.tensors.size();
+  plan.shards.push_back(std::move(out));
   return plan;
 }
 

@@ -15,6 +15,7 @@
 #include "amn/elem_type.h"
 #include "amn/result.h"
 #include "formats/fp8_scheme.h"
+#include "formats/gguf.h"
 
 namespace amn::formats {
 
@@ -76,6 +77,14 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
 
 // Completes a shard whose tensors are filled in: data offsets, the header.
 void FinishShard(OutputShard& shard);
+
+// A GGUF file as one safetensors shard: tensor names kept, shapes in
+// row-major order (GGUF lists the fastest dimension first), quantized types
+// dequantized to `to`, plain types (F32, F16, BF16, F64, I8-I64) copied,
+// string metadata copied into __metadata__. kUnsupported names a tensor
+// whose type this build cannot decode.
+Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
+                                      ElemType to);
 
 }  // namespace amn::formats
 

@@ -44,6 +44,9 @@ AMN_API const GgmlTypeInfo* FindGgmlType(uint32_t id);
 AMN_API Status DequantGgml(GgmlType type, std::span<const uint8_t> blocks, ElemType out_type,
                            std::span<std::byte> out);
 
+// Whether DequantGgml can decode `type` in this build (plain types: false).
+AMN_API bool GgmlTypeDecodable(GgmlType type);
+
 // Probes: the target each ggml dispatch table runs now.
 AMN_API TargetId GgmlLegacyTarget();  // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4
 AMN_API TargetId GgmlKQuantTarget();  // Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ4_XS TQ1_0 TQ2_0

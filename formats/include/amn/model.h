@@ -1,6 +1,8 @@
 // The library's model API (DESIGN.md §2): parse once, then inspect or act
 // without re-reading headers. Today: safetensors files and sharded
-// directories, FP8 checkpoints dequantized to BF16/F16/F32.
+// directories (FP8 checkpoints dequantized), GGUF files and ollama: names
+// (ggml types dequantized where this build has their kernels), all written
+// as BF16/F16/F32 safetensors.
 #ifndef AMN_MODEL_H_
 #define AMN_MODEL_H_
 
@@ -19,8 +21,14 @@
 
 namespace amn {
 
+struct DtypeStat {
+  std::string dtype;  // as stored: "F8_E4M3", "Q4_K", ...
+  size_t tensors = 0;
+  uint64_t bytes = 0;
+};
+
 struct InspectInfo {
-  std::string format;        // "safetensors"
+  std::string format;        // "safetensors" or "gguf"
   std::string scheme;        // "Fine-grained FP8, 128x128 blocks (E4M3)", "Unquantized"
   bool quantized = false;
   std::string unsupported;   // why remember would refuse (empty: it can run)
@@ -34,6 +42,20 @@ struct InspectInfo {
   uint64_t current_bytes = 0;     // tensor data as stored
   uint64_t remembered_bytes = 0;  // tensor data after remember --to <type>
   ElemType to = ElemType::kBf16;
+  std::vector<DtypeStat> dtypes;  // stored dtypes, most bytes first
+  // GGUF only.
+  uint32_t gguf_version = 0;
+  std::string architecture;  // general.architecture
+  uint64_t alignment = 0;
+  size_t metadata_keys = 0;
+};
+
+// One metadata entry: GGUF key/values (arrays summarized as
+// {"type", "count", "first": [...]}) or safetensors __metadata__ strings.
+struct MetadataEntry {
+  std::string key;
+  std::string type;   // "string", "u32", "array", ...
+  std::string json;   // the value as JSON text
 };
 
 struct TensorSummary {
@@ -65,7 +87,8 @@ struct RememberOptions {
 
 class AMN_API Model {
  public:
-  // A .safetensors file or a directory of shards. Reads headers only.
+  // A .safetensors file, a directory of shards, a GGUF file (by magic or
+  // extension) or "ollama:<model>[:tag]". Reads headers only.
   static Result<Model> Open(const std::filesystem::path& path, const ParseLimits& limits = {});
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
@@ -74,6 +97,7 @@ class AMN_API Model {
   const std::filesystem::path& path() const;
   InspectInfo Inspect(ElemType to = ElemType::kBf16) const;
   std::vector<TensorSummary> Tensors() const;
+  std::vector<MetadataEntry> Metadata() const;
 
   // Writes the dequantized model to `output` (a file for a file input, a
   // directory for a directory input): temporary file(s) next to the target,
@@ -81,7 +105,9 @@ class AMN_API Model {
   // bytes are identical for any thread count.
   Status Remember(const std::filesystem::path& output, const RememberOptions& options) const;
 
-  // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ -> Qwen3-8B-bf16/.
+  // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ ->
+  // Qwen3-8B-bf16/; model-Q4_K_M.gguf -> model-Q4_K_M-bf16.safetensors;
+  // ollama:llama3.2:1b -> llama3.2-1b-bf16.safetensors (current directory).
   static std::filesystem::path DefaultOutputPath(const std::filesystem::path& input, ElemType to);
 
  private:

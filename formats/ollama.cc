@@ -1,0 +1,93 @@
+// Resolving ollama:<model>[:tag] through Ollama's local manifest store.
+#include "formats/ollama.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "formats/byte_source.h"
+
+namespace amn::formats {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kMaxManifestBytes = 1 << 20;
+
+bool SafeComponent(std::string_view s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos &&
+         s.find('\0') == std::string_view::npos;
+}
+
+fs::path ModelsDir() {
+  if (const char* dir = std::getenv("OLLAMA_MODELS"); dir != nullptr && *dir != '\0') return dir;
+  const char* home = std::getenv("HOME");
+  return fs::path(home != nullptr ? home : "") / ".ollama" / "models";
+}
+
+}  // namespace
+
+Result<fs::path> ResolveOllama(std::string_view spec) {
+  if (!spec.starts_with(kOllamaPrefix)) {
+    return Status(StatusCode::kInvalidArgument, "not an ollama: name");
+  }
+  std::string_view name = spec.substr(kOllamaPrefix.size());
+  std::string_view tag = "latest";
+  if (const size_t colon = name.rfind(':'); colon != std::string_view::npos) {
+    tag = name.substr(colon + 1);
+    name = name.substr(0, colon);
+  }
+  std::string_view space = "library";
+  if (const size_t slash = name.find('/'); slash != std::string_view::npos) {
+    space = name.substr(0, slash);
+    name = name.substr(slash + 1);
+  }
+  if (!SafeComponent(name) || !SafeComponent(tag) || !SafeComponent(space)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + MessageSafe(spec) + "' is not ollama:<model>[:tag]");
+  }
+  const fs::path models = ModelsDir();
+  const fs::path manifest =
+      models / "manifests" / "registry.ollama.ai" / std::string(space) / std::string(name) / std::string(tag);
+  std::error_code error;
+  if (!fs::is_regular_file(manifest, error)) {
+    return Status(StatusCode::kIo, "no Ollama manifest at " + manifest.string() +
+                                       " (pull the model, or set OLLAMA_MODELS)");
+  }
+  if (fs::file_size(manifest, error) > kMaxManifestBytes) {
+    return Status(StatusCode::kLimitExceeded, manifest.string() + ": manifest over 1 MiB");
+  }
+  std::ifstream in(manifest);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string digest;
+  try {
+    const nlohmann::json json = nlohmann::json::parse(text.str());
+    for (const auto& layer : json.at("layers")) {
+      if (layer.value("mediaType", "") == "application/vnd.ollama.image.model") {
+        digest = layer.at("digest").get<std::string>();
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInvalid, manifest.string() + ": " + JsonErrorText(e));
+  }
+  if (digest.empty()) {
+    return Status(StatusCode::kInvalid, manifest.string() + ": no model layer in the manifest");
+  }
+  std::string blob_name = digest;
+  if (const size_t colon = blob_name.find(':'); colon != std::string::npos) blob_name[colon] = '-';
+  if (!SafeComponent(blob_name)) {
+    return Status(StatusCode::kInvalid, manifest.string() + ": bad digest '" + MessageSafe(digest) + "'");
+  }
+  const fs::path blob = models / "blobs" / blob_name;
+  if (!fs::is_regular_file(blob, error)) {
+    return Status(StatusCode::kIo, "the manifest " + manifest.string() + " names " + blob.string() +
+                                       ", which is missing");
+  }
+  return blob;
+}
+
+}  // namespace amn::formats

@@ -1,0 +1,26 @@
+// `ollama:<model>[:tag]` names: the model-layer GGUF blob of a model pulled
+// by Ollama, found through its manifest under $OLLAMA_MODELS or
+// ~/.ollama/models (manifests/registry.ollama.ai/<namespace>/<model>/<tag>,
+// namespace "library" when the name has none; the layer whose mediaType is
+// application/vnd.ollama.image.model names blobs/sha256-<digest>).
+#ifndef AMN_FORMATS_OLLAMA_H_
+#define AMN_FORMATS_OLLAMA_H_
+
+#include <filesystem>
+#include <string_view>
+
+#include "amn/result.h"
+
+namespace amn::formats {
+
+inline constexpr std::string_view kOllamaPrefix = "ollama:";
+
+// The blob path for `spec` ("ollama:llama3.2", "ollama:llama3.2:1b",
+// "ollama:user/model:tag"). kInvalidArgument for a malformed name, kIo when
+// the manifest or blob is missing, kInvalid for a manifest without a model
+// layer.
+Result<std::filesystem::path> ResolveOllama(std::string_view spec);
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_OLLAMA_H_

@@ -1,0 +1,145 @@
+// GGUF through the CLI and the model API: parse/inspect report the header,
+// remember writes safetensors with row-major shapes, kept names, copied plain
+// tensors and string metadata; ollama: names resolve through a manifest.
+// Quantized tensors are checked against ggml's formula evaluated here when
+// this build decodes their type, and must be refused by name when it does not.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "amn/ggml_dequant.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "tests/cli_runner.h"
+#include "tests/fixtures.h"
+#include "tests/gguf_writer.h"
+
+namespace amn::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+class GgufCli : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("amn_gguf_cli_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // F32 [2, 3] (GGUF dims {3, 2}), F16 [4], one Q8_0 row of 32, metadata.
+    GgufWriter w(3);
+    w.Header(3, 3);
+    w.KvStr("general.architecture", "llama").KvStr("general.name", "tiny").KvU32("llama.block_count", 1);
+    w.Tensor("token_embd.weight", {3, 2}, 0, 0);
+    w.Tensor("output_norm.weight", {4}, 1, 32);
+    w.Tensor("blk.0.attn_q.weight", {32}, 8, 64);
+    w.PadTo(32);
+    const float f32[6] = {1, 2, 3, 4, 5, -6};
+    w.Raw(f32, sizeof(f32)).PadTo(32);
+    const uint16_t f16[4] = {0x3C00, 0xC000, 0x0001, 0x7BFF};
+    w.Raw(f16, sizeof(f16)).PadTo(32);
+    q8_.resize(34);
+    q8_[0] = 0x00;  // d = 0x3800 = 0.5 (f16, little-endian)
+    q8_[1] = 0x38;
+    for (int i = 0; i < 32; ++i) q8_[2 + i] = static_cast<uint8_t>(i * 7 - 100);
+    w.Raw(q8_.data(), q8_.size());
+    bytes_ = w.bytes();
+    std::ofstream(dir_ / "tiny.gguf", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes_.data()), static_cast<std::streamsize>(bytes_.size()));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> q8_;
+};
+
+TEST_F(GgufCli, InspectAndParseReportTheHeader) {
+  const CliResult inspect = RunAmn("inspect --json " + Quote(dir_ / "tiny.gguf"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const auto info = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(info["format"], "gguf");
+  EXPECT_EQ(info["gguf_version"], 3);
+  EXPECT_EQ(info["architecture"], "llama");
+  EXPECT_EQ(info["metadata_keys"], 3);
+  EXPECT_EQ(info["quantized_tensors"], 1);
+  EXPECT_EQ(info["passthrough_tensors"], 2);
+  const CliResult parse = RunAmn("parse --json " + Quote(dir_ / "tiny.gguf"));
+  ASSERT_EQ(parse.exit_code, 0) << parse.err;
+  const auto p = nlohmann::json::parse(parse.out);
+  EXPECT_EQ(p["metadata"]["general.name"]["value"], "tiny");
+  EXPECT_EQ(p["metadata"]["llama.block_count"]["value"], 1);
+  EXPECT_EQ(p["tensors"][0]["shape"], nlohmann::json({2, 3}));  // row-major
+  EXPECT_EQ(p["tensors"][2]["dtype"], "Q8_0");
+}
+
+TEST_F(GgufCli, RememberWritesRowMajorSafetensors) {
+  const CliResult r = RunAmn("remember -q " + Quote(dir_ / "tiny.gguf"));
+  const fs::path out = dir_ / "tiny-bf16.safetensors";
+  if (!GgmlTypeDecodable(GgmlType::kQ8_0)) {
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("blk.0.attn_q.weight"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    GTEST_SKIP() << "Q8_0 kernels are not in this build yet";
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<uint8_t> file = ReadBytes(out);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | file[i];
+  const auto header = nlohmann::json::parse(file.begin() + 8, file.begin() + 8 + static_cast<long>(n));
+  EXPECT_EQ(header["__metadata__"]["general.architecture"], "llama");
+  EXPECT_FALSE(header["__metadata__"].contains("llama.block_count"));  // strings only
+  EXPECT_EQ(header["token_embd.weight"]["shape"], nlohmann::json({2, 3}));
+  EXPECT_EQ(header["token_embd.weight"]["dtype"], "F32");
+  EXPECT_EQ(header["output_norm.weight"]["dtype"], "F16");
+  EXPECT_EQ(header["blk.0.attn_q.weight"]["dtype"], "BF16");
+  auto data = [&](const std::string& name) {
+    const auto& o = header[name]["data_offsets"];
+    return std::vector<uint8_t>(file.begin() + 8 + static_cast<long>(n + o[0].get<uint64_t>()),
+                                file.begin() + 8 + static_cast<long>(n + o[1].get<uint64_t>()));
+  };
+  const float f32[6] = {1, 2, 3, 4, 5, -6};
+  std::vector<uint8_t> f32_bytes(sizeof(f32));
+  std::memcpy(f32_bytes.data(), f32, sizeof(f32));
+  EXPECT_EQ(data("token_embd.weight"), f32_bytes) << "F32 bytes copied";
+  // Q8_0: y = d * q, d the f16 0x3800 = 0.5 (ggml-quants.c dequantize_row_q8_0).
+  const std::vector<uint8_t> q = data("blk.0.attn_q.weight");
+  ASSERT_EQ(q.size(), 64u);
+  for (int i = 0; i < 32; ++i) {
+    const float value = 0.5f * static_cast<float>(static_cast<int8_t>(q8_[2 + i]));
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    EXPECT_EQ(q[2 * i] | q[2 * i + 1] << 8, ref::F32BitsToBf16(bits)) << i;
+  }
+}
+
+TEST_F(GgufCli, OllamaNamesResolveThroughTheManifest) {
+  const fs::path models = dir_ / "models";
+  const fs::path manifest_dir = models / "manifests" / "registry.ollama.ai" / "library" / "tiny";
+  fs::create_directories(manifest_dir);
+  fs::create_directories(models / "blobs");
+  fs::copy_file(dir_ / "tiny.gguf", models / "blobs" / "sha256-abc123");
+  std::ofstream(manifest_dir / "1b")
+      << R"({"layers":[{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:x"},)"
+      << R"({"mediaType":"application/vnd.ollama.image.model","digest":"sha256:abc123"}]})";
+  const std::string env = "OLLAMA_MODELS=" + Quote(models);
+  const CliResult ok = RunAmn("inspect --json ollama:tiny:1b", env);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["architecture"], "llama");
+  const CliResult missing_tag = RunAmn("inspect ollama:tiny", env);  // tag defaults to latest
+  EXPECT_EQ(missing_tag.exit_code, 1);
+  EXPECT_NE(missing_tag.err.find("latest"), std::string::npos) << missing_tag.err;
+  fs::remove(models / "blobs" / "sha256-abc123");
+  const CliResult missing_blob = RunAmn("parse ollama:tiny:1b", env);
+  EXPECT_EQ(missing_blob.exit_code, 1);
+  EXPECT_NE(missing_blob.err.find("sha256-abc123"), std::string::npos) << missing_blob.err;
+  EXPECT_EQ(RunAmn("parse ollama:../etc", env).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace amn::test
