@@ -118,6 +118,41 @@ TEST_F(GgufCli, RememberWritesRowMajorSafetensors) {
   }
 }
 
+// Every gguf_reference fixture wrapped in a GGUF file as one tensor, through
+// `amn remember`: the output must be gguf-py's BF16 bytes exactly, for the
+// types this build decodes; the others must be refused by name.
+TEST_F(GgufCli, RealBlocksThroughRememberMatchGgufPy) {
+  const auto files = FixtureFiles("gguf_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
+  size_t decoded = 0;
+  for (const fs::path& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    const std::vector<uint8_t> f = ReadBytes(path);
+    const uint32_t type = LoadLe32(&f[0]), n = LoadLe32(&f[4]), raw = LoadLe32(&f[8]);
+    GgufWriter w(3);
+    w.Header(1, 0).Tensor("t", {n}, type, 0).PadTo(32);
+    w.Raw(f.data() + 16, raw);
+    const fs::path in = dir_ / "fixture.gguf", out = dir_ / "fixture.safetensors";
+    std::ofstream(in, std::ios::binary)
+        .write(reinterpret_cast<const char*>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
+    const CliResult r = RunAmn("remember -q --force " + Quote(in) + " -o " + Quote(out));
+    if (!GgmlTypeDecodable(static_cast<GgmlType>(type))) {
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_NE(r.err.find("cannot be dequantized"), std::string::npos) << r.err;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<uint8_t> o = ReadBytes(out);
+    uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) header = header << 8 | o[i];
+    const std::vector<uint8_t> got(o.begin() + 8 + static_cast<long>(header), o.end());
+    const std::vector<uint8_t> want(f.begin() + 16 + raw, f.end());
+    EXPECT_TRUE(got == want);
+    ++decoded;
+  }
+  RecordProperty("decoded_fixture_types", static_cast<int>(decoded));
+}
+
 TEST_F(GgufCli, OllamaNamesResolveThroughTheManifest) {
   const fs::path models = dir_ / "models";
   const fs::path manifest_dir = models / "manifests" / "registry.ollama.ai" / "library" / "tiny";
