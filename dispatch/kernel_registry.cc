@@ -6,11 +6,14 @@
 
 #include "amn/convert.h"
 #include "amn/fp8_dequant.h"
+#include "amn/ggml_dequant.h"
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/kernel_rows.h"
+#include "kernels/ggml_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
 #include "kernels/ref/fp8_ref.h"
+#include "kernels/ref/ggml_legacy_ref.h"
 
 namespace amn {
 namespace {
@@ -59,6 +62,18 @@ template <typename TOut,
 void ScaledThunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
   RunScaled<TOut, kRows>(in, n_elems, out);
+}
+
+// ggml legacy blocks: n_elems outputs from n_elems / 32 blocks.
+template <typename TOut, void (*kRows)(const uint8_t*, size_t, TOut*)>
+void BlockThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  kRows(static_cast<const uint8_t*>(in), n_elems / ggml::kQK, static_cast<TOut*>(out));
+}
+
+template <GgmlType kType, ElemType kOut>
+void BlockRefThunk(const void* in, size_t n_elems, void* out) {
+  ref::DequantGgmlLegacy(kType, static_cast<const uint8_t*>(in), n_elems / ggml::kQK, kOut, out);
 }
 
 using E = ElemType;
@@ -120,6 +135,71 @@ constexpr std::array kKernels = {
     KernelInfo{"e5m2_scaled_to_f16", "fp8_dequant", E::kF8E5m2, E::kF16,
                ScaledThunk<u16, internal::DequantE5m2ToF16Rows>,
                RunScaled<u16, ref::DequantE5m2ToF16>, Fp8DequantTarget},
+    // ggml legacy blocks (in: the f16 scale type; the input is whole blocks).
+    KernelInfo{"q4_0_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantQ4_0ToBf16Rows>,
+               BlockRefThunk<GgmlType::kQ4_0, E::kBf16>, GgmlLegacyTarget,
+               ggml::kQ4_0Bytes, ggml::kQK},
+    KernelInfo{"q4_0_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantQ4_0ToF32Rows>,
+               BlockRefThunk<GgmlType::kQ4_0, E::kF32>, GgmlLegacyTarget,
+               ggml::kQ4_0Bytes, ggml::kQK},
+    KernelInfo{"q4_1_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantQ4_1ToBf16Rows>,
+               BlockRefThunk<GgmlType::kQ4_1, E::kBf16>, GgmlLegacyTarget,
+               ggml::kQ4_1Bytes, ggml::kQK},
+    KernelInfo{"q4_1_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantQ4_1ToF32Rows>,
+               BlockRefThunk<GgmlType::kQ4_1, E::kF32>, GgmlLegacyTarget,
+               ggml::kQ4_1Bytes, ggml::kQK},
+    KernelInfo{"q5_0_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantQ5_0ToBf16Rows>,
+               BlockRefThunk<GgmlType::kQ5_0, E::kBf16>, GgmlLegacyTarget,
+               ggml::kQ5_0Bytes, ggml::kQK},
+    KernelInfo{"q5_0_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantQ5_0ToF32Rows>,
+               BlockRefThunk<GgmlType::kQ5_0, E::kF32>, GgmlLegacyTarget,
+               ggml::kQ5_0Bytes, ggml::kQK},
+    KernelInfo{"q5_1_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantQ5_1ToBf16Rows>,
+               BlockRefThunk<GgmlType::kQ5_1, E::kBf16>, GgmlLegacyTarget,
+               ggml::kQ5_1Bytes, ggml::kQK},
+    KernelInfo{"q5_1_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantQ5_1ToF32Rows>,
+               BlockRefThunk<GgmlType::kQ5_1, E::kF32>, GgmlLegacyTarget,
+               ggml::kQ5_1Bytes, ggml::kQK},
+    KernelInfo{"q8_0_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantQ8_0ToBf16Rows>,
+               BlockRefThunk<GgmlType::kQ8_0, E::kBf16>, GgmlLegacyTarget,
+               ggml::kQ8_0Bytes, ggml::kQK},
+    KernelInfo{"q8_0_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantQ8_0ToF32Rows>,
+               BlockRefThunk<GgmlType::kQ8_0, E::kF32>, GgmlLegacyTarget,
+               ggml::kQ8_0Bytes, ggml::kQK},
+    KernelInfo{"q8_1_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantQ8_1ToBf16Rows>,
+               BlockRefThunk<GgmlType::kQ8_1, E::kBf16>, GgmlLegacyTarget,
+               ggml::kQ8_1Bytes, ggml::kQK},
+    KernelInfo{"q8_1_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantQ8_1ToF32Rows>,
+               BlockRefThunk<GgmlType::kQ8_1, E::kF32>, GgmlLegacyTarget,
+               ggml::kQ8_1Bytes, ggml::kQK},
+    KernelInfo{"iq4_nl_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantIq4NlToBf16Rows>,
+               BlockRefThunk<GgmlType::kIQ4_NL, E::kBf16>, GgmlLegacyTarget,
+               ggml::kIq4NlBytes, ggml::kQK},
+    KernelInfo{"iq4_nl_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantIq4NlToF32Rows>,
+               BlockRefThunk<GgmlType::kIQ4_NL, E::kF32>, GgmlLegacyTarget,
+               ggml::kIq4NlBytes, ggml::kQK},
+    KernelInfo{"mxfp4_to_bf16", "ggml_legacy", E::kF16, E::kBf16,
+               BlockThunk<u16, internal::DequantMxfp4ToBf16Rows>,
+               BlockRefThunk<GgmlType::kMXFP4, E::kBf16>, GgmlLegacyTarget,
+               ggml::kMxfp4Bytes, ggml::kQK},
+    KernelInfo{"mxfp4_to_f32", "ggml_legacy", E::kF16, E::kF32,
+               BlockThunk<float, internal::DequantMxfp4ToF32Rows>,
+               BlockRefThunk<GgmlType::kMXFP4, E::kF32>, GgmlLegacyTarget,
+               ggml::kMxfp4Bytes, ggml::kQK},
 };
 
 }  // namespace

@@ -40,6 +40,23 @@ void DequantE5m2ToBf16Rows(const uint8_t* codes, size_t rows, size_t cols,
 void DequantE5m2ToF16Rows(const uint8_t* codes, size_t rows, size_t cols, const float* col_scales,
                           size_t block_cols, uint16_t* out);
 
+// dispatch/ggml_legacy.cc: n_blocks whole ggml blocks -> n_blocks * 32
+// outputs (kernels/ggml_blocks.h), for Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Iq4Nl
+// Mxfp4.
+#define AMN_GGML_LEGACY_ROW_DECLS(Name)                                                   \
+  void Dequant##Name##ToF32Rows(const uint8_t* blocks, size_t n_blocks, float* out);      \
+  void Dequant##Name##ToBf16Rows(const uint8_t* blocks, size_t n_blocks, uint16_t* out);  \
+  void Dequant##Name##ToF16Rows(const uint8_t* blocks, size_t n_blocks, uint16_t* out);
+AMN_GGML_LEGACY_ROW_DECLS(Q4_0)
+AMN_GGML_LEGACY_ROW_DECLS(Q4_1)
+AMN_GGML_LEGACY_ROW_DECLS(Q5_0)
+AMN_GGML_LEGACY_ROW_DECLS(Q5_1)
+AMN_GGML_LEGACY_ROW_DECLS(Q8_0)
+AMN_GGML_LEGACY_ROW_DECLS(Q8_1)
+AMN_GGML_LEGACY_ROW_DECLS(Iq4Nl)
+AMN_GGML_LEGACY_ROW_DECLS(Mxfp4)
+#undef AMN_GGML_LEGACY_ROW_DECLS
+
 }  // namespace amn::internal
 
 #endif  // AMN_DISPATCH_KERNEL_ROWS_H_

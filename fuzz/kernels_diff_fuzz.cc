@@ -14,12 +14,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const auto kernels = amn::Kernels();
   const amn::KernelInfo& kernel = kernels[data[0] % kernels.size()];
-  const size_t in_bytes = amn::ElemTypeBytes(kernel.in);
+  // A unit is one input element, or one block of a block-quantized input.
+  const size_t unit_bytes = amn::KernelInBytes(kernel, kernel.block_elems);
   const size_t out_bytes = amn::ElemTypeBytes(kernel.out);
-  const size_t n = (size - 1) / in_bytes;
+  const size_t n = (size - 1) / unit_bytes * kernel.block_elems;
   if (n == 0) return 0;
   // Copies keep the element types aligned; libFuzzer's buffer is not.
-  const std::vector<uint8_t> input(data + 1, data + 1 + n * in_bytes);
+  const std::vector<uint8_t> input(data + 1, data + 1 + amn::KernelInBytes(kernel, n));
   std::vector<uint8_t> expected(n * out_bytes);
   kernel.run_reference(input.data(), n, expected.data());
   std::vector<uint8_t> got(n * out_bytes);

@@ -33,7 +33,9 @@ void RegisterAll(const Floors& floors) {
     if (info.allowed) targets.push_back(info.id);
   }
   for (const KernelInfo& kernel : Kernels()) {
-    const size_t in_bytes = ElemTypeBytes(kernel.in), out_bytes = ElemTypeBytes(kernel.out);
+    // Block inputs: whole input bytes per element, rounded up.
+    const size_t in_bytes = (KernelInBytes(kernel, 1024) + 1023) / 1024;
+    const size_t out_bytes = ElemTypeBytes(kernel.out);
     for (const bool stream : {false, true}) {
       const size_t n = stream ? kStreamElems : kCacheElems;
       const double floor_ns = stream ? floors.StreamNsPerElem(in_bytes, out_bytes)

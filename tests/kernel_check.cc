@@ -58,12 +58,13 @@ const KernelInfo& KernelNamed(std::string_view name) {
 testing::AssertionResult MatchesReference(const KernelInfo& kernel,
                                           const std::vector<uint8_t>& input,
                                           size_t in_offset_elems, size_t out_offset_elems) {
-  const size_t in_size = ElemTypeBytes(kernel.in);
+  // in_size: bytes of one input unit (an element, or a block of block_elems).
+  const size_t in_size = KernelInBytes(kernel, kernel.block_elems);
   const size_t out_size = ElemTypeBytes(kernel.out);
   if (input.size() % in_size != 0) {
     return testing::AssertionFailure() << "input is not a whole number of elements";
   }
-  const size_t n = input.size() / in_size;
+  const size_t n = input.size() / in_size * kernel.block_elems;
 
   std::vector<uint8_t> expected(n * out_size);
   kernel.run_reference(input.data(), n, expected.data());
@@ -87,7 +88,8 @@ testing::AssertionResult MatchesReference(const KernelInfo& kernel,
     if (std::memcmp(got, want, out_size) != 0) {
       return testing::AssertionFailure()
              << kernel.name << " element " << i << " of " << n << ": input "
-             << Hex(input.data() + i * in_size, in_size) << " gave " << Hex(got, out_size)
+             << Hex(input.data() + i / kernel.block_elems * in_size, in_size) << " gave "
+             << Hex(got, out_size)
              << ", reference " << Hex(want, out_size);
     }
   }

@@ -19,7 +19,8 @@ namespace amn::test {
 
 const KernelInfo& KernelNamed(std::string_view name);
 
-// Input bytes must hold a whole number of the kernel's input elements.
+// Input bytes must hold a whole number of the kernel's input elements (of
+// blocks, for block-quantized kernels: then in_offset_elems counts blocks).
 // Returns success, or a failure naming the first differing element with its
 // input and both outputs in hex.
 testing::AssertionResult MatchesReference(const KernelInfo& kernel,

@@ -17,7 +17,8 @@
 namespace amn {
 
 // A row function: n_elems inputs -> n_elems outputs. No checks: the buffers
-// must hold n_elems elements of the entry's types and must not overlap.
+// must hold KernelInBytes(kernel, n_elems) input bytes and n_elems outputs
+// and must not overlap.
 using RowFn = void (*)(const void* in, size_t n_elems, void* out);
 
 struct KernelInfo {
@@ -28,7 +29,19 @@ struct KernelInfo {
   RowFn run;            // dispatched to the active target
   RowFn run_reference;  // the scalar reference in kernels/ref/
   TargetId (*probe)();  // the target `run` dispatches to now
+  // Block-quantized inputs (ggml): n_elems must be a multiple of block_elems
+  // and the input is n_elems / block_elems blocks of in_block_bytes bytes
+  // (any bytes are a valid input); `in` then only names the scale type.
+  // 0 / 1 for plain inputs of `in` elements.
+  uint32_t in_block_bytes = 0;
+  uint32_t block_elems = 1;
 };
+
+// Input bytes for n_elems outputs.
+inline size_t KernelInBytes(const KernelInfo& kernel, size_t n_elems) {
+  return kernel.in_block_bytes == 0 ? n_elems * ElemTypeBytes(kernel.in)
+                                    : n_elems / kernel.block_elems * kernel.in_block_bytes;
+}
 
 AMN_API std::span<const KernelInfo> Kernels();
 

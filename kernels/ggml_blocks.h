@@ -1,0 +1,76 @@
+// ggml block layouts of the "legacy" 32-element quant types (ggml-common.h)
+// and their codebooks, as documentation and constants. No Highway. Kernels
+// read these bytes with explicit little-endian loads at the offsets below,
+// never by casting untrusted memory to a struct.
+#ifndef AMN_KERNELS_GGML_BLOCKS_H_
+#define AMN_KERNELS_GGML_BLOCKS_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace amn::ggml {
+
+inline constexpr size_t kQK = 32;  // elements per legacy block
+
+// Nibble order of the 4-bit types: byte l of qs holds element l (low nibble)
+// and element l + 16 (high nibble).
+
+// Q4_0 (18 bytes, 4.5 bits/weight): d:f16 @0, qs[16] @2.
+//   y[l] = d * (lo(qs[l]) - 8), y[l+16] = d * (hi(qs[l]) - 8)
+inline constexpr size_t kQ4_0Bytes = 2 + kQK / 2;
+static_assert(kQ4_0Bytes * 8 * 2 == kQK * 9, "Q4_0: 4.5 bits per weight");
+// Q4_1 (20 bytes, 5 bits/weight): d:f16 @0, m:f16 @2, qs[16] @4.
+//   y = (d * q) + m, q the plain nibble.
+inline constexpr size_t kQ4_1Bytes = 4 + kQK / 2;
+static_assert(kQ4_1Bytes * 8 == kQK * 5, "Q4_1: 5 bits per weight");
+// Q5_0 (22 bytes, 5.5 bits/weight): d:f16 @0, qh:u32 @2, qs[16] @6.
+//   q = nibble | ((qh >> y) & 1) << 4; y = d * (q - 16)
+inline constexpr size_t kQ5_0Bytes = 2 + 4 + kQK / 2;
+static_assert(kQ5_0Bytes * 8 * 2 == kQK * 11, "Q5_0: 5.5 bits per weight");
+// Q5_1 (24 bytes, 6 bits/weight): d:f16 @0, m:f16 @2, qh:u32 @4, qs[16] @8.
+//   y = (d * q) + m
+inline constexpr size_t kQ5_1Bytes = 4 + 4 + kQK / 2;
+static_assert(kQ5_1Bytes * 8 == kQK * 6, "Q5_1: 6 bits per weight");
+// Q8_0 (34 bytes, 8.5 bits/weight): d:f16 @0, qs[32]:i8 @2.  y = qs * d
+inline constexpr size_t kQ8_0Bytes = 2 + kQK;
+static_assert(kQ8_0Bytes * 8 * 2 == kQK * 17, "Q8_0: 8.5 bits per weight");
+// Q8_1 (36 bytes, 9 bits/weight): d:f16 @0, s:f16 @2 (d * sum(qs), unused
+// here), qs[32]:i8 @4.  y = d * qs
+inline constexpr size_t kQ8_1Bytes = 4 + kQK;
+static_assert(kQ8_1Bytes * 8 == kQK * 9, "Q8_1: 9 bits per weight");
+// IQ4_NL (18 bytes, 4.5 bits/weight): d:f16 @0, qs[16] @2 (Q4_0 order).
+//   y = d * kIq4NlValues[nibble]
+inline constexpr size_t kIq4NlBytes = 2 + kQK / 2;
+static_assert(kIq4NlBytes * 8 * 2 == kQK * 9, "IQ4_NL: 4.5 bits per weight");
+// MXFP4 (17 bytes, 4.25 bits/weight): e:u8 (E8M0) @0, qs[16] @1 (Q4_0 order).
+//   y = kMxfp4Values[nibble] * s, s = 2^(e - 128) as F32 bits
+//   (e < 2 ? 0x00200000 << e : (e - 1) << 23); e = 255 is not NaN.
+inline constexpr size_t kMxfp4Bytes = 1 + kQK / 2;
+static_assert(kMxfp4Bytes * 8 * 4 == kQK * 17, "MXFP4: 4.25 bits per weight");
+
+// ggml kvalues_iq4nl.
+inline constexpr std::array<int8_t, 16> kIq4NlValues = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                        1,    13,   25,  38,  53,  69,  89,  113};
+// ggml kvalues_mxfp4: E2M1 values doubled (hence the halved scale).
+inline constexpr std::array<int8_t, 16> kMxfp4Values = {0, 1,  2,  3,  4,  6,  8,  12,
+                                                        0, -1, -2, -3, -4, -6, -8, -12};
+
+// The NaN that an invalid operation (±Inf * 0, Inf - Inf) gives in these
+// kernels, whatever the CPU's default NaN: x86's, as numpy gives there.
+inline constexpr uint32_t kInvalidNan = 0xFFC00000u;
+
+// The E8M0 scale of an MXFP4 block, halved, as F32 bits.
+constexpr uint32_t Mxfp4HalfScaleBits(uint8_t e) {
+  return e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+}
+
+inline uint16_t LoadLe16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+inline uint32_t LoadLe32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+}  // namespace amn::ggml
+
+#endif  // AMN_KERNELS_GGML_BLOCKS_H_

@@ -1,0 +1,308 @@
+// Per-target dequantization of the ggml legacy 32-element block quants
+// (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4; layouts in kernels/ggml_blocks.h)
+// to F32/F16/BF16, bit-exact with kernels/ref/ggml_legacy_ref.cc on every
+// target: codes become exact F32 integers, then one Mul (and for Q4_1/Q5_1
+// one Add) per element in ggml's order, never fused; narrowing uses the
+// integer encoders of kernels/float_convert-inl.h. NaN results follow the
+// reference's rule (kernels/ref/ggml_legacy_ref.h); blocks whose d or m is
+// Inf/NaN take a chunk variant that makes them canonical (chosen per block).
+//
+// A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
+// is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
+// straddles the low/high nibble halves and all loads stay inside the block.
+// Only per-block scalars (f16 scales) are read outside vectors; there are no
+// per-element branches. Stores are StoreU of exactly N outputs, so any output
+// alignment works and nothing past n_blocks * 32 outputs is written.
+#if defined(AMN_KERNELS_GGML_LEGACY_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_LEGACY_INL_H_
+#undef AMN_KERNELS_GGML_LEGACY_INL_H_
+#else
+#define AMN_KERNELS_GGML_LEGACY_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/ggml_blocks.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using GgmlDU = hn::CappedTag<uint32_t, 16>;
+
+// Per-block scalars as F32 bit patterns (plain integers: SVE vectors cannot
+// be struct members). NaN rule (the reference's): a NaN result is d's NaN
+// when d is NaN, else m's when m is NaN, else ggml::kInvalidNan (Inf * 0,
+// Inf - Inf), independent of operand order and of the CPU's default NaN.
+
+struct GgmlBlockScales {
+  uint32_t d;
+  uint32_t m;
+  uint32_t d_nan;  // the NaN of a NaN product
+  uint32_t m_nan;  // the NaN of a NaN sum whose product is not NaN
+  bool special;    // d or m is Inf or NaN: results may be NaN
+};
+
+HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
+  const auto is_nan = [](uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; };
+  const auto finite = [](uint32_t bits) { return (bits & 0x7F800000u) != 0x7F800000u; };
+  return {d, m, is_nan(d) ? d : ggml::kInvalidNan, is_nan(m) ? m : ggml::kInvalidNan,
+          !finite(d) || !finite(m)};
+}
+
+// F16 bits at p (little-endian) -> F32 bits, exact (the vector widening of
+// float_convert-inl.h on one broadcast lane).
+HWY_INLINE uint32_t GgmlF16At(const uint8_t* p) {
+  const GgmlDU du;
+  return hn::GetLane(F16BitsToF32Lanes(du, hn::Set(du, uint32_t{ggml::LoadLe16(p)})));
+}
+
+// Nibbles of elements j0 .. j0+N-1 from qs[16] in ggml's order (low nibbles
+// are elements 0..15, high nibbles 16..31), as u32 lanes.
+HWY_INLINE hn::Vec<GgmlDU> GgmlNibbles(GgmlDU du, const uint8_t* qs, size_t j0) {
+  const hn::Rebind<uint8_t, GgmlDU> d8;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, qs + (j0 & 15)));
+  const int shift = static_cast<int>(j0 >> 4) * 4;  // uniform per chunk
+  return hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(du, 15u));
+}
+
+// Bit y of qh, moved to bit 4, for y = j0 .. j0+N-1. A table of single-bit
+// masks instead of per-lane shifts (SVE has no vector operator>> in 1.0.3).
+HWY_INLINE hn::Vec<GgmlDU> GgmlHighBits(GgmlDU du, uint32_t qh, size_t j0) {
+  HWY_ALIGN static constexpr uint32_t kBit[32] = {
+      1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,
+      1u << 8,  1u << 9,  1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15,
+      1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23,
+      1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+  const auto bit = hn::LoadU(du, kBit + j0);
+  const auto set = hn::Eq(hn::And(hn::Set(du, qh), bit), bit);
+  return hn::And(hn::VecFromMask(du, set), hn::Set(du, 16u));
+}
+
+// table16[nibble] sign-extended to i32 lanes.
+HWY_INLINE hn::Vec<hn::RebindToSigned<GgmlDU>> GgmlCodebook(GgmlDU du, hn::Vec<GgmlDU> nibbles,
+                                                            const int8_t* table16) {
+  const hn::RebindToSigned<GgmlDU> di;
+#if HWY_TARGET == HWY_SCALAR
+  (void)du;
+  return hn::Set(di, static_cast<int32_t>(table16[hn::GetLane(nibbles)]));
+#else
+  // Byte 0 of each u32 lane indexes the 16-byte table (repeated in every
+  // 128-bit block); bytes 1..3 index entry 0 and are shifted out.
+  const hn::Repartition<int8_t, GgmlDU> d8;
+  const auto table = hn::LoadDup128(d8, table16);
+  const auto looked_up = hn::TableLookupBytes(table, hn::BitCast(d8, nibbles));
+  (void)du;
+  return hn::ShiftRight<24>(hn::ShiftLeft<24>(hn::BitCast(di, looked_up)));
+#endif
+}
+
+HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlScalar(uint32_t bits) {
+  const GgmlDU du;
+  return hn::BitCast(hn::RebindToFloat<GgmlDU>(), hn::Set(du, bits));
+}
+
+HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlToF32(hn::Vec<hn::RebindToSigned<GgmlDU>> q) {
+  return hn::ConvertTo(hn::RebindToFloat<GgmlDU>(), q);
+}
+
+// q * d (commutative: only d can be NaN), NaN results made canonical when
+// the block is special (kSpecial is chosen once per block).
+template <bool kSpecial>
+HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlScaled(hn::Vec<hn::RebindToFloat<GgmlDU>> q,
+                                                         const GgmlBlockScales& s) {
+  const auto p = hn::Mul(q, GgmlScalar(s.d));
+  if constexpr (!kSpecial) return p;
+  return hn::IfThenElse(hn::IsNaN(p), GgmlScalar(s.d_nan), p);
+}
+
+// p + m for a canonical product p.
+template <bool kSpecial>
+HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlPlusMin(hn::Vec<hn::RebindToFloat<GgmlDU>> p,
+                                                          const GgmlBlockScales& s) {
+  const auto r = hn::Add(p, GgmlScalar(s.m));
+  if constexpr (!kSpecial) return r;
+  return hn::IfThenElse(hn::IsNaN(p), p, hn::IfThenElse(hn::IsNaN(r), GgmlScalar(s.m_nan), r));
+}
+
+// ---- Decoders: Scales(x) once per block, Chunk(x, j0, scales) per N elements.
+
+struct GgmlQ4_0 {
+  static constexpr size_t kBytes = ggml::kQ4_0Bytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(GgmlF16At(x), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    const hn::RebindToSigned<GgmlDU> di;
+    const auto q = hn::Sub(hn::BitCast(di, GgmlNibbles(du, x + 2, j0)), hn::Set(di, 8));
+    return GgmlScaled<kSpecial>(GgmlToF32(q), s);
+  }
+};
+
+struct GgmlQ4_1 {
+  static constexpr size_t kBytes = ggml::kQ4_1Bytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(GgmlF16At(x), GgmlF16At(x + 2));
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    const hn::RebindToSigned<GgmlDU> di;
+    const auto q = hn::BitCast(di, GgmlNibbles(du, x + 4, j0));
+    return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(q), s), s);
+  }
+};
+
+struct GgmlQ5_0 {
+  static constexpr size_t kBytes = ggml::kQ5_0Bytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(GgmlF16At(x), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    const hn::RebindToSigned<GgmlDU> di;
+    const auto q5 = hn::Or(GgmlNibbles(du, x + 6, j0), GgmlHighBits(du, ggml::LoadLe32(x + 2), j0));
+    const auto q = hn::Sub(hn::BitCast(di, q5), hn::Set(di, 16));
+    return GgmlScaled<kSpecial>(GgmlToF32(q), s);
+  }
+};
+
+struct GgmlQ5_1 {
+  static constexpr size_t kBytes = ggml::kQ5_1Bytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(GgmlF16At(x), GgmlF16At(x + 2));
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    const hn::RebindToSigned<GgmlDU> di;
+    const uint32_t qh = ggml::LoadLe32(x + 4);
+    const auto q5 = hn::Or(GgmlNibbles(du, x + 8, j0), GgmlHighBits(du, qh, j0));
+    return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, q5)), s), s);
+  }
+};
+
+// Q8_0 and Q8_1: d * i8, at byte offset kQsOffset.
+template <size_t kBlockBytes, size_t kQsOffset>
+struct GgmlQ8 {
+  static constexpr size_t kBytes = kBlockBytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(GgmlF16At(x), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const hn::RebindToSigned<GgmlDU> di;
+    const hn::Rebind<int8_t, GgmlDU> d8;
+    const auto q =
+        hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(x) + kQsOffset + j0));
+    return GgmlScaled<kSpecial>(GgmlToF32(q), s);
+  }
+};
+using GgmlQ8_0 = GgmlQ8<ggml::kQ8_0Bytes, 2>;
+using GgmlQ8_1 = GgmlQ8<ggml::kQ8_1Bytes, 4>;
+
+struct GgmlIq4Nl {
+  static constexpr size_t kBytes = ggml::kIq4NlBytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(GgmlF16At(x), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    HWY_ALIGN static constexpr int8_t kTable[16] = {
+        ggml::kIq4NlValues[0],  ggml::kIq4NlValues[1],  ggml::kIq4NlValues[2],
+        ggml::kIq4NlValues[3],  ggml::kIq4NlValues[4],  ggml::kIq4NlValues[5],
+        ggml::kIq4NlValues[6],  ggml::kIq4NlValues[7],  ggml::kIq4NlValues[8],
+        ggml::kIq4NlValues[9],  ggml::kIq4NlValues[10], ggml::kIq4NlValues[11],
+        ggml::kIq4NlValues[12], ggml::kIq4NlValues[13], ggml::kIq4NlValues[14],
+        ggml::kIq4NlValues[15]};
+    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 2, j0), kTable);
+    return GgmlScaled<kSpecial>(GgmlToF32(k), s);
+  }
+};
+
+struct GgmlMxfp4 {
+  static constexpr size_t kBytes = ggml::kMxfp4Bytes;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(ggml::Mxfp4HalfScaleBits(x[0]), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    HWY_ALIGN static constexpr int8_t kTable[16] = {
+        ggml::kMxfp4Values[0],  ggml::kMxfp4Values[1],  ggml::kMxfp4Values[2],
+        ggml::kMxfp4Values[3],  ggml::kMxfp4Values[4],  ggml::kMxfp4Values[5],
+        ggml::kMxfp4Values[6],  ggml::kMxfp4Values[7],  ggml::kMxfp4Values[8],
+        ggml::kMxfp4Values[9],  ggml::kMxfp4Values[10], ggml::kMxfp4Values[11],
+        ggml::kMxfp4Values[12], ggml::kMxfp4Values[13], ggml::kMxfp4Values[14],
+        ggml::kMxfp4Values[15]};
+    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 1, j0), kTable);
+    return GgmlScaled<kSpecial>(GgmlToF32(k), s);
+  }
+};
+
+// ---- Output encoders: N F32 results to N outputs at `out`.
+
+struct GgmlStoreF32 {
+  using T = float;
+  HWY_INLINE void operator()(hn::Vec<hn::RebindToFloat<GgmlDU>> v, float* out) const {
+    hn::StoreU(v, hn::RebindToFloat<GgmlDU>(), out);
+  }
+};
+
+template <class Encode>
+struct GgmlStore16 {
+  using T = uint16_t;
+  HWY_INLINE void operator()(hn::Vec<hn::RebindToFloat<GgmlDU>> v, uint16_t* out) const {
+    const GgmlDU du;
+    const hn::RebindToSigned<GgmlDU> di;
+    const hn::Rebind<uint16_t, GgmlDU> d16;
+    auto bits = Encode()(du, hn::BitCast(du, v));
+    if (Encode::kUpperHalf) bits = hn::ShiftRight<16>(bits);
+    // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, bits)), d16, out);
+  }
+};
+using GgmlStoreBf16 = GgmlStore16<ToBf16Upper>;
+using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
+
+// n_blocks whole blocks -> n_blocks * 32 outputs; no overlap.
+template <class Decoder, class Store>
+HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
+                                        typename Store::T* HWY_RESTRICT out) {
+  const size_t lanes = hn::Lanes(GgmlDU());
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* x = blocks + b * Decoder::kBytes;
+    const GgmlBlockScales scales = Decoder::Scales(x);
+    typename Store::T* y = out + b * ggml::kQK;
+    if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
+      for (size_t j0 = 0; j0 < ggml::kQK; j0 += lanes) {
+        Store()(Decoder::template Chunk<true>(x, j0, scales), y + j0);
+      }
+    } else {
+      for (size_t j0 = 0; j0 < ggml::kQK; j0 += lanes) {
+        Store()(Decoder::template Chunk<false>(x, j0, scales), y + j0);
+      }
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GGML_LEGACY_INL_H_

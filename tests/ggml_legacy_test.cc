@@ -1,0 +1,405 @@
+// ggml legacy block quants (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4)
+// through amn::DequantGgml on every supported target: the gguf_reference
+// fixtures to BF16 exactly, random blocks against the scalar reference for
+// all three outputs, every nibble/code/qh bit, special d and m values, many
+// block counts and misaligned buffers with canaries, a RapidCheck property,
+// the registry entries, and the checked API's errors. The reference and the
+// codebooks are anchored on ggml's published values.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "amn/ggml_dequant.h"
+#include "amn/kernel_registry.h"
+#include "kernels/ggml_blocks.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_legacy_ref.h"
+#include "tests/fixtures.h"
+#include "tests/kernel_check.h"
+#include "tests/target_param.h"
+
+namespace amn::test {
+namespace {
+
+using G = GgmlType;
+constexpr std::array kLegacyTypes = {G::kQ4_0, G::kQ4_1, G::kQ5_0,   G::kQ5_1,
+                                     G::kQ8_0, G::kQ8_1, G::kIQ4_NL, G::kMXFP4};
+constexpr std::array kOutTypes = {ElemType::kF32, ElemType::kBf16, ElemType::kF16};
+
+const GgmlTypeInfo& Info(GgmlType type) { return *FindGgmlType(static_cast<uint32_t>(type)); }
+
+bool IsLegacy(uint32_t id) {
+  for (GgmlType type : kLegacyTypes) {
+    if (static_cast<uint32_t>(type) == id) return true;
+  }
+  return false;
+}
+
+// Deterministic pseudo-random bytes (xorshift32).
+std::vector<uint8_t> PseudoRandomBytes(size_t n, uint32_t seed) {
+  std::vector<uint8_t> bytes(n);
+  uint32_t x = seed | 1;
+  for (uint8_t& byte : bytes) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    byte = static_cast<uint8_t>(x >> 11);
+  }
+  return bytes;
+}
+
+// `n` bytes starting `offset` bytes past a 64-byte boundary, followed by
+// canary bytes.
+class Placed {
+ public:
+  static constexpr size_t kCanaryBytes = 64;
+  static constexpr uint8_t kCanary = 0xA5;
+
+  Placed(size_t n, size_t offset, uint8_t fill) : storage_(n + offset + kCanaryBytes + 128, fill) {
+    const auto base = reinterpret_cast<uintptr_t>(storage_.data());
+    data_ = storage_.data() + (64 - base % 64) % 64 + offset;
+    std::memset(data_ + n, kCanary, kCanaryBytes);
+    n_ = n;
+  }
+  uint8_t* data() { return data_; }
+  bool CanaryIntact() const {
+    for (size_t i = 0; i < kCanaryBytes; ++i) {
+      if (data_[n_ + i] != kCanary) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<uint8_t> storage_;
+  uint8_t* data_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Runs amn::DequantGgml on a placed copy of `blocks` into a placed output and
+// compares its bytes with the reference's.
+testing::AssertionResult MatchesReference(GgmlType type, ElemType out_type,
+                                          const std::vector<uint8_t>& blocks, size_t in_offset = 0,
+                                          size_t out_offset = 0) {
+  const GgmlTypeInfo& info = Info(type);
+  const size_t n_blocks = blocks.size() / info.block_bytes;
+  const size_t out_size = ElemTypeBytes(out_type);
+  const size_t out_bytes = n_blocks * info.block_elems * out_size;
+  std::vector<uint8_t> expected(out_bytes + 4);
+  if (!ref::DequantGgmlLegacy(type, blocks.data(), n_blocks, out_type, expected.data())) {
+    return testing::AssertionFailure() << "reference refused " << info.name;
+  }
+  Placed in_buf(blocks.size(), in_offset, 0);
+  if (!blocks.empty()) std::memcpy(in_buf.data(), blocks.data(), blocks.size());
+  Placed out_buf(out_bytes, out_offset, 0x5A);
+  const Status status = DequantGgml(type, {in_buf.data(), blocks.size()}, out_type,
+                                    {reinterpret_cast<std::byte*>(out_buf.data()), out_bytes});
+  const std::string what = std::string(info.name) + "->" + std::string(ElemTypeName(out_type)) +
+                           " blocks=" + std::to_string(n_blocks) +
+                           " offsets=" + std::to_string(in_offset) + "/" +
+                           std::to_string(out_offset);
+  if (!status.ok()) return testing::AssertionFailure() << what << ": " << status.ToString();
+  if (!out_buf.CanaryIntact()) return testing::AssertionFailure() << what << ": wrote past out";
+  for (size_t i = 0; i < n_blocks * info.block_elems; ++i) {
+    const uint8_t* got = out_buf.data() + i * out_size;
+    const uint8_t* want = expected.data() + i * out_size;
+    if (std::memcmp(got, want, out_size) != 0) {
+      uint32_t got_bits = 0, want_bits = 0;
+      std::memcpy(&got_bits, got, out_size);
+      std::memcpy(&want_bits, want, out_size);
+      char detail[96];
+      std::snprintf(detail, sizeof(detail), ": element %zu gave 0x%08X, reference 0x%08X", i,
+                    static_cast<unsigned>(got_bits), static_cast<unsigned>(want_bits));
+      const size_t b = i / info.block_elems;
+      std::string block_hex;
+      for (size_t k = 0; k < info.block_bytes; ++k) {
+        char byte[4];
+        std::snprintf(byte, sizeof(byte), "%02X", blocks[b * info.block_bytes + k]);
+        block_hex += byte;
+      }
+      return testing::AssertionFailure() << what << detail << " (block " << block_hex << ")";
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+// Writes a little-endian u16/u32 into a block.
+void Put16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+void Put32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// Byte offset of the f16 m of Q4_1/Q5_1; 0 when the type has none.
+size_t MOffset(GgmlType type) { return type == G::kQ4_1 || type == G::kQ5_1 ? 2 : 0; }
+
+// ---- Host-only anchors -----------------------------------------------------
+
+TEST(GgmlLegacyTables, CodebooksMatchGgml) {
+  constexpr std::array<int, 16> kIq4Nl = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                          1,    13,   25,  38,  53,  69,  89,  113};
+  constexpr std::array<int, 16> kMxfp4 = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(ggml::kIq4NlValues[i], kIq4Nl[i]) << i;
+    EXPECT_EQ(ggml::kMxfp4Values[i], kMxfp4[i]) << i;
+  }
+  // E8M0 halved: 2^(e - 128), and e = 255 is a finite power of two.
+  for (int e = 0; e < 255; ++e) {
+    EXPECT_EQ(std::bit_cast<float>(ggml::Mxfp4HalfScaleBits(static_cast<uint8_t>(e))),
+              std::ldexp(1.0f, e - 128))
+        << e;
+  }
+  EXPECT_EQ(ggml::Mxfp4HalfScaleBits(255), 0x7F000000u);
+}
+
+TEST(GgmlLegacyTables, BlockSizesMatchTypeTable) {
+  EXPECT_EQ(Info(G::kQ4_0).block_bytes, ggml::kQ4_0Bytes);
+  EXPECT_EQ(Info(G::kQ4_1).block_bytes, ggml::kQ4_1Bytes);
+  EXPECT_EQ(Info(G::kQ5_0).block_bytes, ggml::kQ5_0Bytes);
+  EXPECT_EQ(Info(G::kQ5_1).block_bytes, ggml::kQ5_1Bytes);
+  EXPECT_EQ(Info(G::kQ8_0).block_bytes, ggml::kQ8_0Bytes);
+  EXPECT_EQ(Info(G::kQ8_1).block_bytes, ggml::kQ8_1Bytes);
+  EXPECT_EQ(Info(G::kIQ4_NL).block_bytes, ggml::kIq4NlBytes);
+  EXPECT_EQ(Info(G::kMXFP4).block_bytes, ggml::kMxfp4Bytes);
+  for (GgmlType type : kLegacyTypes) EXPECT_EQ(Info(type).block_elems, ggml::kQK);
+}
+
+// The reference against values worked out by hand from the README formulas.
+TEST(GgmlLegacyReference, HandWorkedBlocks) {
+  std::vector<uint8_t> q4_0(18, 0);
+  Put16(q4_0.data(), 0x3800);  // d = 0.5
+  q4_0[2] = 0xF0;              // y0 = 0.5 * (0 - 8) = -4, y16 = 0.5 * (15 - 8) = 3.5
+  std::vector<float> y(32);
+  ref::DequantQ4_0(q4_0.data(), 1, y.data());
+  EXPECT_EQ(y[0], -4.0f);
+  EXPECT_EQ(y[16], 3.5f);
+  EXPECT_EQ(y[1], -4.0f);
+
+  std::vector<uint8_t> q5_1(24, 0);
+  Put16(q5_1.data(), 0x3C00);           // d = 1
+  Put16(q5_1.data() + 2, 0xBC00);       // m = -1
+  Put32(q5_1.data() + 4, 0x00010002u);  // bit 1 and bit 16
+  q5_1[8 + 1] = 0x03;                   // y1 = 3 | 16 = 19; y17 = 0
+  q5_1[8 + 0] = 0x50;                   // y0 = 0, y16 = 5 | 16 = 21
+  ref::DequantQ5_1(q5_1.data(), 1, y.data());
+  EXPECT_EQ(y[0], -1.0f);
+  EXPECT_EQ(y[1], 18.0f);
+  EXPECT_EQ(y[16], 20.0f);
+  EXPECT_EQ(y[17], -1.0f);
+
+  std::vector<uint8_t> mxfp4(17, 0);
+  mxfp4[0] = 129;   // s = 2
+  mxfp4[1] = 0xF7;  // y0 = 12 * 2 = 24, y16 = -12 * 2 = -24
+  ref::DequantMxfp4(mxfp4.data(), 1, y.data());
+  EXPECT_EQ(y[0], 24.0f);
+  EXPECT_EQ(y[16], -24.0f);
+
+  std::vector<uint8_t> iq4(18, 0);
+  Put16(iq4.data(), 0x4000);  // d = 2
+  iq4[2] = 0x0F;              // y0 = 2 * 113, y16 = 2 * -127
+  ref::DequantIq4Nl(iq4.data(), 1, y.data());
+  EXPECT_EQ(y[0], 226.0f);
+  EXPECT_EQ(y[16], -254.0f);
+}
+
+// Q4_1 is (d * q) + m with two roundings: a case where one fused rounding
+// would differ.
+TEST(GgmlLegacyReference, Q4_1IsNotFused) {
+  std::vector<uint8_t> block(20, 0);
+  Put16(block.data(), 0x3C01);      // d = 1 + 2^-10
+  Put16(block.data() + 2, 0x8001);  // m = -2^-24
+  block[4] = 0x0F;
+  std::vector<float> y(32);
+  ref::DequantQ4_1(block.data(), 1, y.data());
+  const float d = 1.0f + 0x1p-10f, m = -0x1p-24f;
+  volatile float product = 15.0f * d;
+  EXPECT_EQ(y[0], product + m);
+}
+
+// ---- Per target ------------------------------------------------------------
+
+class GgmlLegacyTest : public PerTarget {};
+
+TEST_P(GgmlLegacyTest, ProbeReportsForcedTarget) { EXPECT_EQ(GgmlLegacyTarget(), GetParam()); }
+
+TEST_P(GgmlLegacyTest, FixturesToBf16) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& path : FixtureFiles("gguf_reference", ".bin")) {
+    const std::vector<uint8_t> head = ReadBytes(path);
+    if (head.size() >= 16 && IsLegacy(LoadLe32(head.data()))) files.push_back(path);
+  }
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    const std::vector<uint8_t> bytes = ReadBytes(path);
+    const uint32_t id = LoadLe32(bytes.data());
+    const uint32_t n_elems = LoadLe32(bytes.data() + 4);
+    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
+    const uint32_t golden_len = LoadLe32(bytes.data() + 12);
+    ASSERT_EQ(bytes.size(), size_t{16} + raw_len + golden_len);
+    ASSERT_EQ(golden_len, size_t{n_elems} * 2);
+    std::vector<std::byte> out(golden_len);
+    const Status status =
+        DequantGgml(static_cast<GgmlType>(id), {bytes.data() + 16, raw_len}, ElemType::kBf16, out);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    size_t mismatches = 0, first = 0;
+    for (size_t i = 0; i < golden_len; ++i) {
+      if (static_cast<uint8_t>(out[i]) != bytes[16 + raw_len + i]) {
+        if (mismatches++ == 0) first = i / 2;
+      }
+    }
+    EXPECT_EQ(mismatches, 0u) << "first differing element " << first;
+  }
+}
+
+TEST_P(GgmlLegacyTest, RandomBlocksMatchReference) {
+  uint32_t seed = 1;
+  for (GgmlType type : kLegacyTypes) {
+    const size_t block_bytes = Info(type).block_bytes;
+    for (size_t n_blocks : {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 33, 64, 100}) {
+      const std::vector<uint8_t> blocks = PseudoRandomBytes(n_blocks * block_bytes, seed++);
+      for (ElemType out_type : kOutTypes) {
+        EXPECT_TRUE(MatchesReference(type, out_type, blocks));
+      }
+    }
+  }
+}
+
+TEST_P(GgmlLegacyTest, MisalignedBuffers) {
+  uint32_t seed = 77;
+  for (GgmlType type : kLegacyTypes) {
+    const std::vector<uint8_t> blocks = PseudoRandomBytes(9 * Info(type).block_bytes, seed++);
+    for (ElemType out_type : kOutTypes) {
+      for (size_t in_offset : {1, 3, 17, 63}) {
+        for (size_t out_offset : {1, 2, 3, 5, 30}) {
+          EXPECT_TRUE(MatchesReference(type, out_type, blocks, in_offset, out_offset));
+        }
+      }
+    }
+  }
+}
+
+// Every nibble in every position, every Q5 high bit pattern, every i8 code,
+// every E8M0 exponent.
+TEST_P(GgmlLegacyTest, EveryCode) {
+  for (GgmlType type : kLegacyTypes) {
+    const size_t block_bytes = Info(type).block_bytes;
+    const size_t qs = block_bytes - (type == G::kQ8_0 || type == G::kQ8_1 ? 32 : 16);
+    std::vector<uint8_t> blocks;
+    for (size_t b = 0; b < 256; ++b) {
+      std::vector<uint8_t> block(block_bytes, 0);
+      Put16(block.data(), static_cast<uint16_t>(0x3000 + b));  // varied finite d
+      if (MOffset(type) != 0) Put16(block.data() + 2, static_cast<uint16_t>(0xB400 + 3 * b));
+      if (type == G::kMXFP4) block[0] = static_cast<uint8_t>(b);
+      if (type == G::kQ5_0 || type == G::kQ5_1) {
+        const uint32_t qh_patterns[4] = {0, 0xFFFFFFFFu, 0xAAAAAAAAu,
+                                         0x9E3779B9u * static_cast<uint32_t>(b + 1)};
+        Put32(block.data() + qs - 4, qh_patterns[b % 4]);
+      }
+      for (size_t l = qs; l < block_bytes; ++l) {
+        block[l] = static_cast<uint8_t>(b + (l - qs) * 17);  // all 256 bytes per position
+      }
+      blocks.insert(blocks.end(), block.begin(), block.end());
+    }
+    for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReference(type, out_type, blocks));
+  }
+}
+
+// d (and m) at ±0, F16 subnormals, the largest finite, ±Inf and NaNs, each
+// paired with every code, so zero codes meet Inf (invalid) and NaN.
+TEST_P(GgmlLegacyTest, SpecialScales) {
+  constexpr std::array<uint16_t, 12> kSpecial = {0x0000, 0x8000, 0x0001, 0x03FF, 0x8200, 0x0400,
+                                                 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFD01};
+  for (GgmlType type : kLegacyTypes) {
+    if (type == G::kMXFP4) continue;  // its scale byte is covered by EveryCode
+    const size_t block_bytes = Info(type).block_bytes;
+    std::vector<uint8_t> blocks;
+    for (uint16_t d : kSpecial) {
+      for (uint16_t m : {uint16_t{0x3C00}, uint16_t{0x8000}, uint16_t{0x7C00}, uint16_t{0xFC00},
+                         uint16_t{0x7D00}, uint16_t{0x0001}}) {
+        std::vector<uint8_t> block = PseudoRandomBytes(block_bytes, d * 7u + m);
+        Put16(block.data(), d);
+        if (MOffset(type) != 0) {
+          Put16(block.data() + 2, m);
+        } else if (m != 0x3C00) {
+          continue;
+        }
+        block[block_bytes - 1] = type == G::kQ4_0 ? 0x88 : 0x00;  // zero codes
+        blocks.insert(blocks.end(), block.begin(), block.end());
+      }
+    }
+    for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReference(type, out_type, blocks));
+  }
+}
+
+TEST_P(GgmlLegacyTest, PropertyMatchesReference) {
+  const bool ok = rc::check("DequantGgml (legacy) matches the reference", [] {
+    const GgmlType type = *rc::gen::elementOf(kLegacyTypes);
+    const ElemType out_type = *rc::gen::elementOf(kOutTypes);
+    const size_t n_blocks = *rc::gen::inRange<size_t>(0, 40);
+    const auto blocks = *rc::gen::container<std::vector<uint8_t>>(n_blocks * Info(type).block_bytes,
+                                                                  rc::gen::arbitrary<uint8_t>());
+    const size_t in_offset = *rc::gen::inRange<size_t>(0, 64);
+    const size_t out_offset = *rc::gen::inRange<size_t>(0, 64);
+    RC_ASSERT(MatchesReference(type, out_type, blocks, in_offset, out_offset));
+  });
+  EXPECT_TRUE(ok);
+}
+
+TEST_P(GgmlLegacyTest, CheckedApiErrors) {
+  const std::vector<uint8_t> blocks = PseudoRandomBytes(2 * ggml::kQ4_0Bytes, 5);
+  std::vector<std::byte> out(64 * 4, std::byte{0x11});
+  const std::vector<std::byte> untouched = out;
+  // Partial block.
+  Status status = DequantGgml(G::kQ4_0, {blocks.data(), blocks.size() - 1}, ElemType::kF32, out);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  // Short output: 64 elements need 256 F32 bytes.
+  status = DequantGgml(G::kQ4_0, blocks, ElemType::kF32, std::span(out).first(255));
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  // Plain type, and an output type the family does not write.
+  status = DequantGgml(G::kF16, blocks, ElemType::kF32, out);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  status = DequantGgml(G::kQ4_0, blocks, ElemType::kF8E4m3, out);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out, untouched);
+  // Exact size and zero blocks succeed.
+  EXPECT_TRUE(DequantGgml(G::kQ4_0, blocks, ElemType::kBf16, std::span(out).first(128)).ok());
+  EXPECT_TRUE(DequantGgml(G::kQ8_1, {}, ElemType::kF32, {}).ok());
+}
+
+// The registry entries (n elements = n / 32 blocks): bytes against the
+// reference, with misaligned buffers (offsets in blocks and outputs).
+TEST_P(GgmlLegacyTest, RegistryEntriesMatchReference) {
+  size_t entries = 0;
+  uint32_t seed = 900;
+  for (const KernelInfo& kernel : Kernels()) {
+    if (kernel.family != "ggml_legacy") continue;
+    ++entries;
+    EXPECT_EQ(kernel.probe(), GetParam()) << kernel.name;
+    EXPECT_EQ(kernel.block_elems, ggml::kQK);
+    for (size_t n_blocks : {0, 1, 2, 5, 33}) {
+      const std::vector<uint8_t> blocks =
+          PseudoRandomBytes(n_blocks * kernel.in_block_bytes, seed++);
+      for (size_t offset : {0, 1, 3}) {
+        EXPECT_TRUE(amn::test::MatchesReference(kernel, blocks, offset, offset * 5 + 1))
+            << kernel.name << " blocks=" << n_blocks;
+      }
+    }
+  }
+  EXPECT_EQ(entries, 2 * kLegacyTypes.size());
+}
+
+AMN_INSTANTIATE_PER_TARGET(GgmlLegacyTest);
+
+}  // namespace
+}  // namespace amn::test
