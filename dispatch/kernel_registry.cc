@@ -8,11 +8,14 @@
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
 #include "dispatch/dispatch_policy.h"
+#include "dispatch/ggml_families.h"
 #include "dispatch/kernel_rows.h"
 #include "kernels/ggml_blocks.h"
+#include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
 #include "kernels/ref/fp8_ref.h"
+#include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
 
 namespace amn {
@@ -74,6 +77,33 @@ void BlockThunk(const void* in, size_t n_elems, void* out) {
 template <GgmlType kType, ElemType kOut>
 void BlockRefThunk(const void* in, size_t n_elems, void* out) {
   ref::DequantGgmlLegacy(kType, static_cast<const uint8_t*>(in), n_elems / ggml::kQK, kOut, out);
+}
+
+// ggml K-quant super-blocks: n_elems outputs from n_elems / 256 blocks.
+template <GgmlType kType, ElemType kOut>
+void KQuantThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  internal::DequantGgmlKQuant(kType, static_cast<const uint8_t*>(in),
+                              n_elems / kq::kSuperBlockElems, kOut, out);
+}
+template <GgmlType kType, typename TOut, bool (*kRef)(uint32_t, const uint8_t*, size_t, TOut*)>
+void KQuantRefThunk(const void* in, size_t n_elems, void* out) {
+  kRef(static_cast<uint32_t>(kType), static_cast<const uint8_t*>(in),
+       n_elems / kq::kSuperBlockElems, static_cast<TOut*>(out));
+}
+// `in` names the scale type (f16 d, or Q8_K's f32 d), as the legacy entries.
+template <GgmlType kType, ElemType kOut>
+constexpr KernelInfo KQuantEntry(std::string_view name, size_t block_bytes) {
+  constexpr ElemType kScale = kType == GgmlType::kQ8_K ? ElemType::kF32 : ElemType::kF16;
+  if constexpr (kOut == ElemType::kF32) {
+    return KernelInfo{name, "ggml_kquant", kScale, kOut, KQuantThunk<kType, kOut>,
+                      KQuantRefThunk<kType, float, ref::DequantKQuantToF32>, GgmlKQuantTarget,
+                      static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(kq::kSuperBlockElems)};
+  } else {
+    return KernelInfo{name, "ggml_kquant", kScale, kOut, KQuantThunk<kType, kOut>,
+                      KQuantRefThunk<kType, uint16_t, ref::DequantKQuantToBf16>, GgmlKQuantTarget,
+                      static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(kq::kSuperBlockElems)};
+  }
 }
 
 using E = ElemType;
@@ -200,6 +230,25 @@ constexpr std::array kKernels = {
                BlockThunk<float, internal::DequantMxfp4ToF32Rows>,
                BlockRefThunk<GgmlType::kMXFP4, E::kF32>, GgmlLegacyTarget,
                ggml::kMxfp4Bytes, ggml::kQK},
+    // ggml K-quant super-blocks (256 elements).
+    KQuantEntry<GgmlType::kQ2_K, E::kBf16>("q2_k_to_bf16", kq::q2k::kBytes),
+    KQuantEntry<GgmlType::kQ2_K, E::kF32>("q2_k_to_f32", kq::q2k::kBytes),
+    KQuantEntry<GgmlType::kQ3_K, E::kBf16>("q3_k_to_bf16", kq::q3k::kBytes),
+    KQuantEntry<GgmlType::kQ3_K, E::kF32>("q3_k_to_f32", kq::q3k::kBytes),
+    KQuantEntry<GgmlType::kQ4_K, E::kBf16>("q4_k_to_bf16", kq::q4k::kBytes),
+    KQuantEntry<GgmlType::kQ4_K, E::kF32>("q4_k_to_f32", kq::q4k::kBytes),
+    KQuantEntry<GgmlType::kQ5_K, E::kBf16>("q5_k_to_bf16", kq::q5k::kBytes),
+    KQuantEntry<GgmlType::kQ5_K, E::kF32>("q5_k_to_f32", kq::q5k::kBytes),
+    KQuantEntry<GgmlType::kQ6_K, E::kBf16>("q6_k_to_bf16", kq::q6k::kBytes),
+    KQuantEntry<GgmlType::kQ6_K, E::kF32>("q6_k_to_f32", kq::q6k::kBytes),
+    KQuantEntry<GgmlType::kQ8_K, E::kBf16>("q8_k_to_bf16", kq::q8k::kBytes),
+    KQuantEntry<GgmlType::kQ8_K, E::kF32>("q8_k_to_f32", kq::q8k::kBytes),
+    KQuantEntry<GgmlType::kIQ4_XS, E::kBf16>("iq4_xs_to_bf16", kq::iq4xs::kBytes),
+    KQuantEntry<GgmlType::kIQ4_XS, E::kF32>("iq4_xs_to_f32", kq::iq4xs::kBytes),
+    KQuantEntry<GgmlType::kTQ1_0, E::kBf16>("tq1_0_to_bf16", kq::tq1::kBytes),
+    KQuantEntry<GgmlType::kTQ1_0, E::kF32>("tq1_0_to_f32", kq::tq1::kBytes),
+    KQuantEntry<GgmlType::kTQ2_0, E::kBf16>("tq2_0_to_bf16", kq::tq2::kBytes),
+    KQuantEntry<GgmlType::kTQ2_0, E::kF32>("tq2_0_to_f32", kq::tq2::kBytes),
 };
 
 }  // namespace

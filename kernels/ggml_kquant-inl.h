@@ -1,0 +1,348 @@
+// Per-target ggml K-quant dequantization (Q2_K … Q8_K, IQ4_XS, TQ1_0, TQ2_0),
+// Highway 1.0.3. Each 256-element super-block is done in two passes:
+// 1. its codes are unpacked to signed integers (int8, one per element) with
+//    16-lane u8 vector ops, and its 16 per-16-element factors (d·scale and
+//    dmin·min, the same f32 operations as kernels/ref/ggml_kquant_ref.cc,
+//    once per sub-block) are computed in scalar code;
+// 2. each element is converted exactly to f32 and multiplied by its
+//    broadcast factor (then the min subtracted), one IEEE operation each,
+//    never fused, as the reference does. BF16/F16 round that F32 with
+//    float_convert-inl.h.
+// Same bytes as the reference on every target; SCALAR (one-lane vectors,
+// no 16-byte table lookup) runs the reference.
+#if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_KQUANT_INL_H_
+#undef AMN_KERNELS_GGML_KQUANT_INL_H_
+#else
+#define AMN_KERNELS_GGML_KQUANT_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/ggml_kquant_blocks.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_kquant_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+namespace kqv {
+
+constexpr size_t kQK = kq::kSuperBlockElems;
+
+// GGUF type ids of the family.
+enum : uint32_t { kQ2K = 10, kQ3K = 11, kQ4K = 12, kQ5K = 13, kQ6K = 14, kQ8K = 15,
+                  kIq4Xs = 23, kTq1 = 34, kTq2 = 35 };
+
+inline float F16At(const uint8_t* p) {
+  const uint32_t bits = ref::F16ToF32Bits(kq::LoadLe16(p));
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// One decoded super-block: integer codes, and per 16 elements the factor
+// (and the min, for types that subtract one).
+struct Decoded {
+  HWY_ALIGN int8_t q[kQK];
+  float dl[16];
+  float ml[16];
+  const int8_t* codes;  // q, or Q8_K's own bytes
+};
+
+using D8 = hn::CappedTag<uint8_t, 16>;
+
+template <class V>
+HWY_INLINE void Put(D8 d8, V v, int8_t* dst) {
+  hn::StoreU(v, d8, reinterpret_cast<uint8_t*>(dst));
+}
+
+// Q2_K: q = (qs[32h+l] >> 2k) & 3; factors d·(sc&15), dmin·(sc>>4).
+HWY_INLINE void DecodeQ2K(const uint8_t* b, Decoded& out) {
+  using namespace kq::q2k;
+  const D8 d8;
+  const float d = F16At(b + kD), dmin = F16At(b + kDmin);
+  for (size_t s = 0; s < 16; ++s) {
+    const uint8_t sc = b[kScales + s];
+    out.dl[s] = d * static_cast<float>(sc & 0xF);
+    out.ml[s] = dmin * static_cast<float>(sc >> 4);
+  }
+  const auto three = hn::Set(d8, 3);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+      const auto v = hn::LoadU(d8, b + kQs + 32 * h + l);
+      for (int k = 0; k < 4; ++k) {
+        Put(d8, hn::And(hn::ShiftRightSame(v, 2 * k), three), out.q + 128 * h + 32 * k + l);
+      }
+    }
+  }
+}
+
+// Q3_K: q = ((qs >> 2k) & 3) - (hmask bit (4h+k) ? 0 : 4); factor d·(scale-32).
+HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
+  using namespace kq::q3k;
+  const D8 d8;
+  const float d = F16At(b + kD);
+  for (int s = 0; s < 16; ++s) {
+    out.dl[s] = d * static_cast<float>(kq::Q3KScale(s, b + kScales));
+  }
+  const auto three = hn::Set(d8, 3), one = hn::Set(d8, 1);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+      const auto v = hn::LoadU(d8, b + kQs + 32 * h + l);
+      const auto hm = hn::LoadU(d8, b + kHmask + l);
+      for (int k = 0; k < 4; ++k) {
+        const auto lo = hn::And(hn::ShiftRightSame(v, 2 * k), three);
+        const auto missing = hn::Xor(hn::And(hn::ShiftRightSame(hm, 4 * static_cast<int>(h) + k), one), one);
+        Put(d8, hn::Sub(lo, hn::ShiftLeft<2>(missing)), out.q + 128 * h + 32 * k + l);
+      }
+    }
+  }
+}
+
+// Q4_K (kHigh false) and Q5_K: sub-block j = 2c+t, q = nibble t of qs[32c+l]
+// (| bit j of qh[l] << 4); factors d·sc_j, dmin·m_j.
+template <bool kHigh>
+HWY_INLINE void DecodeQ45K(const uint8_t* b, size_t scales_at, size_t qh_at, size_t qs_at,
+                           Decoded& out) {
+  const D8 d8;
+  const float d = F16At(b), dmin = F16At(b + 2);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    kq::ScaleMinK4(j, b + scales_at, &sc, &m);
+    out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(sc);
+    out.ml[2 * j] = out.ml[2 * j + 1] = dmin * static_cast<float>(m);
+  }
+  const auto fifteen = hn::Set(d8, 15), one = hn::Set(d8, 1);
+  for (size_t c = 0; c < 4; ++c) {
+    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+      const auto v = hn::LoadU(d8, b + qs_at + 32 * c + l);
+      auto lo = hn::And(v, fifteen);
+      auto hi = hn::ShiftRight<4>(v);
+      if constexpr (kHigh) {
+        const auto qh = hn::LoadU(d8, b + qh_at + l);
+        const int j = 2 * static_cast<int>(c);
+        lo = hn::Or(lo, hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, j), one)));
+        hi = hn::Or(hi, hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, j + 1), one)));
+      }
+      Put(d8, lo, out.q + 64 * c + l);
+      Put(d8, hi, out.q + 64 * c + 32 + l);
+    }
+  }
+}
+
+// Q6_K: q = (nibble (k>>1) of ql[64h+32(k&1)+l] | ((qh[32h+l] >> 2k) & 3) << 4)
+// - 32; factor d·scales[y/16].
+HWY_INLINE void DecodeQ6K(const uint8_t* b, Decoded& out) {
+  using namespace kq::q6k;
+  const D8 d8;
+  const float d = F16At(b + kD);
+  for (size_t s = 0; s < 16; ++s) {
+    out.dl[s] = d * static_cast<float>(static_cast<int8_t>(b[kScales + s]));
+  }
+  const auto fifteen = hn::Set(d8, 15), three = hn::Set(d8, 3), bias = hn::Set(d8, 32);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+      const auto qh = hn::LoadU(d8, b + kQh + 32 * h + l);
+      const auto ql0 = hn::LoadU(d8, b + kQl + 64 * h + l);
+      const auto ql1 = hn::LoadU(d8, b + kQl + 64 * h + 32 + l);
+      // Element 128h+32k+l: nibble k>>1 of ql[64h+32(k&1)+l], qh bits 2k, 2k+1.
+      // (No arrays of vectors: SVE vectors are sizeless.)
+      const auto put = [&](int k, decltype(ql0) lo) {
+        const auto hi = hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, 2 * k), three));
+        Put(d8, hn::Sub(hn::Or(lo, hi), bias), out.q + 128 * h + 32 * k + l);
+      };
+      put(0, hn::And(ql0, fifteen));
+      put(1, hn::And(ql1, fifteen));
+      put(2, hn::ShiftRight<4>(ql0));
+      put(3, hn::ShiftRight<4>(ql1));
+    }
+  }
+}
+
+// IQ4_XS: sub-block j, q = K[nibble] (low nibbles of qs[16j..] first); factor
+// d·(ls-32).
+HWY_INLINE void DecodeIq4Xs(const uint8_t* b, Decoded& out) {
+  using namespace kq::iq4xs;
+  const D8 d8;
+  const float d = F16At(b + kD);
+  const uint16_t scales_h = kq::LoadLe16(b + kScalesH);
+  for (int j = 0; j < 8; ++j) {
+    const int ls =
+        ((b[kScalesL + j / 2] >> (4 * (j % 2))) & 15) | (((scales_h >> (2 * j)) & 3) << 4);
+    out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(ls - 32);
+  }
+  uint8_t table_bytes[16];
+  std::memcpy(table_bytes, kq::kIq4Values, 16);
+  const auto table = hn::LoadU(d8, table_bytes);
+  const auto fifteen = hn::Set(d8, 15);
+  for (size_t j = 0; j < 8; ++j) {
+    for (size_t l = 0; l < 16; l += hn::Lanes(d8)) {
+      const auto v = hn::LoadU(d8, b + kQs + 16 * j + l);
+      Put(d8, hn::TableLookupBytes(table, hn::And(v, fifteen)), out.q + 32 * j + l);
+      Put(d8, hn::TableLookupBytes(table, hn::ShiftRight<4>(v)), out.q + 32 * j + 16 + l);
+    }
+  }
+}
+
+// TQ2_0: q = ((qs[32h+l] >> 2k) & 3) - 1; factor d.
+HWY_INLINE void DecodeTq2(const uint8_t* b, Decoded& out) {
+  using namespace kq::tq2;
+  const D8 d8;
+  const float d = F16At(b + kD);
+  for (float& f : out.dl) f = d;
+  const auto three = hn::Set(d8, 3), one = hn::Set(d8, 1);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+      const auto v = hn::LoadU(d8, b + kQs + 32 * h + l);
+      for (int k = 0; k < 4; ++k) {
+        Put(d8, hn::Sub(hn::And(hn::ShiftRightSame(v, 2 * k), three), one),
+            out.q + 128 * h + 32 * k + l);
+      }
+    }
+  }
+}
+
+// TQ1_0: base-3 digits, digit(x,k) = (((x·3^k) mod 256)·3) >> 8, minus 1;
+// factor d. Integer code without branches (Highway 1.0.3 has no u8 Mul).
+HWY_INLINE void DecodeTq1(const uint8_t* b, Decoded& out) {
+  using namespace kq::tq1;
+  const float d = F16At(b + kD);
+  for (float& f : out.dl) f = d;
+  static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  const auto digit = [](uint8_t x, int k) {
+    const uint8_t q = static_cast<uint8_t>(x * kPow3[k]);
+    return static_cast<int8_t>(((static_cast<unsigned>(q) * 3) >> 8) - 1);
+  };
+  for (int k = 0; k < 5; ++k) {
+    for (int l = 0; l < 32; ++l) out.q[32 * k + l] = digit(b[kQs + l], k);
+    for (int l = 0; l < 16; ++l) out.q[160 + 16 * k + l] = digit(b[kQs + 32 + l], k);
+  }
+  for (int k = 0; k < 4; ++k) {
+    for (int l = 0; l < 4; ++l) out.q[240 + 4 * k + l] = digit(b[kQh + l], k);
+  }
+}
+
+// Pass 2: y = float(q) · dl[y/16] (- ml[y/16]).
+template <bool kHasMin>
+HWY_INLINE void Scale(const Decoded& dec, float* HWY_RESTRICT y) {
+  const hn::CappedTag<float, 16> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<int8_t, decltype(df)> d8;
+  for (size_t g = 0; g < 16; ++g) {
+    const auto factor = hn::Set(df, dec.dl[g]);
+    for (size_t i = 0; i < 16; i += hn::Lanes(df)) {
+      const auto q = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, dec.codes + 16 * g + i)));
+      auto r = hn::Mul(q, factor);
+      if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[g]));
+      hn::StoreU(r, df, y + 16 * g + i);
+    }
+  }
+}
+
+template <uint32_t kType>
+HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
+  Decoded dec;
+  dec.codes = dec.q;
+  if constexpr (kType == kQ2K) DecodeQ2K(b, dec);
+  if constexpr (kType == kQ3K) DecodeQ3K(b, dec);
+  if constexpr (kType == kQ4K) {
+    DecodeQ45K<false>(b, kq::q4k::kScales, 0, kq::q4k::kQs, dec);
+  }
+  if constexpr (kType == kQ5K) {
+    DecodeQ45K<true>(b, kq::q5k::kScales, kq::q5k::kQh, kq::q5k::kQs, dec);
+  }
+  if constexpr (kType == kQ6K) DecodeQ6K(b, dec);
+  if constexpr (kType == kQ8K) {
+    const float d = kq::LoadLeF32(b + kq::q8k::kD);
+    for (float& f : dec.dl) f = d;
+    dec.codes = reinterpret_cast<const int8_t*>(b + kq::q8k::kQs);
+  }
+  if constexpr (kType == kIq4Xs) DecodeIq4Xs(b, dec);
+  if constexpr (kType == kTq1) DecodeTq1(b, dec);
+  if constexpr (kType == kTq2) DecodeTq2(b, dec);
+  Scale<kType == kQ2K || kType == kQ4K || kType == kQ5K>(dec, y);
+}
+
+// n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks
+// BF16 over F16).
+template <uint32_t kType, typename TOut, bool kBf16>
+HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
+                          TOut* HWY_RESTRICT out) {
+  const size_t bytes = ref::KQuantBlockBytes(kType);
+  for (size_t i = 0; i < n_blocks; ++i) {
+    if constexpr (sizeof(TOut) == 4) {
+      BlockToF32<kType>(blocks + i * bytes, out + i * kQK);
+    } else {
+      HWY_ALIGN float tmp[kQK];
+      BlockToF32<kType>(blocks + i * bytes, tmp);
+      if constexpr (kBf16) {
+        F32ToBf16Kernel(tmp, kQK, out + i * kQK);
+      } else {
+        F32ToF16Kernel(tmp, kQK, out + i * kQK);
+      }
+    }
+  }
+}
+
+template <typename TOut, bool kBf16>
+HWY_INLINE bool TypeOut(uint32_t type, const uint8_t* blocks, size_t n_blocks, TOut* out) {
+  switch (type) {
+    case kQ2K: BlocksOut<kQ2K, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kQ3K: BlocksOut<kQ3K, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kQ4K: BlocksOut<kQ4K, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kQ5K: BlocksOut<kQ5K, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kQ6K: BlocksOut<kQ6K, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kQ8K: BlocksOut<kQ8K, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kIq4Xs: BlocksOut<kIq4Xs, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kTq1: BlocksOut<kTq1, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case kTq2: BlocksOut<kTq2, TOut, kBf16>(blocks, n_blocks, out); return true;
+    default: return false;
+  }
+}
+
+}  // namespace kqv
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Row kernels: n_blocks super-blocks of GGUF type `type` to n_blocks * 256
+// outputs (any alignment, no overlap). False, nothing written, for a type
+// outside the family.
+HWY_INLINE bool DequantKQuantToF32Kernel(uint32_t type, const uint8_t* blocks, size_t n_blocks,
+                                         float* out) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::DequantKQuantToF32(type, blocks, n_blocks, out);
+#else
+  return kqv::TypeOut<float, false>(type, blocks, n_blocks, out);
+#endif
+}
+HWY_INLINE bool DequantKQuantToBf16Kernel(uint32_t type, const uint8_t* blocks, size_t n_blocks,
+                                          uint16_t* out) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::DequantKQuantToBf16(type, blocks, n_blocks, out);
+#else
+  return kqv::TypeOut<uint16_t, true>(type, blocks, n_blocks, out);
+#endif
+}
+HWY_INLINE bool DequantKQuantToF16Kernel(uint32_t type, const uint8_t* blocks, size_t n_blocks,
+                                         uint16_t* out) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::DequantKQuantToF16(type, blocks, n_blocks, out);
+#else
+  return kqv::TypeOut<uint16_t, false>(type, blocks, n_blocks, out);
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GGML_KQUANT_INL_H_

@@ -1,0 +1,203 @@
+// Scalar reference for the ggml K-quant family, from ggml-quants.c
+// dequantize_row_* and ../shared/fixtures/README.md (gguf_reference).
+#include "kernels/ref/ggml_kquant_ref.h"
+
+#include <cstring>
+
+#include "kernels/ggml_kquant_blocks.h"
+#include "kernels/ref/float_convert_ref.h"
+
+namespace amn::ref {
+namespace {
+
+constexpr size_t kQK = kq::kSuperBlockElems;
+
+float F16At(const uint8_t* p) {
+  const uint32_t bits = F16ToF32Bits(kq::LoadLe16(p));
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+void Q2K(const uint8_t* b, float* y) {
+  using namespace kq::q2k;
+  const float d = F16At(b + kD);
+  const float dmin = F16At(b + kDmin);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t k = 0; k < 4; ++k) {
+      for (size_t half = 0; half < 2; ++half) {
+        const uint8_t sc = b[kScales + 8 * h + 2 * k + half];
+        const float dl = d * static_cast<float>(sc & 0xF);
+        const float ml = dmin * static_cast<float>(sc >> 4);
+        for (size_t l = 16 * half; l < 16 * half + 16; ++l) {
+          const int q = (b[kQs + 32 * h + l] >> (2 * k)) & 3;
+          y[128 * h + 32 * k + l] = dl * static_cast<float>(q) - ml;
+        }
+      }
+    }
+  }
+}
+
+void Q3K(const uint8_t* b, float* y) {
+  using namespace kq::q3k;
+  const float d = F16At(b + kD);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t k = 0; k < 4; ++k) {
+      for (size_t half = 0; half < 2; ++half) {
+        const int s = static_cast<int>(8 * h + 2 * k + half);
+        const float dl = d * static_cast<float>(kq::Q3KScale(s, b + kScales));
+        for (size_t l = 16 * half; l < 16 * half + 16; ++l) {
+          const int lo = (b[kQs + 32 * h + l] >> (2 * k)) & 3;
+          const int high = (b[kHmask + l] >> (4 * h + k)) & 1;
+          y[128 * h + 32 * k + l] = dl * static_cast<float>(lo - (high ? 0 : 4));
+        }
+      }
+    }
+  }
+}
+
+// Q4_K (qh == nullptr) and Q5_K.
+void Q45K(const uint8_t* b, size_t scales_at, const uint8_t* qh, const uint8_t* qs, float* y) {
+  const float d = F16At(b);
+  const float dmin = F16At(b + 2);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    kq::ScaleMinK4(j, b + scales_at, &sc, &m);
+    const float dl = d * static_cast<float>(sc);
+    const float ml = dmin * static_cast<float>(m);
+    const int c = j / 2, t = j % 2;
+    for (int l = 0; l < 32; ++l) {
+      int q = (qs[32 * c + l] >> (4 * t)) & 0xF;
+      if (qh != nullptr) q |= ((qh[l] >> j) & 1) << 4;
+      y[32 * j + l] = dl * static_cast<float>(q) - ml;
+    }
+  }
+}
+
+void Q6K(const uint8_t* b, float* y) {
+  using namespace kq::q6k;
+  const float d = F16At(b + kD);
+  for (size_t y_i = 0; y_i < kQK; ++y_i) {
+    const size_t h = y_i / 128, k = (y_i / 32) % 4, l = y_i % 32;
+    const int lo = (b[kQl + 64 * h + 32 * (k & 1) + l] >> (4 * (k >> 1))) & 15;
+    const int hi = (b[kQh + 32 * h + l] >> (2 * k)) & 3;
+    const int q = (lo | (hi << 4)) - 32;
+    const float dl = d * static_cast<float>(static_cast<int8_t>(b[kScales + y_i / 16]));
+    y[y_i] = dl * static_cast<float>(q);
+  }
+}
+
+void Q8K(const uint8_t* b, float* y) {
+  using namespace kq::q8k;
+  const float d = kq::LoadLeF32(b + kD);
+  for (size_t i = 0; i < kQK; ++i) y[i] = d * static_cast<float>(static_cast<int8_t>(b[kQs + i]));
+}
+
+void Iq4Xs(const uint8_t* b, float* y) {
+  using namespace kq::iq4xs;
+  const float d = F16At(b + kD);
+  const uint16_t scales_h = kq::LoadLe16(b + kScalesH);
+  for (int j = 0; j < 8; ++j) {
+    const int ls = ((b[kScalesL + j / 2] >> (4 * (j % 2))) & 15) | (((scales_h >> (2 * j)) & 3) << 4);
+    const float dl = d * static_cast<float>(ls - 32);
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t byte = b[kQs + 16 * j + (l % 16)];
+      const int nib = l < 16 ? (byte & 15) : (byte >> 4);
+      y[32 * j + l] = dl * static_cast<float>(kq::kIq4Values[nib]);
+    }
+  }
+}
+
+int Tq1Digit(uint8_t x, int k) {
+  static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  const uint8_t q = static_cast<uint8_t>(x * kPow3[k]);
+  return (static_cast<uint16_t>(q) * 3) >> 8;
+}
+
+void Tq1(const uint8_t* b, float* y) {
+  using namespace kq::tq1;
+  const float d = F16At(b + kD);
+  for (int k = 0; k < 5; ++k) {
+    for (int l = 0; l < 32; ++l) y[32 * k + l] = static_cast<float>(Tq1Digit(b[kQs + l], k) - 1) * d;
+  }
+  for (int k = 0; k < 5; ++k) {
+    for (int l = 0; l < 16; ++l) {
+      y[160 + 16 * k + l] = static_cast<float>(Tq1Digit(b[kQs + 32 + l], k) - 1) * d;
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    for (int l = 0; l < 4; ++l) y[240 + 4 * k + l] = static_cast<float>(Tq1Digit(b[kQh + l], k) - 1) * d;
+  }
+}
+
+void Tq2(const uint8_t* b, float* y) {
+  using namespace kq::tq2;
+  const float d = F16At(b + kD);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t k = 0; k < 4; ++k) {
+      for (size_t l = 0; l < 32; ++l) {
+        const int q = (b[kQs + 32 * h + l] >> (2 * k)) & 3;
+        y[128 * h + 32 * k + l] = static_cast<float>(q - 1) * d;
+      }
+    }
+  }
+}
+
+template <typename Convert, typename TOut>
+bool ToNarrow(uint32_t type, const uint8_t* blocks, size_t n_blocks, TOut* out, Convert convert) {
+  const size_t bytes = KQuantBlockBytes(type);
+  if (bytes == 0) return false;
+  float tmp[kQK];
+  for (size_t i = 0; i < n_blocks; ++i) {
+    DequantKQuantBlock(type, blocks + i * bytes, tmp);
+    convert(tmp, kQK, out + i * kQK);
+  }
+  return true;
+}
+
+}  // namespace
+
+size_t KQuantBlockBytes(uint32_t ggml_type) {
+  switch (ggml_type) {
+    case 10: return kq::q2k::kBytes;
+    case 11: return kq::q3k::kBytes;
+    case 12: return kq::q4k::kBytes;
+    case 13: return kq::q5k::kBytes;
+    case 14: return kq::q6k::kBytes;
+    case 15: return kq::q8k::kBytes;
+    case 23: return kq::iq4xs::kBytes;
+    case 34: return kq::tq1::kBytes;
+    case 35: return kq::tq2::kBytes;
+    default: return 0;
+  }
+}
+
+void DequantKQuantBlock(uint32_t ggml_type, const uint8_t* b, float* y) {
+  switch (ggml_type) {
+    case 10: Q2K(b, y); break;
+    case 11: Q3K(b, y); break;
+    case 12: Q45K(b, kq::q4k::kScales, nullptr, b + kq::q4k::kQs, y); break;
+    case 13: Q45K(b, kq::q5k::kScales, b + kq::q5k::kQh, b + kq::q5k::kQs, y); break;
+    case 14: Q6K(b, y); break;
+    case 15: Q8K(b, y); break;
+    case 23: Iq4Xs(b, y); break;
+    case 34: Tq1(b, y); break;
+    case 35: Tq2(b, y); break;
+    default: break;
+  }
+}
+
+bool DequantKQuantToF32(uint32_t type, const uint8_t* blocks, size_t n_blocks, float* out) {
+  const size_t bytes = KQuantBlockBytes(type);
+  if (bytes == 0) return false;
+  for (size_t i = 0; i < n_blocks; ++i) DequantKQuantBlock(type, blocks + i * bytes, out + i * kQK);
+  return true;
+}
+bool DequantKQuantToBf16(uint32_t type, const uint8_t* blocks, size_t n_blocks, uint16_t* out) {
+  return ToNarrow(type, blocks, n_blocks, out, ConvertF32ToBf16);
+}
+bool DequantKQuantToF16(uint32_t type, const uint8_t* blocks, size_t n_blocks, uint16_t* out) {
+  return ToNarrow(type, blocks, n_blocks, out, ConvertF32ToF16);
+}
+
+}  // namespace amn::ref

@@ -1,0 +1,326 @@
+// The ggml K-quant family (Q2_K … Q8_K, IQ4_XS, TQ1_0, TQ2_0) through
+// amn::DequantGgml on every supported target, bit for bit: the real-model and
+// synthetic gguf_reference fixtures to BF16, random super-blocks against the
+// scalar reference for every output, edge d/dmin values (±0, subnormal, ±Inf,
+// NaN), every scale and code value, block counts, misaligned buffers with
+// canaries, a RapidCheck property, and the checked API's errors.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "amn/ggml_dequant.h"
+#include "amn/kernel_registry.h"
+#include "kernels/ref/ggml_kquant_ref.h"
+#include "tests/fixtures.h"
+#include "tests/kernel_check.h"
+#include "tests/target_param.h"
+
+namespace amn::test {
+namespace {
+
+constexpr std::array kTypes = {GgmlType::kQ2_K, GgmlType::kQ3_K,   GgmlType::kQ4_K,
+                               GgmlType::kQ5_K, GgmlType::kQ6_K,   GgmlType::kQ8_K,
+                               GgmlType::kIQ4_XS, GgmlType::kTQ1_0, GgmlType::kTQ2_0};
+constexpr std::array kOutTypes = {ElemType::kF32, ElemType::kBf16, ElemType::kF16};
+constexpr size_t kQK = 256;
+constexpr uint8_t kCanary = 0xA5;
+
+size_t BlockBytes(GgmlType type) { return ref::KQuantBlockBytes(static_cast<uint32_t>(type)); }
+size_t OutBytes(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
+
+// Where d (and dmin) sit in a block, as (offset, bytes); bytes 4 is Q8_K's f32.
+std::vector<std::pair<size_t, size_t>> ScaleFields(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ2_K: return {{80, 2}, {82, 2}};
+    case GgmlType::kQ3_K: return {{108, 2}};
+    case GgmlType::kQ4_K: return {{0, 2}, {2, 2}};
+    case GgmlType::kQ5_K: return {{0, 2}, {2, 2}};
+    case GgmlType::kQ6_K: return {{208, 2}};
+    case GgmlType::kQ8_K: return {{0, 4}};
+    case GgmlType::kIQ4_XS: return {{0, 2}};
+    case GgmlType::kTQ1_0: return {{52, 2}};
+    default: return {{64, 2}};
+  }
+}
+
+// Random blocks whose d/dmin fields are finite, moderate f16/f32 values.
+std::vector<uint8_t> RandomBlocks(GgmlType type, size_t n_blocks, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> bytes(n_blocks * BlockBytes(type));
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  for (size_t i = 0; i < n_blocks; ++i) {
+    for (auto [off, size] : ScaleFields(type)) {
+      uint8_t* p = bytes.data() + i * BlockBytes(type) + off;
+      if (size == 2) {
+        const uint16_t h = static_cast<uint16_t>(0x1000 + rng() % 0x3000) | ((rng() & 1) << 15);
+        p[0] = static_cast<uint8_t>(h);
+        p[1] = static_cast<uint8_t>(h >> 8);
+      } else {
+        const uint32_t f = (0x38000000u + rng() % 0x0A000000u) | ((rng() & 1u) << 31);
+        std::memcpy(p, &f, 4);  // little-endian host
+      }
+    }
+  }
+  return bytes;
+}
+
+std::vector<uint8_t> Reference(GgmlType type, const std::vector<uint8_t>& blocks, ElemType out) {
+  const size_t n_blocks = blocks.size() / BlockBytes(type);
+  std::vector<uint8_t> bytes(n_blocks * kQK * OutBytes(out));
+  const auto id = static_cast<uint32_t>(type);
+  if (out == ElemType::kF32) {
+    ref::DequantKQuantToF32(id, blocks.data(), n_blocks, reinterpret_cast<float*>(bytes.data()));
+  } else if (out == ElemType::kBf16) {
+    ref::DequantKQuantToBf16(id, blocks.data(), n_blocks,
+                             reinterpret_cast<uint16_t*>(bytes.data()));
+  } else {
+    ref::DequantKQuantToF16(id, blocks.data(), n_blocks, reinterpret_cast<uint16_t*>(bytes.data()));
+  }
+  return bytes;
+}
+
+// Runs DequantGgml with input and output at the given byte offsets from a
+// 64-byte boundary, canaries before and after the output, and compares with
+// the reference.
+testing::AssertionResult MatchesReference(GgmlType type, const std::vector<uint8_t>& blocks,
+                                          ElemType out, size_t in_offset = 0,
+                                          size_t out_offset = 0) {
+  constexpr size_t kPad = 64;
+  std::vector<uint8_t> in_buf(blocks.size() + 128);
+  auto* in_base = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(in_buf.data()) + 63) & ~uintptr_t{63});
+  if (!blocks.empty()) std::memcpy(in_base + in_offset, blocks.data(), blocks.size());
+  const std::vector<uint8_t> expected = Reference(type, blocks, out);
+  std::vector<uint8_t> out_buf(expected.size() + 2 * kPad + 128, kCanary);
+  auto* out_base = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(out_buf.data()) + kPad + 63) & ~uintptr_t{63});
+  uint8_t* out_ptr = out_base + out_offset;
+  const Status status =
+      DequantGgml(type, std::span<const uint8_t>(in_base + in_offset, blocks.size()), out,
+                  std::span<std::byte>(reinterpret_cast<std::byte*>(out_ptr), expected.size()));
+  if (!status.ok()) return testing::AssertionFailure() << status.ToString();
+  for (size_t i = 0; i < kPad; ++i) {
+    if (out_ptr[-1 - static_cast<ptrdiff_t>(i)] != kCanary || out_ptr[expected.size() + i] != kCanary) {
+      return testing::AssertionFailure() << "canary overwritten at distance " << i;
+    }
+  }
+  const size_t w = OutBytes(out);
+  for (size_t i = 0; i < expected.size(); i += w) {
+    if (std::memcmp(out_ptr + i, expected.data() + i, w) != 0) {
+      uint32_t got = 0, want = 0;
+      std::memcpy(&got, out_ptr + i, w);
+      std::memcpy(&want, expected.data() + i, w);
+      return testing::AssertionFailure()
+             << "element " << i / w << ": got 0x" << std::hex << got << ", want 0x" << want;
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+std::string Name(GgmlType type) { return std::string(FindGgmlType(static_cast<uint32_t>(type))->name); }
+
+class GgmlKQuantTest : public PerTarget {};
+
+TEST_P(GgmlKQuantTest, ProbeReportsForcedTarget) { EXPECT_EQ(GgmlKQuantTarget(), GetParam()); }
+
+TEST_P(GgmlKQuantTest, FixturesMatchGoldenBf16) {
+  const auto files = FixtureFiles("gguf_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
+  size_t checked = 0;
+  for (const auto& path : files) {
+    const std::vector<uint8_t> bytes = ReadBytes(path);
+    ASSERT_GE(bytes.size(), 16u) << path;
+    const uint32_t type = LoadLe32(bytes.data());
+    const uint32_t n = LoadLe32(bytes.data() + 4);
+    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
+    const uint32_t golden_len = LoadLe32(bytes.data() + 12);
+    if (ref::KQuantBlockBytes(type) == 0) continue;
+    ASSERT_EQ(bytes.size(), 16u + raw_len + golden_len) << path;
+    ASSERT_EQ(golden_len, size_t{n} * 2) << path;
+    std::vector<uint8_t> out(golden_len, kCanary);
+    const Status status =
+        DequantGgml(static_cast<GgmlType>(type), std::span(bytes.data() + 16, raw_len),
+                    ElemType::kBf16, std::as_writable_bytes(std::span(out)));
+    ASSERT_TRUE(status.ok()) << path << ": " << status.ToString();
+    const uint8_t* golden = bytes.data() + 16 + raw_len;
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::memcmp(out.data() + 2 * i, golden + 2 * i, 2), 0)
+          << path.filename() << " element " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 1u);
+}
+
+TEST_P(GgmlKQuantTest, RandomBlocksEveryOutput) {
+  for (GgmlType type : kTypes) {
+    const auto blocks = RandomBlocks(type, 8, static_cast<uint32_t>(type));
+    for (ElemType out : kOutTypes) {
+      EXPECT_TRUE(MatchesReference(type, blocks, out)) << Name(type) << " out " << static_cast<int>(out);
+    }
+  }
+}
+
+TEST_P(GgmlKQuantTest, BlockCountsAndAlignments) {
+  for (GgmlType type : kTypes) {
+    for (size_t n_blocks : {size_t{1}, size_t{2}, size_t{3}, size_t{17}}) {
+      const auto blocks = RandomBlocks(type, n_blocks, static_cast<uint32_t>(n_blocks * 131));
+      for (ElemType out : kOutTypes) {
+        for (size_t in_off : {size_t{0}, size_t{1}, size_t{3}}) {
+          for (size_t out_off : {size_t{0}, size_t{1}, size_t{2}, size_t{6}}) {
+            EXPECT_TRUE(MatchesReference(type, blocks, out, in_off, out_off))
+                << Name(type) << " n=" << n_blocks << " in+" << in_off << " out+" << out_off;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GgmlKQuantTest, EmptyInputWritesNothing) {
+  for (GgmlType type : kTypes) {
+    EXPECT_TRUE(MatchesReference(type, {}, ElemType::kBf16)) << Name(type);
+  }
+}
+
+// Every byte value in every position (all scale and code values), with
+// edge d/dmin: ±0, f16 subnormal and max, ±Inf, NaN (and the f32 ones for Q8_K).
+TEST_P(GgmlKQuantTest, EdgeScalesAndEveryByteValue) {
+  const std::vector<uint16_t> f16_edges = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00,
+                                           0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01,
+                                           0xFE01, 0x3555};
+  const std::vector<uint32_t> f32_edges = {0x00000000, 0x80000000, 0x00000001, 0x807FFFFF,
+                                           0x3F800000, 0x7F7FFFFF, 0x7F800000, 0xFF800000,
+                                           0x7FC00000, 0x7F800001, 0xFFC12345, 0x3DCCCCCD};
+  for (GgmlType type : kTypes) {
+    const size_t bb = BlockBytes(type);
+    const auto fields = ScaleFields(type);
+    const size_t n_edges = fields[0].second == 2 ? f16_edges.size() : f32_edges.size();
+    // One block per byte value v: every byte v, then the scale fields from
+    // the edge lists (d and dmin take different edges).
+    std::vector<uint8_t> blocks(256 * bb);
+    for (size_t v = 0; v < 256; ++v) {
+      uint8_t* block = blocks.data() + v * bb;
+      std::memset(block, static_cast<int>(v), bb);
+      for (size_t f = 0; f < fields.size(); ++f) {
+        const size_t e = (v + 5 * f) % n_edges;
+        if (fields[f].second == 2) {
+          block[fields[f].first] = static_cast<uint8_t>(f16_edges[e]);
+          block[fields[f].first + 1] = static_cast<uint8_t>(f16_edges[e] >> 8);
+        } else {
+          std::memcpy(block + fields[f].first, &f32_edges[e], 4);
+        }
+      }
+    }
+    for (ElemType out : kOutTypes) {
+      EXPECT_TRUE(MatchesReference(type, blocks, out, 1, 1)) << Name(type);
+    }
+    // Random codes under every edge pair.
+    auto random = RandomBlocks(type, n_edges * n_edges, 7);
+    for (size_t i = 0; i < n_edges * n_edges; ++i) {
+      for (size_t f = 0; f < fields.size(); ++f) {
+        const size_t e = f == 0 ? i % n_edges : i / n_edges;
+        uint8_t* p = random.data() + i * bb + fields[f].first;
+        if (fields[f].second == 2) {
+          p[0] = static_cast<uint8_t>(f16_edges[e]);
+          p[1] = static_cast<uint8_t>(f16_edges[e] >> 8);
+        } else {
+          std::memcpy(p, &f32_edges[e], 4);
+        }
+      }
+    }
+    for (ElemType out : kOutTypes) {
+      EXPECT_TRUE(MatchesReference(type, random, out)) << Name(type) << " edge scales";
+    }
+  }
+}
+
+TEST_P(GgmlKQuantTest, PropertyMatchesReference) {
+  const bool ok = rc::check("random K-quant blocks match the reference", [] {
+    const auto type = *rc::gen::elementOf(std::vector<GgmlType>(kTypes.begin(), kTypes.end()));
+    const auto out = *rc::gen::elementOf(std::vector<ElemType>(kOutTypes.begin(), kOutTypes.end()));
+    const size_t n_blocks = *rc::gen::inRange<size_t>(0, 5);
+    const auto blocks =
+        *rc::gen::container<std::vector<uint8_t>>(n_blocks * BlockBytes(type), rc::gen::arbitrary<uint8_t>());
+    const size_t in_off = *rc::gen::inRange<size_t>(0, 8);
+    const size_t out_off = *rc::gen::inRange<size_t>(0, 8);
+    RC_ASSERT(MatchesReference(type, blocks, out, in_off, out_off));
+  });
+  EXPECT_TRUE(ok);
+}
+
+TEST_P(GgmlKQuantTest, CheckedApiRejectsBadCalls) {
+  std::vector<uint8_t> blocks(2 * 144);
+  std::vector<std::byte> out(512 * 4);
+  // Partial block.
+  EXPECT_EQ(DequantGgml(GgmlType::kQ4_K, std::span(blocks.data(), 145), ElemType::kF32, out).code(),
+            StatusCode::kInvalidArgument);
+  // Short output.
+  EXPECT_EQ(DequantGgml(GgmlType::kQ4_K, blocks, ElemType::kF32, std::span(out.data(), 511 * 4))
+                .code(),
+            StatusCode::kInvalidArgument);
+  // Bad output type.
+  EXPECT_EQ(DequantGgml(GgmlType::kQ4_K, blocks, ElemType::kF8E4m3, out).code(),
+            StatusCode::kInvalidArgument);
+  // Plain type.
+  EXPECT_EQ(DequantGgml(GgmlType::kF32, blocks, ElemType::kF32, out).code(),
+            StatusCode::kInvalidArgument);
+  // A good call.
+  EXPECT_TRUE(DequantGgml(GgmlType::kQ4_K, blocks, ElemType::kF32, out).ok());
+}
+
+// The registry entries (block inputs, KernelInfo::in_block_elems) through
+// the shared kernel_check harness.
+TEST_P(GgmlKQuantTest, RegistryEntriesMatchReference) {
+  size_t entries = 0;
+  for (const KernelInfo& kernel : Kernels()) {
+    if (kernel.family != "ggml_kquant") continue;
+    ++entries;
+    EXPECT_EQ(kernel.probe(), GetParam());
+    ASSERT_EQ(kernel.block_elems, kQK);
+    for (GgmlType type : kTypes) {
+      if (BlockBytes(type) != kernel.in_block_bytes) continue;
+      for (size_t n_blocks : {size_t{0}, size_t{1}, size_t{5}}) {
+        const auto blocks = RandomBlocks(type, n_blocks, static_cast<uint32_t>(n_blocks + 99));
+        EXPECT_TRUE(::amn::test::MatchesReference(kernel, blocks, n_blocks, 2 * n_blocks))
+            << kernel.name << " n_blocks=" << n_blocks;
+      }
+    }
+  }
+  EXPECT_EQ(entries, 18u);
+}
+
+TEST(GgmlKQuantReference, OtherTypesAreRefused) {
+  float out[256];
+  const uint8_t block[34] = {};
+  EXPECT_FALSE(ref::DequantKQuantToF32(static_cast<uint32_t>(GgmlType::kQ8_0), block, 1, out));
+  EXPECT_EQ(ref::KQuantBlockBytes(static_cast<uint32_t>(GgmlType::kQ8_0)), 0u);
+}
+
+// Hand-computed anchors: Q4_K with d = 1, dmin = 0.5, scale 2 and min 1 in
+// every sub-block, codes lo=3 hi=5: (1·2)·3 - 0.5·1 = 5.5, (1·2)·5 - 0.5 = 9.5.
+TEST(GgmlKQuantReference, Q4KAnchor) {
+  std::array<uint8_t, 144> b{};
+  b[0] = 0x00; b[1] = 0x3C;  // d = 1
+  b[2] = 0x00; b[3] = 0x38;  // dmin = 0.5
+  for (int j = 0; j < 4; ++j) { b[4 + j] = 2; b[8 + j] = 1; }
+  for (int j = 0; j < 4; ++j) b[12 + j] = 0x12;  // j>=4: sc lo 2, m hi 1
+  for (int i = 0; i < 128; ++i) b[16 + i] = 0x53;
+  float y[256];
+  ASSERT_TRUE(ref::DequantKQuantToF32(12, b.data(), 1, y));
+  EXPECT_EQ(y[0], 5.5f);
+  EXPECT_EQ(y[32], 9.5f);
+  EXPECT_EQ(y[255], 9.5f);
+}
+
+AMN_INSTANTIATE_PER_TARGET(GgmlKQuantTest);
+
+}  // namespace
+}  // namespace amn::test
