@@ -262,6 +262,12 @@ struct GgmlStoreF32 {
   HWY_INLINE void operator()(hn::Vec<hn::RebindToFloat<GgmlDU>> v, float* out) const {
     hn::StoreU(v, hn::RebindToFloat<GgmlDU>(), out);
   }
+  HWY_INLINE void Pair(hn::Vec<hn::RebindToFloat<GgmlDU>> lo, hn::Vec<hn::RebindToFloat<GgmlDU>> hi,
+                       float* out) const {
+    const hn::RebindToFloat<GgmlDU> df;
+    hn::StoreU(lo, df, out);
+    hn::StoreU(hi, df, out + hn::Lanes(df));
+  }
 };
 
 template <class Encode>
@@ -276,6 +282,23 @@ struct GgmlStore16 {
     // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, bits)), d16, out);
   }
+  // 2N outputs: outside SCALAR one full-width store of the odd (BF16) or
+  // even (F16) u16 halves of both vectors, as float_convert-inl.h narrows.
+  HWY_INLINE void Pair(hn::Vec<hn::RebindToFloat<GgmlDU>> lo, hn::Vec<hn::RebindToFloat<GgmlDU>> hi,
+                       uint16_t* out) const {
+#if HWY_TARGET == HWY_SCALAR
+    (*this)(lo, out);
+    (*this)(hi, out + 1);
+#else
+    const GgmlDU du;
+    const hn::Repartition<uint16_t, GgmlDU> d16;
+    const auto lo16 = hn::BitCast(d16, Encode()(du, hn::BitCast(du, lo)));
+    const auto hi16 = hn::BitCast(d16, Encode()(du, hn::BitCast(du, hi)));
+    hn::StoreU(
+        Encode::kUpperHalf ? hn::ConcatOdd(d16, hi16, lo16) : hn::ConcatEven(d16, hi16, lo16), d16,
+        out);
+#endif
+  }
 };
 using GgmlStoreBf16 = GgmlStore16<ToBf16Upper>;
 using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
@@ -289,13 +312,16 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     const uint8_t* x = blocks + b * Decoder::kBytes;
     const GgmlBlockScales scales = Decoder::Scales(x);
     typename Store::T* y = out + b * ggml::kQK;
+    // Two chunks per store: 2N <= 32 divides the block.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
-      for (size_t j0 = 0; j0 < ggml::kQK; j0 += lanes) {
-        Store()(Decoder::template Chunk<true>(x, j0, scales), y + j0);
+      for (size_t j0 = 0; j0 < ggml::kQK; j0 += 2 * lanes) {
+        Store().Pair(Decoder::template Chunk<true>(x, j0, scales),
+                     Decoder::template Chunk<true>(x, j0 + lanes, scales), y + j0);
       }
     } else {
-      for (size_t j0 = 0; j0 < ggml::kQK; j0 += lanes) {
-        Store()(Decoder::template Chunk<false>(x, j0, scales), y + j0);
+      for (size_t j0 = 0; j0 < ggml::kQK; j0 += 2 * lanes) {
+        Store().Pair(Decoder::template Chunk<false>(x, j0, scales),
+                     Decoder::template Chunk<false>(x, j0 + lanes, scales), y + j0);
       }
     }
   }
