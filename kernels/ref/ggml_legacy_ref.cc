@@ -3,7 +3,6 @@
 
 #include <bit>
 #include <cstring>
-#include <vector>
 
 #include "kernels/ggml_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
@@ -149,47 +148,36 @@ void DequantMxfp4(const uint8_t* blocks, size_t n_blocks, float* out) {
 bool DequantGgmlLegacy(GgmlType type, const uint8_t* blocks, size_t n_blocks, ElemType out_type,
                        void* out) {
   void (*to_f32)(const uint8_t*, size_t, float*) = nullptr;
+  size_t block_bytes = 0;
   switch (type) {
-    case GgmlType::kQ4_0:
-      to_f32 = DequantQ4_0;
-      break;
-    case GgmlType::kQ4_1:
-      to_f32 = DequantQ4_1;
-      break;
-    case GgmlType::kQ5_0:
-      to_f32 = DequantQ5_0;
-      break;
-    case GgmlType::kQ5_1:
-      to_f32 = DequantQ5_1;
-      break;
-    case GgmlType::kQ8_0:
-      to_f32 = DequantQ8_0;
-      break;
-    case GgmlType::kQ8_1:
-      to_f32 = DequantQ8_1;
-      break;
-    case GgmlType::kIQ4_NL:
-      to_f32 = DequantIq4Nl;
-      break;
-    case GgmlType::kMXFP4:
-      to_f32 = DequantMxfp4;
-      break;
-    default:
-      return false;
+    case GgmlType::kQ4_0: to_f32 = DequantQ4_0; block_bytes = ggml::kQ4_0Bytes; break;
+    case GgmlType::kQ4_1: to_f32 = DequantQ4_1; block_bytes = ggml::kQ4_1Bytes; break;
+    case GgmlType::kQ5_0: to_f32 = DequantQ5_0; block_bytes = ggml::kQ5_0Bytes; break;
+    case GgmlType::kQ5_1: to_f32 = DequantQ5_1; block_bytes = ggml::kQ5_1Bytes; break;
+    case GgmlType::kQ8_0: to_f32 = DequantQ8_0; block_bytes = ggml::kQ8_0Bytes; break;
+    case GgmlType::kQ8_1: to_f32 = DequantQ8_1; block_bytes = ggml::kQ8_1Bytes; break;
+    case GgmlType::kIQ4_NL: to_f32 = DequantIq4Nl; block_bytes = ggml::kIq4NlBytes; break;
+    case GgmlType::kMXFP4: to_f32 = DequantMxfp4; block_bytes = ggml::kMxfp4Bytes; break;
+    default: return false;
   }
   if (out_type != ElemType::kF32 && out_type != ElemType::kF16 && out_type != ElemType::kBf16) {
     return false;
   }
-  std::vector<float> values(n_blocks * kQK);
-  to_f32(blocks, n_blocks, values.data());
+  // One block at a time through a stack buffer: reference kernels allocate
+  // nothing either.
   auto* bytes = static_cast<unsigned char*>(out);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const uint32_t bits = std::bit_cast<uint32_t>(values[i]);
-    if (out_type == ElemType::kF32) {
-      std::memcpy(bytes + 4 * i, &bits, 4);
-    } else {
-      const uint16_t h = out_type == ElemType::kBf16 ? F32BitsToBf16(bits) : F32BitsToF16(bits);
-      std::memcpy(bytes + 2 * i, &h, 2);
+  float values[kQK];
+  for (size_t b = 0; b < n_blocks; ++b) {
+    to_f32(blocks + b * block_bytes, 1, values);
+    for (size_t j = 0; j < kQK; ++j) {
+      const size_t i = b * kQK + j;
+      const uint32_t bits = std::bit_cast<uint32_t>(values[j]);
+      if (out_type == ElemType::kF32) {
+        std::memcpy(bytes + 4 * i, &bits, 4);
+      } else {
+        const uint16_t h = out_type == ElemType::kBf16 ? F32BitsToBf16(bits) : F32BitsToF16(bits);
+        std::memcpy(bytes + 2 * i, &h, 2);
+      }
     }
   }
   return true;
