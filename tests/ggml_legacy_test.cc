@@ -57,32 +57,7 @@ std::vector<uint8_t> PseudoRandomBytes(size_t n, uint32_t seed) {
   return bytes;
 }
 
-// `n` bytes starting `offset` bytes past a 64-byte boundary, followed by
-// canary bytes.
-class Placed {
- public:
-  static constexpr size_t kCanaryBytes = 64;
-  static constexpr uint8_t kCanary = 0xA5;
-
-  Placed(size_t n, size_t offset, uint8_t fill) : storage_(n + offset + kCanaryBytes + 128, fill) {
-    const auto base = reinterpret_cast<uintptr_t>(storage_.data());
-    data_ = storage_.data() + (64 - base % 64) % 64 + offset;
-    std::memset(data_ + n, kCanary, kCanaryBytes);
-    n_ = n;
-  }
-  uint8_t* data() { return data_; }
-  bool CanaryIntact() const {
-    for (size_t i = 0; i < kCanaryBytes; ++i) {
-      if (data_[n_ + i] != kCanary) return false;
-    }
-    return true;
-  }
-
- private:
-  std::vector<uint8_t> storage_;
-  uint8_t* data_ = nullptr;
-  size_t n_ = 0;
-};
+using Placed = PlacedBuffer;
 
 // Runs amn::DequantGgml on a placed copy of `blocks` into a placed output and
 // compares its bytes with the reference's.

@@ -8,35 +8,7 @@
 namespace amn::test {
 namespace {
 
-constexpr size_t kAlign = 64;
-constexpr size_t kCanaryBytes = 64;
-constexpr uint8_t kCanary = 0xA5;
 constexpr uint8_t kUnwritten = 0x5A;
-
-// A buffer whose payload starts `offset_bytes` past a 64-byte boundary.
-class PlacedBuffer {
- public:
-  PlacedBuffer(size_t payload_bytes, size_t offset_bytes, uint8_t fill)
-      : storage_(payload_bytes + offset_bytes + kCanaryBytes + 2 * kAlign, fill) {
-    const auto base = reinterpret_cast<uintptr_t>(storage_.data());
-    const size_t to_aligned = (kAlign - base % kAlign) % kAlign;
-    data_ = storage_.data() + to_aligned + offset_bytes;
-    std::memset(data_ + payload_bytes, kCanary, kCanaryBytes);
-    payload_bytes_ = payload_bytes;
-  }
-  uint8_t* data() { return data_; }
-  bool CanaryIntact() const {
-    for (size_t i = 0; i < kCanaryBytes; ++i) {
-      if (data_[payload_bytes_ + i] != kCanary) return false;
-    }
-    return true;
-  }
-
- private:
-  std::vector<uint8_t> storage_;
-  uint8_t* data_ = nullptr;
-  size_t payload_bytes_ = 0;
-};
 
 std::string Hex(const uint8_t* bytes, size_t n) {
   std::ostringstream out;
@@ -46,6 +18,21 @@ std::string Hex(const uint8_t* bytes, size_t n) {
 }
 
 }  // namespace
+
+PlacedBuffer::PlacedBuffer(size_t payload_bytes, size_t offset_bytes, uint8_t fill)
+    : storage_(payload_bytes + offset_bytes + kCanaryBytes + 2 * kAlign, fill),
+      payload_bytes_(payload_bytes) {
+  const auto base = reinterpret_cast<uintptr_t>(storage_.data());
+  data_ = storage_.data() + (kAlign - base % kAlign) % kAlign + offset_bytes;
+  std::memset(data_ + payload_bytes, kCanary, kCanaryBytes);
+}
+
+bool PlacedBuffer::CanaryIntact() const {
+  for (size_t i = 0; i < kCanaryBytes; ++i) {
+    if (data_[payload_bytes_ + i] != kCanary) return false;
+  }
+  return true;
+}
 
 const KernelInfo& KernelNamed(std::string_view name) {
   for (const KernelInfo& kernel : Kernels()) {

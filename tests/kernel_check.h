@@ -17,6 +17,25 @@
 
 namespace amn::test {
 
+// `payload_bytes` bytes starting `offset_bytes` past a 64-byte boundary,
+// filled with `fill` and followed by 64 canary bytes, so misaligned access and
+// overruns show.
+class PlacedBuffer {
+ public:
+  static constexpr size_t kAlign = 64;
+  static constexpr size_t kCanaryBytes = 64;
+  static constexpr uint8_t kCanary = 0xA5;
+
+  PlacedBuffer(size_t payload_bytes, size_t offset_bytes, uint8_t fill);
+  uint8_t* data() { return data_; }
+  bool CanaryIntact() const;
+
+ private:
+  std::vector<uint8_t> storage_;
+  uint8_t* data_ = nullptr;
+  size_t payload_bytes_ = 0;
+};
+
 const KernelInfo& KernelNamed(std::string_view name);
 
 // Input bytes must hold a whole number of the kernel's input elements (of
