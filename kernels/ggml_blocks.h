@@ -50,10 +50,11 @@ inline constexpr size_t kMxfp4Bytes = 1 + kQK / 2;
 static_assert(kMxfp4Bytes * 8 * 4 == kQK * 17, "MXFP4: 4.25 bits per weight");
 
 // ggml kvalues_iq4nl.
-inline constexpr std::array<int8_t, 16> kIq4NlValues = {-127, -104, -83, -65, -49, -35, -22, -10,
+// 16-byte aligned: the kernels load them whole for TableLookupBytes.
+alignas(16) inline constexpr std::array<int8_t, 16> kIq4NlValues = {-127, -104, -83, -65, -49, -35, -22, -10,
                                                         1,    13,   25,  38,  53,  69,  89,  113};
 // ggml kvalues_mxfp4: E2M1 values doubled (hence the halved scale).
-inline constexpr std::array<int8_t, 16> kMxfp4Values = {0, 1,  2,  3,  4,  6,  8,  12,
+alignas(16) inline constexpr std::array<int8_t, 16> kMxfp4Values = {0, 1,  2,  3,  4,  6,  8,  12,
                                                         0, -1, -2, -3, -4, -6, -8, -12};
 
 // The NaN that an invalid operation (±Inf * 0, Inf - Inf) gives in these

@@ -181,7 +181,7 @@ HWY_INLINE void DecodeIq4Xs(const uint8_t* b, Decoded& out) {
     out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(ls - 32);
   }
   uint8_t table_bytes[16];
-  std::memcpy(table_bytes, kq::kIq4Values, 16);
+  std::memcpy(table_bytes, kq::kIq4Values.data(), 16);
   const auto table = hn::LoadU(d8, table_bytes);
   const auto fifteen = hn::Set(d8, 15);
   for (size_t j = 0; j < 8; ++j) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/ggml_blocks.h"
+
 namespace amn::kq {
 
 inline constexpr size_t kSuperBlockElems = 256;  // QK_K
@@ -81,9 +83,8 @@ inline constexpr size_t kQs = 0, kD = 64, kBytes = 66;
 static_assert(kBytes == kSuperBlockElems / 4 + 2);  // 2.0625 bpw
 }  // namespace tq2
 
-// IQ4_NL / IQ4_XS codebook (ggml kvalues_iq4nl).
-inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                          1,    13,   25,  38,  53,  69,  89,  113};
+// IQ4_XS uses the IQ4_NL codebook (ggml kvalues_iq4nl).
+inline constexpr const std::array<int8_t, 16>& kIq4Values = ggml::kIq4NlValues;
 
 // Q4_K/Q5_K 6-bit scale and min of sub-block j (ggml get_scale_min_k4).
 inline void ScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {

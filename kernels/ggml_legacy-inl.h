@@ -222,14 +222,7 @@ struct GgmlIq4Nl {
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {
     const GgmlDU du;
-    HWY_ALIGN static constexpr int8_t kTable[16] = {
-        ggml::kIq4NlValues[0],  ggml::kIq4NlValues[1],  ggml::kIq4NlValues[2],
-        ggml::kIq4NlValues[3],  ggml::kIq4NlValues[4],  ggml::kIq4NlValues[5],
-        ggml::kIq4NlValues[6],  ggml::kIq4NlValues[7],  ggml::kIq4NlValues[8],
-        ggml::kIq4NlValues[9],  ggml::kIq4NlValues[10], ggml::kIq4NlValues[11],
-        ggml::kIq4NlValues[12], ggml::kIq4NlValues[13], ggml::kIq4NlValues[14],
-        ggml::kIq4NlValues[15]};
-    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 2, j0), kTable);
+    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 2, j0), ggml::kIq4NlValues.data());
     return GgmlScaled<kSpecial>(GgmlToF32(k), s);
   }
 };
@@ -243,14 +236,7 @@ struct GgmlMxfp4 {
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {
     const GgmlDU du;
-    HWY_ALIGN static constexpr int8_t kTable[16] = {
-        ggml::kMxfp4Values[0],  ggml::kMxfp4Values[1],  ggml::kMxfp4Values[2],
-        ggml::kMxfp4Values[3],  ggml::kMxfp4Values[4],  ggml::kMxfp4Values[5],
-        ggml::kMxfp4Values[6],  ggml::kMxfp4Values[7],  ggml::kMxfp4Values[8],
-        ggml::kMxfp4Values[9],  ggml::kMxfp4Values[10], ggml::kMxfp4Values[11],
-        ggml::kMxfp4Values[12], ggml::kMxfp4Values[13], ggml::kMxfp4Values[14],
-        ggml::kMxfp4Values[15]};
-    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 1, j0), kTable);
+    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 1, j0), ggml::kMxfp4Values.data());
     return GgmlScaled<kSpecial>(GgmlToF32(k), s);
   }
 };

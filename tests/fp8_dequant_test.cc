@@ -160,18 +160,6 @@ testing::AssertionResult DequantMatchesReference(const Case& c, const std::vecto
   return testing::AssertionSuccess();
 }
 
-// Deterministic pseudo-random bytes (xorshift32).
-std::vector<uint8_t> PseudoRandomCodes(size_t n, uint32_t seed) {
-  std::vector<uint8_t> codes(n);
-  uint32_t x = seed | 1;
-  for (uint8_t& code : codes) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    code = static_cast<uint8_t>(x >> 11);
-  }
-  return codes;
-}
 
 // n scales cycling through SpecialScales() from `start`.
 std::vector<float> CyclingScales(size_t n, size_t start) {
@@ -275,7 +263,7 @@ TEST_P(Fp8DequantTest, BlocksRowsAndAlignments) {
   uint32_t seed = 1;
   for (size_t cols : {1, 2, 7, 31, 33, 100, 129, 257, 300}) {
     for (size_t rows : {1, 2, 5}) {
-      const std::vector<uint8_t> codes = PseudoRandomCodes(rows * cols, seed++);
+      const std::vector<uint8_t> codes = PseudoRandomBytes(rows * cols, seed++);
       for (size_t block_cols : {size_t{1}, size_t{3}, size_t{16}, size_t{17}, size_t{128}, cols,
                                 cols + 5, std::numeric_limits<size_t>::max()}) {
         const size_t n_scales = (cols - 1) / block_cols + 1;
@@ -297,7 +285,7 @@ TEST_P(Fp8DequantTest, BlocksRowsAndAlignments) {
 // exercises the broadcast fast path over many whole vectors.
 TEST_P(Fp8DequantTest, LongRowsIn128Blocks) {
   const size_t cols = 4096 + 13;
-  const std::vector<uint8_t> codes = PseudoRandomCodes(3 * cols, 99);
+  const std::vector<uint8_t> codes = PseudoRandomBytes(3 * cols, 99);
   const std::vector<float> scales = CyclingScales((cols + 127) / 128, 3);
   for (ElemType code_type : kCodeTypes) {
     for (ElemType out_type : kOutTypes) {

@@ -44,18 +44,6 @@ bool IsLegacy(uint32_t id) {
   return false;
 }
 
-// Deterministic pseudo-random bytes (xorshift32).
-std::vector<uint8_t> PseudoRandomBytes(size_t n, uint32_t seed) {
-  std::vector<uint8_t> bytes(n);
-  uint32_t x = seed | 1;
-  for (uint8_t& byte : bytes) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    byte = static_cast<uint8_t>(x >> 11);
-  }
-  return bytes;
-}
 
 using Placed = PlacedBuffer;
 

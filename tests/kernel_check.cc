@@ -34,6 +34,18 @@ bool PlacedBuffer::CanaryIntact() const {
   return true;
 }
 
+std::vector<uint8_t> PseudoRandomBytes(size_t n, uint32_t seed) {
+  std::vector<uint8_t> bytes(n);
+  uint32_t x = seed | 1;
+  for (uint8_t& byte : bytes) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    byte = static_cast<uint8_t>(x >> 11);
+  }
+  return bytes;
+}
+
 const KernelInfo& KernelNamed(std::string_view name) {
   for (const KernelInfo& kernel : Kernels()) {
     if (kernel.name == name) return kernel;

@@ -38,6 +38,9 @@ class PlacedBuffer {
 
 const KernelInfo& KernelNamed(std::string_view name);
 
+// Deterministic pseudo-random bytes (xorshift32), for reproducible inputs.
+std::vector<uint8_t> PseudoRandomBytes(size_t n, uint32_t seed);
+
 // Input bytes must hold a whole number of the kernel's input elements (of
 // blocks, for block-quantized kernels: then in_offset_elems counts blocks).
 // Returns success, or a failure naming the first differing element with its
