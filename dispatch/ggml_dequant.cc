@@ -79,7 +79,8 @@ Status DequantGgml(GgmlType type, std::span<const uint8_t> blocks, ElemType out_
   AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   if (n_blocks == 0) return Status::Ok();
   if (internal::DequantGgmlLegacy(type, blocks.data(), n_blocks, out_type, out.data()) ||
-      internal::DequantGgmlKQuant(type, blocks.data(), n_blocks, out_type, out.data())) {
+      internal::DequantGgmlKQuant(type, blocks.data(), n_blocks, out_type, out.data()) ||
+      internal::DequantGgmlIQuant(type, blocks.data(), n_blocks, out_type, out.data())) {
     return Status::Ok();
   }
   return Status(StatusCode::kUnsupported,

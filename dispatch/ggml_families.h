@@ -18,6 +18,10 @@ bool DequantGgmlLegacy(GgmlType type, const uint8_t* blocks, size_t n_blocks, El
 // dispatch/ggml_kquant.cc: 256-element super-blocks (K-quants, IQ4_XS, TQ*).
 bool DequantGgmlKQuant(GgmlType type, const uint8_t* blocks, size_t n_blocks, ElemType out_type,
                        void* out);
+// dispatch/ggml_iquant.cc: 256-element lattice super-blocks (IQ1_*, IQ2_*,
+// IQ3_*).
+bool DequantGgmlIQuant(GgmlType type, const uint8_t* blocks, size_t n_blocks, ElemType out_type,
+                       void* out);
 
 }  // namespace amn::internal
 

@@ -11,10 +11,12 @@
 #include "dispatch/ggml_families.h"
 #include "dispatch/kernel_rows.h"
 #include "kernels/ggml_blocks.h"
+#include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
 #include "kernels/ref/fp8_ref.h"
+#include "kernels/ref/ggml_iquant_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
 
@@ -79,31 +81,55 @@ void BlockRefThunk(const void* in, size_t n_elems, void* out) {
   ref::DequantGgmlLegacy(kType, static_cast<const uint8_t*>(in), n_elems / ggml::kQK, kOut, out);
 }
 
-// ggml K-quant super-blocks: n_elems outputs from n_elems / 256 blocks.
-template <GgmlType kType, ElemType kOut>
-void KQuantThunk(const void* in, size_t n_elems, void* out) {
+// ggml super-block families (K-quants, I-quants): n_elems outputs from
+// n_elems / 256 blocks through the family's dispatched entry point.
+using FamilyRows = bool (*)(GgmlType, const uint8_t*, size_t, ElemType, void*);
+template <FamilyRows kRows, GgmlType kType, ElemType kOut>
+void SuperBlockThunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
-  internal::DequantGgmlKQuant(kType, static_cast<const uint8_t*>(in),
-                              n_elems / kq::kSuperBlockElems, kOut, out);
+  kRows(kType, static_cast<const uint8_t*>(in), n_elems / kq::kSuperBlockElems, kOut, out);
 }
 template <GgmlType kType, typename TOut, bool (*kRef)(uint32_t, const uint8_t*, size_t, TOut*)>
-void KQuantRefThunk(const void* in, size_t n_elems, void* out) {
+void SuperBlockRefThunk(const void* in, size_t n_elems, void* out) {
   kRef(static_cast<uint32_t>(kType), static_cast<const uint8_t*>(in),
        n_elems / kq::kSuperBlockElems, static_cast<TOut*>(out));
 }
+// The scalar reference rows of one family, per output type.
+struct SuperBlockRefs {
+  bool (*f32)(uint32_t, const uint8_t*, size_t, float*);
+  bool (*bf16)(uint32_t, const uint8_t*, size_t, uint16_t*);
+  bool (*f16)(uint32_t, const uint8_t*, size_t, uint16_t*);
+};
+constexpr SuperBlockRefs kKQuantRefs{ref::DequantKQuantToF32, ref::DequantKQuantToBf16,
+                                     ref::DequantKQuantToF16};
+constexpr SuperBlockRefs kIQuantRefs{ref::DequantIQuantToF32, ref::DequantIQuantToBf16,
+                                     ref::DequantIQuantToF16};
 // `in` names the scale type (f16 d, or Q8_K's f32 d), as the legacy entries.
+template <FamilyRows kRows, const SuperBlockRefs& kRefs, GgmlType kType, ElemType kOut>
+constexpr KernelInfo SuperBlockEntry(std::string_view name, std::string_view family,
+                                     size_t block_bytes, TargetId (*probe)()) {
+  constexpr ElemType kScale = kType == GgmlType::kQ8_K ? ElemType::kF32 : ElemType::kF16;
+  RowFn reference = nullptr;
+  if constexpr (kOut == ElemType::kF32) {
+    reference = SuperBlockRefThunk<kType, float, kRefs.f32>;
+  } else if constexpr (kOut == ElemType::kBf16) {
+    reference = SuperBlockRefThunk<kType, uint16_t, kRefs.bf16>;
+  } else {
+    reference = SuperBlockRefThunk<kType, uint16_t, kRefs.f16>;
+  }
+  return KernelInfo{name, family, kScale, kOut, SuperBlockThunk<kRows, kType, kOut>, reference,
+                    probe, static_cast<uint32_t>(block_bytes),
+                    static_cast<uint32_t>(kq::kSuperBlockElems)};
+}
 template <GgmlType kType, ElemType kOut>
 constexpr KernelInfo KQuantEntry(std::string_view name, size_t block_bytes) {
-  constexpr ElemType kScale = kType == GgmlType::kQ8_K ? ElemType::kF32 : ElemType::kF16;
-  if constexpr (kOut == ElemType::kF32) {
-    return KernelInfo{name, "ggml_kquant", kScale, kOut, KQuantThunk<kType, kOut>,
-                      KQuantRefThunk<kType, float, ref::DequantKQuantToF32>, GgmlKQuantTarget,
-                      static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(kq::kSuperBlockElems)};
-  } else {
-    return KernelInfo{name, "ggml_kquant", kScale, kOut, KQuantThunk<kType, kOut>,
-                      KQuantRefThunk<kType, uint16_t, ref::DequantKQuantToBf16>, GgmlKQuantTarget,
-                      static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(kq::kSuperBlockElems)};
-  }
+  return SuperBlockEntry<internal::DequantGgmlKQuant, kKQuantRefs, kType, kOut>(
+      name, "ggml_kquant", block_bytes, GgmlKQuantTarget);
+}
+template <GgmlType kType, ElemType kOut>
+constexpr KernelInfo IQuantEntry(std::string_view name, size_t block_bytes) {
+  return SuperBlockEntry<internal::DequantGgmlIQuant, kIQuantRefs, kType, kOut>(
+      name, "ggml_iquant", block_bytes, GgmlIQuantTarget);
 }
 
 using E = ElemType;
@@ -249,6 +275,28 @@ constexpr std::array kKernels = {
     KQuantEntry<GgmlType::kTQ1_0, E::kF32>("tq1_0_to_f32", kq::tq1::kBytes),
     KQuantEntry<GgmlType::kTQ2_0, E::kBf16>("tq2_0_to_bf16", kq::tq2::kBytes),
     KQuantEntry<GgmlType::kTQ2_0, E::kF32>("tq2_0_to_f32", kq::tq2::kBytes),
+    // ggml I-quant super-blocks (256 elements, lattice codebooks).
+    IQuantEntry<GgmlType::kIQ2_XXS, E::kBf16>("iq2_xxs_to_bf16", iq::iq2xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XXS, E::kF16>("iq2_xxs_to_f16", iq::iq2xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XXS, E::kF32>("iq2_xxs_to_f32", iq::iq2xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XS, E::kBf16>("iq2_xs_to_bf16", iq::iq2xs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XS, E::kF16>("iq2_xs_to_f16", iq::iq2xs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XS, E::kF32>("iq2_xs_to_f32", iq::iq2xs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_S, E::kBf16>("iq2_s_to_bf16", iq::iq2s::kBytes),
+    IQuantEntry<GgmlType::kIQ2_S, E::kF16>("iq2_s_to_f16", iq::iq2s::kBytes),
+    IQuantEntry<GgmlType::kIQ2_S, E::kF32>("iq2_s_to_f32", iq::iq2s::kBytes),
+    IQuantEntry<GgmlType::kIQ3_XXS, E::kBf16>("iq3_xxs_to_bf16", iq::iq3xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ3_XXS, E::kF16>("iq3_xxs_to_f16", iq::iq3xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ3_XXS, E::kF32>("iq3_xxs_to_f32", iq::iq3xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ3_S, E::kBf16>("iq3_s_to_bf16", iq::iq3s::kBytes),
+    IQuantEntry<GgmlType::kIQ3_S, E::kF16>("iq3_s_to_f16", iq::iq3s::kBytes),
+    IQuantEntry<GgmlType::kIQ3_S, E::kF32>("iq3_s_to_f32", iq::iq3s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_S, E::kBf16>("iq1_s_to_bf16", iq::iq1s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_S, E::kF16>("iq1_s_to_f16", iq::iq1s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_S, E::kF32>("iq1_s_to_f32", iq::iq1s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_M, E::kBf16>("iq1_m_to_bf16", iq::iq1m::kBytes),
+    IQuantEntry<GgmlType::kIQ1_M, E::kF16>("iq1_m_to_f16", iq::iq1m::kBytes),
+    IQuantEntry<GgmlType::kIQ1_M, E::kF32>("iq1_m_to_f32", iq::iq1m::kBytes),
 };
 
 }  // namespace

@@ -1,0 +1,255 @@
+// Per-target ggml I-quant dequantization (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
+// IQ3_S, IQ1_S, IQ1_M), Highway 1.0.3. Same two passes as the K-quants
+// (kernels/ggml_kquant-inl.h, whose Decoded and Scale this reuses):
+// 1. each 8-element group's lattice entry (kernels/ggml_iq_grids.h) becomes
+//    eight int8 codes in one 64-bit word, signs applied without a branch:
+//    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
+//    those bytes (grid bytes are 1…62, so no carry crosses a byte);
+// 2. code → f32, times the group's factor, one IEEE multiply.
+// Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
+// round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
+// dl · (g + δ) with δ = ±1/8 is taken as (dl · 1/8) · (8g ± 1): dl · 1/8 is
+// exact (dl is 0, ±Inf, NaN or ≥ 2^-24 in magnitude), and 8g ± 1 is the exact
+// integer 8(g + δ), so both sides round the same real number once.
+// Same bytes as the reference on every target; SCALAR runs the reference.
+#if defined(AMN_KERNELS_GGML_IQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_IQUANT_INL_H_
+#undef AMN_KERNELS_GGML_IQUANT_INL_H_
+#else
+#define AMN_KERNELS_GGML_IQUANT_INL_H_
+#endif
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/ggml_iq_blocks.h"
+#include "kernels/ggml_kquant-inl.h"
+#include "kernels/ref/ggml_iquant_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET != HWY_SCALAR
+
+namespace iqv {
+
+using kqv::Decoded;
+using kqv::F16At;
+
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHigh = 0x8080808080808080ull;
+
+// Eight int8 codes (byte j = element j) into dec.q.
+HWY_INLINE void PutGroup(uint64_t codes, int8_t* dst) {
+  if constexpr (std::endian::native == std::endian::big) codes = __builtin_bswap64(codes);
+  std::memcpy(dst, &codes, sizeof(codes));
+}
+
+// Grid bytes (1…127) with the bytes whose bit is set in `signs` negated.
+HWY_INLINE uint64_t Signed(uint64_t grid, unsigned signs) {
+  const uint64_t m = iq::kSignMask[signs & 0xff];
+  return (grid ^ m) + (m & kOnes);
+}
+
+// IQ1 codes 8g + 1 (delta +1/8) or 8g - 1 (delta -1/8) for grid bytes g in
+// {-1, 0, 1}; the -1 is a byte-wise add of 0xFF without cross-byte carries.
+HWY_INLINE uint64_t Iq1Codes(uint64_t grid, bool negative_delta) {
+  const uint64_t eight_g = (grid << 3) & 0xF8F8F8F8F8F8F8F8ull;
+  if (!negative_delta) return eight_g | kOnes;
+  const uint64_t minus_one = ~uint64_t{0};
+  return ((eight_g & ~kHigh) + (minus_one & ~kHigh)) ^ ((eight_g ^ minus_one) & kHigh);
+}
+
+HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uint64_t>(hi) << 32; }
+
+HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq2xxs;
+  const float d = F16At(b + kD);
+  for (int g = 0; g < 8; ++g) {
+    const uint32_t aux0 = kq::LoadLe32(b + kQs + 8 * g);
+    const uint32_t aux1 = kq::LoadLe32(b + kQs + 8 * g + 4);
+    out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux1 >> 28)) * 0.25f;
+    for (int k = 0; k < 4; ++k) {
+      PutGroup(Signed(iq::kIq2XxsGrid[(aux0 >> (8 * k)) & 0xff], iq::KSigns((aux1 >> (7 * k)) & 127)),
+               out.q + 32 * g + 8 * k);
+    }
+  }
+}
+
+HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq2xs;
+  const float d = F16At(b + kD);
+  for (int t = 0; t < 16; ++t) {
+    const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
+    out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
+  }
+  for (int g = 0; g < 32; ++g) {
+    const uint16_t q = kq::LoadLe16(b + kQs + 2 * g);
+    PutGroup(Signed(iq::kIq2XsGrid[q & 511], iq::KSigns(q >> 9)), out.q + 8 * g);
+  }
+}
+
+HWY_INLINE void DecodeIq2S(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq2s;
+  const float d = F16At(b + kD);
+  for (int t = 0; t < 16; ++t) {
+    const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
+    out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
+  }
+  for (int g = 0; g < 32; ++g) {
+    const unsigned idx = b[kQs + g] | ((b[kQh + g / 4] >> (2 * (g % 4))) & 3u) << 8;
+    PutGroup(Signed(iq::kIq2SGrid[idx], b[kSigns + g]), out.q + 8 * g);
+  }
+}
+
+HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq3xxs;
+  const float d = F16At(b + kD);
+  for (int g = 0; g < 8; ++g) {
+    const uint32_t aux = kq::LoadLe32(b + kSignsScales + 4 * g);
+    out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+    for (int k = 0; k < 4; ++k) {
+      const uint8_t* qs = b + kQs + 8 * g + 2 * k;
+      PutGroup(Signed(Pair(iq::kIq3XxsGrid[qs[0]], iq::kIq3XxsGrid[qs[1]]),
+                      iq::KSigns((aux >> (7 * k)) & 127)),
+               out.q + 32 * g + 8 * k);
+    }
+  }
+}
+
+HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq3s;
+  const float d = F16At(b + kD);
+  for (int t = 0; t < 16; ++t) {
+    const int s = (b[kScales + t / 4] >> (4 * ((t / 2) % 2))) & 15;
+    out.dl[t] = d * static_cast<float>(1 + 2 * s);
+  }
+  for (int g = 0; g < 32; ++g) {
+    const unsigned qh = b[kQh + g / 4] >> (2 * (g % 4));
+    const unsigned lo = b[kQs + 2 * g] | (qh & 1u) << 8;
+    const unsigned hi = b[kQs + 2 * g + 1] | (qh & 2u) << 7;
+    PutGroup(Signed(Pair(iq::kIq3SGrid[lo], iq::kIq3SGrid[hi]), b[kSigns + g]), out.q + 8 * g);
+  }
+}
+
+HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq1s;
+  const float d = F16At(b + kD);
+  for (int sub = 0; sub < 8; ++sub) {
+    const uint16_t qh = kq::LoadLe16(b + kQh + 2 * sub);
+    const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
+    out.dl[2 * sub] = out.dl[2 * sub + 1] = dl * iq::kIq1Delta;
+    for (int k = 0; k < 4; ++k) {
+      const unsigned idx = b[kQs + 4 * sub + k] | ((qh >> (3 * k)) & 7u) << 8;
+      PutGroup(Iq1Codes(iq::kIq1SGrid[idx], (qh & 0x8000) != 0), out.q + 32 * sub + 8 * k);
+    }
+  }
+}
+
+HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
+  using namespace iq::iq1m;
+  const uint32_t d_bits = ref::F16ToF32Bits(iq::Iq1MScaleBits(b));
+  float d;
+  std::memcpy(&d, &d_bits, sizeof(d));
+  for (int t = 0; t < 16; ++t) {
+    const uint16_t sc = kq::LoadLe16(b + kScales + 2 * (t / 4));
+    const float dl = d * static_cast<float>(2 * ((sc >> (3 * (t % 4))) & 7) + 1);
+    out.dl[t] = dl * iq::kIq1Delta;
+  }
+  for (int g = 0; g < 32; ++g) {
+    const unsigned n = (b[kQh + g / 2] >> (4 * (g % 2))) & 15u;
+    PutGroup(Iq1Codes(iq::kIq1SGrid[b[kQs + g] | (n & 7) << 8], (n & 8) != 0), out.q + 8 * g);
+  }
+}
+
+template <uint32_t kType>
+HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
+  Decoded dec;
+  dec.codes = dec.q;
+  if constexpr (kType == iq::kIq2XxsId) DecodeIq2Xxs(b, dec);
+  if constexpr (kType == iq::kIq2XsId) DecodeIq2Xs(b, dec);
+  if constexpr (kType == iq::kIq2SId) DecodeIq2S(b, dec);
+  if constexpr (kType == iq::kIq3XxsId) DecodeIq3Xxs(b, dec);
+  if constexpr (kType == iq::kIq3SId) DecodeIq3S(b, dec);
+  if constexpr (kType == iq::kIq1SId) DecodeIq1S(b, dec);
+  if constexpr (kType == iq::kIq1MId) DecodeIq1M(b, dec);
+  kqv::Scale<false>(dec, y);
+}
+
+// n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks
+// BF16 over F16).
+template <uint32_t kType, typename TOut, bool kBf16>
+HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
+                          TOut* HWY_RESTRICT out) {
+  const size_t bytes = ref::IQuantBlockBytes(kType);
+  for (size_t i = 0; i < n_blocks; ++i) {
+    if constexpr (sizeof(TOut) == 4) {
+      BlockToF32<kType>(blocks + i * bytes, out + i * iq::kQK);
+    } else {
+      HWY_ALIGN float tmp[iq::kQK];
+      BlockToF32<kType>(blocks + i * bytes, tmp);
+      if constexpr (kBf16) {
+        F32ToBf16Kernel(tmp, iq::kQK, out + i * iq::kQK);
+      } else {
+        F32ToF16Kernel(tmp, iq::kQK, out + i * iq::kQK);
+      }
+    }
+  }
+}
+
+template <typename TOut, bool kBf16>
+HWY_INLINE bool TypeOut(uint32_t type, const uint8_t* blocks, size_t n_blocks, TOut* out) {
+  switch (type) {
+    case iq::kIq2XxsId: BlocksOut<iq::kIq2XxsId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case iq::kIq2XsId: BlocksOut<iq::kIq2XsId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case iq::kIq2SId: BlocksOut<iq::kIq2SId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case iq::kIq3XxsId: BlocksOut<iq::kIq3XxsId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case iq::kIq3SId: BlocksOut<iq::kIq3SId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case iq::kIq1SId: BlocksOut<iq::kIq1SId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    case iq::kIq1MId: BlocksOut<iq::kIq1MId, TOut, kBf16>(blocks, n_blocks, out); return true;
+    default: return false;
+  }
+}
+
+}  // namespace iqv
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Row kernels: n_blocks super-blocks of GGUF type `type` to n_blocks * 256
+// outputs (any alignment, no overlap). False, nothing written, for a type
+// outside the family.
+HWY_INLINE bool DequantIQuantToF32Kernel(uint32_t type, const uint8_t* blocks, size_t n_blocks,
+                                         float* out) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::DequantIQuantToF32(type, blocks, n_blocks, out);
+#else
+  return iqv::TypeOut<float, false>(type, blocks, n_blocks, out);
+#endif
+}
+HWY_INLINE bool DequantIQuantToBf16Kernel(uint32_t type, const uint8_t* blocks, size_t n_blocks,
+                                          uint16_t* out) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::DequantIQuantToBf16(type, blocks, n_blocks, out);
+#else
+  return iqv::TypeOut<uint16_t, true>(type, blocks, n_blocks, out);
+#endif
+}
+HWY_INLINE bool DequantIQuantToF16Kernel(uint32_t type, const uint8_t* blocks, size_t n_blocks,
+                                         uint16_t* out) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::DequantIQuantToF16(type, blocks, n_blocks, out);
+#else
+  return iqv::TypeOut<uint16_t, false>(type, blocks, n_blocks, out);
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GGML_IQUANT_INL_H_
