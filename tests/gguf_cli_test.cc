@@ -1,22 +1,26 @@
 // GGUF through the CLI and the model API: parse/inspect report the header,
 // remember writes safetensors with row-major shapes, kept names, copied plain
 // tensors and string metadata; ollama: names resolve through a manifest.
-// Quantized tensors are checked against ggml's formula evaluated here when
-// this build decodes their type, and must be refused by name when it does not.
+// Quantized tensors are checked against ggml's formula evaluated here, the
+// gguf-py fixtures, and (for every type at once) the scalar reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "amn/ggml_dequant.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
+#include "tests/ggml_check.h"
 #include "tests/gguf_writer.h"
+#include "tests/kernel_check.h"
 
 namespace amn::test {
 namespace {
@@ -81,12 +85,6 @@ TEST_F(GgufCli, InspectAndParseReportTheHeader) {
 TEST_F(GgufCli, RememberWritesRowMajorSafetensors) {
   const CliResult r = RunAmn("remember -q " + Quote(dir_ / "tiny.gguf"));
   const fs::path out = dir_ / "tiny-bf16.safetensors";
-  if (!GgmlTypeDecodable(GgmlType::kQ8_0)) {
-    EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.err.find("blk.0.attn_q.weight"), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(out));
-    GTEST_SKIP() << "Q8_0 kernels are not in this build yet";
-  }
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<uint8_t> file = ReadBytes(out);
   uint64_t n = 0;
@@ -119,8 +117,7 @@ TEST_F(GgufCli, RememberWritesRowMajorSafetensors) {
 }
 
 // Every gguf_reference fixture wrapped in a GGUF file as one tensor, through
-// `amn remember`: the output must be gguf-py's BF16 bytes exactly, for the
-// types this build decodes; the others must be refused by name.
+// `amn remember`: the output must be gguf-py's BF16 bytes exactly.
 TEST_F(GgufCli, RealBlocksThroughRememberMatchGgufPy) {
   const auto files = FixtureFiles("gguf_reference", ".bin");
   AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
@@ -136,11 +133,6 @@ TEST_F(GgufCli, RealBlocksThroughRememberMatchGgufPy) {
     std::ofstream(in, std::ios::binary)
         .write(reinterpret_cast<const char*>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
     const CliResult r = RunAmn("remember -q --force " + Quote(in) + " -o " + Quote(out));
-    if (!GgmlTypeDecodable(static_cast<GgmlType>(type))) {
-      EXPECT_EQ(r.exit_code, 1);
-      EXPECT_NE(r.err.find("cannot be dequantized"), std::string::npos) << r.err;
-      continue;
-    }
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::vector<uint8_t> o = ReadBytes(out);
     uint64_t header = 0;
@@ -150,7 +142,101 @@ TEST_F(GgufCli, RealBlocksThroughRememberMatchGgufPy) {
     EXPECT_TRUE(got == want);
     ++decoded;
   }
-  RecordProperty("decoded_fixture_types", static_cast<int>(decoded));
+  EXPECT_EQ(decoded, files.size());
+}
+
+// A synthetic GGUF holding one [3, 2 blocks] tensor of every ggml type (plain
+// types [3, 4]) with pseudo-random bytes, through `amn remember --to` each
+// output type: quantized tensors must equal the scalar reference's bytes
+// (kernels/ref/, via tests/ggml_check.h), plain tensors are copied unchanged,
+// shapes are row-major, names kept.
+TEST_F(GgufCli, EveryGgmlTypeThroughRemember) {
+  struct Entry {
+    GgmlType type;
+    std::string name;
+    std::vector<uint8_t> bytes;
+    uint64_t row;
+  };
+  std::vector<Entry> entries;
+  for (uint32_t id = 0; id < 64; ++id) {
+    const GgmlTypeInfo* info = FindGgmlType(id);
+    if (info == nullptr) continue;
+    const uint64_t row = info->quantized ? 2 * info->block_elems : 4;
+    const size_t bytes = 3 * row / info->block_elems * info->block_bytes;
+    entries.push_back({info->type, "t." + std::string(info->name), PseudoRandomBytes(bytes, id + 1), row});
+  }
+  ASSERT_EQ(entries.size(), 32u);
+  GgufWriter w(3);
+  w.Header(entries.size(), 0);
+  uint64_t offset = 0;
+  for (const Entry& e : entries) {
+    w.Tensor(e.name, {e.row, 3}, static_cast<uint32_t>(e.type), offset);
+    offset += (e.bytes.size() + 31) / 32 * 32;
+  }
+  w.PadTo(32);
+  for (const Entry& e : entries) w.Raw(e.bytes.data(), e.bytes.size()).PadTo(32);
+  const fs::path in = dir_ / "every.gguf";
+  std::ofstream(in, std::ios::binary)
+      .write(reinterpret_cast<const char*>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
+  for (const auto& [flag, out_type, dtype] :
+       {std::tuple{"bf16", ElemType::kBf16, "BF16"}, std::tuple{"f16", ElemType::kF16, "F16"},
+        std::tuple{"f32", ElemType::kF32, "F32"}}) {
+    SCOPED_TRACE(flag);
+    const fs::path out = dir_ / "every.safetensors";
+    const CliResult r =
+        RunAmn(std::string("remember -q --force --to ") + flag + " " + Quote(in) + " -o " + Quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<uint8_t> file = ReadBytes(out);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = n << 8 | file[i];
+    const auto header = nlohmann::json::parse(file.begin() + 8, file.begin() + 8 + static_cast<long>(n));
+    for (const Entry& e : entries) {
+      SCOPED_TRACE(e.name);
+      const bool quantized = FindGgmlType(static_cast<uint32_t>(e.type))->quantized;
+      const auto& t = header.at(e.name);
+      EXPECT_EQ(t["shape"], nlohmann::json({3, e.row}));
+      const auto& o = t["data_offsets"];
+      const std::vector<uint8_t> got(file.begin() + 8 + static_cast<long>(n + o[0].get<uint64_t>()),
+                                     file.begin() + 8 + static_cast<long>(n + o[1].get<uint64_t>()));
+      if (quantized) {
+        EXPECT_EQ(t["dtype"], dtype);
+        EXPECT_TRUE(got == GgmlReference(e.type, e.bytes, out_type));
+      } else {
+        EXPECT_EQ(t["dtype"], std::string(FindGgmlType(static_cast<uint32_t>(e.type))->name));
+        EXPECT_TRUE(got == e.bytes) << "plain tensors are copied";
+      }
+    }
+  }
+}
+
+// Malformed GGUF files through the CLI: one error line naming the file, exit
+// 1, no output left behind, the input unchanged. (gguf_header_test covers
+// every malformation at the parser.)
+TEST_F(GgufCli, MalformedFilesAreRefusedCleanly) {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> bad;
+  bad.push_back({"truncated data", std::vector<uint8_t>(bytes_.begin(), bytes_.end() - 10)});
+  bad.push_back({"truncated header", std::vector<uint8_t>(bytes_.begin(), bytes_.begin() + 40)});
+  std::vector<uint8_t> unknown_type = bytes_;
+  // The third tensor's type id (Q8_0 = 8) follows its name and one dimension.
+  const std::string name = "blk.0.attn_q.weight";
+  const auto at = std::search(unknown_type.begin(), unknown_type.end(), name.begin(), name.end());
+  ASSERT_NE(at, unknown_type.end());
+  const size_t type_at = static_cast<size_t>(at - unknown_type.begin()) + name.size() + 4 + 8;
+  ASSERT_EQ(unknown_type[type_at], 8);
+  unknown_type[type_at] = 99;
+  bad.push_back({"unknown type id", unknown_type});
+  for (const auto& [what, bytes] : bad) {
+    SCOPED_TRACE(what);
+    const fs::path in = dir_ / "bad.gguf", out = dir_ / "bad.safetensors";
+    std::ofstream(in, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    const CliResult r = RunAmn("remember -q " + Quote(in) + " -o " + Quote(out));
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("bad.gguf"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_TRUE(ReadBytes(in) == bytes);
+    EXPECT_EQ(RunAmn("inspect " + Quote(in)).exit_code, 1);
+  }
 }
 
 TEST_F(GgufCli, OllamaNamesResolveThroughTheManifest) {
