@@ -469,6 +469,21 @@ alignas(64) inline constexpr auto kIq3XxsGrid =
 alignas(64) inline constexpr auto kIq3SGrid = Expand<uint32_t, 4>(packed::kIq3S, kIq3SCode);
 alignas(64) inline constexpr auto kIq1SGrid = Expand<uint64_t, 8>(packed::kIq1S, kIq1Code);
 
+// kIq1SGrid with each byte g (-1, 0, 1) stored as 8(g + 2) + 1 (9, 17, 25):
+// the SIMD kernels subtract 2 for a negative delta and 16 after widening, so
+// no byte ever borrows from its neighbour.
+constexpr std::array<uint64_t, 2048> MakeIq1Biased() {
+  std::array<uint64_t, 2048> out{};
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (unsigned j = 0; j < 8; ++j) {
+      const int g = static_cast<int8_t>(kIq1SGrid[i] >> (8 * j));
+      out[i] |= static_cast<uint64_t>(8 * (g + 2) + 1) << (8 * j);
+    }
+  }
+  return out;
+}
+alignas(64) inline constexpr std::array<uint64_t, 2048> kIq1SGridBiased = MakeIq1Biased();
+
 // ggml ksigns_iq2xs: 7 stored sign bits plus an eighth that makes the count
 // of negative signs even.
 constexpr uint8_t KSigns(unsigned i) {
@@ -488,6 +503,14 @@ constexpr std::array<uint64_t, 256> MakeSignMasks() {
   return out;
 }
 alignas(64) inline constexpr std::array<uint64_t, 256> kSignMask = MakeSignMasks();
+
+// kSignMask[KSigns(i)]: the byte masks of a 7-bit ksigns index.
+constexpr std::array<uint64_t, 128> MakeKSignMasks() {
+  std::array<uint64_t, 128> out{};
+  for (unsigned i = 0; i < 128; ++i) out[i] = kSignMask[KSigns(i)];
+  return out;
+}
+alignas(64) inline constexpr std::array<uint64_t, 128> kKSignMask = MakeKSignMasks();
 
 }  // namespace amn::iq
 

@@ -38,11 +38,12 @@ namespace HWY_NAMESPACE {
 
 namespace iqv {
 
+namespace hn = hwy::HWY_NAMESPACE;
+
 using kqv::Decoded;
 using kqv::F16At;
 
 constexpr uint64_t kOnes = 0x0101010101010101ull;
-constexpr uint64_t kHigh = 0x8080808080808080ull;
 
 // Eight int8 codes (byte j = element j) into dec.q.
 HWY_INLINE void PutGroup(uint64_t codes, int8_t* dst) {
@@ -50,19 +51,16 @@ HWY_INLINE void PutGroup(uint64_t codes, int8_t* dst) {
   std::memcpy(dst, &codes, sizeof(codes));
 }
 
-// Grid bytes (1…127) with the bytes whose bit is set in `signs` negated.
-HWY_INLINE uint64_t Signed(uint64_t grid, unsigned signs) {
-  const uint64_t m = iq::kSignMask[signs & 0xff];
-  return (grid ^ m) + (m & kOnes);
-}
+// Grid bytes (1…127) with the bytes set in the byte mask m negated.
+HWY_INLINE uint64_t Signed(uint64_t grid, uint64_t m) { return (grid ^ m) + (m & kOnes); }
+// m from 8 explicit sign bits, or from a 7-bit ksigns index.
+HWY_INLINE uint64_t Signs(unsigned bits) { return iq::kSignMask[bits & 0xff]; }
+HWY_INLINE uint64_t KSigns(unsigned index) { return iq::kKSignMask[index & 127]; }
 
-// IQ1 codes 8g + 1 (delta +1/8) or 8g - 1 (delta -1/8) for grid bytes g in
-// {-1, 0, 1}; the -1 is a byte-wise add of 0xFF without cross-byte carries.
-HWY_INLINE uint64_t Iq1Codes(uint64_t grid, bool negative_delta) {
-  const uint64_t eight_g = (grid << 3) & 0xF8F8F8F8F8F8F8F8ull;
-  if (!negative_delta) return eight_g | kOnes;
-  const uint64_t minus_one = ~uint64_t{0};
-  return ((eight_g & ~kHigh) + (minus_one & ~kHigh)) ^ ((eight_g ^ minus_one) & kHigh);
+// IQ1 codes 8g ± 1 biased by 16 (kIq1SGridBiased holds 8(g + 2) + 1; a
+// negative delta takes 2 off every byte, which never borrows: bytes are >= 9).
+HWY_INLINE uint64_t Iq1Codes(unsigned index, bool negative_delta) {
+  return iq::kIq1SGridBiased[index] - (0x0202020202020202ull & (0 - uint64_t{negative_delta}));
 }
 
 HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uint64_t>(hi) << 32; }
@@ -75,7 +73,7 @@ HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
     const uint32_t aux1 = kq::LoadLe32(b + kQs + 8 * g + 4);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux1 >> 28)) * 0.25f;
     for (int k = 0; k < 4; ++k) {
-      PutGroup(Signed(iq::kIq2XxsGrid[(aux0 >> (8 * k)) & 0xff], iq::KSigns((aux1 >> (7 * k)) & 127)),
+      PutGroup(Signed(iq::kIq2XxsGrid[(aux0 >> (8 * k)) & 0xff], KSigns(aux1 >> (7 * k))),
                out.q + 32 * g + 8 * k);
     }
   }
@@ -90,7 +88,7 @@ HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
   }
   for (int g = 0; g < 32; ++g) {
     const uint16_t q = kq::LoadLe16(b + kQs + 2 * g);
-    PutGroup(Signed(iq::kIq2XsGrid[q & 511], iq::KSigns(q >> 9)), out.q + 8 * g);
+    PutGroup(Signed(iq::kIq2XsGrid[q & 511], KSigns(q >> 9)), out.q + 8 * g);
   }
 }
 
@@ -101,9 +99,13 @@ HWY_INLINE void DecodeIq2S(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
-  for (int g = 0; g < 32; ++g) {
-    const unsigned idx = b[kQs + g] | ((b[kQh + g / 4] >> (2 * (g % 4))) & 3u) << 8;
-    PutGroup(Signed(iq::kIq2SGrid[idx], b[kSigns + g]), out.q + 8 * g);
+  for (int h = 0; h < 8; ++h) {  // one qh byte per 4 groups
+    const unsigned qh = b[kQh + h];
+    for (int k = 0; k < 4; ++k) {
+      const int g = 4 * h + k;
+      const unsigned idx = b[kQs + g] | ((qh >> (2 * k)) & 3u) << 8;
+      PutGroup(Signed(iq::kIq2SGrid[idx], Signs(b[kSigns + g])), out.q + 8 * g);
+    }
   }
 }
 
@@ -116,7 +118,7 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
     for (int k = 0; k < 4; ++k) {
       const uint8_t* qs = b + kQs + 8 * g + 2 * k;
       PutGroup(Signed(Pair(iq::kIq3XxsGrid[qs[0]], iq::kIq3XxsGrid[qs[1]]),
-                      iq::KSigns((aux >> (7 * k)) & 127)),
+                      KSigns(aux >> (7 * k))),
                out.q + 32 * g + 8 * k);
     }
   }
@@ -129,11 +131,15 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 4] >> (4 * ((t / 2) % 2))) & 15;
     out.dl[t] = d * static_cast<float>(1 + 2 * s);
   }
-  for (int g = 0; g < 32; ++g) {
-    const unsigned qh = b[kQh + g / 4] >> (2 * (g % 4));
-    const unsigned lo = b[kQs + 2 * g] | (qh & 1u) << 8;
-    const unsigned hi = b[kQs + 2 * g + 1] | (qh & 2u) << 7;
-    PutGroup(Signed(Pair(iq::kIq3SGrid[lo], iq::kIq3SGrid[hi]), b[kSigns + g]), out.q + 8 * g);
+  for (int h = 0; h < 8; ++h) {  // one qh byte per 4 groups
+    const unsigned qh = b[kQh + h];
+    for (int k = 0; k < 4; ++k) {
+      const int g = 4 * h + k;
+      const unsigned lo = b[kQs + 2 * g] | ((qh >> (2 * k)) & 1u) << 8;
+      const unsigned hi = b[kQs + 2 * g + 1] | ((qh >> (2 * k + 1)) & 1u) << 8;
+      PutGroup(Signed(Pair(iq::kIq3SGrid[lo], iq::kIq3SGrid[hi]), Signs(b[kSigns + g])),
+               out.q + 8 * g);
+    }
   }
 }
 
@@ -146,7 +152,7 @@ HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
     out.dl[2 * sub] = out.dl[2 * sub + 1] = dl * iq::kIq1Delta;
     for (int k = 0; k < 4; ++k) {
       const unsigned idx = b[kQs + 4 * sub + k] | ((qh >> (3 * k)) & 7u) << 8;
-      PutGroup(Iq1Codes(iq::kIq1SGrid[idx], (qh & 0x8000) != 0), out.q + 32 * sub + 8 * k);
+      PutGroup(Iq1Codes(idx, (qh & 0x8000) != 0), out.q + 32 * sub + 8 * k);
     }
   }
 }
@@ -161,16 +167,54 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
     const float dl = d * static_cast<float>(2 * ((sc >> (3 * (t % 4))) & 7) + 1);
     out.dl[t] = dl * iq::kIq1Delta;
   }
-  for (int g = 0; g < 32; ++g) {
-    const unsigned n = (b[kQh + g / 2] >> (4 * (g % 2))) & 15u;
-    PutGroup(Iq1Codes(iq::kIq1SGrid[b[kQs + g] | (n & 7) << 8], (n & 8) != 0), out.q + 8 * g);
+  for (int h = 0; h < 16; ++h) {  // one qh byte per 2 groups: index bits, delta sign
+    const unsigned qh = b[kQh + h];
+    PutGroup(Iq1Codes(b[kQs + 2 * h] | (qh & 7u) << 8, (qh & 8u) != 0),
+             out.q + 16 * h);
+    PutGroup(Iq1Codes(b[kQs + 2 * h + 1] | (qh & 0x70u) << 4, (qh & 0x80u) != 0),
+             out.q + 16 * h + 8);
+  }
+}
+
+// Pass 2: y = float(code - kBias) · dl[y / 16], kBias = 16 for IQ1's biased
+// codes. Vectors of at most 16 lanes, so each lies inside one 16-element
+// factor group.
+template <int kBias, class DF>
+HWY_INLINE hn::Vec<DF> ScaledCodes(DF df, const Decoded& dec, size_t i) {
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<int8_t, DF> d8;
+  auto q = hn::PromoteTo(di, hn::LoadU(d8, dec.q + i));
+  if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
+  return hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i / 16]));
+}
+
+template <int kBias>
+HWY_INLINE void StoreF32(const Decoded& dec, float* HWY_RESTRICT y) {
+  const hn::CappedTag<float, 16> df;
+  for (size_t i = 0; i < iq::kQK; i += hn::Lanes(df)) {
+    hn::StoreU(ScaledCodes<kBias>(df, dec, i), df, y + i);
+  }
+}
+
+// BF16/F16 straight from the registers: two f32 vectors rounded by Encode
+// (float_convert-inl.h, the reference's rounding) and joined into one store.
+template <int kBias, class Encode>
+HWY_INLINE void Store16(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
+  const hn::CappedTag<uint32_t, 16> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
+  const size_t n = hn::Lanes(du);
+  for (size_t i = 0; i < iq::kQK; i += 2 * n) {
+    const auto lo = hn::BitCast(d16, Encode()(du, hn::BitCast(du, ScaledCodes<kBias>(df, dec, i))));
+    const auto hi =
+        hn::BitCast(d16, Encode()(du, hn::BitCast(du, ScaledCodes<kBias>(df, dec, i + n))));
+    hn::StoreU(Encode::kUpperHalf ? hn::ConcatOdd(d16, hi, lo) : hn::ConcatEven(d16, hi, lo), d16,
+               y + i);
   }
 }
 
 template <uint32_t kType>
-HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
-  Decoded dec;
-  dec.codes = dec.q;
+HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
   if constexpr (kType == iq::kIq2XxsId) DecodeIq2Xxs(b, dec);
   if constexpr (kType == iq::kIq2XsId) DecodeIq2Xs(b, dec);
   if constexpr (kType == iq::kIq2SId) DecodeIq2S(b, dec);
@@ -178,7 +222,6 @@ HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
   if constexpr (kType == iq::kIq3SId) DecodeIq3S(b, dec);
   if constexpr (kType == iq::kIq1SId) DecodeIq1S(b, dec);
   if constexpr (kType == iq::kIq1MId) DecodeIq1M(b, dec);
-  kqv::Scale<false>(dec, y);
 }
 
 // n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks
@@ -186,18 +229,17 @@ HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
 template <uint32_t kType, typename TOut, bool kBf16>
 HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
+  constexpr int kBias = (kType == iq::kIq1SId || kType == iq::kIq1MId) ? 16 : 0;
   const size_t bytes = ref::IQuantBlockBytes(kType);
+  Decoded dec;
   for (size_t i = 0; i < n_blocks; ++i) {
+    Decode<kType>(blocks + i * bytes, dec);
     if constexpr (sizeof(TOut) == 4) {
-      BlockToF32<kType>(blocks + i * bytes, out + i * iq::kQK);
+      StoreF32<kBias>(dec, out + i * iq::kQK);
+    } else if constexpr (kBf16) {
+      Store16<kBias, ToBf16Upper>(dec, out + i * iq::kQK);
     } else {
-      HWY_ALIGN float tmp[iq::kQK];
-      BlockToF32<kType>(blocks + i * bytes, tmp);
-      if constexpr (kBf16) {
-        F32ToBf16Kernel(tmp, iq::kQK, out + i * iq::kQK);
-      } else {
-        F32ToF16Kernel(tmp, iq::kQK, out + i * iq::kQK);
-      }
+      Store16<kBias, ToF16Lower>(dec, out + i * iq::kQK);
     }
   }
 }
