@@ -8,6 +8,10 @@
 //    broadcast factor (then the min subtracted), one IEEE operation each,
 //    never fused, as the reference does. BF16/F16 round that F32 with
 //    float_convert-inl.h.
+// NaN results follow the reference's rule (kernels/ref/ggml_kquant_ref.h): one
+// NaN per block, from d and dmin alone, computed in scalar code; only blocks
+// whose d or dmin is Inf/NaN (the only ones that can give NaN) take the pass-2
+// variant with one IsNaN + IfThenElse per vector (chosen per block).
 // Same bytes as the reference on every target; SCALAR (one-lane vectors,
 // no 16-byte table lookup) runs the reference.
 #if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -23,6 +27,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/float_convert-inl.h"
+#include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
@@ -231,18 +236,52 @@ HWY_INLINE void DecodeTq1(const uint8_t* b, Decoded& out) {
   }
 }
 
-// Pass 2: y = float(q) · dl[y/16] (- ml[y/16]).
-template <bool kHasMin>
-HWY_INLINE void Scale(const Decoded& dec, float* HWY_RESTRICT y) {
+// The block's NaN rule inputs: d and dmin as F32 bits (dmin 0 where the type
+// has none; F16 ones widened, which quiets them).
+struct BlockNan {
+  uint32_t bits;  // what every NaN result of the block becomes
+  bool special;   // d or dmin is Inf or NaN: results may be NaN
+};
+
+HWY_INLINE BlockNan MakeBlockNan(uint32_t d, uint32_t dmin) {
+  const auto is_nan = [](uint32_t x) { return (x & 0x7FFFFFFFu) > 0x7F800000u; };
+  const auto finite = [](uint32_t x) { return (x & 0x7F800000u) != 0x7F800000u; };
+  // Q8_K's f32 d may be a signalling NaN: its quiet form, as a multiply gives.
+  const uint32_t bits = is_nan(d)      ? d | 0x00400000u
+                        : is_nan(dmin) ? dmin | 0x00400000u
+                                       : ggml::kInvalidNan;
+  return {bits, !finite(d) || !finite(dmin)};
+}
+
+template <uint32_t kType>
+HWY_INLINE BlockNan BlockNanOf(const uint8_t* b) {
+  const auto f16 = [b](size_t at) { return ref::F16ToF32Bits(kq::LoadLe16(b + at)); };
+  if constexpr (kType == kQ2K) return MakeBlockNan(f16(kq::q2k::kD), f16(kq::q2k::kDmin));
+  if constexpr (kType == kQ3K) return MakeBlockNan(f16(kq::q3k::kD), 0);
+  if constexpr (kType == kQ4K) return MakeBlockNan(f16(kq::q4k::kD), f16(kq::q4k::kDmin));
+  if constexpr (kType == kQ5K) return MakeBlockNan(f16(kq::q5k::kD), f16(kq::q5k::kDmin));
+  if constexpr (kType == kQ6K) return MakeBlockNan(f16(kq::q6k::kD), 0);
+  if constexpr (kType == kQ8K) return MakeBlockNan(kq::LoadLe32(b + kq::q8k::kD), 0);
+  if constexpr (kType == kIq4Xs) return MakeBlockNan(f16(kq::iq4xs::kD), 0);
+  if constexpr (kType == kTq1) return MakeBlockNan(f16(kq::tq1::kD), 0);
+  if constexpr (kType == kTq2) return MakeBlockNan(f16(kq::tq2::kD), 0);
+}
+
+// Pass 2: y = float(q) · dl[y/16] (- ml[y/16]); with kSpecial, NaN results
+// become nan_bits (the intermediate NaNs' payloads are whatever the CPU gave).
+template <bool kHasMin, bool kSpecial>
+HWY_INLINE void Scale(const Decoded& dec, uint32_t nan_bits, float* HWY_RESTRICT y) {
   const hn::CappedTag<float, 16> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<int8_t, decltype(df)> d8;
+  const auto nan = hn::BitCast(df, hn::Set(hn::RebindToUnsigned<decltype(df)>(), nan_bits));
   for (size_t g = 0; g < 16; ++g) {
     const auto factor = hn::Set(df, dec.dl[g]);
     for (size_t i = 0; i < 16; i += hn::Lanes(df)) {
       const auto q = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, dec.codes + 16 * g + i)));
       auto r = hn::Mul(q, factor);
       if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[g]));
+      if constexpr (kSpecial) r = hn::IfThenElse(hn::IsNaN(r), nan, r);
       hn::StoreU(r, df, y + 16 * g + i);
     }
   }
@@ -269,7 +308,13 @@ HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
   if constexpr (kType == kIq4Xs) DecodeIq4Xs(b, dec);
   if constexpr (kType == kTq1) DecodeTq1(b, dec);
   if constexpr (kType == kTq2) DecodeTq2(b, dec);
-  Scale<kType == kQ2K || kType == kQ4K || kType == kQ5K>(dec, y);
+  constexpr bool kHasMin = kType == kQ2K || kType == kQ4K || kType == kQ5K;
+  const BlockNan nan = BlockNanOf<kType>(b);
+  if (HWY_UNLIKELY(nan.special)) {  // per block, never per element
+    Scale<kHasMin, true>(dec, nan.bits, y);
+  } else {
+    Scale<kHasMin, false>(dec, nan.bits, y);
+  }
 }
 
 // n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks

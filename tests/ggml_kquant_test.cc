@@ -3,20 +3,26 @@
 // synthetic gguf_reference fixtures to BF16, random super-blocks against the
 // scalar reference for every output, edge d/dmin values (±0, subnormal, ±Inf,
 // NaN), every scale and code value, block counts, misaligned buffers with
-// canaries, a RapidCheck property, and the checked API's errors.
+// canaries, a RapidCheck property, the checked API's errors, and the NaN rule
+// (exact NaN bits for every edge d/dmin, written out, not from the reference).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "amn/ggml_dequant.h"
 #include "amn/kernel_registry.h"
+#include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "tests/fixtures.h"
 #include "tests/kernel_check.h"
@@ -71,6 +77,13 @@ std::vector<uint8_t> RandomBlocks(GgmlType type, size_t n_blocks, uint32_t seed)
   return bytes;
 }
 
+// AssertionResult formats each << on its own, so std::hex would not stick.
+std::string Hex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%X", v);
+  return buf;
+}
+
 std::vector<uint8_t> Reference(GgmlType type, const std::vector<uint8_t>& blocks, ElemType out) {
   const size_t n_blocks = blocks.size() / BlockBytes(type);
   std::vector<uint8_t> bytes(n_blocks * kQK * OutBytes(out));
@@ -118,7 +131,7 @@ testing::AssertionResult MatchesReference(GgmlType type, const std::vector<uint8
       std::memcpy(&got, out_ptr + i, w);
       std::memcpy(&want, expected.data() + i, w);
       return testing::AssertionFailure()
-             << "element " << i / w << ": got 0x" << std::hex << got << ", want 0x" << want;
+             << "element " << i / w << ": got " << Hex(got) << ", want " << Hex(want);
     }
   }
   return testing::AssertionSuccess();
@@ -295,6 +308,285 @@ TEST_P(GgmlKQuantTest, RegistryEntriesMatchReference) {
     }
   }
   EXPECT_EQ(entries, 18u);
+}
+
+// ---- The NaN rule (kernels/ref/ggml_kquant_ref.h), against expectations
+// written out here rather than taken from the reference: a NaN result is d's
+// quiet NaN, else dmin's, else 0xFFC00000, whatever the CPU.
+
+// A d/dmin edge: its bits in the block (f16, or Q8_K's f32) and the F32 value
+// the kernels compute with (F16 widened exactly; NaNs quiet, payload kept).
+struct ScaleEdge {
+  uint32_t raw;
+  uint32_t f32;
+};
+constexpr std::array<ScaleEdge, 9> kF16ScaleEdges = {{
+    {0x0000, 0x00000000},  // +0
+    {0x8000, 0x80000000},  // -0
+    {0x0001, 0x33800000},  // smallest subnormal, 2^-24
+    {0x83FF, 0xB87FC000},  // largest negative subnormal
+    {0x3C00, 0x3F800000},  // 1
+    {0x7C00, 0x7F800000},  // +Inf
+    {0xFC00, 0xFF800000},  // -Inf
+    {0xFE05, 0xFFC0A000},  // quiet NaN, negative, payload 5
+    {0x7C03, 0x7FC06000},  // signalling NaN, payload 3: quieted when widened
+}};
+constexpr std::array<ScaleEdge, 9> kF32ScaleEdges = {{
+    {0x00000000, 0x00000000},
+    {0x80000000, 0x80000000},
+    {0x00000001, 0x00000001},  // f32 subnormal
+    {0x807FFFFF, 0x807FFFFF},
+    {0x3F800000, 0x3F800000},
+    {0x7F800000, 0x7F800000},
+    {0xFF800000, 0xFF800000},
+    {0xFFC12345, 0xFFC12345},  // quiet NaN with payload
+    {0x7F800001, 0x7FC00001},  // signalling NaN: the quiet bit set, as a multiply does
+}};
+
+// Every NaN the rule can give for the edges above, and its BF16/F16 forms
+// (docs/formats.md: BF16 (x | 0x400000) >> 16, F16 sign | 0x7E00 | payload >> 13).
+struct NanForms {
+  uint32_t f32;
+  uint16_t bf16;
+  uint16_t f16;
+};
+constexpr std::array<NanForms, 5> kNanForms = {{
+    {0xFFC00000, 0xFFC0, 0xFE00},  // ±Inf * 0, Inf - Inf
+    {0xFFC0A000, 0xFFC0, 0xFE05},
+    {0x7FC06000, 0x7FC0, 0x7E03},
+    {0xFFC12345, 0xFFC1, 0xFE09},
+    {0x7FC00001, 0x7FC0, 0x7E00},
+}};
+
+bool IsNanBits(uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; }
+float AsFloat(uint32_t bits) { return std::bit_cast<float>(bits); }
+
+// Blocks built so that every sub-block has factor s and min m (each 0 or 1)
+// and even elements have code q[0], odd ones q[1]: every layout puts the
+// code of element i in a byte (or nibble of a byte) of i's parity, so NaN and
+// non-NaN lanes sit side by side in every vector.
+struct UniformLayout {
+  bool has_scale;  // per-sub-block factors (Q8_K, TQ1_0, TQ2_0: none, s = 1)
+  bool has_min;    // Q2_K, Q4_K, Q5_K
+  std::array<int, 2> q;
+};
+
+UniformLayout Layout(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ2_K: return {true, true, {0, 1}};
+    case GgmlType::kQ3_K: return {true, false, {0, -4}};
+    case GgmlType::kQ4_K: return {true, true, {0, 1}};
+    case GgmlType::kQ5_K: return {true, true, {0, 17}};
+    case GgmlType::kQ6_K: return {true, false, {0, -32}};
+    case GgmlType::kQ8_K: return {false, false, {0, -1}};
+    case GgmlType::kIQ4_XS: return {true, false, {1, -127}};  // its codebook has no 0
+    case GgmlType::kTQ1_0: return {false, false, {0, -1}};
+    default: return {false, false, {0, 1}};  // TQ2_0
+  }
+}
+
+void Alternate(uint8_t* p, size_t n, uint8_t even, uint8_t odd) {
+  for (size_t i = 0; i < n; ++i) p[i] = i % 2 == 0 ? even : odd;
+}
+void PutLe16(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+
+std::vector<uint8_t> UniformBlock(GgmlType type, uint32_t d, uint32_t dmin, int s, int m) {
+  std::vector<uint8_t> b(BlockBytes(type), 0);
+  const auto sm = static_cast<uint8_t>(s | m << 4);
+  switch (type) {
+    case GgmlType::kQ2_K:  // scales[16] @0 (lo nibble s, hi m), qs[64] @16, d @80, dmin @82
+      std::memset(b.data(), sm, 16);
+      Alternate(b.data() + 16, 64, 0x00, 0x55);
+      PutLe16(b.data() + 80, d);
+      PutLe16(b.data() + 82, dmin);
+      break;
+    case GgmlType::kQ3_K:  // hmask[32] @0, qs[64] @32, scales[12] @96 (6-bit, -32), d @108
+      Alternate(b.data(), 32, 0xFF, 0x00);  // hmask bit clear: q - 4
+      std::memset(b.data() + 96, 0x11 * s, 8);  // low 4 bits s, high 2 bits 2: s + 32
+      std::memset(b.data() + 104, 0xAA, 4);
+      PutLe16(b.data() + 108, d);
+      break;
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K: {  // d @0, dmin @2, scales[12] @4, (Q5_K qh[32] @16), qs
+      PutLe16(b.data(), d);
+      PutLe16(b.data() + 2, dmin);
+      std::memset(b.data() + 4, s, 4);
+      std::memset(b.data() + 8, m, 4);
+      std::memset(b.data() + 12, sm, 4);
+      const bool q5 = type == GgmlType::kQ5_K;
+      if (q5) Alternate(b.data() + 16, 32, 0x00, 0xFF);
+      Alternate(b.data() + (q5 ? 48 : 16), 128, 0x00, 0x11);
+      break;
+    }
+    case GgmlType::kQ6_K:  // ql[128] @0, qh[64] @128, scales[16] i8 @192, d @208
+      Alternate(b.data() + 128, 64, 0xAA, 0x00);  // high bits 2: 32 - 32 = 0
+      std::memset(b.data() + 192, s, 16);
+      PutLe16(b.data() + 208, d);
+      break;
+    case GgmlType::kQ8_K:  // d f32 @0, qs[256] i8 @4
+      std::memcpy(b.data(), &d, 4);  // little-endian host
+      Alternate(b.data() + 4, 256, 0x00, 0xFF);
+      break;
+    case GgmlType::kIQ4_XS:  // d @0, scales_h u16 @2, scales_l[4] @4, qs[128] @8
+      PutLe16(b.data(), d);
+      PutLe16(b.data() + 2, 0xAAAA);  // high bits 2: ls = s + 32
+      std::memset(b.data() + 4, 0x11 * s, 4);
+      Alternate(b.data() + 8, 128, 0x88, 0x00);  // codebook[8] = 1, codebook[0] = -127
+      break;
+    case GgmlType::kTQ1_0:  // qs[48] @0, qh[4] @48 (base-3 digits), d @52
+      Alternate(b.data(), 52, 128, 0);  // 128: every digit 1; 0: every digit 0
+      PutLe16(b.data() + 52, d);
+      break;
+    default:  // TQ2_0: qs[64] @0, d @64
+      Alternate(b.data(), 64, 0x55, 0xAA);  // 2-bit codes 1 and 2, minus 1
+      PutLe16(b.data() + 64, d);
+      break;
+  }
+  return b;
+}
+
+// One element as F32 bits: (d·s)·q − dmin·m (each product rounded; with s, m
+// in {0, 1} and small q every finite result is exact), NaN by the rule.
+uint32_t RuleValue(const UniformLayout& layout, uint32_t d, uint32_t dmin, int s, int m, int q) {
+  float y = AsFloat(d) * static_cast<float>(s) * static_cast<float>(q);
+  if (layout.has_min) y = y - AsFloat(dmin) * static_cast<float>(m);
+  const uint32_t bits = std::bit_cast<uint32_t>(y);
+  if (!IsNanBits(bits)) return bits;
+  if (IsNanBits(d)) return d;  // the edges' F32 forms are quiet already
+  if (IsNanBits(dmin)) return dmin;
+  return 0xFFC00000u;
+}
+
+// Blocks for every (d, dmin, s, m) combination of `type`, and each element's
+// expected F32 bits.
+void RuleBlocks(GgmlType type, std::vector<uint8_t>& blocks, std::vector<uint32_t>& expected) {
+  const UniformLayout layout = Layout(type);
+  const auto& edges = type == GgmlType::kQ8_K ? kF32ScaleEdges : kF16ScaleEdges;
+  const std::array<ScaleEdge, 1> no_min = {{{0, 0}}};
+  for (const ScaleEdge& d : edges) {
+    for (const ScaleEdge& dmin : layout.has_min ? std::span<const ScaleEdge>(edges)
+                                                : std::span<const ScaleEdge>(no_min)) {
+      for (int s = layout.has_scale ? 0 : 1; s <= 1; ++s) {
+        for (int m = 0; m <= (layout.has_min ? 1 : 0); ++m) {
+          const auto block = UniformBlock(type, d.raw, dmin.raw, s, m);
+          blocks.insert(blocks.end(), block.begin(), block.end());
+          for (size_t i = 0; i < kQK; ++i) {
+            expected.push_back(RuleValue(layout, d.f32, dmin.f32, s, m, layout.q[i % 2]));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The expected output element: F32 bits, or their BF16/F16 form (NaNs from
+// kNanForms, other values by the conversion reference, tested on its own).
+testing::AssertionResult ExpectedOut(uint32_t f32, ElemType out, uint32_t* bits) {
+  if (out == ElemType::kF32) {
+    *bits = f32;
+  } else if (!IsNanBits(f32)) {
+    *bits = out == ElemType::kBf16 ? ref::F32BitsToBf16(f32) : ref::F32BitsToF16(f32);
+  } else {
+    const NanForms* forms = nullptr;
+    for (const NanForms& n : kNanForms) {
+      if (n.f32 == f32) forms = &n;
+    }
+    if (forms == nullptr) return testing::AssertionFailure() << "no NanForms for " << Hex(f32);
+    *bits = out == ElemType::kBf16 ? forms->bf16 : forms->f16;
+  }
+  return testing::AssertionSuccess();
+}
+
+// Runs `type`'s rule blocks through DequantGgml (use_reference false: the
+// active target) or the scalar reference and compares every element.
+testing::AssertionResult FollowsNanRule(GgmlType type, ElemType out, bool use_reference) {
+  std::vector<uint8_t> blocks;
+  std::vector<uint32_t> expected;
+  RuleBlocks(type, blocks, expected);
+  const size_t w = OutBytes(out);
+  std::vector<uint8_t> got(expected.size() * w, kCanary);
+  if (use_reference) {
+    got = Reference(type, blocks, out);
+  } else {
+    const Status status =
+        DequantGgml(type, blocks, out, std::as_writable_bytes(std::span(got)));
+    if (!status.ok()) return testing::AssertionFailure() << status.ToString();
+  }
+  std::vector<uint32_t> nans_seen;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    uint32_t want = 0, have = 0;
+    if (auto ok = ExpectedOut(expected[i], out, &want); !ok) return ok;
+    std::memcpy(&have, got.data() + i * w, w);  // little-endian host
+    if (have != want) {
+      return testing::AssertionFailure()
+             << "block " << i / kQK << " element " << i % kQK << ": got " << Hex(have)
+             << ", want " << Hex(want) << " (F32 " << Hex(expected[i]) << ")";
+    }
+    if (IsNanBits(expected[i]) &&
+        std::find(nans_seen.begin(), nans_seen.end(), expected[i]) == nans_seen.end()) {
+      nans_seen.push_back(expected[i]);
+    }
+  }
+  // Not vacuous: the invalid NaN and d's two NaNs (and dmin's, same edges) occur.
+  if (nans_seen.size() != 3) {
+    return testing::AssertionFailure() << nans_seen.size() << " distinct NaNs, want 3";
+  }
+  return testing::AssertionSuccess();
+}
+
+TEST_P(GgmlKQuantTest, NanResultsFollowTheRule) {
+  for (GgmlType type : kTypes) {
+    for (ElemType out : kOutTypes) {
+      EXPECT_TRUE(FollowsNanRule(type, out, false)) << Name(type) << " out " << static_cast<int>(out);
+    }
+  }
+}
+
+// Hand-checked anchors, every value written out: Q2_K with +Inf dmin (and min
+// 1) and a d that is +Inf, the F16 signalling NaN 0x7C03, or 1.
+TEST_P(GgmlKQuantTest, NanAnchorsQ2K) {
+  struct Anchor {
+    uint16_t d;
+    int s;
+    uint32_t even_f32, odd_f32;  // codes 0 and 1
+    uint16_t even_bf16, odd_bf16, even_f16, odd_f16;
+  };
+  const Anchor anchors[] = {
+      // (Inf·1)·0 = NaN; (Inf·1)·1 − Inf·1 = Inf − Inf: both invalid.
+      {0x7C00, 1, 0xFFC00000, 0xFFC00000, 0xFFC0, 0xFFC0, 0xFE00, 0xFE00},
+      // d's NaN, quieted, wins over everything.
+      {0x7C03, 0, 0x7FC06000, 0x7FC06000, 0x7FC0, 0x7FC0, 0x7E03, 0x7E03},
+      // 1·0 − Inf = −Inf, 1·1 − Inf = −Inf: no NaN.
+      {0x3C00, 1, 0xFF800000, 0xFF800000, 0xFF80, 0xFF80, 0xFC00, 0xFC00},
+  };
+  for (const Anchor& a : anchors) {
+    const auto block = UniformBlock(GgmlType::kQ2_K, a.d, 0x7C00, a.s, 1);
+    std::vector<uint32_t> f32(kQK);
+    std::vector<uint16_t> bf16(kQK), f16(kQK);
+    ASSERT_TRUE(DequantGgml(GgmlType::kQ2_K, block, ElemType::kF32,
+                            std::as_writable_bytes(std::span(f32))).ok());
+    ASSERT_TRUE(DequantGgml(GgmlType::kQ2_K, block, ElemType::kBf16,
+                            std::as_writable_bytes(std::span(bf16))).ok());
+    ASSERT_TRUE(DequantGgml(GgmlType::kQ2_K, block, ElemType::kF16,
+                            std::as_writable_bytes(std::span(f16))).ok());
+    for (size_t i = 0; i < kQK; ++i) {
+      const bool even = i % 2 == 0;
+      ASSERT_EQ(f32[i], even ? a.even_f32 : a.odd_f32) << "d " << Hex(a.d) << " i " << i;
+      ASSERT_EQ(bf16[i], even ? a.even_bf16 : a.odd_bf16) << "d " << Hex(a.d) << " i " << i;
+      ASSERT_EQ(f16[i], even ? a.even_f16 : a.odd_f16) << "d " << Hex(a.d) << " i " << i;
+    }
+  }
+}
+
+TEST(GgmlKQuantReference, NanResultsFollowTheRule) {
+  for (GgmlType type : kTypes) {
+    for (ElemType out : kOutTypes) {
+      EXPECT_TRUE(FollowsNanRule(type, out, true)) << Name(type) << " out " << static_cast<int>(out);
+    }
+  }
 }
 
 TEST(GgmlKQuantReference, OtherTypesAreRefused) {

@@ -3,8 +3,16 @@
 // with one rounding per operation in ggml's order (the per-sub-block factors
 // first, then the per-element product and difference), never fused; BF16/F16
 // outputs round that F32 with kernels/ref/float_convert_ref.h.
-// NaN/Inf: whatever IEEE f32 multiply/subtract give (0 * Inf is the host's
-// default NaN; a NaN operand propagates, quieted).
+// NaN/Inf: IEEE f32 arithmetic, with NaN results made independent of the CPU
+// and of operand order (the legacy family's rule, ggml_legacy_ref.h): a NaN
+// result is d's (quiet) NaN when d is NaN, else dmin's when dmin is NaN, else
+// ggml::kInvalidNan (±Inf * 0, Inf - Inf: 0xFFC00000, x86's default NaN). d
+// is the block's f16 super scale (Q8_K: its f32 one), dmin the f16 min scale
+// of Q2_K/Q4_K/Q5_K; the sub-block scales and codes are integers and never
+// NaN. F16 signalling NaNs are quieted when widened, Q8_K's f32 one by setting
+// the quiet bit. The NaN is a function of the block's d and dmin alone, so
+// every NaN element of a block carries the same bits. Finite d and dmin never
+// give NaN (f16 scales times 6-bit factors and codes cannot overflow).
 #ifndef AMN_KERNELS_REF_GGML_KQUANT_REF_H_
 #define AMN_KERNELS_REF_GGML_KQUANT_REF_H_
 
