@@ -359,7 +359,7 @@ TEST_P(GgmlLegacyTest, RegistryEntriesMatchReference) {
       }
     }
   }
-  EXPECT_EQ(entries, 2 * kLegacyTypes.size());
+  EXPECT_EQ(entries, 3 * kLegacyTypes.size());  // BF16, F16, F32 each
 }
 
 AMN_INSTANTIATE_PER_TARGET(GgmlLegacyTest);
