@@ -1,6 +1,6 @@
 // Per-target ggml I-quant dequantization (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
 // IQ3_S, IQ1_S, IQ1_M), Highway 1.0.3. Same two passes as the K-quants
-// (kernels/ggml_kquant-inl.h, whose Decoded and Scale this reuses):
+// (kernels/ggml_kquant-inl.h, whose Decoded and StoreBlock this reuses):
 // 1. each 8-element group's lattice entry (kernels/ggml_iq_grids.h) becomes
 //    eight int8 codes in one 64-bit word, signs applied without a branch:
 //    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
@@ -37,8 +37,6 @@ namespace HWY_NAMESPACE {
 #if HWY_TARGET != HWY_SCALAR
 
 namespace iqv {
-
-namespace hn = hwy::HWY_NAMESPACE;
 
 using kqv::Decoded;
 using kqv::F16At;
@@ -176,45 +174,8 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   }
 }
 
-// Pass 2: y = float(code - kBias) · dl[y / 16], kBias = 16 for IQ1's biased
-// codes. Vectors of at most 16 lanes, so each lies inside one 16-element
-// factor group.
-template <int kBias, class DF>
-HWY_INLINE hn::Vec<DF> ScaledCodes(DF df, const Decoded& dec, size_t i) {
-  const hn::RebindToSigned<DF> di;
-  const hn::Rebind<int8_t, DF> d8;
-  auto q = hn::PromoteTo(di, hn::LoadU(d8, dec.q + i));
-  if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
-  return hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i / 16]));
-}
-
-template <int kBias>
-HWY_INLINE void StoreF32(const Decoded& dec, float* HWY_RESTRICT y) {
-  const hn::CappedTag<float, 16> df;
-  for (size_t i = 0; i < iq::kQK; i += hn::Lanes(df)) {
-    hn::StoreU(ScaledCodes<kBias>(df, dec, i), df, y + i);
-  }
-}
-
-// BF16/F16 straight from the registers: two f32 vectors rounded by Encode
-// (float_convert-inl.h, the reference's rounding) and joined into one store.
-template <int kBias, class Encode>
-HWY_INLINE void Store16(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
-  const hn::CappedTag<uint32_t, 16> du;
-  const hn::RebindToFloat<decltype(du)> df;
-  const hn::Repartition<uint16_t, decltype(du)> d16;
-  const size_t n = hn::Lanes(du);
-  for (size_t i = 0; i < iq::kQK; i += 2 * n) {
-    const auto lo = hn::BitCast(d16, Encode()(du, hn::BitCast(du, ScaledCodes<kBias>(df, dec, i))));
-    const auto hi =
-        hn::BitCast(d16, Encode()(du, hn::BitCast(du, ScaledCodes<kBias>(df, dec, i + n))));
-    hn::StoreU(Encode::kUpperHalf ? hn::ConcatOdd(d16, hi, lo) : hn::ConcatEven(d16, hi, lo), d16,
-               y + i);
-  }
-}
-
 template <uint32_t kType>
-HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
+HWY_INLINE void DecodeBlock(const uint8_t* b, Decoded& dec) {
   if constexpr (kType == iq::kIq2XxsId) DecodeIq2Xxs(b, dec);
   if constexpr (kType == iq::kIq2XsId) DecodeIq2Xs(b, dec);
   if constexpr (kType == iq::kIq2SId) DecodeIq2S(b, dec);
@@ -229,18 +190,14 @@ HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
 template <uint32_t kType, typename TOut, bool kBf16>
 HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
-  constexpr int kBias = (kType == iq::kIq1SId || kType == iq::kIq1MId) ? 16 : 0;
+  // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
+  using Value = kqv::Scaled<false, false, (kType == iq::kIq1SId || kType == iq::kIq1MId) ? 16 : 0>;
   const size_t bytes = ref::IQuantBlockBytes(kType);
   Decoded dec;
+  dec.codes = dec.q;
   for (size_t i = 0; i < n_blocks; ++i) {
-    Decode<kType>(blocks + i * bytes, dec);
-    if constexpr (sizeof(TOut) == 4) {
-      StoreF32<kBias>(dec, out + i * iq::kQK);
-    } else if constexpr (kBf16) {
-      Store16<kBias, ToBf16Upper>(dec, out + i * iq::kQK);
-    } else {
-      Store16<kBias, ToF16Lower>(dec, out + i * iq::kQK);
-    }
+    DecodeBlock<kType>(blocks + i * bytes, dec);
+    kqv::StoreBlock<Value, TOut, kBf16>(dec, 0, out + i * iq::kQK);
   }
 }
 

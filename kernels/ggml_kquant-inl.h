@@ -3,11 +3,12 @@
 // 1. its codes are unpacked to signed integers (int8, one per element) with
 //    16-lane u8 vector ops, and its 16 per-16-element factors (d·scale and
 //    dmin·min, the same f32 operations as kernels/ref/ggml_kquant_ref.cc,
-//    once per sub-block) are computed in scalar code;
+//    once per sub-block) are computed in scalar code (Q4_K and Q5_K skip the
+//    int8 step: pass 2 unpacks their nibbles straight from the block);
 // 2. each element is converted exactly to f32 and multiplied by its
 //    broadcast factor (then the min subtracted), one IEEE operation each,
-//    never fused, as the reference does. BF16/F16 round that F32 with
-//    float_convert-inl.h.
+//    never fused, as the reference does. BF16/F16 round that F32 in
+//    registers with float_convert-inl.h's encoders (no F32 scratch).
 // NaN results follow the reference's rule (kernels/ref/ggml_kquant_ref.h): one
 // NaN per block, from d and dmin alone, computed in scalar code; only blocks
 // whose d or dmin is Inf/NaN (the only ones that can give NaN) take the pass-2
@@ -24,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/float_convert-inl.h"
@@ -61,6 +63,7 @@ struct Decoded {
   float dl[16];
   float ml[16];
   const int8_t* codes;  // q, or Q8_K's own bytes
+  const uint8_t* block;  // the block itself (Q4_K/Q5_K codes are read from it)
 };
 
 using D8 = hn::CappedTag<uint8_t, 16>;
@@ -113,34 +116,15 @@ HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
   }
 }
 
-// Q4_K (kHigh false) and Q5_K: sub-block j = 2c+t, q = nibble t of qs[32c+l]
-// (| bit j of qh[l] << 4); factors d·sc_j, dmin·m_j.
-template <bool kHigh>
-HWY_INLINE void DecodeQ45K(const uint8_t* b, size_t scales_at, size_t qh_at, size_t qs_at,
-                           Decoded& out) {
-  const D8 d8;
+// Q4_K and Q5_K: factors d·sc_j, dmin·m_j per 32-element sub-block j; the
+// codes are unpacked in pass 2 (Q45KScaled), straight from the block.
+HWY_INLINE void DecodeQ45KScales(const uint8_t* b, size_t scales_at, Decoded& out) {
   const float d = F16At(b), dmin = F16At(b + 2);
   for (int j = 0; j < 8; ++j) {
     uint8_t sc, m;
     kq::ScaleMinK4(j, b + scales_at, &sc, &m);
     out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(sc);
     out.ml[2 * j] = out.ml[2 * j + 1] = dmin * static_cast<float>(m);
-  }
-  const auto fifteen = hn::Set(d8, 15), one = hn::Set(d8, 1);
-  for (size_t c = 0; c < 4; ++c) {
-    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
-      const auto v = hn::LoadU(d8, b + qs_at + 32 * c + l);
-      auto lo = hn::And(v, fifteen);
-      auto hi = hn::ShiftRight<4>(v);
-      if constexpr (kHigh) {
-        const auto qh = hn::LoadU(d8, b + qh_at + l);
-        const int j = 2 * static_cast<int>(c);
-        lo = hn::Or(lo, hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, j), one)));
-        hi = hn::Or(hi, hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, j + 1), one)));
-      }
-      Put(d8, lo, out.q + 64 * c + l);
-      Put(d8, hi, out.q + 64 * c + 32 + l);
-    }
   }
 }
 
@@ -267,38 +251,103 @@ HWY_INLINE BlockNan BlockNanOf(const uint8_t* b) {
   if constexpr (kType == kTq2) return MakeBlockNan(f16(kq::tq2::kD), 0);
 }
 
-// Pass 2: y = float(q) · dl[y/16] (- ml[y/16]); with kSpecial, NaN results
-// become nan_bits (the intermediate NaNs' payloads are whatever the CPU gave).
-template <bool kHasMin, bool kSpecial>
-HWY_INLINE void Scale(const Decoded& dec, uint32_t nan_bits, float* HWY_RESTRICT y) {
-  const hn::CappedTag<float, 16> df;
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<int8_t, decltype(df)> d8;
-  const auto nan = hn::BitCast(df, hn::Set(hn::RebindToUnsigned<decltype(df)>(), nan_bits));
-  for (size_t g = 0; g < 16; ++g) {
-    const auto factor = hn::Set(df, dec.dl[g]);
-    for (size_t i = 0; i < 16; i += hn::Lanes(df)) {
-      const auto q = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, dec.codes + 16 * g + i)));
-      auto r = hn::Mul(q, factor);
-      if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[g]));
-      if constexpr (kSpecial) r = hn::IfThenElse(hn::IsNaN(r), nan, r);
-      hn::StoreU(r, df, y + 16 * g + i);
+// Pass 2: y = float(q - kBias) · dl[y/16] (- ml[y/16]); with kSpecial, NaN
+// results become nan_bits (the intermediate NaNs' payloads are whatever the
+// CPU gave). kBias is 0 except for the I-quants' biased IQ1 codes. Vectors
+// of at most 16 lanes, so each lies inside one 16-element factor group.
+template <bool kHasMin, bool kSpecial, int kBias>
+struct Scaled {
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> operator()(DF df, const Decoded& dec, uint32_t nan_bits,
+                                    size_t i) const {
+    const hn::RebindToSigned<DF> di;
+    const hn::Rebind<int8_t, DF> d8;
+    auto q = hn::PromoteTo(di, hn::LoadU(d8, dec.codes + i));
+    if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
+    auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i / 16]));
+    if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
+    if constexpr (kSpecial) {
+      const auto nan = hn::BitCast(df, hn::Set(hn::RebindToUnsigned<DF>(), nan_bits));
+      r = hn::IfThenElse(hn::IsNaN(r), nan, r);
     }
+    return r;
+  }
+};
+
+// Q4_K (kQ5 false) and Q5_K pass 2 without an int8 pass: element y = 32j + l
+// of sub-block j = 2c + t is nibble t of qs[32c + l] (| bit j of qh[l] << 4);
+// a vector never straddles a sub-block, so its shifts are uniform.
+template <bool kQ5, bool kSpecial>
+struct Q45KScaled {
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> operator()(DF df, const Decoded& dec, uint32_t nan_bits,
+                                    size_t i) const {
+    const hn::RebindToUnsigned<DF> du;
+    const hn::RebindToSigned<DF> di;
+    const hn::Rebind<uint8_t, DF> d8;
+    const size_t j = i / 32, l = i % 32;
+    const size_t qs_at = kQ5 ? kq::q5k::kQs : kq::q4k::kQs;
+    auto q = hn::PromoteTo(du, hn::LoadU(d8, dec.block + qs_at + 32 * (j / 2) + l));
+    q = hn::And(hn::ShiftRightSame(q, static_cast<int>(4 * (j % 2))), hn::Set(du, 15u));
+    if constexpr (kQ5) {
+      const auto qh = hn::PromoteTo(du, hn::LoadU(d8, dec.block + kq::q5k::kQh + l));
+      const auto bit = hn::And(hn::ShiftRightSame(qh, static_cast<int>(j)), hn::Set(du, 1u));
+      q = hn::Or(q, hn::ShiftLeft<4>(bit));
+    }
+    auto r = hn::Mul(hn::ConvertTo(df, hn::BitCast(di, q)), hn::Set(df, dec.dl[i / 16]));
+    r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
+    if constexpr (kSpecial) {
+      r = hn::IfThenElse(hn::IsNaN(r), hn::BitCast(df, hn::Set(du, nan_bits)), r);
+    }
+    return r;
+  }
+};
+
+template <class Value>
+HWY_INLINE void StoreF32(const Decoded& dec, uint32_t nan_bits, float* HWY_RESTRICT y) {
+  const hn::CappedTag<float, 16> df;
+  for (size_t i = 0; i < kQK; i += hn::Lanes(df)) {
+    hn::StoreU(Value()(df, dec, nan_bits, i), df, y + i);
+  }
+}
+
+// BF16/F16 straight from the registers: two f32 vectors rounded by Encode
+// (float_convert-inl.h, the reference's rounding) joined into one store.
+template <class Value, class Encode>
+HWY_INLINE void Store16(const Decoded& dec, uint32_t nan_bits, uint16_t* HWY_RESTRICT y) {
+  const hn::CappedTag<uint32_t, 16> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
+  const size_t n = hn::Lanes(du);
+  for (size_t i = 0; i < kQK; i += 2 * n) {
+    const auto lo = hn::BitCast(d16, Encode()(du, hn::BitCast(du, Value()(df, dec, nan_bits, i))));
+    const auto hi =
+        hn::BitCast(d16, Encode()(du, hn::BitCast(du, Value()(df, dec, nan_bits, i + n))));
+    hn::StoreU(Encode::kUpperHalf ? hn::ConcatOdd(d16, hi, lo) : hn::ConcatEven(d16, hi, lo), d16,
+               y + i);
+  }
+}
+
+// One decoded block to F32 (TOut float) or BF16/F16 (kBf16 picks).
+template <class Value, typename TOut, bool kBf16>
+HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_RESTRICT y) {
+  if constexpr (sizeof(TOut) == 4) {
+    StoreF32<Value>(dec, nan_bits, y);
+  } else if constexpr (kBf16) {
+    Store16<Value, ToBf16Upper>(dec, nan_bits, y);
+  } else {
+    Store16<Value, ToF16Lower>(dec, nan_bits, y);
   }
 }
 
 template <uint32_t kType>
-HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
-  Decoded dec;
+HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
   dec.codes = dec.q;
+  dec.block = b;
   if constexpr (kType == kQ2K) DecodeQ2K(b, dec);
   if constexpr (kType == kQ3K) DecodeQ3K(b, dec);
-  if constexpr (kType == kQ4K) {
-    DecodeQ45K<false>(b, kq::q4k::kScales, 0, kq::q4k::kQs, dec);
-  }
-  if constexpr (kType == kQ5K) {
-    DecodeQ45K<true>(b, kq::q5k::kScales, kq::q5k::kQh, kq::q5k::kQs, dec);
-  }
+  if constexpr (kType == kQ4K) DecodeQ45KScales(b, kq::q4k::kScales, dec);
+  if constexpr (kType == kQ5K) DecodeQ45KScales(b, kq::q5k::kScales, dec);
   if constexpr (kType == kQ6K) DecodeQ6K(b, dec);
   if constexpr (kType == kQ8K) {
     const float d = kq::LoadLeF32(b + kq::q8k::kD);
@@ -308,13 +357,6 @@ HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
   if constexpr (kType == kIq4Xs) DecodeIq4Xs(b, dec);
   if constexpr (kType == kTq1) DecodeTq1(b, dec);
   if constexpr (kType == kTq2) DecodeTq2(b, dec);
-  constexpr bool kHasMin = kType == kQ2K || kType == kQ4K || kType == kQ5K;
-  const BlockNan nan = BlockNanOf<kType>(b);
-  if (HWY_UNLIKELY(nan.special)) {  // per block, never per element
-    Scale<kHasMin, true>(dec, nan.bits, y);
-  } else {
-    Scale<kHasMin, false>(dec, nan.bits, y);
-  }
 }
 
 // n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks
@@ -322,18 +364,22 @@ HWY_INLINE void BlockToF32(const uint8_t* b, float* HWY_RESTRICT y) {
 template <uint32_t kType, typename TOut, bool kBf16>
 HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
+  constexpr bool kHasMin = kType == kQ2K || kType == kQ4K || kType == kQ5K;
   const size_t bytes = ref::KQuantBlockBytes(kType);
+  Decoded dec;
   for (size_t i = 0; i < n_blocks; ++i) {
-    if constexpr (sizeof(TOut) == 4) {
-      BlockToF32<kType>(blocks + i * bytes, out + i * kQK);
+    const uint8_t* b = blocks + i * bytes;
+    Decode<kType>(b, dec);
+    const BlockNan nan = BlockNanOf<kType>(b);
+    constexpr bool kDirect = kType == kQ4K || kType == kQ5K;
+    using Plain = std::conditional_t<kDirect, Q45KScaled<kType == kQ5K, false>,
+                                     Scaled<kHasMin, false, 0>>;
+    using Special = std::conditional_t<kDirect, Q45KScaled<kType == kQ5K, true>,
+                                       Scaled<kHasMin, true, 0>>;
+    if (HWY_UNLIKELY(nan.special)) {  // per block, never per element
+      StoreBlock<Special, TOut, kBf16>(dec, nan.bits, out + i * kQK);
     } else {
-      HWY_ALIGN float tmp[kQK];
-      BlockToF32<kType>(blocks + i * bytes, tmp);
-      if constexpr (kBf16) {
-        F32ToBf16Kernel(tmp, kQK, out + i * kQK);
-      } else {
-        F32ToF16Kernel(tmp, kQK, out + i * kQK);
-      }
+      StoreBlock<Plain, TOut, kBf16>(dec, nan.bits, out + i * kQK);
     }
   }
 }
