@@ -220,35 +220,52 @@ HWY_INLINE void DecodeTq1(const uint8_t* b, Decoded& out) {
   }
 }
 
-// The block's NaN rule inputs: d and dmin as F32 bits (dmin 0 where the type
-// has none; F16 ones widened, which quiets them).
-struct BlockNan {
-  uint32_t bits;  // what every NaN result of the block becomes
-  bool special;   // d or dmin is Inf or NaN: results may be NaN
+// Where kType keeps d (f16; Q8_K: f32) and dmin (f16, where it has one).
+struct ScaleFields {
+  size_t d;
+  bool has_dmin;
+  size_t dmin;
 };
-
-HWY_INLINE BlockNan MakeBlockNan(uint32_t d, uint32_t dmin) {
-  const auto is_nan = [](uint32_t x) { return (x & 0x7FFFFFFFu) > 0x7F800000u; };
-  const auto finite = [](uint32_t x) { return (x & 0x7F800000u) != 0x7F800000u; };
-  // Q8_K's f32 d may be a signalling NaN: its quiet form, as a multiply gives.
-  const uint32_t bits = is_nan(d)      ? d | 0x00400000u
-                        : is_nan(dmin) ? dmin | 0x00400000u
-                                       : ggml::kInvalidNan;
-  return {bits, !finite(d) || !finite(dmin)};
+template <uint32_t kType>
+constexpr ScaleFields ScaleFieldsOf() {
+  if constexpr (kType == kQ2K) return {kq::q2k::kD, true, kq::q2k::kDmin};
+  if constexpr (kType == kQ3K) return {kq::q3k::kD, false, 0};
+  if constexpr (kType == kQ4K) return {kq::q4k::kD, true, kq::q4k::kDmin};
+  if constexpr (kType == kQ5K) return {kq::q5k::kD, true, kq::q5k::kDmin};
+  if constexpr (kType == kQ6K) return {kq::q6k::kD, false, 0};
+  if constexpr (kType == kQ8K) return {kq::q8k::kD, false, 0};
+  if constexpr (kType == kIq4Xs) return {kq::iq4xs::kD, false, 0};
+  if constexpr (kType == kTq1) return {kq::tq1::kD, false, 0};
+  if constexpr (kType == kTq2) return {kq::tq2::kD, false, 0};
 }
 
+// d or dmin is Inf/NaN: the only blocks whose results can be NaN (finite f16
+// scales times 6-bit factors and small codes cannot overflow). Integer tests
+// on the raw bits: the common path widens nothing extra.
 template <uint32_t kType>
-HWY_INLINE BlockNan BlockNanOf(const uint8_t* b) {
+HWY_INLINE bool SpecialBlock(const uint8_t* b) {
+  constexpr ScaleFields f = ScaleFieldsOf<kType>();
+  if constexpr (kType == kQ8K) {
+    return (kq::LoadLe32(b + f.d) & 0x7F800000u) == 0x7F800000u;
+  } else {
+    const auto special = [b](size_t at) { return (kq::LoadLe16(b + at) & 0x7C00u) == 0x7C00u; };
+    return special(f.d) || (f.has_dmin && special(f.dmin));
+  }
+}
+
+// What every NaN result of a special block becomes (the reference's rule):
+// d's NaN, else dmin's, quiet, else ggml::kInvalidNan. F16 scales are quieted
+// by the widening, Q8_K's f32 d by setting the quiet bit, as a multiply does.
+template <uint32_t kType>
+HWY_INLINE uint32_t BlockNanBits(const uint8_t* b) {
+  constexpr ScaleFields f = ScaleFieldsOf<kType>();
+  const auto is_nan = [](uint32_t x) { return (x & 0x7FFFFFFFu) > 0x7F800000u; };
   const auto f16 = [b](size_t at) { return ref::F16ToF32Bits(kq::LoadLe16(b + at)); };
-  if constexpr (kType == kQ2K) return MakeBlockNan(f16(kq::q2k::kD), f16(kq::q2k::kDmin));
-  if constexpr (kType == kQ3K) return MakeBlockNan(f16(kq::q3k::kD), 0);
-  if constexpr (kType == kQ4K) return MakeBlockNan(f16(kq::q4k::kD), f16(kq::q4k::kDmin));
-  if constexpr (kType == kQ5K) return MakeBlockNan(f16(kq::q5k::kD), f16(kq::q5k::kDmin));
-  if constexpr (kType == kQ6K) return MakeBlockNan(f16(kq::q6k::kD), 0);
-  if constexpr (kType == kQ8K) return MakeBlockNan(kq::LoadLe32(b + kq::q8k::kD), 0);
-  if constexpr (kType == kIq4Xs) return MakeBlockNan(f16(kq::iq4xs::kD), 0);
-  if constexpr (kType == kTq1) return MakeBlockNan(f16(kq::tq1::kD), 0);
-  if constexpr (kType == kTq2) return MakeBlockNan(f16(kq::tq2::kD), 0);
+  const uint32_t d = kType == kQ8K ? kq::LoadLe32(b + f.d) : f16(f.d);
+  const uint32_t dmin = f.has_dmin ? f16(f.dmin) : 0;
+  if (is_nan(d)) return d | 0x00400000u;
+  if (is_nan(dmin)) return dmin | 0x00400000u;
+  return ggml::kInvalidNan;
 }
 
 // Pass 2: y = float(q - kBias) · dl[y/16] (- ml[y/16]); with kSpecial, NaN
@@ -370,16 +387,15 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   for (size_t i = 0; i < n_blocks; ++i) {
     const uint8_t* b = blocks + i * bytes;
     Decode<kType>(b, dec);
-    const BlockNan nan = BlockNanOf<kType>(b);
     constexpr bool kDirect = kType == kQ4K || kType == kQ5K;
     using Plain = std::conditional_t<kDirect, Q45KScaled<kType == kQ5K, false>,
                                      Scaled<kHasMin, false, 0>>;
     using Special = std::conditional_t<kDirect, Q45KScaled<kType == kQ5K, true>,
                                        Scaled<kHasMin, true, 0>>;
-    if (HWY_UNLIKELY(nan.special)) {  // per block, never per element
-      StoreBlock<Special, TOut, kBf16>(dec, nan.bits, out + i * kQK);
+    if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {  // per block, never per element
+      StoreBlock<Special, TOut, kBf16>(dec, BlockNanBits<kType>(b), out + i * kQK);
     } else {
-      StoreBlock<Plain, TOut, kBf16>(dec, nan.bits, out + i * kQK);
+      StoreBlock<Plain, TOut, kBf16>(dec, 0, out + i * kQK);
     }
   }
 }

@@ -146,28 +146,41 @@ void Tq2(const uint8_t* b, float* y) {
 }
 
 bool IsNanBits(uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; }
+bool IsFiniteBits(uint32_t bits) { return (bits & 0x7F800000u) != 0x7F800000u; }
 
-// The NaN every NaN result of block b takes (see the header): decided by the
-// block's d and dmin bits alone, after the arithmetic, so neither the CPU's
-// default NaN nor its choice between two NaN operands shows.
-uint32_t BlockNanBits(uint32_t type, const uint8_t* b) {
-  uint32_t d = 0, dmin = 0;  // F32 bits; 0 where the type has no dmin
+// Block b's d and dmin as F32 bits (dmin 0 where the type has none).
+void ScaleBits(uint32_t type, const uint8_t* b, uint32_t* d, uint32_t* dmin) {
   const auto f16 = [b](size_t at) { return F16ToF32Bits(kq::LoadLe16(b + at)); };
+  *dmin = 0;
   switch (type) {
-    case 10: d = f16(kq::q2k::kD); dmin = f16(kq::q2k::kDmin); break;
-    case 11: d = f16(kq::q3k::kD); break;
-    case 12: d = f16(kq::q4k::kD); dmin = f16(kq::q4k::kDmin); break;
-    case 13: d = f16(kq::q5k::kD); dmin = f16(kq::q5k::kDmin); break;
-    case 14: d = f16(kq::q6k::kD); break;
-    case 15: d = kq::LoadLe32(b + kq::q8k::kD); break;
-    case 23: d = f16(kq::iq4xs::kD); break;
-    case 34: d = f16(kq::tq1::kD); break;
-    case 35: d = f16(kq::tq2::kD); break;
-    default: break;
+    case 10: *d = f16(kq::q2k::kD); *dmin = f16(kq::q2k::kDmin); break;
+    case 11: *d = f16(kq::q3k::kD); break;
+    case 12: *d = f16(kq::q4k::kD); *dmin = f16(kq::q4k::kDmin); break;
+    case 13: *d = f16(kq::q5k::kD); *dmin = f16(kq::q5k::kDmin); break;
+    case 14: *d = f16(kq::q6k::kD); break;
+    case 15: *d = kq::LoadLe32(b + kq::q8k::kD); break;
+    case 23: *d = f16(kq::iq4xs::kD); break;
+    case 34: *d = f16(kq::tq1::kD); break;
+    default: *d = f16(kq::tq2::kD); break;
   }
-  if (IsNanBits(d)) return d | 0x00400000u;
-  if (IsNanBits(dmin)) return dmin | 0x00400000u;
-  return ggml::kInvalidNan;
+}
+
+// The NaN rule (see the header), applied after the arithmetic so that neither
+// the CPU's default NaN nor its choice between two NaN operands shows: every
+// NaN result of block b becomes one NaN decided by its d and dmin alone.
+// Finite d and dmin give no NaN, so such blocks are left as computed.
+void PinNans(uint32_t type, const uint8_t* b, float* y) {
+  uint32_t d, dmin;
+  ScaleBits(type, b, &d, &dmin);
+  if (IsFiniteBits(d) && IsFiniteBits(dmin)) return;
+  const uint32_t nan = IsNanBits(d)      ? d | 0x00400000u  // Q8_K's f32 sNaN: quieted
+                       : IsNanBits(dmin) ? dmin | 0x00400000u
+                                         : ggml::kInvalidNan;
+  for (size_t i = 0; i < kQK; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &y[i], sizeof(bits));
+    if (IsNanBits(bits)) std::memcpy(&y[i], &nan, sizeof(nan));
+  }
 }
 
 template <typename Convert, typename TOut>
@@ -212,12 +225,7 @@ void DequantKQuantBlock(uint32_t ggml_type, const uint8_t* b, float* y) {
     case 35: Tq2(b, y); break;
     default: return;
   }
-  const uint32_t nan = BlockNanBits(ggml_type, b);
-  for (size_t i = 0; i < kQK; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &y[i], sizeof(bits));
-    if (IsNanBits(bits)) std::memcpy(&y[i], &nan, sizeof(nan));
-  }
+  PinNans(ggml_type, b, y);
 }
 
 bool DequantKQuantToF32(uint32_t type, const uint8_t* blocks, size_t n_blocks, float* out) {
