@@ -2,7 +2,9 @@
 // perf/CMakeLists.txt) against amn::DequantGgml on the best target, one
 // thread, in one process: each gguf_reference fixture's blocks (65,536 real
 // elements) cache-resident, or tiled to 4096 x 11008 elements with `stream`.
-// Prints a Markdown table of ns/element (median of the timed runs).
+// Prints a Markdown table of ns/element (median of 7 timed batches,
+// perf/measure.h) with amn's time over the memory floor measured in the same
+// run, and ggml's time over amn's.
 //   ggml_peer FIXTURES_DIR/gguf_reference [stream]
 #include <algorithm>
 #include <chrono>
@@ -11,12 +13,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "amn/ggml_dequant.h"
+#include "perf/measure.h"
 
 // What ggml-quants.o needs from the rest of ggml (never called on this path).
 extern "C" {
@@ -65,20 +69,6 @@ GgmlRow GgmlRowFor(uint32_t type) {
   }
 }
 
-template <class F>
-double MedianNs(const F& run, int runs, int calls) {
-  std::vector<double> ns;
-  run();  // warm-up
-  for (int r = 0; r < runs; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int c = 0; c < calls; ++c) run();
-    ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
-                     .count() / calls);
-  }
-  std::sort(ns.begin(), ns.end());
-  return ns[ns.size() / 2];
-}
-
 uint32_t Le32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24; }
 
 }  // namespace
@@ -92,34 +82,54 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(argv[1])) files.push_back(entry.path());
   std::sort(files.begin(), files.end());
-  std::printf("%s, ns/element, one thread\n\n", stream ? "streaming 4096 x 11008" : "cache-resident 65,536");
-  std::printf("| type | ggml F32 | amn F32 | amn BF16 | ggml / amn F32 | ggml / amn BF16 |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|\n");
+  const amn::perf::Floors floors = amn::perf::MeasureFloors(amn::perf::kFloorBytes, 5);
+  std::printf("%s, ns/element, one thread, median of 7; floors: write %.1f GB/s, copy traffic "
+              "%.1f GB/s, L2 write %.1f GB/s\n\n",
+              stream ? "streaming 4096 x 11008" : "cache-resident 65,536", floors.write_gbps,
+              floors.copy_traffic_gbps, floors.l2_write_gbps);
+  std::printf("| type | ggml F32 | amn F32 | x floor | amn BF16 | x floor | ggml / amn F32 | "
+              "ggml / amn BF16 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& path : files) {
     std::ifstream in(path, std::ios::binary);
     const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), {});
     if (file.size() < 16) continue;
     const uint32_t type = Le32(&file[0]), n = Le32(&file[4]), raw = Le32(&file[8]);
     const GgmlRow ggml = GgmlRowFor(type);
-    if (ggml == nullptr || file.size() < 16 + size_t{raw}) continue;
-    const size_t copies = stream ? size_t{4096} * 11008 / n : 1;
-    std::vector<uint8_t> blocks(raw * copies);
+    if (ggml == nullptr || n == 0 || file.size() < 16 + size_t{raw}) continue;
+    const size_t copies = stream ? amn::perf::kStreamElems / n : 1;
+    const size_t elems = size_t{n} * copies, in_bytes = size_t{raw} * copies;
+    amn::perf::AlignedBytes blocks(in_bytes), f32(elems * 4), bf16(elems * 2);
     for (size_t c = 0; c < copies; ++c) std::memcpy(blocks.data() + c * raw, &file[16], raw);
-    const size_t elems = size_t{n} * copies;
-    std::vector<float> f32(elems, 1.0f);
-    std::vector<uint16_t> bf16(elems, 1);
+    std::memset(f32.data(), 1, f32.size());
+    std::memset(bf16.data(), 1, bf16.size());
     const auto as = static_cast<amn::GgmlType>(type);
-    const int runs = stream ? 5 : 15, calls = stream ? 1 : 200;
-    const double g = MedianNs([&] { ggml(blocks.data(), f32.data(), static_cast<int64_t>(elems)); },
-                              runs, calls) / elems;
-    const double a32 = MedianNs([&] {
-      (void)amn::DequantGgml(as, blocks, amn::ElemType::kF32, std::as_writable_bytes(std::span(f32)));
-    }, runs, calls) / elems;
-    const double a16 = MedianNs([&] {
-      (void)amn::DequantGgml(as, blocks, amn::ElemType::kBf16, std::as_writable_bytes(std::span(bf16)));
-    }, runs, calls) / elems;
-    std::printf("| %s | %.3f | %.3f | %.3f | %.1f | %.1f |\n",
-                amn::FindGgmlType(type)->name.data(), g, a32, a16, g / a32, g / a16);
+    const std::span<const uint8_t> in_span(blocks.data(), in_bytes);
+    const auto ns = [&](const std::function<void()>& call) {
+      return amn::perf::TimeCalls(call, 7).median_ns / static_cast<double>(elems);
+    };
+    const double g = ns([&] {
+      ggml(blocks.data(), reinterpret_cast<float*>(f32.data()), static_cast<int64_t>(elems));
+    });
+    const double a32 = ns([&] {
+      (void)amn::DequantGgml(as, in_span, amn::ElemType::kF32,
+                             std::as_writable_bytes(std::span(f32.data(), f32.size())));
+    });
+    const double a16 = ns([&] {
+      (void)amn::DequantGgml(as, in_span, amn::ElemType::kBf16,
+                             std::as_writable_bytes(std::span(bf16.data(), bf16.size())));
+    });
+    // Floors per element (DESIGN.md §8): output at L2 write speed cache-resident;
+    // streaming, the larger of output at write speed and in + out at copy speed.
+    const double in_per_elem = static_cast<double>(raw) / n;
+    const auto floor_ns = [&](double out_bytes) {
+      if (!stream) return out_bytes / floors.l2_write_gbps;
+      return std::max(out_bytes / floors.write_gbps,
+                      (in_per_elem + out_bytes) / floors.copy_traffic_gbps);
+    };
+    const std::string_view name = amn::FindGgmlType(type)->name;
+    std::printf("| %.*s | %.3f | %.3f | %.2f | %.3f | %.2f | %.1f | %.1f |\n",
+                static_cast<int>(name.size()), name.data(), g, a32, a32 / floor_ns(4), a16,
+                a16 / floor_ns(2), g / a32, g / a16);
   }
   return 0;
 }
