@@ -50,7 +50,7 @@ enum : uint32_t { kQ2K = 10, kQ3K = 11, kQ4K = 12, kQ5K = 13, kQ6K = 14, kQ8K = 
                   kIq4Xs = 23, kTq1 = 34, kTq2 = 35 };
 
 inline float F16At(const uint8_t* p) {
-  const uint32_t bits = ref::F16ToF32Bits(kq::LoadLe16(p));
+  const uint32_t bits = ggml::F16ScaleBits(p);
   float f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;

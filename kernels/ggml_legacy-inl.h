@@ -48,18 +48,12 @@ struct GgmlBlockScales {
 };
 
 HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
-  const auto is_nan = [](uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; };
   const auto finite = [](uint32_t bits) { return (bits & 0x7F800000u) != 0x7F800000u; };
-  return {d, m, is_nan(d) ? d : ggml::kInvalidNan, is_nan(m) ? m : ggml::kInvalidNan,
-          !finite(d) || !finite(m)};
+  if (HWY_LIKELY(finite(d) && finite(m))) return {d, m, 0, 0, false};
+  const auto is_nan = [](uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; };
+  return {d, m, is_nan(d) ? d : ggml::kInvalidNan, is_nan(m) ? m : ggml::kInvalidNan, true};
 }
 
-// F16 bits at p (little-endian) -> F32 bits, exact (the vector widening of
-// float_convert-inl.h on one broadcast lane).
-HWY_INLINE uint32_t GgmlF16At(const uint8_t* p) {
-  const GgmlDU du;
-  return hn::GetLane(F16BitsToF32Lanes(du, hn::Set(du, uint32_t{ggml::LoadLe16(p)})));
-}
 
 // Nibbles of elements j0 .. j0+N-1 from qs[16] in ggml's order (low nibbles
 // are elements 0..15, high nibbles 16..31), as u32 lanes.
@@ -134,7 +128,7 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlPlusMin(hn::Vec<hn::RebindToFl
 struct GgmlQ4_0 {
   static constexpr size_t kBytes = ggml::kQ4_0Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(GgmlF16At(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -149,7 +143,7 @@ struct GgmlQ4_0 {
 struct GgmlQ4_1 {
   static constexpr size_t kBytes = ggml::kQ4_1Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(GgmlF16At(x), GgmlF16At(x + 2));
+    return GgmlMakeScales(ggml::F16ScaleBits(x), ggml::F16ScaleBits(x + 2));
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -164,7 +158,7 @@ struct GgmlQ4_1 {
 struct GgmlQ5_0 {
   static constexpr size_t kBytes = ggml::kQ5_0Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(GgmlF16At(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -180,7 +174,7 @@ struct GgmlQ5_0 {
 struct GgmlQ5_1 {
   static constexpr size_t kBytes = ggml::kQ5_1Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(GgmlF16At(x), GgmlF16At(x + 2));
+    return GgmlMakeScales(ggml::F16ScaleBits(x), ggml::F16ScaleBits(x + 2));
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -198,7 +192,7 @@ template <size_t kBlockBytes, size_t kQsOffset>
 struct GgmlQ8 {
   static constexpr size_t kBytes = kBlockBytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(GgmlF16At(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -216,7 +210,7 @@ using GgmlQ8_1 = GgmlQ8<ggml::kQ8_1Bytes, 4>;
 struct GgmlIq4Nl {
   static constexpr size_t kBytes = ggml::kIq4NlBytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(GgmlF16At(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,

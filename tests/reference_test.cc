@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 
+#include "kernels/ggml_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp8_ref.h"
 #include "tests/kernel_check.h"
@@ -52,6 +53,15 @@ TEST(ReferenceF16, DecodeMatchesDefinitionForEveryNonNan) {
                                                 : DecodeF16(static_cast<uint16_t>(h));
     ASSERT_EQ(FromBits(got), static_cast<float>(want)) << std::hex << h;
     ASSERT_EQ(got >> 31, h >> 15) << std::hex << h;  // sign of zero too
+  }
+}
+
+// The kernels' inline per-block scale widening (kernels/ggml_blocks.h) is the
+// reference decode for all 65,536 inputs.
+TEST(ReferenceF16, InlineScaleWideningMatchesReference) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint8_t le[2] = {static_cast<uint8_t>(h), static_cast<uint8_t>(h >> 8)};
+    ASSERT_EQ(ggml::F16ScaleBits(le), ref::F16ToF32Bits(static_cast<uint16_t>(h))) << h;
   }
 }
 
