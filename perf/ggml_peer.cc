@@ -1,4 +1,4 @@
-// ggml's dequantize_row_* (built -O3 -march=native from a ggml checkout, see
+// ggml's dequantize_row_* (built from a ggml checkout with the flags given in
 // perf/CMakeLists.txt) against amn::DequantGgml on the best target, one
 // thread, in one process: each gguf_reference fixture's blocks (65,536 real
 // elements) cache-resident, or tiled to 4096 x 11008 elements with `stream`.
