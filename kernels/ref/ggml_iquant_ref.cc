@@ -6,6 +6,7 @@
 
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/superblock_rows.h"
 
 namespace amn::ref {
 namespace {
@@ -139,17 +140,6 @@ void Iq1M(const uint8_t* b, float* y) {
   }
 }
 
-template <typename Convert, typename TOut>
-bool ToNarrow(uint32_t type, const uint8_t* blocks, size_t n_blocks, TOut* out, Convert convert) {
-  const size_t bytes = IQuantBlockBytes(type);
-  if (bytes == 0) return false;
-  float tmp[kQK];
-  for (size_t i = 0; i < n_blocks; ++i) {
-    DequantIQuantBlock(type, blocks + i * bytes, tmp);
-    convert(tmp, kQK, out + i * kQK);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -180,16 +170,13 @@ void DequantIQuantBlock(uint32_t ggml_type, const uint8_t* b, float* y) {
 }
 
 bool DequantIQuantToF32(uint32_t type, const uint8_t* blocks, size_t n_blocks, float* out) {
-  const size_t bytes = IQuantBlockBytes(type);
-  if (bytes == 0) return false;
-  for (size_t i = 0; i < n_blocks; ++i) DequantIQuantBlock(type, blocks + i * bytes, out + i * kQK);
-  return true;
+  return SuperBlockRows<false>(IQuantBlockBytes, DequantIQuantBlock, type, blocks, n_blocks, out);
 }
 bool DequantIQuantToBf16(uint32_t type, const uint8_t* blocks, size_t n_blocks, uint16_t* out) {
-  return ToNarrow(type, blocks, n_blocks, out, ConvertF32ToBf16);
+  return SuperBlockRows<true>(IQuantBlockBytes, DequantIQuantBlock, type, blocks, n_blocks, out);
 }
 bool DequantIQuantToF16(uint32_t type, const uint8_t* blocks, size_t n_blocks, uint16_t* out) {
-  return ToNarrow(type, blocks, n_blocks, out, ConvertF32ToF16);
+  return SuperBlockRows<false>(IQuantBlockBytes, DequantIQuantBlock, type, blocks, n_blocks, out);
 }
 
 }  // namespace amn::ref

@@ -8,6 +8,7 @@
 
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/superblock_rows.h"
 
 namespace amn::ref {
 namespace {
@@ -183,17 +184,6 @@ void PinNans(uint32_t type, const uint8_t* b, float* y) {
   }
 }
 
-template <typename Convert, typename TOut>
-bool ToNarrow(uint32_t type, const uint8_t* blocks, size_t n_blocks, TOut* out, Convert convert) {
-  const size_t bytes = KQuantBlockBytes(type);
-  if (bytes == 0) return false;
-  float tmp[kQK];
-  for (size_t i = 0; i < n_blocks; ++i) {
-    DequantKQuantBlock(type, blocks + i * bytes, tmp);
-    convert(tmp, kQK, out + i * kQK);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -229,16 +219,13 @@ void DequantKQuantBlock(uint32_t ggml_type, const uint8_t* b, float* y) {
 }
 
 bool DequantKQuantToF32(uint32_t type, const uint8_t* blocks, size_t n_blocks, float* out) {
-  const size_t bytes = KQuantBlockBytes(type);
-  if (bytes == 0) return false;
-  for (size_t i = 0; i < n_blocks; ++i) DequantKQuantBlock(type, blocks + i * bytes, out + i * kQK);
-  return true;
+  return SuperBlockRows<false>(KQuantBlockBytes, DequantKQuantBlock, type, blocks, n_blocks, out);
 }
 bool DequantKQuantToBf16(uint32_t type, const uint8_t* blocks, size_t n_blocks, uint16_t* out) {
-  return ToNarrow(type, blocks, n_blocks, out, ConvertF32ToBf16);
+  return SuperBlockRows<true>(KQuantBlockBytes, DequantKQuantBlock, type, blocks, n_blocks, out);
 }
 bool DequantKQuantToF16(uint32_t type, const uint8_t* blocks, size_t n_blocks, uint16_t* out) {
-  return ToNarrow(type, blocks, n_blocks, out, ConvertF32ToF16);
+  return SuperBlockRows<false>(KQuantBlockBytes, DequantKQuantBlock, type, blocks, n_blocks, out);
 }
 
 }  // namespace amn::ref
