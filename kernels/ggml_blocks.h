@@ -70,12 +70,11 @@ constexpr uint32_t Mxfp4HalfScaleBits(uint8_t e) {
 
 inline uint16_t LoadLe16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 
-// A block's f16 scale at p as f32 bits, exact (= ref::F16ToF32Bits). Inline,
+// A block's f16 scale (bits h) as f32 bits, exact (= ref::F16ToF32Bits). Inline,
 // with normal numbers handled first by one predictable branch: per block this
 // is the kernels' largest fixed cost, and a vector widening of one broadcast
 // lane cost as much as Q8_0's whole 32-element body.
-inline uint32_t F16ScaleBits(const uint8_t* p) {
-  const uint16_t h = LoadLe16(p);
+inline uint32_t F16ScaleBits(uint16_t h) {
   const uint32_t magnitude = h & 0x7FFFu;
   if (magnitude - 0x0400u < 0x7800u) {  // exponent 1..30
     return (static_cast<uint32_t>(h & 0x8000u) << 16) | ((magnitude << 13) + 0x38000000u);

@@ -157,9 +157,7 @@ HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
 
 HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   using namespace iq::iq1m;
-  const uint16_t d_f16 = iq::Iq1MScaleBits(b);
-  const uint8_t d_le[2] = {static_cast<uint8_t>(d_f16), static_cast<uint8_t>(d_f16 >> 8)};
-  const uint32_t d_bits = ggml::F16ScaleBits(d_le);
+  const uint32_t d_bits = ggml::F16ScaleBits(iq::Iq1MScaleBits(b));
   float d;
   std::memcpy(&d, &d_bits, sizeof(d));
   for (int t = 0; t < 16; ++t) {

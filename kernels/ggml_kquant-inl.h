@@ -50,7 +50,7 @@ enum : uint32_t { kQ2K = 10, kQ3K = 11, kQ4K = 12, kQ5K = 13, kQ6K = 14, kQ8K = 
                   kIq4Xs = 23, kTq1 = 34, kTq2 = 35 };
 
 inline float F16At(const uint8_t* p) {
-  const uint32_t bits = ggml::F16ScaleBits(p);
+  const uint32_t bits = ggml::F16ScaleBits(kq::LoadLe16(p));
   float f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;
@@ -272,6 +272,15 @@ HWY_INLINE uint32_t BlockNanBits(const uint8_t* b) {
 // results become nan_bits (the intermediate NaNs' payloads are whatever the
 // CPU gave). kBias is 0 except for the I-quants' biased IQ1 codes. Vectors
 // of at most 16 lanes, so each lies inside one 16-element factor group.
+// With kSpecial (a block whose d or dmin is Inf/NaN), NaN lanes become
+// nan_bits; otherwise r unchanged.
+template <bool kSpecial, class DF>
+HWY_INLINE hn::Vec<DF> PinNan(DF df, hn::Vec<DF> r, uint32_t nan_bits) {
+  if constexpr (!kSpecial) return r;
+  const auto nan = hn::BitCast(df, hn::Set(hn::RebindToUnsigned<DF>(), nan_bits));
+  return hn::IfThenElse(hn::IsNaN(r), nan, r);
+}
+
 template <bool kHasMin, bool kSpecial, int kBias>
 struct Scaled {
   template <class DF>
@@ -283,11 +292,7 @@ struct Scaled {
     if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
     auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i / 16]));
     if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
-    if constexpr (kSpecial) {
-      const auto nan = hn::BitCast(df, hn::Set(hn::RebindToUnsigned<DF>(), nan_bits));
-      r = hn::IfThenElse(hn::IsNaN(r), nan, r);
-    }
-    return r;
+    return PinNan<kSpecial>(df, r, nan_bits);
   }
 };
 
@@ -313,10 +318,7 @@ struct Q45KScaled {
     }
     auto r = hn::Mul(hn::ConvertTo(df, hn::BitCast(di, q)), hn::Set(df, dec.dl[i / 16]));
     r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
-    if constexpr (kSpecial) {
-      r = hn::IfThenElse(hn::IsNaN(r), hn::BitCast(df, hn::Set(du, nan_bits)), r);
-    }
-    return r;
+    return PinNan<kSpecial>(df, r, nan_bits);
   }
 };
 

@@ -128,7 +128,7 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlPlusMin(hn::Vec<hn::RebindToFl
 struct GgmlQ4_0 {
   static constexpr size_t kBytes = ggml::kQ4_0Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -143,7 +143,7 @@ struct GgmlQ4_0 {
 struct GgmlQ4_1 {
   static constexpr size_t kBytes = ggml::kQ4_1Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(x), ggml::F16ScaleBits(x + 2));
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), ggml::F16ScaleBits(ggml::LoadLe16(x + 2)));
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -158,7 +158,7 @@ struct GgmlQ4_1 {
 struct GgmlQ5_0 {
   static constexpr size_t kBytes = ggml::kQ5_0Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -174,7 +174,7 @@ struct GgmlQ5_0 {
 struct GgmlQ5_1 {
   static constexpr size_t kBytes = ggml::kQ5_1Bytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(x), ggml::F16ScaleBits(x + 2));
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), ggml::F16ScaleBits(ggml::LoadLe16(x + 2)));
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -192,7 +192,7 @@ template <size_t kBlockBytes, size_t kQsOffset>
 struct GgmlQ8 {
   static constexpr size_t kBytes = kBlockBytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -210,7 +210,7 @@ using GgmlQ8_1 = GgmlQ8<ggml::kQ8_1Bytes, 4>;
 struct GgmlIq4Nl {
   static constexpr size_t kBytes = ggml::kIq4NlBytes;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(x), 0);
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
