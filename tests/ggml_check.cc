@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iomanip>
+#include <sstream>
 
 #include "kernels/ref/ggml_iquant_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
@@ -47,6 +49,7 @@ std::vector<uint8_t> GgmlReference(GgmlType type, const std::vector<uint8_t>& bl
 
 testing::AssertionResult MatchesGgmlReference(GgmlType type, const std::vector<uint8_t>& blocks,
                                               ElemType out, size_t in_offset, size_t out_offset) {
+  const GgmlTypeInfo& info = *FindGgmlType(static_cast<uint32_t>(type));
   const std::vector<uint8_t> expected = GgmlReference(type, blocks, out);
   PlacedBuffer in(blocks.size(), in_offset, 0);
   if (!blocks.empty()) std::memcpy(in.data(), blocks.data(), blocks.size());
@@ -54,16 +57,28 @@ testing::AssertionResult MatchesGgmlReference(GgmlType type, const std::vector<u
   const Status status =
       DequantGgml(type, std::span<const uint8_t>(in.data(), blocks.size()), out,
                   std::span<std::byte>(reinterpret_cast<std::byte*>(got.data()), expected.size()));
-  if (!status.ok()) return testing::AssertionFailure() << status.ToString();
-  if (!got.CanaryIntact()) return testing::AssertionFailure() << "wrote past the output";
+  const auto what = [&] {
+    return std::string(info.name) + "->" + std::string(ElemTypeName(out)) +
+           " blocks=" + std::to_string(blocks.size() / info.block_bytes) +
+           " offsets=" + std::to_string(in_offset) + "/" + std::to_string(out_offset);
+  };
+  if (!status.ok()) return testing::AssertionFailure() << what() << ": " << status.ToString();
+  if (!got.CanaryIntact()) return testing::AssertionFailure() << what() << ": wrote past the output";
   const size_t w = OutBytes(out);
   for (size_t i = 0; i < expected.size(); i += w) {
     if (std::memcmp(got.data() + i, expected.data() + i, w) != 0) {
       uint32_t have = 0, want = 0;
       std::memcpy(&have, got.data() + i, w);
       std::memcpy(&want, expected.data() + i, w);
-      return testing::AssertionFailure() << "element " << i / w << ": got 0x" << std::hex << have
-                                         << ", want 0x" << want;
+      const size_t element = i / w, block = element / info.block_elems;
+      std::ostringstream hex;
+      for (size_t k = 0; k < info.block_bytes; ++k) {
+        hex << std::hex << std::setw(2) << std::setfill('0')
+            << static_cast<unsigned>(blocks[block * info.block_bytes + k]);
+      }
+      return testing::AssertionFailure() << what() << ": element " << element << " gave 0x"
+                                         << std::hex << have << ", reference 0x" << want
+                                         << " (block " << hex.str() << ")";
     }
   }
   return testing::AssertionSuccess();

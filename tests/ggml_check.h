@@ -25,7 +25,8 @@ std::vector<uint8_t> GgmlReference(GgmlType type, const std::vector<uint8_t>& bl
 
 // DequantGgml with input and output placed at the given byte offsets from a
 // 64-byte boundary (canaries after the output) against GgmlReference, bit
-// for bit; a failure names the first differing element.
+// for bit; a failure names the call, the first differing element and its
+// block's bytes.
 testing::AssertionResult MatchesGgmlReference(GgmlType type, const std::vector<uint8_t>& blocks,
                                               ElemType out, size_t in_offset = 0,
                                               size_t out_offset = 0);

@@ -25,6 +25,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "tests/fixtures.h"
+#include "tests/ggml_check.h"
 #include "tests/kernel_check.h"
 #include "tests/target_param.h"
 
@@ -84,99 +85,21 @@ std::string Hex(uint32_t v) {
   return buf;
 }
 
-std::vector<uint8_t> Reference(GgmlType type, const std::vector<uint8_t>& blocks, ElemType out) {
-  const size_t n_blocks = blocks.size() / BlockBytes(type);
-  std::vector<uint8_t> bytes(n_blocks * kQK * OutBytes(out));
-  const auto id = static_cast<uint32_t>(type);
-  if (out == ElemType::kF32) {
-    ref::DequantKQuantToF32(id, blocks.data(), n_blocks, reinterpret_cast<float*>(bytes.data()));
-  } else if (out == ElemType::kBf16) {
-    ref::DequantKQuantToBf16(id, blocks.data(), n_blocks,
-                             reinterpret_cast<uint16_t*>(bytes.data()));
-  } else {
-    ref::DequantKQuantToF16(id, blocks.data(), n_blocks, reinterpret_cast<uint16_t*>(bytes.data()));
-  }
-  return bytes;
-}
-
-// Runs DequantGgml with input and output at the given byte offsets from a
-// 64-byte boundary, canaries before and after the output, and compares with
-// the reference.
-testing::AssertionResult MatchesReference(GgmlType type, const std::vector<uint8_t>& blocks,
-                                          ElemType out, size_t in_offset = 0,
-                                          size_t out_offset = 0) {
-  constexpr size_t kPad = 64;
-  std::vector<uint8_t> in_buf(blocks.size() + 128);
-  auto* in_base = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(in_buf.data()) + 63) & ~uintptr_t{63});
-  if (!blocks.empty()) std::memcpy(in_base + in_offset, blocks.data(), blocks.size());
-  const std::vector<uint8_t> expected = Reference(type, blocks, out);
-  std::vector<uint8_t> out_buf(expected.size() + 2 * kPad + 128, kCanary);
-  auto* out_base = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(out_buf.data()) + kPad + 63) & ~uintptr_t{63});
-  uint8_t* out_ptr = out_base + out_offset;
-  const Status status =
-      DequantGgml(type, std::span<const uint8_t>(in_base + in_offset, blocks.size()), out,
-                  std::span<std::byte>(reinterpret_cast<std::byte*>(out_ptr), expected.size()));
-  if (!status.ok()) return testing::AssertionFailure() << status.ToString();
-  for (size_t i = 0; i < kPad; ++i) {
-    if (out_ptr[-1 - static_cast<ptrdiff_t>(i)] != kCanary || out_ptr[expected.size() + i] != kCanary) {
-      return testing::AssertionFailure() << "canary overwritten at distance " << i;
-    }
-  }
-  const size_t w = OutBytes(out);
-  for (size_t i = 0; i < expected.size(); i += w) {
-    if (std::memcmp(out_ptr + i, expected.data() + i, w) != 0) {
-      uint32_t got = 0, want = 0;
-      std::memcpy(&got, out_ptr + i, w);
-      std::memcpy(&want, expected.data() + i, w);
-      return testing::AssertionFailure()
-             << "element " << i / w << ": got " << Hex(got) << ", want " << Hex(want);
-    }
-  }
-  return testing::AssertionSuccess();
-}
-
-std::string Name(GgmlType type) { return std::string(FindGgmlType(static_cast<uint32_t>(type))->name); }
-
 class GgmlKQuantTest : public PerTarget {};
 
 TEST_P(GgmlKQuantTest, ProbeReportsForcedTarget) { EXPECT_EQ(GgmlKQuantTarget(), GetParam()); }
 
 TEST_P(GgmlKQuantTest, FixturesMatchGoldenBf16) {
-  const auto files = FixtureFiles("gguf_reference", ".bin");
-  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
-  size_t checked = 0;
-  for (const auto& path : files) {
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    ASSERT_GE(bytes.size(), 16u) << path;
-    const uint32_t type = LoadLe32(bytes.data());
-    const uint32_t n = LoadLe32(bytes.data() + 4);
-    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
-    const uint32_t golden_len = LoadLe32(bytes.data() + 12);
-    if (ref::KQuantBlockBytes(type) == 0) continue;
-    ASSERT_EQ(bytes.size(), 16u + raw_len + golden_len) << path;
-    ASSERT_EQ(golden_len, size_t{n} * 2) << path;
-    std::vector<uint8_t> out(golden_len, kCanary);
-    const Status status =
-        DequantGgml(static_cast<GgmlType>(type), std::span(bytes.data() + 16, raw_len),
-                    ElemType::kBf16, std::as_writable_bytes(std::span(out)));
-    ASSERT_TRUE(status.ok()) << path << ": " << status.ToString();
-    const uint8_t* golden = bytes.data() + 16 + raw_len;
-    for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(std::memcmp(out.data() + 2 * i, golden + 2 * i, 2), 0)
-          << path.filename() << " element " << i;
-    }
-    ++checked;
-  }
-  EXPECT_GE(checked, 1u);
+  const size_t checked = CheckGoldenFixtures(kTypes);
+  if (checked == 0) GTEST_SKIP() << "no K-quant gguf_reference fixtures; set AMN_FIXTURES_DIR";
+  EXPECT_GE(checked, 8u);  // Q2_K … Q6_K, IQ4_XS, TQ1_0, TQ2_0 (Q8_K has none)
 }
 
 TEST_P(GgmlKQuantTest, RandomBlocksEveryOutput) {
   for (GgmlType type : kTypes) {
     const auto blocks = RandomBlocks(type, 8, static_cast<uint32_t>(type));
     for (ElemType out : kOutTypes) {
-      EXPECT_TRUE(MatchesReference(type, blocks, out)) << Name(type) << " out " << static_cast<int>(out);
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out)) << GgmlName(type) << " out " << static_cast<int>(out);
     }
   }
 }
@@ -188,8 +111,8 @@ TEST_P(GgmlKQuantTest, BlockCountsAndAlignments) {
       for (ElemType out : kOutTypes) {
         for (size_t in_off : {size_t{0}, size_t{1}, size_t{3}}) {
           for (size_t out_off : {size_t{0}, size_t{1}, size_t{2}, size_t{6}}) {
-            EXPECT_TRUE(MatchesReference(type, blocks, out, in_off, out_off))
-                << Name(type) << " n=" << n_blocks << " in+" << in_off << " out+" << out_off;
+            EXPECT_TRUE(MatchesGgmlReference(type, blocks, out, in_off, out_off))
+                << GgmlName(type) << " n=" << n_blocks << " in+" << in_off << " out+" << out_off;
           }
         }
       }
@@ -199,7 +122,7 @@ TEST_P(GgmlKQuantTest, BlockCountsAndAlignments) {
 
 TEST_P(GgmlKQuantTest, EmptyInputWritesNothing) {
   for (GgmlType type : kTypes) {
-    EXPECT_TRUE(MatchesReference(type, {}, ElemType::kBf16)) << Name(type);
+    EXPECT_TRUE(MatchesGgmlReference(type, {}, ElemType::kBf16)) << GgmlName(type);
   }
 }
 
@@ -233,7 +156,7 @@ TEST_P(GgmlKQuantTest, EdgeScalesAndEveryByteValue) {
       }
     }
     for (ElemType out : kOutTypes) {
-      EXPECT_TRUE(MatchesReference(type, blocks, out, 1, 1)) << Name(type);
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out, 1, 1)) << GgmlName(type);
     }
     // Random codes under every edge pair.
     auto random = RandomBlocks(type, n_edges * n_edges, 7);
@@ -250,7 +173,7 @@ TEST_P(GgmlKQuantTest, EdgeScalesAndEveryByteValue) {
       }
     }
     for (ElemType out : kOutTypes) {
-      EXPECT_TRUE(MatchesReference(type, random, out)) << Name(type) << " edge scales";
+      EXPECT_TRUE(MatchesGgmlReference(type, random, out)) << GgmlName(type) << " edge scales";
     }
   }
 }
@@ -264,7 +187,7 @@ TEST_P(GgmlKQuantTest, PropertyMatchesReference) {
         *rc::gen::container<std::vector<uint8_t>>(n_blocks * BlockBytes(type), rc::gen::arbitrary<uint8_t>());
     const size_t in_off = *rc::gen::inRange<size_t>(0, 8);
     const size_t out_off = *rc::gen::inRange<size_t>(0, 8);
-    RC_ASSERT(MatchesReference(type, blocks, out, in_off, out_off));
+    RC_ASSERT(MatchesGgmlReference(type, blocks, out, in_off, out_off));
   });
   EXPECT_TRUE(ok);
 }
@@ -509,7 +432,7 @@ testing::AssertionResult FollowsNanRule(GgmlType type, ElemType out, bool use_re
   const size_t w = OutBytes(out);
   std::vector<uint8_t> got(expected.size() * w, kCanary);
   if (use_reference) {
-    got = Reference(type, blocks, out);
+    got = GgmlReference(type, blocks, out);
   } else {
     const Status status =
         DequantGgml(type, blocks, out, std::as_writable_bytes(std::span(got)));
@@ -540,7 +463,7 @@ testing::AssertionResult FollowsNanRule(GgmlType type, ElemType out, bool use_re
 TEST_P(GgmlKQuantTest, NanResultsFollowTheRule) {
   for (GgmlType type : kTypes) {
     for (ElemType out : kOutTypes) {
-      EXPECT_TRUE(FollowsNanRule(type, out, false)) << Name(type) << " out " << static_cast<int>(out);
+      EXPECT_TRUE(FollowsNanRule(type, out, false)) << GgmlName(type) << " out " << static_cast<int>(out);
     }
   }
 }
@@ -584,7 +507,7 @@ TEST_P(GgmlKQuantTest, NanAnchorsQ2K) {
 TEST(GgmlKQuantReference, NanResultsFollowTheRule) {
   for (GgmlType type : kTypes) {
     for (ElemType out : kOutTypes) {
-      EXPECT_TRUE(FollowsNanRule(type, out, true)) << Name(type) << " out " << static_cast<int>(out);
+      EXPECT_TRUE(FollowsNanRule(type, out, true)) << GgmlName(type) << " out " << static_cast<int>(out);
     }
   }
 }

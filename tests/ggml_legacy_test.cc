@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
 #include "tests/fixtures.h"
+#include "tests/ggml_check.h"
 #include "tests/kernel_check.h"
 #include "tests/target_param.h"
 
@@ -37,62 +37,6 @@ constexpr std::array kOutTypes = {ElemType::kF32, ElemType::kBf16, ElemType::kF1
 
 const GgmlTypeInfo& Info(GgmlType type) { return *FindGgmlType(static_cast<uint32_t>(type)); }
 
-bool IsLegacy(uint32_t id) {
-  for (GgmlType type : kLegacyTypes) {
-    if (static_cast<uint32_t>(type) == id) return true;
-  }
-  return false;
-}
-
-
-using Placed = PlacedBuffer;
-
-// Runs amn::DequantGgml on a placed copy of `blocks` into a placed output and
-// compares its bytes with the reference's.
-testing::AssertionResult MatchesReference(GgmlType type, ElemType out_type,
-                                          const std::vector<uint8_t>& blocks, size_t in_offset = 0,
-                                          size_t out_offset = 0) {
-  const GgmlTypeInfo& info = Info(type);
-  const size_t n_blocks = blocks.size() / info.block_bytes;
-  const size_t out_size = ElemTypeBytes(out_type);
-  const size_t out_bytes = n_blocks * info.block_elems * out_size;
-  std::vector<uint8_t> expected(out_bytes + 4);
-  if (!ref::DequantGgmlLegacy(type, blocks.data(), n_blocks, out_type, expected.data())) {
-    return testing::AssertionFailure() << "reference refused " << info.name;
-  }
-  Placed in_buf(blocks.size(), in_offset, 0);
-  if (!blocks.empty()) std::memcpy(in_buf.data(), blocks.data(), blocks.size());
-  Placed out_buf(out_bytes, out_offset, 0x5A);
-  const Status status = DequantGgml(type, {in_buf.data(), blocks.size()}, out_type,
-                                    {reinterpret_cast<std::byte*>(out_buf.data()), out_bytes});
-  const std::string what = std::string(info.name) + "->" + std::string(ElemTypeName(out_type)) +
-                           " blocks=" + std::to_string(n_blocks) +
-                           " offsets=" + std::to_string(in_offset) + "/" +
-                           std::to_string(out_offset);
-  if (!status.ok()) return testing::AssertionFailure() << what << ": " << status.ToString();
-  if (!out_buf.CanaryIntact()) return testing::AssertionFailure() << what << ": wrote past out";
-  for (size_t i = 0; i < n_blocks * info.block_elems; ++i) {
-    const uint8_t* got = out_buf.data() + i * out_size;
-    const uint8_t* want = expected.data() + i * out_size;
-    if (std::memcmp(got, want, out_size) != 0) {
-      uint32_t got_bits = 0, want_bits = 0;
-      std::memcpy(&got_bits, got, out_size);
-      std::memcpy(&want_bits, want, out_size);
-      char detail[96];
-      std::snprintf(detail, sizeof(detail), ": element %zu gave 0x%08X, reference 0x%08X", i,
-                    static_cast<unsigned>(got_bits), static_cast<unsigned>(want_bits));
-      const size_t b = i / info.block_elems;
-      std::string block_hex;
-      for (size_t k = 0; k < info.block_bytes; ++k) {
-        char byte[4];
-        std::snprintf(byte, sizeof(byte), "%02X", blocks[b * info.block_bytes + k]);
-        block_hex += byte;
-      }
-      return testing::AssertionFailure() << what << detail << " (block " << block_hex << ")";
-    }
-  }
-  return testing::AssertionSuccess();
-}
 
 // Writes a little-endian u16/u32 into a block.
 void Put16(uint8_t* p, uint16_t v) {
@@ -196,33 +140,9 @@ class GgmlLegacyTest : public PerTarget {};
 TEST_P(GgmlLegacyTest, ProbeReportsForcedTarget) { EXPECT_EQ(GgmlLegacyTarget(), GetParam()); }
 
 TEST_P(GgmlLegacyTest, FixturesToBf16) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& path : FixtureFiles("gguf_reference", ".bin")) {
-    const std::vector<uint8_t> head = ReadBytes(path);
-    if (head.size() >= 16 && IsLegacy(LoadLe32(head.data()))) files.push_back(path);
-  }
-  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
-  for (const auto& path : files) {
-    SCOPED_TRACE(path.filename().string());
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    const uint32_t id = LoadLe32(bytes.data());
-    const uint32_t n_elems = LoadLe32(bytes.data() + 4);
-    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
-    const uint32_t golden_len = LoadLe32(bytes.data() + 12);
-    ASSERT_EQ(bytes.size(), size_t{16} + raw_len + golden_len);
-    ASSERT_EQ(golden_len, size_t{n_elems} * 2);
-    std::vector<std::byte> out(golden_len);
-    const Status status =
-        DequantGgml(static_cast<GgmlType>(id), {bytes.data() + 16, raw_len}, ElemType::kBf16, out);
-    ASSERT_TRUE(status.ok()) << status.ToString();
-    size_t mismatches = 0, first = 0;
-    for (size_t i = 0; i < golden_len; ++i) {
-      if (static_cast<uint8_t>(out[i]) != bytes[16 + raw_len + i]) {
-        if (mismatches++ == 0) first = i / 2;
-      }
-    }
-    EXPECT_EQ(mismatches, 0u) << "first differing element " << first;
-  }
+  const size_t checked = CheckGoldenFixtures(kLegacyTypes);
+  if (checked == 0) GTEST_SKIP() << "no legacy gguf_reference fixtures; set AMN_FIXTURES_DIR";
+  EXPECT_GE(checked, 7u);  // every legacy type but Q8_1 has a fixture
 }
 
 TEST_P(GgmlLegacyTest, RandomBlocksMatchReference) {
@@ -232,7 +152,7 @@ TEST_P(GgmlLegacyTest, RandomBlocksMatchReference) {
     for (size_t n_blocks : {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 33, 64, 100}) {
       const std::vector<uint8_t> blocks = PseudoRandomBytes(n_blocks * block_bytes, seed++);
       for (ElemType out_type : kOutTypes) {
-        EXPECT_TRUE(MatchesReference(type, out_type, blocks));
+        EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type));
       }
     }
   }
@@ -245,7 +165,7 @@ TEST_P(GgmlLegacyTest, MisalignedBuffers) {
     for (ElemType out_type : kOutTypes) {
       for (size_t in_offset : {1, 3, 17, 63}) {
         for (size_t out_offset : {1, 2, 3, 5, 30}) {
-          EXPECT_TRUE(MatchesReference(type, out_type, blocks, in_offset, out_offset));
+          EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type, in_offset, out_offset));
         }
       }
     }
@@ -274,7 +194,7 @@ TEST_P(GgmlLegacyTest, EveryCode) {
       }
       blocks.insert(blocks.end(), block.begin(), block.end());
     }
-    for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReference(type, out_type, blocks));
+    for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type));
   }
 }
 
@@ -301,7 +221,7 @@ TEST_P(GgmlLegacyTest, SpecialScales) {
         blocks.insert(blocks.end(), block.begin(), block.end());
       }
     }
-    for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReference(type, out_type, blocks));
+    for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type));
   }
 }
 
@@ -314,7 +234,7 @@ TEST_P(GgmlLegacyTest, PropertyMatchesReference) {
                                                                   rc::gen::arbitrary<uint8_t>());
     const size_t in_offset = *rc::gen::inRange<size_t>(0, 64);
     const size_t out_offset = *rc::gen::inRange<size_t>(0, 64);
-    RC_ASSERT(MatchesReference(type, out_type, blocks, in_offset, out_offset));
+    RC_ASSERT(MatchesGgmlReference(type, blocks, out_type, in_offset, out_offset));
   });
   EXPECT_TRUE(ok);
 }
