@@ -135,7 +135,7 @@ TEST_P(GgmlIQuantTest, PropertyMatchesReference) {
 
 // The NaN rule stated in kernels/ref/ggml_iquant_ref.h, checked against bits
 // written out here: d = NaN gives d's quieted NaN everywhere, d = ±Inf gives
-// signed infinities, d = +0 gives zeros signed by the element's sign.
+// infinities and d = +0 zeros, signed by the element's sign at d = 1.
 TEST_P(GgmlIQuantTest, SpecialScalesGiveStatedBits) {
   for (GgmlType type : kTypes) {
     auto block = RandomBlocks(type, 1, 3);
@@ -148,9 +148,12 @@ TEST_P(GgmlIQuantTest, SpecialScalesGiveStatedBits) {
     for (float v : y) EXPECT_EQ(std::bit_cast<uint32_t>(v), 0x7FE46000u) << GgmlName(type);
     run(0xFE01);  // quiet NaN, negative, payload 0x201
     for (float v : y) EXPECT_EQ(std::bit_cast<uint32_t>(v), 0xFFC02000u) << GgmlName(type);
+    // Each element's sign, from the scalar reference at d = 1 (every element
+    // finite and non-zero there).
     std::vector<float> finite(kQK);
-    run(0x3C00);  // d = 1: every element finite and non-zero
-    finite = y;
+    SetD(type, block.data(), 0x3C00);
+    ASSERT_TRUE(ref::DequantIQuantToF32(static_cast<uint32_t>(type), block.data(), 1,
+                                        finite.data()));
     run(0x7C00);
     for (size_t i = 0; i < kQK; ++i) {
       ASSERT_NE(finite[i], 0.0f) << GgmlName(type) << " " << i;
