@@ -139,8 +139,8 @@ int RunInspect(const InspectOptions& options) {
                           {"scheme", info.scheme}, {"quantized", info.quantized},
                           {"shards", info.shards}, {"sharded", info.sharded},
                           {"quantized_tensors", info.quantized_tensors},
-                          {"scale_tensors", info.scale_tensors},
-                          {"scale_dtypes", info.scale_dtypes},
+                          {"companion_tensors", info.companion_tensors},
+                          {"companion_dtypes", info.companion_dtypes},
                           {"passthrough_tensors", info.passthrough_tensors},
                           {"dropped_tensors", info.dropped_tensors},
                           {"current_bytes", info.current_bytes},
@@ -178,11 +178,11 @@ int RunInspect(const InspectOptions& options) {
   }
   std::printf("Dtypes:      %s\n", types.c_str());
   std::printf("Scheme:      %s\n", info.scheme.c_str());
-  std::string scale_dtypes;
-  for (const std::string& d : info.scale_dtypes) scale_dtypes += (scale_dtypes.empty() ? "" : ", ") + d;
-  if (info.scale_tensors > 0) {
-    std::printf("Quantized:   %zu tensors (weights) + %zu scale tensors (%s)\n",
-                info.quantized_tensors, info.scale_tensors, scale_dtypes.c_str());
+  std::string companion_dtypes;
+  for (const std::string& d : info.companion_dtypes) companion_dtypes += (companion_dtypes.empty() ? "" : ", ") + d;
+  if (info.companion_tensors > 0) {
+    std::printf("Quantized:   %zu tensors (weights) + %zu companions (%s)\n",
+                info.quantized_tensors, info.companion_tensors, companion_dtypes.c_str());
   } else {
     std::printf("Quantized:   %zu tensors (weights)\n", info.quantized_tensors);
   }
@@ -191,7 +191,7 @@ int RunInspect(const InspectOptions& options) {
     std::printf("Dropped:     %zu tensors (activation / KV-cache scales)\n", info.dropped_tensors);
   }
   if (!info.unsupported.empty()) {
-    std::printf("Size:        %s (quantized)\nRemember:    not supported yet: %s\n",
+    std::printf("Size:        %s (quantized)\nRemember:    not supported: %s\n",
                 FormatBytes(info.current_bytes).c_str(), info.unsupported.c_str());
     return kExitOk;
   }
@@ -221,7 +221,7 @@ int RunRemember(const RememberCliOptions& options) {
                              : std::filesystem::path(options.output);
   if (!options.quiet) {
     std::printf("Parsing...   %zu tensors, %s\n",
-                info.quantized_tensors + info.scale_tensors + info.passthrough_tensors +
+                info.quantized_tensors + info.companion_tensors + info.passthrough_tensors +
                     info.dropped_tensors,
                 info.scheme.c_str());
     std::printf("Remembering  %s -> %s (%s)\n", options.path.c_str(), output.c_str(),

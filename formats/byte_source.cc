@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -182,6 +183,15 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     path_ = std::move(other.path_);
   }
   return *this;
+}
+
+void MappedFile::Evict(uint64_t offset, uint64_t bytes) const {
+  if (data_ == nullptr || offset >= size_) return;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = offset / page * page;
+  const uint64_t end = std::min<uint64_t>(size_, offset + std::min<uint64_t>(bytes, size_ - offset));
+  // Advice only: a failure leaves the pages resident, which is harmless.
+  (void)::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

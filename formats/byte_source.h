@@ -80,6 +80,10 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::filesystem::path& path() const { return path_; }
+  // Lets the kernel drop the pages of [offset, offset + bytes) from this
+  // process (they are re-read from the file if touched again), so streaming
+  // through a mapped file does not grow the resident set to the file's size.
+  void Evict(uint64_t offset, uint64_t bytes) const;
 
  private:
   MappedFile() = default;

@@ -14,11 +14,11 @@
 #include <sstream>
 #include <thread>
 
-#include "formats/fp8_scheme.h"
 #include "amn/ggml_dequant.h"
 #include "formats/gguf.h"
 #include "formats/model_files.h"
 #include "formats/ollama.h"
+#include "formats/quant_scheme.h"
 #include "formats/remember_engine.h"
 #include "formats/remember_plan.h"
 
@@ -342,16 +342,18 @@ InspectInfo Model::Inspect(ElemType to) const {
       const formats::TensorEntry& t = tensors[i];
       info.current_bytes += t.bytes();
       switch (impl_->scheme.roles[s][i]) {
-        case TensorRole::kQuantized:
+        case TensorRole::kQuantized: {
           ++info.quantized_tensors;
-          info.remembered_bytes += t.elements * out_elem;
+          const int64_t w = impl_->scheme.weight_index[s][i];
+          info.remembered_bytes += impl_->scheme.weights[static_cast<size_t>(w)].output_elements * out_elem;
           break;
-        case TensorRole::kScale: {
-          ++info.scale_tensors;
+        }
+        case TensorRole::kCompanion: {
+          ++info.companion_tensors;
           const std::string dtype(formats::DtypeName(t.dtype));
-          if (std::find(info.scale_dtypes.begin(), info.scale_dtypes.end(), dtype) ==
-              info.scale_dtypes.end()) {
-            info.scale_dtypes.push_back(dtype);
+          if (std::find(info.companion_dtypes.begin(), info.companion_dtypes.end(), dtype) ==
+              info.companion_dtypes.end()) {
+            info.companion_dtypes.push_back(dtype);
           }
           break;
         }
@@ -384,11 +386,12 @@ std::vector<TensorSummary> Model::Tensors() const {
       switch (impl_->scheme.roles[s][i]) {
         case TensorRole::kQuantized: {
           summary.role = "quantized";
-          const int64_t w = impl_->scheme.fp8_index[s][i];
-          summary.scheme = LayoutText(impl_->scheme.fp8_weights[static_cast<size_t>(w)], t.dtype);
+          const formats::QuantWeight& w =
+              impl_->scheme.weights[static_cast<size_t>(impl_->scheme.weight_index[s][i])];
+          summary.scheme = w.kind == formats::QuantKind::kFp8 ? LayoutText(w.fp8, t.dtype) : w.description;
           break;
         }
-        case TensorRole::kScale: summary.role = "scale"; break;
+        case TensorRole::kCompanion: summary.role = "companion"; break;
         case TensorRole::kDropped: summary.role = "dropped"; break;
         case TensorRole::kPassthrough: summary.role = "passthrough"; break;
       }

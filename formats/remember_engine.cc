@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,20 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
       case Decode::kFp8:
         AddFp8Chunks(t, out, chunk_bytes, chunks);
         break;
+      case Decode::kPacked: {
+        const uint64_t row_bytes = out.packed.row_elems * DtypeBytes(out.dtype);
+        if (row_bytes == 0) break;
+        const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / row_bytes);
+        for (uint64_t r = 0; r < out.packed.rows; r += per_chunk) {
+          Chunk c;
+          c.tensor = t;
+          c.row_begin = r;
+          c.row_end = std::min(out.packed.rows, r + per_chunk);
+          c.out_bytes = (c.row_end - r) * row_bytes;
+          chunks.push_back(c);
+        }
+        break;
+      }
       case Decode::kGgml: {
         const GgmlTypeInfo* info = FindGgmlType(out.ggml_type);
         const uint64_t out_per_block = uint64_t{info->block_elems} * DtypeBytes(out.dtype);
@@ -134,7 +149,52 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
 class Inputs {
  public:
   explicit Inputs(const std::vector<std::filesystem::path>& paths)
-      : paths_(paths), sources_(paths.size()) {}
+      : paths_(paths), sources_(paths.size()), maps_(paths.size()) {}
+
+  // The whole file mapped read-only (packed schemes read their codes with
+  // strides, so chunks view the mapping instead of copying).
+  Result<const MappedFile*> Map(size_t file) {
+    std::lock_guard<std::mutex> lock(open_mutex_);
+    std::optional<MappedFile>& map = maps_[file];
+    if (!map) {
+      AMN_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::Open(paths_[file]));
+      map.emplace(std::move(mapped));
+    }
+    return &*map;
+  }
+
+  // The views of a packed job's tensors; kTruncated when the file is now
+  // shorter than its header said.
+  Result<PackedViews> Views(const PackedJob& job) {
+    PackedViews views;
+    auto view = [&](const InputSpan& span) -> Result<std::span<const std::byte>> {
+      AMN_ASSIGN_OR_RETURN(const MappedFile* map, Map(span.file));
+      const std::span<const std::byte> bytes = map->bytes();
+      if (span.offset > bytes.size() || span.bytes > bytes.size() - span.offset) {
+        return Status(StatusCode::kTruncated, paths_[span.file].string() + " ends before its tensor data")
+            .WithByteOffset(span.offset);
+      }
+      return bytes.subspan(span.offset, span.bytes);
+    };
+    AMN_ASSIGN_OR_RETURN(views.codes, view(job.codes));
+    for (size_t p = 0; p < kPartCount; ++p) {
+      if (!job.parts[p]) continue;
+      AMN_ASSIGN_OR_RETURN(views.parts[p], view(*job.parts[p]));
+    }
+    return views;
+  }
+
+  // Drops a finished packed job's pages from the resident set.
+  void Evict(const PackedJob& job) {
+    std::lock_guard<std::mutex> lock(open_mutex_);
+    auto evict = [&](const InputSpan& span) {
+      if (maps_[span.file]) maps_[span.file]->Evict(span.offset, span.bytes);
+    };
+    evict(job.codes);
+    for (const std::optional<InputSpan>& part : job.parts) {
+      if (part) evict(*part);
+    }
+  }
 
   Status Read(size_t file, uint64_t offset, std::span<std::byte> out) {
     std::unique_ptr<FileSource>& source = sources_[file];
@@ -151,6 +211,7 @@ class Inputs {
   const std::vector<std::filesystem::path>& paths_;
   std::mutex open_mutex_;
   std::vector<std::unique_ptr<FileSource>> sources_;
+  std::vector<std::optional<MappedFile>> maps_;
 };
 
 // F32 scales of every FP8 weight of this shard, by tensor index.
@@ -304,7 +365,8 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
 
   uint64_t in_capacity = 0, out_capacity = 0;
   for (const Chunk& c : chunks) {
-    if (shard.tensors[c.tensor].decode != Decode::kCopy) in_capacity = std::max(in_capacity, c.in_bytes);
+    const Decode decode = shard.tensors[c.tensor].decode;
+    if (decode == Decode::kFp8 || decode == Decode::kGgml) in_capacity = std::max(in_capacity, c.in_bytes);
     out_capacity = std::max(out_capacity, c.out_bytes);
   }
   const unsigned threads = std::max(1u, options.threads);
@@ -317,6 +379,11 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
     if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
+    if (out.decode == Decode::kPacked) {
+      AMN_ASSIGN_OR_RETURN(const PackedViews views, inputs.Views(out.packed));
+      return DecodePackedRows(out.packed, views, chunk.row_begin, chunk.row_end, OutType(out.dtype),
+                              out_bytes);
+    }
     const std::span<std::byte> in(slot.in.data(), chunk.in_bytes);
     AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, at, in));
     const std::span<const uint8_t> in_u8(reinterpret_cast<const uint8_t*>(in.data()), in.size());
@@ -366,7 +433,11 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     }
     written += chunks[c].out_bytes;
     pipeline.Release(c);
-    if (chunks[c].last_of_tensor) ++tensors_done;
+    if (chunks[c].last_of_tensor) {
+      ++tensors_done;
+      const OutputTensor& done = shard.tensors[chunks[c].tensor];
+      if (done.decode == Decode::kPacked) inputs.Evict(done.packed);
+    }
     if (options.on_progress) options.on_progress(written, tensors_done);
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       status = Status(StatusCode::kCancelled, out_name + ": interrupted");

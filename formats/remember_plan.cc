@@ -70,7 +70,7 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
     for (size_t i = 0; i < in.header.tensors.size(); ++i) {
       const TensorEntry& entry = in.header.tensors[i];
       const TensorRole role = scheme.roles[s][i];
-      if (role == TensorRole::kScale || role == TensorRole::kDropped) continue;
+      if (role == TensorRole::kCompanion || role == TensorRole::kDropped) continue;
       OutputTensor t;
       t.name = entry.name;
       t.shape = entry.shape;
@@ -78,17 +78,32 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
       t.input_offset = offset_of(TensorRef{s, i});
       t.input_bytes = entry.bytes();
       if (role == TensorRole::kQuantized) {
-        const Fp8Weight& w = scheme.fp8_weights[static_cast<size_t>(scheme.fp8_index[s][i])];
-        const TensorEntry& scale = files.shards[w.scale.shard].header.tensors[w.scale.index];
-        t.decode = Decode::kFp8;
-        t.fp8_layout = w;
-        t.code_type = entry.dtype == Dtype::kF8E5m2 ? ElemType::kF8E5m2 : ElemType::kF8E4m3;
-        t.scale_file = w.scale.shard;
-        t.scale_offset = offset_of(w.scale);
-        t.scale_dtype = scale.dtype;
-        t.scale_elements = scale.elements;
+        const QuantWeight& w = scheme.weights[static_cast<size_t>(scheme.weight_index[s][i])];
+        t.name = w.output_name;
+        t.shape = w.output_shape;
         t.dtype = plan.to;
-        t.bytes = entry.elements * DtypeBytes(plan.to);  // elements bounded by the FP8 bytes
+        t.bytes = w.output_elements * DtypeBytes(plan.to);  // at most 4 elements per code byte
+        if (w.kind == QuantKind::kFp8) {
+          const TensorEntry& scale = files.shards[w.fp8.scale.shard].header.tensors[w.fp8.scale.index];
+          t.decode = Decode::kFp8;
+          t.fp8_layout = w.fp8;
+          t.code_type = entry.dtype == Dtype::kF8E5m2 ? ElemType::kF8E5m2 : ElemType::kF8E4m3;
+          t.scale_file = w.fp8.scale.shard;
+          t.scale_offset = offset_of(w.fp8.scale);
+          t.scale_dtype = scale.dtype;
+          t.scale_elements = scale.elements;
+        } else {
+          auto span_of = [&](TensorRef ref) {
+            const TensorEntry& e = files.shards[ref.shard].header.tensors[ref.index];
+            return InputSpan{ref.shard, offset_of(ref), e.bytes(), e.dtype};
+          };
+          std::array<std::optional<InputSpan>, kPartCount> parts;
+          for (size_t p = 0; p < kPartCount; ++p) {
+            if (w.parts[p]) parts[p] = span_of(*w.parts[p]);
+          }
+          t.decode = Decode::kPacked;
+          t.packed = MakePackedJob(w, span_of(w.weight), parts);
+        }
       } else {
         t.dtype = entry.dtype;
         t.bytes = entry.bytes();

@@ -14,8 +14,9 @@
 
 #include "amn/elem_type.h"
 #include "amn/result.h"
-#include "formats/fp8_scheme.h"
 #include "formats/gguf.h"
+#include "formats/packed_decode.h"
+#include "formats/quant_scheme.h"
 
 namespace amn::formats {
 
@@ -24,6 +25,7 @@ enum class Decode : uint8_t {
   kCopy,  // the input bytes as they are
   kFp8,   // FP8 codes times scales (fp8_layout, scale_*)
   kGgml,  // ggml blocks of type ggml_type
+  kPacked,  // a packed safetensors scheme (packed), by output rows
 };
 
 struct OutputTensor {
@@ -47,6 +49,8 @@ struct OutputTensor {
   uint64_t scale_elements = 0;
   // kGgml: the GGUF type id (amn::GgmlType).
   uint32_t ggml_type = 0;
+  // kPacked: the weight and where each of its tensors lives.
+  PackedJob packed;
 };
 
 struct OutputShard {
@@ -71,8 +75,10 @@ struct RememberPlan {
 // Dtype for an ElemType output (kF32/kF16/kBf16).
 Dtype DtypeOf(ElemType type);
 
-// Quantized weights become `to` with their shape; passthrough tensors keep
-// dtype and bytes; scales and dropped tensors are left out. Metadata is kept.
+// Quantized weights become `to`, named and shaped as the scheme says
+// (QuantWeight::output_name/output_shape), in the place of their codes;
+// passthrough tensors keep dtype and bytes; companions and dropped tensors
+// are left out. Metadata is kept.
 Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to);
 
 // Completes a shard whose tensors are filled in: data offsets, the header.

@@ -65,7 +65,7 @@ TEST_F(ModelApiOnDemo, InspectCountsTheScheme) {
   EXPECT_TRUE(info.unsupported.empty());
   EXPECT_EQ(info.shards, 2u);
   EXPECT_EQ(info.quantized_tensors, 8u);
-  EXPECT_EQ(info.scale_tensors, 8u);
+  EXPECT_EQ(info.companion_tensors, 8u);
   EXPECT_EQ(info.dropped_tensors, 8u);
   EXPECT_EQ(info.passthrough_tensors, 2u * 2 + 3);  // 2 norms per layer + embed, norm, lm_head
   EXPECT_EQ(info.scheme, "Fine-grained FP8, 128x128 blocks (E4M3)");

@@ -264,7 +264,7 @@ TEST_F(DemoModel, InspectAndParseDescribeTheScheme) {
   EXPECT_NE(inspect.out.find("Lethe took"), std::string::npos);
   const auto json = nlohmann::json::parse(RunAmn("info --json " + Quote(input_)).out);
   EXPECT_EQ(json["quantized_tensors"], 8);
-  EXPECT_EQ(json["scale_tensors"], 8);
+  EXPECT_EQ(json["companion_tensors"], 8);
   EXPECT_EQ(json["dropped_tensors"], 8);  // input_scale
   EXPECT_EQ(json["shards"], 2);
   const auto parsed = nlohmann::json::parse(RunAmn("parse --json " + Quote(input_)).out);
@@ -276,7 +276,7 @@ TEST_F(DemoModel, InspectAndParseDescribeTheScheme) {
       fp8_bytes += t["bytes"].get<uint64_t>();
       EXPECT_EQ(t["scheme"], "FP8 E4M3, 128x128 blocks");
     }
-    if (t["role"] == "scale" || t["role"] == "dropped") consumed_bytes += t["bytes"].get<uint64_t>();
+    if (t["role"] == "companion" || t["role"] == "dropped") consumed_bytes += t["bytes"].get<uint64_t>();
   }
   EXPECT_EQ(quantized, 8u);
   EXPECT_EQ(fp8_bytes, 2u * (2 * 640 * 640 + 2 * 1700 * 640));

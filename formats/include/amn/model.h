@@ -35,10 +35,10 @@ struct InspectInfo {
   size_t shards = 1;
   bool sharded = false;      // a directory
   size_t quantized_tensors = 0;
-  size_t scale_tensors = 0;
+  size_t companion_tensors = 0;  // scales, zero points, g_idx, absmax, quant_state, ...
   size_t passthrough_tensors = 0;
   size_t dropped_tensors = 0;  // activation / KV-cache scales
-  std::vector<std::string> scale_dtypes;  // in order of first appearance
+  std::vector<std::string> companion_dtypes;  // in order of first appearance
   uint64_t current_bytes = 0;     // tensor data as stored
   uint64_t remembered_bytes = 0;  // tensor data after remember --to <type>
   ElemType to = ElemType::kBf16;
@@ -63,7 +63,7 @@ struct TensorSummary {
   std::string dtype;  // safetensors spelling, "F8_E4M3"
   std::vector<uint64_t> shape;
   uint64_t bytes = 0;
-  std::string role;   // "quantized", "scale", "passthrough", "dropped"
+  std::string role;   // "quantized", "companion", "passthrough", "dropped"
   std::string scheme; // for quantized weights: "FP8 E4M3, 128x128 blocks"
   std::string shard;  // file name
 };
