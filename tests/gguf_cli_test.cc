@@ -16,6 +16,7 @@
 
 #include "amn/ggml_dequant.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "tests/cli_files.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
 #include "tests/ggml_check.h"
@@ -26,8 +27,6 @@ namespace amn::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 class GgufCli : public testing::Test {
  protected:

@@ -15,6 +15,7 @@
 #include "fixtures/safetensors_builder.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp8_ref.h"
+#include "tests/cli_files.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
 
@@ -23,53 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using fixtures::SafetensorsBuilder;
-
-// A safetensors file read back independently of the library.
-struct ReadBack {
-  nlohmann::json header;
-  std::vector<uint8_t> file;
-  uint64_t data_offset = 0;
-
-  explicit ReadBack(const fs::path& path) : file(ReadBytes(path)) {
-    if (file.size() < 8) return;
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = n << 8 | file[i];
-    data_offset = 8 + n;
-    header = nlohmann::json::parse(file.begin() + 8, file.begin() + 8 + static_cast<long>(n));
-  }
-  std::vector<uint8_t> Data(const std::string& name) const {
-    const auto& offsets = header.at(name).at("data_offsets");
-    const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
-    return {file.begin() + static_cast<long>(data_offset + begin),
-            file.begin() + static_cast<long>(data_offset + end)};
-  }
-};
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("amn_remember_test_" + std::to_string(getpid()) + "_" +
-                                         std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  // Names in the directory, to prove nothing partial was left behind.
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
-
-// Shell-quoted path (test paths never hold a quote).
-std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // --- Real FP8 checkpoints -----------------------------------------------------
 
@@ -380,15 +334,15 @@ TEST(RememberCli, RelativePathsAndDefaultFileName) {
   EXPECT_EQ(w[2] | w[3] << 8, 0xC000);
 }
 
-TEST(RememberCli, PackedSchemesAreListedButNotRemembered) {
+TEST(RememberCli, PackedWeightWithoutCompanionsIsRefused) {
   TempDir dir;
   SafetensorsBuilder model;
   model.Add("l.qweight", "I32", {2, 2}, std::vector<uint8_t>(16, 7));
   model.Add("l.scales", "F16", {2}, {0, 60, 0, 60});
   ASSERT_TRUE(model.Write(dir.path() / "gptq.safetensors"));
   const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "gptq.safetensors"));
-  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
-  EXPECT_NE(inspect.out.find("not supported yet"), std::string::npos) << inspect.out;
+  EXPECT_EQ(inspect.exit_code, 1);
+  EXPECT_NE(inspect.err.find("l.qzeros"), std::string::npos) << inspect.err;
   const CliResult r = RunAmn("remember -q " + Quote(dir.path() / "gptq.safetensors"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("l.qweight"), std::string::npos) << r.err;

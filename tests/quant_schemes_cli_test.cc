@@ -1,0 +1,373 @@
+// `amn inspect` / `amn remember` on quantized safetensors checkpoints: GPTQ,
+// AWQ and bitsandbytes models built from the real-model fixtures (the
+// canonical libraries' BF16 output is the expectation, transposed to the
+// nn.Linear [out, in] layout for GPTQ and AWQ), single files and sharded
+// directories; inconsistent companions and configs refused with one error
+// line naming the tensor and no output left behind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fixtures/safetensors_builder.h"
+#include "tests/cli_files.h"
+#include "tests/cli_runner.h"
+#include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
+
+namespace amn::test {
+namespace {
+
+namespace fs = std::filesystem;
+using fixtures::SafetensorsBuilder;
+using Json = nlohmann::json;
+
+constexpr char kPrefix[] = "model.layers.0.mlp.gate_proj";
+
+void WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// config.json of a Llama-style model with this quantization_config.
+std::string Config(const Json& quantization_config) {
+  Json config = {{"architectures", {"LlamaForCausalLM"}},
+                 {"torch_dtype", "float16"},
+                 {"quantization_config", quantization_config}};
+  return config.dump(2);
+}
+
+std::vector<uint8_t> Norm() { return {0x00, 0x3C, 0x00, 0x40, 0x00, 0xC0, 0x00, 0x00}; }  // F16 1 2 -2 0
+
+// BF16 [in][out] (GPTQModel / AutoAWQ orientation) -> [out][in].
+std::vector<uint8_t> Transpose16(const std::vector<uint8_t>& in_out, uint32_t in, uint32_t out) {
+  std::vector<uint8_t> t(in_out.size());
+  for (uint32_t i = 0; i < in; ++i) {
+    for (uint32_t o = 0; o < out; ++o) {
+      std::memcpy(&t[2 * (uint64_t{o} * in + i)], &in_out[2 * (uint64_t{i} * out + o)], 2);
+    }
+  }
+  return t;
+}
+
+// Runs remember on `input` into dir/out and returns the result.
+CliResult Remember(const fs::path& input, const fs::path& output, const std::string& flags = "") {
+  return RunAmn("remember -q " + flags + " " + Quote(input) + " -o " + Quote(output));
+}
+
+// A GPTQ layer from a fixture, as a checkpoint stores it.
+void AddGptq(SafetensorsBuilder& m, const PackedLinearFixture& f, const std::vector<uint8_t>& qzeros) {
+  const uint32_t groups = f.in / f.group_size;
+  const std::string p = kPrefix;
+  m.Add(p + ".qweight", "I32", {f.in * f.bits / 32, f.out}, f.qweight);
+  m.Add(p + ".qzeros", "I32", {groups, f.out * f.bits / 32}, qzeros);
+  m.Add(p + ".scales", ScaleDtypeName(f.scale_dtype), {groups, f.out}, f.scales);
+  m.Add(p + ".g_idx", "I32", {f.in}, f.g_idx);
+}
+
+Json GptqConfig(const PackedLinearFixture& f) {
+  return {{"quant_method", "gptq"}, {"bits", f.bits}, {"group_size", f.group_size},
+          {"desc_act", false}, {"sym", true}};
+}
+
+TEST(GptqCli, FixturesRememberToNnLinearOrientation) {
+  const auto files = FixtureFiles("gptq_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gptq_reference");
+  for (const fs::path& path : files) {
+    const auto f = ReadGptqFixture(path);
+    ASSERT_TRUE(f) << path;
+    TempDir dir;
+    const fs::path model = dir.path() / "model";
+    fs::create_directory(model);
+    SafetensorsBuilder m;
+    AddGptq(m, *f, f->qzeros);
+    m.Add("model.norm.weight", "F16", {4}, Norm());
+    ASSERT_TRUE(m.Write(model / "model.safetensors"));
+    WriteText(model / "config.json", Config(GptqConfig(*f)));
+
+    const CliResult inspect = RunAmn("inspect " + Quote(model));
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const std::string scheme = "GPTQ " + std::to_string(f->bits) + "-bit, group 128, symmetric, v1 zero points";
+    EXPECT_NE(inspect.out.find(scheme), std::string::npos) << inspect.out;
+
+    const CliResult r = Remember(model, dir.path() / "out");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ReadBack out(dir.path() / "out" / "model.safetensors");
+    const std::string name = std::string(kPrefix) + ".weight";
+    EXPECT_EQ(out.header[name]["dtype"], "BF16");
+    EXPECT_EQ(out.header[name]["shape"], Json({f->out, f->in}));
+    EXPECT_EQ(out.Data(name), Transpose16(f->expected, f->in, f->out)) << f->name;
+    EXPECT_EQ(out.Data("model.norm.weight"), Norm());
+    EXPECT_FALSE(out.header.contains(std::string(kPrefix) + ".qzeros"));
+    const Json config = Json::parse(SlurpText(dir.path() / "out" / "config.json"));
+    EXPECT_FALSE(config.contains("quantization_config"));
+    EXPECT_EQ(config["torch_dtype"], "bfloat16");
+  }
+}
+
+// v2 checkpoints store the zero itself: the fixture's v1 zeros plus one per
+// field (every stored zero is 2^(bits-1) - 1, so no field carries), read
+// with checkpoint_format gptq_v2, give the same weights.
+TEST(GptqCli, V2ZeroPointsMatchV1) {
+  const auto files = FixtureFiles("gptq_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gptq_reference");
+  const auto f = ReadGptqFixture(files.front());
+  ASSERT_TRUE(f);
+  std::vector<uint8_t> v2 = f->qzeros;
+  for (size_t w = 0; w + 4 <= v2.size(); w += 4) {
+    uint32_t word = LoadLe32(&v2[w]), plus = 0;
+    for (uint32_t k = 0; k < 32 / f->bits; ++k) plus |= 1u << (f->bits * k);
+    word += plus;
+    std::memcpy(&v2[w], &word, 4);
+  }
+  TempDir dir;
+  SafetensorsBuilder m;
+  AddGptq(m, *f, v2);
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  Json config = GptqConfig(*f);
+  config["checkpoint_format"] = "gptq_v2";
+  WriteText(dir.path() / "config.json", Config(config));
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.Data(std::string(kPrefix) + ".weight"), Transpose16(f->expected, f->in, f->out));
+}
+
+TEST(GptqCli, ShardedDirectoryKeepsIndexConsistent) {
+  const auto files = FixtureFiles("gptq_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gptq_reference");
+  const auto f = ReadGptqFixture(files.front());
+  ASSERT_TRUE(f);
+  TempDir dir;
+  const fs::path model = dir.path() / "m";
+  fs::create_directory(model);
+  // The codes in one shard, their companions and the norm in the other.
+  const uint32_t groups = f->in / f->group_size;
+  const std::string p = kPrefix;
+  SafetensorsBuilder a, b;
+  a.Add(p + ".qweight", "I32", {f->in * f->bits / 32, f->out}, f->qweight);
+  b.Add(p + ".qzeros", "I32", {groups, f->out * f->bits / 32}, f->qzeros);
+  b.Add(p + ".scales", "F16", {groups, f->out}, f->scales);
+  b.Add(p + ".g_idx", "I32", {f->in}, f->g_idx);
+  b.Add("model.norm.weight", "F16", {4}, Norm());
+  ASSERT_TRUE(a.Write(model / "model-00001-of-00002.safetensors"));
+  ASSERT_TRUE(b.Write(model / "model-00002-of-00002.safetensors"));
+  Json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", Json::object()}};
+  for (const std::string& n : a.Names()) index["weight_map"][n] = "model-00001-of-00002.safetensors";
+  for (const std::string& n : b.Names()) index["weight_map"][n] = "model-00002-of-00002.safetensors";
+  WriteText(model / "model.safetensors.index.json", index.dump());
+  WriteText(model / "config.json", Config(GptqConfig(*f)));
+  const CliResult r = Remember(model, dir.path() / "out", "-j 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack one(dir.path() / "out" / "model-00001-of-00002.safetensors");
+  EXPECT_EQ(one.Data(p + ".weight"), Transpose16(f->expected, f->in, f->out));
+  const ReadBack two(dir.path() / "out" / "model-00002-of-00002.safetensors");
+  EXPECT_EQ(two.Data("model.norm.weight"), Norm());
+  EXPECT_FALSE(two.header.contains(p + ".scales"));
+  const Json out_index = Json::parse(SlurpText(dir.path() / "out" / "model.safetensors.index.json"));
+  EXPECT_EQ(out_index["weight_map"], Json({{p + ".weight", "model-00001-of-00002.safetensors"},
+                                           {"model.norm.weight", "model-00002-of-00002.safetensors"}}));
+}
+
+TEST(AwqCli, FixtureRemembersToNnLinearOrientation) {
+  const auto files = FixtureFiles("awq_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "awq_reference");
+  for (const fs::path& path : files) {
+    const auto f = ReadAwqFixture(path);
+    ASSERT_TRUE(f) << path;
+    TempDir dir;
+    const uint32_t groups = f->in / f->group_size;
+    const std::string p = kPrefix;
+    SafetensorsBuilder m;
+    m.Add(p + ".qweight", "I32", {f->in, f->out / 8}, f->qweight);
+    m.Add(p + ".qzeros", "I32", {groups, f->out / 8}, f->qzeros);
+    m.Add(p + ".scales", ScaleDtypeName(f->scale_dtype), {groups, f->out}, f->scales);
+    ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+    WriteText(dir.path() / "config.json",
+              Config({{"quant_method", "awq"}, {"bits", 4}, {"group_size", f->group_size},
+                      {"version", "gemm"}, {"zero_point", true}}));
+    const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+    EXPECT_NE(inspect.out.find("AWQ GEMM 4-bit, group 128"), std::string::npos) << inspect.out;
+    const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ReadBack out(dir.path() / "out.safetensors");
+    EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({f->out, f->in}));
+    EXPECT_EQ(out.Data(p + ".weight"), Transpose16(f->expected, f->in, f->out)) << f->name;
+  }
+}
+
+// A bitsandbytes 4-bit layer from a fixture, with its quant_state blob.
+void AddBnb4(SafetensorsBuilder& m, const BnbFixture& f, const std::string& type,
+             const Json& shape) {
+  const std::string w = std::string(kPrefix) + ".weight";
+  const uint64_t blocks = f.elements / f.block_size;
+  m.Add(w, "U8", {f.elements / 2, 1}, f.packed);
+  m.Add(w + ".absmax", f.format == 2 ? "U8" : "F32", {blocks}, f.absmax);
+  m.Add(w + ".quant_map", "F32", {16}, f.quant_map);
+  Json state = {{"shape", shape}, {"blocksize", f.block_size}, {"quant_type", type},
+                {"dtype", "bfloat16"}};
+  if (f.format == 2) {
+    m.Add(w + ".nested_absmax", "F32", {f.nested_absmax.size() / 4}, f.nested_absmax);
+    m.Add(w + ".nested_quant_map", "F32", {256}, f.nested_quant_map);
+    state["nested_blocksize"] = 256;
+    state["nested_offset"] = static_cast<double>(f.nested_offset);  // exact: an f32 value
+  }
+  const std::string text = state.dump();
+  m.Add(w + ".quant_state.bitsandbytes__" + type, "U8", {text.size()},
+        std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// NF4 and FP4 codebooks differ at index 8: FP4 stores +0.0 there.
+std::string QuantType(const BnbFixture& f) {
+  return LoadLe32(&f.quant_map[32]) == 0 ? "fp4" : "nf4";
+}
+
+TEST(BnbCli, FourBitFixturesRememberInTheirShape) {
+  const auto files = FixtureFiles("bnb_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "bnb_reference");
+  int checked = 0;
+  for (const fs::path& path : files) {
+    const auto f = ReadBnbFixture(path);
+    ASSERT_TRUE(f) << path;
+    if (f->format == 1) continue;
+    const std::string type = QuantType(*f);
+    TempDir dir;
+    SafetensorsBuilder m;
+    AddBnb4(m, *f, type, {64, f->elements / 64});
+    ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+    WriteText(dir.path() / "config.json",
+              Config({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true},
+                      {"bnb_4bit_quant_type", type}, {"bnb_4bit_use_double_quant", f->format == 2}}));
+    const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+    EXPECT_NE(inspect.out.find(type == "nf4" ? "bitsandbytes NF4, block 64" : "bitsandbytes FP4, block 64"),
+              std::string::npos) << inspect.out;
+    const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ReadBack out(dir.path() / "out.safetensors");
+    const std::string w = std::string(kPrefix) + ".weight";
+    EXPECT_EQ(out.header[w]["shape"], Json({64, f->elements / 64}));
+    EXPECT_EQ(out.Data(w), f->expected) << f->name;
+    EXPECT_EQ(out.header.size(), 1u) << out.header.dump();  // companions consumed
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);
+}
+
+TEST(BnbCli, Int8FixtureRemembers) {
+  const auto files = FixtureFiles("bnb_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "bnb_reference");
+  int checked = 0;
+  for (const fs::path& path : files) {
+    const auto f = ReadBnbFixture(path);
+    ASSERT_TRUE(f) << path;
+    if (f->format != 1) continue;
+    TempDir dir;
+    const std::string w = std::string(kPrefix) + ".weight";
+    SafetensorsBuilder m;
+    m.Add(w, "I8", {f->rows, f->cols}, f->weight);
+    m.Add(w + ".SCB", "F32", {f->rows}, f->scb);
+    ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+    WriteText(dir.path() / "config.json", Config({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}));
+    const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ReadBack out(dir.path() / "out.safetensors");
+    EXPECT_EQ(out.Data(w), f->expected) << f->name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1);
+}
+
+// --- Refusals: one error line naming the tensor, exit 1, nothing written ---
+
+void ExpectRefused(const TempDir& dir, const fs::path& model, const std::string& expect) {
+  const std::vector<std::string> before = dir.Entries();
+  const CliResult r = Remember(model, dir.path() / "out.safetensors");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(dir.Entries(), before);
+}
+
+TEST(QuantSchemesCli, InconsistentCompanionsAreRefused) {
+  const std::string p = kPrefix;
+  const std::vector<uint8_t> words(8 * 32 * 4, 0x77), zeros(2 * 4 * 4, 0x77), scales(2 * 32 * 2, 0x3C);
+  struct Case {
+    std::string name;
+    std::function<void(SafetensorsBuilder&)> build;
+    Json config;
+    std::string expect;
+  };
+  const Json gptq = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 32}};
+  const std::vector<Case> cases = {
+      {"missing scales", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".qweight", "I32", {8, 32}, words);
+         m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
+       }, gptq, p + ".scales"},
+      {"scales of another width", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".qweight", "I32", {8, 32}, words);
+         m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
+         m.Add(p + ".scales", "F16", {2, 16}, std::vector<uint8_t>(64, 0x3C));
+       }, gptq, p + ".qweight"},
+      {"bits the format cannot hold", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".qweight", "I32", {8, 32}, words);
+         m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
+         m.Add(p + ".scales", "F16", {2, 32}, scales);
+       }, {{"quant_method", "gptq"}, {"bits", 5}}, "2, 3, 4 or 8"},
+      {"g_idx out of range", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".qweight", "I32", {8, 32}, words);
+         m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
+         m.Add(p + ".scales", "F16", {2, 32}, scales);
+         std::vector<uint8_t> g(64 * 4, 0);
+         g[4 * 63] = 2;  // only groups 0 and 1 exist
+         m.Add(p + ".g_idx", "I32", {64}, g);
+       }, gptq, p},
+      {"quant_state shape against the codes", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".weight", "U8", {32, 1}, std::vector<uint8_t>(32, 0x12));
+         m.Add(p + ".weight.absmax", "F32", {1}, {0, 0, 128, 63});
+         m.Add(p + ".weight.quant_map", "F32", {16}, std::vector<uint8_t>(64, 0));
+         const std::string state = R"({"shape": [8, 16], "blocksize": 64, "quant_type": "nf4"})";
+         m.Add(p + ".weight.quant_state.bitsandbytes__nf4", "U8", {state.size()},
+               std::vector<uint8_t>(state.begin(), state.end()));
+       }, {{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}, p + ".weight"},
+      {"INT8 without a row scale per row", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".weight", "I8", {4, 4}, std::vector<uint8_t>(16, 1));
+         m.Add(p + ".weight.SCB", "F32", {3}, std::vector<uint8_t>(12, 0));
+       }, {{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}, p + ".weight.SCB"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    SafetensorsBuilder m;
+    c.build(m);
+    ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+    WriteText(dir.path() / "config.json", Config(c.config));
+    const std::vector<uint8_t> input = ReadBytes(dir.path() / "model.safetensors");
+    ExpectRefused(dir, dir.path() / "model.safetensors", c.expect);
+    EXPECT_EQ(ReadBytes(dir.path() / "model.safetensors"), input);
+  }
+}
+
+TEST(QuantSchemesCli, UnsupportedLayoutsAreListedButNotRemembered) {
+  const std::string p = kPrefix;
+  TempDir dir;
+  SafetensorsBuilder m;
+  m.Add(p + ".qweight", "I32", {64, 4}, std::vector<uint8_t>(64 * 4 * 4, 0));
+  m.Add(p + ".qzeros", "I32", {2, 4}, std::vector<uint8_t>(32, 0));
+  m.Add(p + ".scales", "F16", {2, 32}, std::vector<uint8_t>(128, 0));
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  WriteText(dir.path() / "config.json",
+            Config({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 32}, {"version", "gemv"}}));
+  const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("not supported"), std::string::npos) << inspect.out;
+  ExpectRefused(dir, dir.path() / "model.safetensors", "GEMM");
+}
+
+}  // namespace
+}  // namespace amn::test
