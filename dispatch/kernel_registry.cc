@@ -142,9 +142,9 @@ constexpr KernelInfo IQuantEntry(std::string_view name, size_t block_bytes) {
 //     bytes each) with E4M3 scales kNvfp4BenchScales()[row % 64][group] and
 //     global scale kNvfp4BenchGlobal; a last shorter row takes the rest.
 //   mxfp4_st_to_*: transformers' transposed gpt-oss layout, as "experts" of
-//     up to kMxfp4BenchRows rows x kMxfp4BenchGroups groups (gpt-oss: 2880
-//     = 90 * 32) each written as its [groups*32][rows] transpose, then the
-//     remaining groups as one 1-row matrix; E8M0 scales kMxfp4BenchScales().
+//     kMxfp4BenchRows rows (fewer only for the last few groups) x up to
+//     kMxfp4BenchGroups groups (gpt-oss: 2880 = 90 * 32), each written as
+//     its [groups*32][rows] transpose; E8M0 scales kMxfp4BenchScales().
 // Scales are mostly ordinary (finite, positive); a few per table are the
 // edge classes (zero, subnormal, 448; E8M0 0, 254, 255) so the NaN/Inf
 // paths are covered too.
@@ -213,12 +213,8 @@ void RunMxfp4St(const void* in, size_t n_elems, void* out) {
   const uint8_t* scales = kMxfp4BenchScales().data();
   size_t n_groups = n_elems / ref::kMxfp4GroupElems;
   while (n_groups > 0) {
-    size_t rows = std::min(kMxfp4BenchRows, n_groups / kMxfp4BenchGroups);
-    size_t groups = kMxfp4BenchGroups;
-    if (rows == 0) {
-      rows = 1;
-      groups = n_groups;
-    }
+    const size_t rows = std::min(kMxfp4BenchRows, n_groups);
+    const size_t groups = std::min(kMxfp4BenchGroups, n_groups / rows);
     kRows(blocks, scales, rows, groups, 0, groups * ref::kMxfp4GroupElems, values);
     blocks += rows * groups * ref::kMxfp4GroupBytes;
     values += rows * groups * ref::kMxfp4GroupElems;

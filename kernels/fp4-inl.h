@@ -256,6 +256,53 @@ HWY_INLINE void Mxfp4Run(const uint8_t* blocks, const uint8_t* scales, size_t n_
   E2m1GroupRun<kOut, ref::kMxfp4GroupElems>(blocks, scales, n_groups, out, Mxfp4TileScales);
 }
 
+// The byte transpose of a transposed MXFP4 tile: tile[k][t0 + i] = byte k
+// of the block of row i (i < 16), rows at `first` with `stride` bytes
+// between them; rows i >= valid read as zero bytes. Where 16-byte vectors
+// with interleaves exist (x86, NEON, EMU128) this is a 16x16 transpose in
+// registers: four rounds of InterleaveLower/Upper on 8-, 16-, 32- and
+// 64-bit lanes, pairing vector i with i + 8, leave column k in vector k
+// with row bitreverse(lane) in each lane, so the rows are loaded in
+// bit-reversed order. Elsewhere (SVE, ...) a scalar copy.
+template <size_t kTileRows>
+HWY_INLINE void TransposeBlocks16(const uint8_t* HWY_RESTRICT first, size_t stride, size_t valid,
+                                  uint8_t (*HWY_RESTRICT tile)[kTileRows], size_t t0) {
+  constexpr size_t kB = ref::kMxfp4GroupBytes;
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_EMU128
+  static constexpr uint8_t kBitReversed[16] = {0, 8, 4, 12, 2, 10, 6, 14,
+                                               1, 9, 5, 13, 3, 11, 7, 15};
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint16_t> d16;
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  using V = hn::Vec<decltype(d8)>;
+  V v[16];
+  for (size_t i = 0; i < 16; ++i) {
+    const size_t row = kBitReversed[i];
+    v[i] = row < valid ? hn::LoadU(d8, first + row * stride) : hn::Zero(d8);
+  }
+  const auto butterfly = [&v](auto d) {
+    V next[16];
+    for (size_t i = 0; i < 8; ++i) {
+      const auto a = hn::BitCast(d, v[i]);
+      const auto b = hn::BitCast(d, v[i + 8]);
+      next[2 * i] = hn::BitCast(hn::Full128<uint8_t>(), hn::InterleaveLower(d, a, b));
+      next[2 * i + 1] = hn::BitCast(hn::Full128<uint8_t>(), hn::InterleaveUpper(d, a, b));
+    }
+    for (size_t i = 0; i < 16; ++i) v[i] = next[i];
+  };
+  butterfly(d8);
+  butterfly(d16);
+  butterfly(d32);
+  butterfly(d64);
+  for (size_t k = 0; k < kB; ++k) hn::StoreU(v[k], d8, tile[k] + t0);
+#else
+  for (size_t i = 0; i < 16; ++i) {
+    for (size_t k = 0; k < kB; ++k) tile[k][t0 + i] = i < valid ? first[i * stride + k] : 0;
+  }
+#endif
+}
+
 // Transposed MXFP4, one expert: output rows [col_begin, col_end) of the
 // [groups*32][rows] transpose. See the file comment.
 template <DequantOut kOut, typename TOut>
@@ -279,18 +326,15 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
     for (size_t r0 = 0; r0 < rows; r0 += tile_rows) {
       const size_t t_n = std::min(tile_rows, rows - r0);
       const size_t t_padded = (t_n + chunk - 1) / chunk * chunk;
+      const uint8_t* first = blocks + (r0 * groups + g) * kB;
+      for (size_t t = 0; t < t_padded; t += 16) {
+        TransposeBlocks16(first + t * groups * kB, groups * kB, t < t_n ? t_n - t : 0, tile, t);
+      }
       for (size_t t = 0; t < t_padded; ++t) {
         const size_t at = (t / chunk) * chunk + LaneOf<kOut>(t % chunk, n);
-        if (t < t_n) {
-          const size_t group = (r0 + t) * groups + g;
-          const uint8_t* src = blocks + group * kB;
-          for (size_t k = 0; k < kB; ++k) tile[k][t] = src[k];
-          const uint32_t bits = ref::E8m0ToF32Bits(scales[group]);
-          std::memcpy(lane_scales + at, &bits, sizeof(bits));
-        } else {
-          for (size_t k = 0; k < kB; ++k) tile[k][t] = 0;
-          lane_scales[at] = 0.0f;
-        }
+        uint32_t bits = 0;
+        if (t < t_n) bits = ref::E8m0ToF32Bits(scales[(r0 + t) * groups + g]);
+        std::memcpy(lane_scales + at, &bits, sizeof(bits));
       }
       for (size_t c = c_lo; c < c_hi; ++c) {
         const uint8_t* codes = tile[(c % kG) / 2];
