@@ -82,14 +82,16 @@ HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> PackedCodes(DF df, const uint8
   return hn::BitCast(hn::Repartition<uint16_t, DF>(), pair);
 }
 
-// 2N bytes -> their low (kHigh false) or high nibbles, one per u16 lane.
-template <bool kHigh, class DF>
+// 2N bytes -> their low (shift 0) or high (shift 4) nibbles, one per u16
+// lane.
+template <class DF>
 HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> NibbleCodes(DF /*df*/,
-                                                              const uint8_t* HWY_RESTRICT in) {
+                                                              const uint8_t* HWY_RESTRICT in,
+                                                              int shift) {
   const hn::Repartition<uint16_t, DF> d16;
   const hn::Rebind<uint8_t, decltype(d16)> d8;
   const auto bytes = hn::PromoteTo(d16, hn::LoadU(d8, in));
-  return kHigh ? hn::ShiftRight<4>(bytes) : hn::And(bytes, hn::Set(d16, 0x0Fu));
+  return hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(d16, 0x0Fu));
 }
 
 // One chunk: 2N codes times (scale_a, scale_b), lane for lane in the A/B
@@ -148,6 +150,21 @@ class GroupScaleLanes {
   HWY_ALIGN int32_t index_b_[kFp4MaxLanes];
 };
 
+// Stores N quotients scale / global with the reference's NaN rule: a NaN
+// scale (a decoded code, already quiet) wins, else global_nan.
+template <class DF>
+HWY_INLINE void StoreQuotients(DF df, hn::Vec<DF> scale, hn::Vec<DF> global,
+                               hn::Vec<DF> global_nan, float* HWY_RESTRICT q) {
+  const auto quotient = hn::Div(scale, global);
+  const auto nan = hn::IsNaN(quotient);
+  if (HWY_LIKELY(hn::AllFalse(df, nan))) {
+    hn::StoreU(quotient, df, q);
+  } else {
+    hn::StoreU(hn::IfThenElse(nan, hn::IfThenElse(hn::IsNaN(scale), scale, global_nan), quotient),
+               df, q);
+  }
+}
+
 // Fills q[0, n_groups) with NVFP4 group scales f32(e4m3) / global_scale
 // (the reference's NaN rule), 2N at a time; q must hold n_groups rounded up
 // to 2N entries. The last partial chunk decodes zero-padded codes.
@@ -170,18 +187,8 @@ HWY_INLINE void Nvfp4TileScales(DF df, const uint8_t* HWY_RESTRICT codes, size_t
       in = code_tail;
     }
     const auto bf16 = E4m3ToBf16Op()(d16, hn::PromoteTo(d16, hn::LoadU(d8, in)));
-    for (int half = 0; half < 2; ++half) {
-      const auto scale = half == 0 ? WidenA<DequantOut::kF32>(df, bf16)
-                                   : WidenB<DequantOut::kF32>(df, bf16);
-      auto quotient = hn::Div(scale, global);
-      const auto nan = hn::IsNaN(quotient);
-      if (HWY_UNLIKELY(!hn::AllFalse(df, nan))) {
-        // A decoded NaN code is already quiet and wins; else global_nan.
-        quotient = hn::IfThenElse(nan, hn::IfThenElse(hn::IsNaN(scale), scale, global_nan),
-                                  quotient);
-      }
-      hn::StoreU(quotient, df, q + k + half * n);
-    }
+    StoreQuotients(df, WidenA<DequantOut::kF32>(df, bf16), global, global_nan, q + k);
+    StoreQuotients(df, WidenB<DequantOut::kF32>(df, bf16), global, global_nan, q + k + n);
   }
 }
 
@@ -338,10 +345,10 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
       }
       for (size_t c = c_lo; c < c_hi; ++c) {
         const uint8_t* codes = tile[(c % kG) / 2];
+        const int shift = (c & 1) != 0 ? 4 : 0;  // odd columns: high nibbles
         TOut* y = out + (c - col_begin) * rows + r0;
         for (size_t t = 0; t < t_n; t += chunk) {
-          const auto nibbles = (c & 1) != 0 ? NibbleCodes<true>(df, codes + t)
-                                            : NibbleCodes<false>(df, codes + t);
+          const auto nibbles = NibbleCodes(df, codes + t, shift);
           const auto scale_a = hn::LoadU(df, lane_scales + t);
           const auto scale_b = hn::LoadU(df, lane_scales + t + n);
           if (t + chunk <= t_n) {
