@@ -2,9 +2,11 @@
 // typed unchecked rows (no function-pointer casts).
 #include "amn/kernel_registry.h"
 
+#include <algorithm>
 #include <array>
 
 #include "amn/convert.h"
+#include "amn/fp4_dequant.h"
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
 #include "dispatch/dispatch_policy.h"
@@ -14,6 +16,7 @@
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/fp4_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
 #include "kernels/ref/fp8_ref.h"
 #include "kernels/ref/ggml_iquant_ref.h"
@@ -130,6 +133,99 @@ template <GgmlType kType, ElemType kOut>
 constexpr KernelInfo IQuantEntry(std::string_view name, size_t block_bytes) {
   return SuperBlockEntry<internal::DequantGgmlIQuant, kIQuantRefs, kType, kOut>(
       name, "ggml_iquant", block_bytes, GgmlIQuantTarget);
+}
+
+// FP4 entries: the input bytes are the packed E2M1 codes; the group scales
+// come from static tables in the order of a real tensor, so bench and the
+// fuzzer run the real layouts.
+//   nvfp4_to_*: rows of kNvfp4BenchCols elements (16-element groups, 8 code
+//     bytes each) with E4M3 scales kNvfp4BenchScales()[row % 64][group] and
+//     global scale kNvfp4BenchGlobal; a last shorter row takes the rest.
+//   mxfp4_st_to_*: transformers' transposed gpt-oss layout, as "experts" of
+//     kMxfp4BenchRows rows (fewer only for the last few groups) x up to
+//     kMxfp4BenchGroups groups (gpt-oss: 2880 = 90 * 32), each written as
+//     its [groups*32][rows] transpose; E8M0 scales kMxfp4BenchScales().
+// Scales are mostly ordinary (finite, positive); a few per table are the
+// edge classes (zero, subnormal, 448; E8M0 0, 254, 255) so the NaN/Inf
+// paths are covered too.
+constexpr size_t kNvfp4BenchCols = 1024;
+constexpr size_t kNvfp4BenchRowGroups = kNvfp4BenchCols / ref::kNvfp4GroupElems;
+constexpr size_t kNvfp4BenchRows = 64;
+constexpr float kNvfp4BenchGlobal = 1234.5f;
+constexpr size_t kMxfp4BenchGroups = 90;
+constexpr size_t kMxfp4BenchRows = 256;
+
+template <size_t kN, uint8_t (*kCode)(size_t)>
+const std::array<uint8_t, kN>& BenchScaleTable() {
+  static const std::array<uint8_t, kN> table = [] {
+    std::array<uint8_t, kN> t{};
+    for (size_t i = 0; i < kN; ++i) t[i] = kCode(i);
+    return t;
+  }();
+  return table;
+}
+uint8_t Nvfp4BenchScale(size_t i) {
+  switch (i % 997) {
+    case 0: return 0x00;  // zero
+    case 1: return 0x03;  // subnormal
+    case 2: return 0x7E;  // 448
+    default: return static_cast<uint8_t>(0x20 + (i * 5) % 0x58);
+  }
+}
+uint8_t Mxfp4BenchScale(size_t i) {
+  switch (i % 1999) {
+    case 0: return 0;
+    case 1: return 254;
+    case 2: return 255;  // 2^128 = Inf
+    default: return static_cast<uint8_t>(112 + (i * 7) % 24);
+  }
+}
+const auto& kNvfp4BenchScales = BenchScaleTable<kNvfp4BenchRows * kNvfp4BenchRowGroups,
+                                                Nvfp4BenchScale>;
+const auto& kMxfp4BenchScales = BenchScaleTable<kMxfp4BenchRows * kMxfp4BenchGroups,
+                                                Mxfp4BenchScale>;
+
+template <typename TOut, void (*kRows)(const uint8_t*, const uint8_t*, float, size_t, size_t, TOut*)>
+void RunNvfp4(const void* in, size_t n_elems, void* out) {
+  const auto* codes = static_cast<const uint8_t*>(in);
+  auto* values = static_cast<TOut*>(out);
+  const uint8_t* scales = kNvfp4BenchScales().data();
+  size_t done = 0;
+  while (done < n_elems) {
+    const size_t rows = std::min(kNvfp4BenchRows, (n_elems - done) / kNvfp4BenchCols);
+    const size_t cols = rows > 0 ? kNvfp4BenchCols : n_elems - done;
+    const size_t n_rows = rows > 0 ? rows : 1;
+    kRows(codes + done / 2, scales, kNvfp4BenchGlobal, n_rows, cols, values + done);
+    done += n_rows * cols;
+  }
+}
+template <typename TOut, void (*kRows)(const uint8_t*, const uint8_t*, float, size_t, size_t, TOut*)>
+void Nvfp4Thunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  RunNvfp4<TOut, kRows>(in, n_elems, out);
+}
+
+template <typename TOut, void (*kRows)(const uint8_t*, const uint8_t*, size_t, size_t, size_t,
+                                       size_t, TOut*)>
+void RunMxfp4St(const void* in, size_t n_elems, void* out) {
+  const auto* blocks = static_cast<const uint8_t*>(in);
+  auto* values = static_cast<TOut*>(out);
+  const uint8_t* scales = kMxfp4BenchScales().data();
+  size_t n_groups = n_elems / ref::kMxfp4GroupElems;
+  while (n_groups > 0) {
+    const size_t rows = std::min(kMxfp4BenchRows, n_groups);
+    const size_t groups = std::min(kMxfp4BenchGroups, n_groups / rows);
+    kRows(blocks, scales, rows, groups, 0, groups * ref::kMxfp4GroupElems, values);
+    blocks += rows * groups * ref::kMxfp4GroupBytes;
+    values += rows * groups * ref::kMxfp4GroupElems;
+    n_groups -= rows * groups;
+  }
+}
+template <typename TOut, void (*kRows)(const uint8_t*, const uint8_t*, size_t, size_t, size_t,
+                                       size_t, TOut*)>
+void Mxfp4StThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  RunMxfp4St<TOut, kRows>(in, n_elems, out);
 }
 
 using E = ElemType;
@@ -288,6 +384,32 @@ constexpr std::array kKernels = {
                BlockThunk<float, internal::DequantMxfp4ToF32Rows>,
                BlockRefThunk<GgmlType::kMXFP4, E::kF32>, GgmlLegacyTarget,
                ggml::kMxfp4Bytes, ggml::kQK},
+    // NVFP4 (in: the E4M3 scale type) and gpt-oss MXFP4 (in: F32, the type
+    // an E8M0 scale decodes to exactly); the input is whole groups of codes.
+    KernelInfo{"nvfp4_to_bf16", "fp4", E::kF8E4m3, E::kBf16,
+               Nvfp4Thunk<u16, internal::DequantNvfp4ToBf16Rows>,
+               RunNvfp4<u16, ref::DequantNvfp4ToBf16>, Fp4Target,
+               ref::kNvfp4GroupElems / 2, ref::kNvfp4GroupElems},
+    KernelInfo{"nvfp4_to_f16", "fp4", E::kF8E4m3, E::kF16,
+               Nvfp4Thunk<u16, internal::DequantNvfp4ToF16Rows>,
+               RunNvfp4<u16, ref::DequantNvfp4ToF16>, Fp4Target,
+               ref::kNvfp4GroupElems / 2, ref::kNvfp4GroupElems},
+    KernelInfo{"nvfp4_to_f32", "fp4", E::kF8E4m3, E::kF32,
+               Nvfp4Thunk<float, internal::DequantNvfp4ToF32Rows>,
+               RunNvfp4<float, ref::DequantNvfp4ToF32>, Fp4Target,
+               ref::kNvfp4GroupElems / 2, ref::kNvfp4GroupElems},
+    KernelInfo{"mxfp4_st_to_bf16", "fp4", E::kF32, E::kBf16,
+               Mxfp4StThunk<u16, internal::DequantMxfp4StTransposedToBf16Rows>,
+               RunMxfp4St<u16, ref::DequantMxfp4StTransposedToBf16>, Fp4Target,
+               ref::kMxfp4GroupBytes, ref::kMxfp4GroupElems},
+    KernelInfo{"mxfp4_st_to_f16", "fp4", E::kF32, E::kF16,
+               Mxfp4StThunk<u16, internal::DequantMxfp4StTransposedToF16Rows>,
+               RunMxfp4St<u16, ref::DequantMxfp4StTransposedToF16>, Fp4Target,
+               ref::kMxfp4GroupBytes, ref::kMxfp4GroupElems},
+    KernelInfo{"mxfp4_st_to_f32", "fp4", E::kF32, E::kF32,
+               Mxfp4StThunk<float, internal::DequantMxfp4StTransposedToF32Rows>,
+               RunMxfp4St<float, ref::DequantMxfp4StTransposedToF32>, Fp4Target,
+               ref::kMxfp4GroupBytes, ref::kMxfp4GroupElems},
     // ggml K-quant super-blocks (256 elements).
     KQuantEntry<GgmlType::kQ2_K, E::kBf16>("q2_k_to_bf16", kq::q2k::kBytes),
     KQuantEntry<GgmlType::kQ2_K, E::kF16>("q2_k_to_f16", kq::q2k::kBytes),

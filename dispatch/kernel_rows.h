@@ -57,6 +57,24 @@ AMN_GGML_LEGACY_ROW_DECLS(Iq4Nl)
 AMN_GGML_LEGACY_ROW_DECLS(Mxfp4)
 #undef AMN_GGML_LEGACY_ROW_DECLS
 
+// dispatch/fp4.cc (kernels/ref/fp4_ref.h): NVFP4 rows of `cols` elements
+// (packed [rows][cols/2], E4M3 scales [rows][cols/16]); gpt-oss MXFP4 rows
+// of groups * 32 elements (blocks [rows][groups][16], E8M0 scales
+// [rows][groups]), plain or as output rows [col_begin, col_end) of the
+// transpose [groups*32][rows].
+#define AMN_FP4_ROW_DECLS(Out, TOut)                                                          \
+  void DequantNvfp4To##Out##Rows(const uint8_t* packed, const uint8_t* scales,               \
+                                 float global_scale, size_t rows, size_t cols, TOut* out);   \
+  void DequantMxfp4StTo##Out##Rows(const uint8_t* blocks, const uint8_t* scales, size_t rows,\
+                                   size_t groups, TOut* out);                                 \
+  void DequantMxfp4StTransposedTo##Out##Rows(const uint8_t* blocks, const uint8_t* scales,   \
+                                             size_t rows, size_t groups, size_t col_begin,    \
+                                             size_t col_end, TOut* out);
+AMN_FP4_ROW_DECLS(F32, float)
+AMN_FP4_ROW_DECLS(Bf16, uint16_t)
+AMN_FP4_ROW_DECLS(F16, uint16_t)
+#undef AMN_FP4_ROW_DECLS
+
 }  // namespace amn::internal
 
 #endif  // AMN_DISPATCH_KERNEL_ROWS_H_

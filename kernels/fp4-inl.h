@@ -1,0 +1,414 @@
+// Per-target NVFP4 and gpt-oss MXFP4 dequantization (amn/fp4_dequant.h),
+// Highway 1.0.3. Layouts, formulas and the NaN rule are those of
+// kernels/ref/fp4_ref.h; every target writes its bytes. The SCALAR target
+// (one-lane vectors, no 16-byte table lookup) runs that reference.
+//
+// A chunk is 2N elements, N = Lanes(ScalableTag<float>): their E2M1 codes
+// sit in the 2N u16 lanes of one vector, become BF16 bits (exact) by two
+// byte-table lookups, then the A/B F32 vectors, the one F32 multiply, the NaN
+// choice and the stores of kernels/fp8_dequant-inl.h (WidenA/WidenB,
+// StoreOut, ApplyNanRule, ProductNan), which this family reuses.
+//
+// Packed layouts (NVFP4; MXFP4 without the transpose) are one flat run of
+// groups: codes, scales and outputs of [rows][groups] are all row-major with
+// the group innermost, so rows need no special handling. The group scales
+// are computed per tile of 64 groups into a stack array (NVFP4: the E4M3
+// codes decoded and divided by the global scale, vectorised).
+//
+// MXFP4 transposed (transformers' [experts][groups*32][rows]): lanes run
+// along the rows. A tile of T rows of one group is transposed as bytes into
+// a [16][T] stack tile; output row c then reads byte row c/2 (low nibble for
+// even c) and takes one scale per lane (per row), so the stores are whole
+// vectors along the output rows.
+#if defined(AMN_KERNELS_FP4_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_FP4_INL_H_
+#undef AMN_KERNELS_FP4_INL_H_
+#else
+#define AMN_KERNELS_FP4_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/float_formats.h"
+#include "kernels/fp8_convert-inl.h"
+#include "kernels/fp8_dequant-inl.h"
+#include "kernels/ref/fp4_ref.h"
+#include "kernels/ref/fp8_dequant_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Groups per tile of precomputed scales.
+inline constexpr size_t kFp4TileGroups = 64;
+inline constexpr size_t kFp4MaxLanes = HWY_MAX_BYTES / sizeof(float);
+// Rows per transposed MXFP4 tile: at least 64 and at least one chunk.
+inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(64, 2 * kFp4MaxLanes);
+
+// E2M1 codes (u16 lanes, 0..15) -> BF16 bits of their values (exact). The
+// low and high byte of each value's BF16 pattern come from one 16-byte table
+// each; a lane's upper byte is 0, which indexes entry 0 (+0.0: both bytes 0),
+// so the two lookups combine with one shift and Or.
+template <class D16>
+HWY_INLINE hn::Vec<D16> E2m1ToBf16(D16 d16, hn::Vec<D16> codes) {
+  // BF16 of 0, 0.5, 1, 1.5, 2, 3, 4, 6, then the negatives (-0.0 at 8).
+  HWY_ALIGN static constexpr uint8_t kLow[16] = {0x00, 0x00, 0x80, 0xC0, 0x00, 0x40, 0x80, 0xC0,
+                                                 0x00, 0x00, 0x80, 0xC0, 0x00, 0x40, 0x80, 0xC0};
+  HWY_ALIGN static constexpr uint8_t kHigh[16] = {0x00, 0x3F, 0x3F, 0x3F, 0x40, 0x40, 0x40, 0x40,
+                                                  0x80, 0xBF, 0xBF, 0xBF, 0xC0, 0xC0, 0xC0, 0xC0};
+  const hn::Repartition<uint8_t, D16> d8;
+  const auto index = hn::BitCast(d8, codes);
+  const auto low = hn::BitCast(d16, hn::TableLookupBytes(hn::LoadDup128(d8, kLow), index));
+  const auto high = hn::BitCast(d16, hn::TableLookupBytes(hn::LoadDup128(d8, kHigh), index));
+  return hn::Or(low, hn::ShiftLeft<8>(high));
+}
+
+// N packed bytes -> the 2N codes in element order: byte k's low nibble is
+// element 2k (u16 lane 2k), its high nibble element 2k+1.
+template <class DF>
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> PackedCodes(DF df, const uint8_t* HWY_RESTRICT in) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Rebind<uint8_t, decltype(du)> d8;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, in));
+  const auto pair = hn::Or(hn::And(bytes, hn::Set(du, 0x0Fu)),
+                           hn::ShiftLeft<12>(hn::And(bytes, hn::Set(du, 0xF0u))));
+  return hn::BitCast(hn::Repartition<uint16_t, DF>(), pair);
+}
+
+// 2N bytes -> their low (shift 0) or high (shift 4) nibbles, one per u16
+// lane.
+template <class DF>
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> NibbleCodes(DF /*df*/,
+                                                              const uint8_t* HWY_RESTRICT in,
+                                                              int shift) {
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8;
+  const auto bytes = hn::PromoteTo(d16, hn::LoadU(d8, in));
+  return hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(d16, 0x0Fu));
+}
+
+// One chunk: 2N codes times (scale_a, scale_b), lane for lane in the A/B
+// layout of fp8_dequant-inl.h (LaneOf), to 2N outputs. Real weights never
+// make a NaN product, so the NaN rule runs only for chunks that have one.
+template <DequantOut kOut, class DF, class V16, typename TOut>
+HWY_INLINE void E2m1Chunk(DF df, V16 codes, hn::Vec<DF> scale_a, hn::Vec<DF> scale_b,
+                          TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<uint16_t, DF> d16;
+  const auto bf16 = E2m1ToBf16(d16, codes);
+  const auto a = WidenA<kOut>(df, bf16);
+  const auto b = WidenB<kOut>(df, bf16);
+  const auto product_a = hn::Mul(a, scale_a);
+  const auto product_b = hn::Mul(b, scale_b);
+  if (HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(product_a), hn::IsNaN(product_b))))) {
+    StoreOut<kOut, false>(du, hn::BitCast(du, product_a), hn::BitCast(du, product_b), out);
+  } else {
+    StoreOut<kOut, true>(du, hn::BitCast(du, ApplyNanRule(a, product_a, ProductNan(df, scale_a))),
+                         hn::BitCast(du, ApplyNanRule(b, product_b, ProductNan(df, scale_b))),
+                         out);
+  }
+}
+
+// Where the lanes of a chunk find their group scale in a flat run with
+// kGroup-element groups. A chunk no wider than a group lies inside one
+// group (chunks start at multiples of 2N, both powers of two): a broadcast.
+// A wider chunk starts on a group boundary, and lane j of A (B) holds
+// element LaneOf-inverse(j), i.e. group index_a[j] (index_b[j]) past the
+// chunk's first group: one table lookup each.
+template <DequantOut kOut, size_t kGroup, class DF>
+class GroupScaleLanes {
+ public:
+  explicit GroupScaleLanes(DF df) {
+    const size_t n = hn::Lanes(df);
+    wide_ = 2 * n > kGroup;
+    for (size_t j = 0; j < n; ++j) {
+      index_a_[j] = static_cast<int32_t>((kOut == DequantOut::kF32 ? j : 2 * j) / kGroup);
+      index_b_[j] = static_cast<int32_t>((kOut == DequantOut::kF32 ? n + j : 2 * j + 1) / kGroup);
+    }
+  }
+  // `q` holds the scales of the groups from the one holding element i on,
+  // with at least N readable entries when chunks are wider than a group.
+  HWY_INLINE hn::Vec<DF> A(DF df, const float* q) const {
+    if (!wide_) return hn::Set(df, q[0]);
+    return hn::TableLookupLanes(hn::LoadU(df, q), hn::SetTableIndices(df, index_a_));
+  }
+  HWY_INLINE hn::Vec<DF> B(DF df, const float* q) const {
+    if (!wide_) return hn::Set(df, q[0]);
+    return hn::TableLookupLanes(hn::LoadU(df, q), hn::SetTableIndices(df, index_b_));
+  }
+
+ private:
+  bool wide_;
+  HWY_ALIGN int32_t index_a_[kFp4MaxLanes];
+  HWY_ALIGN int32_t index_b_[kFp4MaxLanes];
+};
+
+// Stores N quotients scale / global with the reference's NaN rule: a NaN
+// scale (a decoded code, already quiet) wins, else global_nan.
+template <class DF>
+HWY_INLINE void StoreQuotients(DF df, hn::Vec<DF> scale, hn::Vec<DF> global,
+                               hn::Vec<DF> global_nan, float* HWY_RESTRICT q) {
+  const auto quotient = hn::Div(scale, global);
+  const auto nan = hn::IsNaN(quotient);
+  if (HWY_LIKELY(hn::AllFalse(df, nan))) {
+    hn::StoreU(quotient, df, q);
+  } else {
+    hn::StoreU(hn::IfThenElse(nan, hn::IfThenElse(hn::IsNaN(scale), scale, global_nan), quotient),
+               df, q);
+  }
+}
+
+// Fills q[0, n_groups) with NVFP4 group scales f32(e4m3) / global_scale
+// (the reference's NaN rule), 2N at a time; q must hold n_groups rounded up
+// to 2N entries. The last partial chunk decodes zero-padded codes.
+// `nan_bits` is the NaN of a NaN quotient whose scale code is not NaN.
+// (Scalars, not vectors: SVE vectors cannot be captured by a lambda.)
+template <class DF>
+HWY_INLINE void Nvfp4TileScales(DF df, const uint8_t* HWY_RESTRICT codes, size_t n_groups,
+                                float global_scale, uint32_t nan_bits, float* HWY_RESTRICT q) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<uint16_t, DF> d16;
+  const auto global = hn::Set(df, global_scale);
+  const auto global_nan = hn::BitCast(df, hn::Set(du, nan_bits));
+  const hn::Rebind<uint8_t, decltype(d16)> d8;
+  const size_t n = hn::Lanes(df);
+  HWY_ALIGN uint8_t code_tail[2 * kFp4MaxLanes] = {};
+  for (size_t k = 0; k < n_groups; k += 2 * n) {
+    const uint8_t* in = codes + k;
+    if (k + 2 * n > n_groups) {
+      std::memcpy(code_tail, codes + k, n_groups - k);
+      in = code_tail;
+    }
+    const auto bf16 = E4m3ToBf16Op()(d16, hn::PromoteTo(d16, hn::LoadU(d8, in)));
+    StoreQuotients(df, WidenA<DequantOut::kF32>(df, bf16), global, global_nan, q + k);
+    StoreQuotients(df, WidenB<DequantOut::kF32>(df, bf16), global, global_nan, q + k + n);
+  }
+}
+
+// Fills q[0, n_groups) with MXFP4 scales 2^(e - 127) (ref::E8m0ToF32Bits).
+HWY_INLINE void Mxfp4TileScales(const uint8_t* HWY_RESTRICT codes, size_t n_groups,
+                                float* HWY_RESTRICT q) {
+  for (size_t k = 0; k < n_groups; ++k) {
+    const uint32_t bits = ref::E8m0ToF32Bits(codes[k]);
+    std::memcpy(q + k, &bits, sizeof(bits));
+  }
+}
+
+// A flat run of n_groups groups of kGroup elements (kGroup / 2 packed bytes
+// each) with one scale byte per group, to n_groups * kGroup outputs.
+// `fill(scale_codes, count, q)` computes the scales of a tile. The last
+// partial chunk goes through zero-padded copies, so nothing outside the
+// spans is touched.
+template <DequantOut kOut, size_t kGroup, typename TOut, class FillScales>
+HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
+                             const uint8_t* HWY_RESTRICT scale_codes, size_t n_groups,
+                             TOut* HWY_RESTRICT out, const FillScales& fill) {
+  const hn::ScalableTag<float> df;
+  const size_t n = hn::Lanes(df);
+  const size_t chunk = 2 * n;
+  const GroupScaleLanes<kOut, kGroup, decltype(df)> lanes(df);
+  // Entries past a tile's groups are read (for lanes that are discarded)
+  // but must be initialised.
+  HWY_ALIGN float q[kFp4TileGroups + 2 * kFp4MaxLanes] = {};
+  for (size_t g0 = 0; g0 < n_groups; g0 += kFp4TileGroups) {
+    const size_t tile_groups = std::min(kFp4TileGroups, n_groups - g0);
+    fill(scale_codes + g0, tile_groups, q);
+    const size_t elems = tile_groups * kGroup;
+    const uint8_t* codes = packed + g0 * (kGroup / 2);
+    TOut* y = out + g0 * kGroup;
+    size_t i = 0;
+    for (; i + chunk <= elems; i += chunk) {
+      const float* qi = q + i / kGroup;
+      E2m1Chunk<kOut>(df, PackedCodes(df, codes + i / 2), lanes.A(df, qi), lanes.B(df, qi),
+                      y + i);
+    }
+    if (i < elems) {
+      HWY_ALIGN uint8_t code_tail[kFp4MaxLanes] = {};
+      HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
+      std::memcpy(code_tail, codes + i / 2, (elems - i) / 2);
+      const float* qi = q + i / kGroup;
+      E2m1Chunk<kOut>(df, PackedCodes(df, code_tail), lanes.A(df, qi), lanes.B(df, qi),
+                      out_tail);
+      std::memcpy(y + i, out_tail, (elems - i) * sizeof(TOut));
+    }
+  }
+}
+
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float global_scale,
+                         size_t n_groups, TOut* out) {
+  const hn::ScalableTag<float> df;
+  uint32_t global_bits;
+  std::memcpy(&global_bits, &global_scale, sizeof(global_bits));
+  const bool global_is_nan = (global_bits & fmt::kF32AbsMask) > fmt::kF32ExpMask;
+  const uint32_t nan_bits =
+      global_is_nan ? global_bits | fmt::kF32QuietBit : ref::kF32InvalidProductNan;
+  E2m1GroupRun<kOut, ref::kNvfp4GroupElems>(
+      packed, scales, n_groups, out,
+      [df, global_scale, nan_bits](const uint8_t* codes, size_t count, float* q) {
+        Nvfp4TileScales(df, codes, count, global_scale, nan_bits, q);
+      });
+}
+
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void Mxfp4Run(const uint8_t* blocks, const uint8_t* scales, size_t n_groups,
+                         TOut* out) {
+  E2m1GroupRun<kOut, ref::kMxfp4GroupElems>(blocks, scales, n_groups, out, Mxfp4TileScales);
+}
+
+// The byte transpose of a transposed MXFP4 tile: tile[k][t0 + i] = byte k
+// of the block of row i (i < 16), rows at `first` with `stride` bytes
+// between them; rows i >= valid read as zero bytes. Where 16-byte vectors
+// with interleaves exist (x86, NEON, EMU128) this is a 16x16 transpose in
+// registers: four rounds of InterleaveLower/Upper on 8-, 16-, 32- and
+// 64-bit lanes, pairing vector i with i + 8, leave column k in vector k
+// with row bitreverse(lane) in each lane, so the rows are loaded in
+// bit-reversed order. Elsewhere (SVE, ...) a scalar copy.
+template <size_t kTileRows>
+HWY_INLINE void TransposeBlocks16(const uint8_t* HWY_RESTRICT first, size_t stride, size_t valid,
+                                  uint8_t (*HWY_RESTRICT tile)[kTileRows], size_t t0) {
+  constexpr size_t kB = ref::kMxfp4GroupBytes;
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_EMU128
+  static constexpr uint8_t kBitReversed[16] = {0, 8, 4, 12, 2, 10, 6, 14,
+                                               1, 9, 5, 13, 3, 11, 7, 15};
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint16_t> d16;
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  using V = hn::Vec<decltype(d8)>;
+  V v[16];
+  for (size_t i = 0; i < 16; ++i) {
+    const size_t row = kBitReversed[i];
+    v[i] = row < valid ? hn::LoadU(d8, first + row * stride) : hn::Zero(d8);
+  }
+  const auto butterfly = [&v](auto d) {
+    V next[16];
+    for (size_t i = 0; i < 8; ++i) {
+      const auto a = hn::BitCast(d, v[i]);
+      const auto b = hn::BitCast(d, v[i + 8]);
+      next[2 * i] = hn::BitCast(hn::Full128<uint8_t>(), hn::InterleaveLower(d, a, b));
+      next[2 * i + 1] = hn::BitCast(hn::Full128<uint8_t>(), hn::InterleaveUpper(d, a, b));
+    }
+    for (size_t i = 0; i < 16; ++i) v[i] = next[i];
+  };
+  butterfly(d8);
+  butterfly(d16);
+  butterfly(d32);
+  butterfly(d64);
+  for (size_t k = 0; k < kB; ++k) hn::StoreU(v[k], d8, tile[k] + t0);
+#else
+  for (size_t i = 0; i < 16; ++i) {
+    for (size_t k = 0; k < kB; ++k) tile[k][t0 + i] = i < valid ? first[i * stride + k] : 0;
+  }
+#endif
+}
+
+// Transposed MXFP4, one expert: output rows [col_begin, col_end) of the
+// [groups*32][rows] transpose. See the file comment.
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
+                                   const uint8_t* HWY_RESTRICT scales, size_t rows,
+                                   size_t groups, size_t col_begin, size_t col_end,
+                                   TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const size_t n = hn::Lanes(df);
+  const size_t chunk = 2 * n;
+  const size_t tile_rows = std::max<size_t>(64, chunk);  // a multiple of chunk
+  constexpr size_t kG = ref::kMxfp4GroupElems;
+  constexpr size_t kB = ref::kMxfp4GroupBytes;
+  HWY_ALIGN uint8_t tile[kB][kFp4MaxTileRows];
+  HWY_ALIGN float lane_scales[kFp4MaxTileRows];
+  HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
+  if (col_begin >= col_end) return;
+  for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
+    const size_t c_lo = std::max(col_begin, g * kG);
+    const size_t c_hi = std::min(col_end, g * kG + kG);
+    for (size_t r0 = 0; r0 < rows; r0 += tile_rows) {
+      const size_t t_n = std::min(tile_rows, rows - r0);
+      const size_t t_padded = (t_n + chunk - 1) / chunk * chunk;
+      const uint8_t* first = blocks + (r0 * groups + g) * kB;
+      for (size_t t = 0; t < t_padded; t += 16) {
+        TransposeBlocks16(first + t * groups * kB, groups * kB, t < t_n ? t_n - t : 0, tile, t);
+      }
+      for (size_t t = 0; t < t_padded; ++t) {
+        const size_t at = (t / chunk) * chunk + LaneOf<kOut>(t % chunk, n);
+        uint32_t bits = 0;
+        if (t < t_n) bits = ref::E8m0ToF32Bits(scales[(r0 + t) * groups + g]);
+        std::memcpy(lane_scales + at, &bits, sizeof(bits));
+      }
+      for (size_t c = c_lo; c < c_hi; ++c) {
+        const uint8_t* codes = tile[(c % kG) / 2];
+        const int shift = (c & 1) != 0 ? 4 : 0;  // odd columns: high nibbles
+        TOut* y = out + (c - col_begin) * rows + r0;
+        for (size_t t = 0; t < t_n; t += chunk) {
+          const auto nibbles = NibbleCodes(df, codes + t, shift);
+          const auto scale_a = hn::LoadU(df, lane_scales + t);
+          const auto scale_b = hn::LoadU(df, lane_scales + t + n);
+          if (t + chunk <= t_n) {
+            E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, y + t);
+          } else {
+            E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, out_tail);
+            std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
+          }
+        }
+      }
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Entry points (layouts and preconditions: kernels/ref/fp4_ref.h). SCALAR
+// runs the reference. NVFP4 and untransposed MXFP4 take whole rows, which
+// form one flat run of groups.
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantNvfp4Kernel(void (*reference)(const uint8_t*, const uint8_t*, float, size_t,
+                                                     size_t, TOut*),
+                                   const uint8_t* packed, const uint8_t* scales,
+                                   float global_scale, size_t rows, size_t cols, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  reference(packed, scales, global_scale, rows, cols, out);
+#else
+  (void)reference;
+  Nvfp4Run<kOut>(packed, scales, global_scale, rows * (cols / ref::kNvfp4GroupElems), out);
+#endif
+}
+
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantMxfp4Kernel(void (*reference)(const uint8_t*, const uint8_t*, size_t, size_t,
+                                                     TOut*),
+                                   const uint8_t* blocks, const uint8_t* scales, size_t rows,
+                                   size_t groups, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  reference(blocks, scales, rows, groups, out);
+#else
+  (void)reference;
+  Mxfp4Run<kOut>(blocks, scales, rows * groups, out);
+#endif
+}
+
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantMxfp4TransposedKernel(
+    void (*reference)(const uint8_t*, const uint8_t*, size_t, size_t, size_t, size_t, TOut*),
+    const uint8_t* blocks, const uint8_t* scales, size_t rows, size_t groups, size_t col_begin,
+    size_t col_end, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  reference(blocks, scales, rows, groups, col_begin, col_end, out);
+#else
+  (void)reference;
+  Mxfp4TransposedRun<kOut>(blocks, scales, rows, groups, col_begin, col_end, out);
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_FP4_INL_H_
