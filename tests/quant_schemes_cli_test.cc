@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <cstring>
@@ -281,6 +282,98 @@ TEST(BnbCli, Int8FixtureRemembers) {
     ++checked;
   }
   EXPECT_EQ(checked, 1);
+}
+
+// --- Hand-derived tensors (no real-model fixtures exist for these) ---------
+
+// E2M1 code -> value, as transformers' FP4_VALUES and compressed-tensors'
+// FLOAT_TO_E2M1 list them (code 8 is -0.0).
+constexpr float kE2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                             -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
+// BF16 bits of a value the test chose to be exact in BF16.
+uint16_t ExactBf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  EXPECT_EQ(bits & 0xFFFF, 0u) << v << " is not exact in BF16";
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+void PushLe16(std::vector<uint8_t>& out, uint16_t v) {
+  out.push_back(static_cast<uint8_t>(v));
+  out.push_back(static_cast<uint8_t>(v >> 8));
+}
+
+// NVFP4: out[r][c] = e2m1(code) * (f32(e4m3 scale[r][c/16]) / global).
+TEST(Nvfp4Cli, RemembersEveryCodeWithGroupScales) {
+  constexpr uint64_t kRows = 2, kCols = 32;
+  const std::string p = kPrefix;
+  std::vector<uint8_t> packed(kRows * kCols / 2);
+  for (size_t i = 0; i < packed.size(); ++i) packed[i] = static_cast<uint8_t>(i * 17 + (i >> 2));
+  // E4M3 1.0, 2.0, 0.5 and 4.0: 0x38, 0x40, 0x30, 0x48.
+  const std::vector<uint8_t> scales = {0x38, 0x40, 0x30, 0x48};
+  const float scale_values[4] = {1.0f, 2.0f, 0.5f, 4.0f};
+  const float global = 2.0f;
+  std::vector<uint8_t> global_bytes(4);
+  std::memcpy(global_bytes.data(), &global, 4);
+  TempDir dir;
+  SafetensorsBuilder m;
+  m.Add(p + ".weight_packed", "U8", {kRows, kCols / 2}, packed);
+  m.Add(p + ".weight_scale", "F8_E4M3", {kRows, kCols / 16}, scales);
+  m.Add(p + ".weight_global_scale", "F32", {1}, global_bytes);
+  m.Add(p + ".input_global_scale", "F32", {1}, global_bytes);
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  WriteText(dir.path() / "config.json",
+            Config({{"quant_method", "compressed-tensors"}, {"format", "nvfp4-pack-quantized"}}));
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<uint8_t> expected;
+  for (uint64_t row = 0; row < kRows; ++row) {
+    for (uint64_t c = 0; c < kCols; ++c) {
+      const uint8_t byte = packed[(row * kCols + c) / 2];
+      const uint8_t code = c % 2 == 0 ? byte & 0xF : byte >> 4;  // low nibble first
+      PushLe16(expected, ExactBf16(kE2m1[code] * (scale_values[row * 2 + c / 16] / global)));
+    }
+  }
+  const ReadBack out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({kRows, kCols}));
+  EXPECT_EQ(out.Data(p + ".weight"), expected);
+  EXPECT_EQ(out.header.size(), 1u) << out.header.dump();  // companions consumed, input scale dropped
+}
+
+// gpt-oss MXFP4: out[e][k][r] = FP4_VALUES[code k of blocks[e][r]] *
+// 2^(scales[e][r] - 127), the last two dimensions swapped as transformers
+// returns the experts.
+TEST(Mxfp4Cli, RemembersExpertsInTransformersLayout) {
+  constexpr uint64_t kExperts = 2, kRows = 3;
+  const std::string name = "model.layers.0.mlp.experts.gate_up_proj";
+  std::vector<uint8_t> blocks(kExperts * kRows * 16);
+  for (size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<uint8_t>(i * 37 + 11);
+  const std::vector<uint8_t> scales = {127, 128, 126, 125, 129, 120};
+  TempDir dir;
+  SafetensorsBuilder m;
+  m.Add(name + "_blocks", "U8", {kExperts, kRows, 1, 16}, blocks);
+  m.Add(name + "_scales", "U8", {kExperts, kRows, 1}, scales);
+  m.Add(name + "_bias", "BF16", {kExperts, kRows}, std::vector<uint8_t>(kExperts * kRows * 2, 0));
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  WriteText(dir.path() / "config.json", Config({{"quant_method", "mxfp4"}}));
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<uint8_t> expected;
+  for (uint64_t e = 0; e < kExperts; ++e) {
+    for (uint64_t k = 0; k < 32; ++k) {
+      for (uint64_t row = 0; row < kRows; ++row) {
+        const uint8_t byte = blocks[(e * kRows + row) * 16 + k / 2];
+        const uint8_t code = k % 2 == 0 ? byte & 0xF : byte >> 4;
+        const int exponent = scales[e * kRows + row] - 127;
+        PushLe16(expected, ExactBf16(std::ldexp(kE2m1[code], exponent)));
+      }
+    }
+  }
+  const ReadBack out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.header[name]["shape"], Json({kExperts, 32, kRows}));
+  EXPECT_EQ(out.Data(name), expected);
+  EXPECT_TRUE(out.header.contains(name + "_bias"));
 }
 
 // --- Refusals: one error line naming the tensor, exit 1, nothing written ---
