@@ -53,13 +53,18 @@ Result<std::vector<uint64_t>> WeightShape(const SchemeBuilder& b, const std::str
 Status AddPackedInt(SchemeBuilder& b, const std::string& name, TensorRef packed) {
   const std::string prefix = name.substr(0, name.size() - kPacked.size());
   AMN_ASSIGN_OR_RETURN(const CompressedWeightsArgs args, IntArgs(b, name));
+  if (b.Find(prefix + ".weight_g_idx")) {
+    b.Unsupported("compressed-tensors activation ordering (" + MessageSafe(prefix) +
+                  ".weight_g_idx) is not supported");
+    return Status::Ok();
+  }
   if (args.num_bits != 4 && args.num_bits != 8) {
     return TensorError(name, "pack-quantized int" + std::to_string(args.num_bits) +
                                  ": this build dequantizes int4 and int8");
   }
-  if (args.strategy != "channel" && args.strategy != "group") {
+  if (args.strategy != "channel" && args.strategy != "group" && args.strategy != "tensor") {
     b.Unsupported("compressed-tensors pack-quantized with strategy '" + MessageSafe(args.strategy) +
-                  "' is not supported (channel and group are)");
+                  "' is not supported (tensor, channel and group are)");
     return Status::Ok();
   }
   QuantWeight w;
@@ -81,32 +86,53 @@ Status AddPackedInt(SchemeBuilder& b, const std::string& name, TensorRef packed)
   }
   AMN_ASSIGN_OR_RETURN(const TensorRef scale, b.Require(name, prefix + ".weight_scale",
                                                         {Dtype::kF16, Dtype::kBf16, Dtype::kF32}));
-  const std::vector<uint64_t>& s = b.entry(scale).shape;
-  if (s.size() != 2 || s[0] != w.out_features || s[1] == 0) {
-    return TensorError(b.entry(scale).name, "shape " + ShapeText(s) + " should be [" +
-                                                std::to_string(w.out_features) + ", groups]");
-  }
-  w.groups = s[1];
-  w.group_size = s[1] == 1 ? w.in_features
-                           : (args.group_size && *args.group_size > 0
-                                  ? static_cast<uint64_t>(*args.group_size)
-                                  : CeilDiv(w.in_features, s[1]));
-  if (w.group_size == 0 || CeilDiv(w.in_features, w.group_size) != w.groups) {
-    return TensorError(b.entry(scale).name, std::to_string(w.groups) + " groups do not cover " +
-                                                std::to_string(w.in_features) + " inputs in groups of " +
-                                                std::to_string(w.group_size));
-  }
   w.part(Part::kScale) = scale;
+  const TensorEntry& se = b.entry(scale);
   const std::optional<TensorRef> zero = b.Find(prefix + ".weight_zero_point");
   if (!args.symmetric && !zero) {
     return TensorError(name, "is asymmetric but has no " + MessageSafe(prefix) + ".weight_zero_point");
   }
-  w.part(Part::kZeros) = zero;
+  if (args.strategy == "tensor") {
+    if (se.elements != 1) return TensorError(se.name, "must hold one scale (strategy tensor), got " + ShapeText(se.shape));
+    if (zero) return TensorError(b.entry(*zero).name, "a per-tensor scale has no zero point here");
+    w.tensor_scale = true;
+    w.groups = 1;
+    w.group_size = w.in_features;
+  } else {
+    const std::vector<uint64_t>& s = se.shape;
+    if (s.size() != 2 || s[0] != w.out_features || s[1] == 0) {
+      return TensorError(se.name, "shape " + ShapeText(s) + " should be [" +
+                                      std::to_string(w.out_features) + ", groups]");
+    }
+    w.groups = s[1];
+    w.group_size = w.in_features / w.groups;
+    if (w.group_size == 0 || w.group_size * w.groups != w.in_features ||
+        (args.strategy == "group" && args.group_size && *args.group_size > 0 &&
+         static_cast<uint64_t>(*args.group_size) != w.group_size)) {
+      return TensorError(se.name, std::to_string(w.groups) + " groups do not split " +
+                                      std::to_string(w.in_features) + " inputs evenly" +
+                                      (args.group_size ? " in groups of " + std::to_string(*args.group_size) : ""));
+    }
+  }
+  if (zero) {
+    const TensorEntry& z = b.entry(*zero);
+    const std::vector<uint64_t> packed_shape = {CeilDiv(w.out_features, per_word), w.groups};
+    const std::vector<uint64_t> plain_shape = {w.out_features, w.groups};
+    w.zero_point_i8 = z.dtype == Dtype::kI8;
+    if (!((z.dtype == Dtype::kI32 && z.shape == packed_shape) || (w.zero_point_i8 && z.shape == plain_shape))) {
+      return TensorError(z.name, "must be I32 " + ShapeText(packed_shape) + " (packed along rows) or I8 " +
+                                     ShapeText(plain_shape) + ", got " + std::string(DtypeName(z.dtype)) +
+                                     " " + ShapeText(z.shape));
+    }
+    w.part(Part::kZeros) = *zero;
+  }
   w.output_name = prefix + ".weight";
   w.output_shape = shape;
   w.output_elements = shape[0] * shape[1];
   w.description = "compressed-tensors pack-quantized int" + std::to_string(w.bits) + ", " +
-                  (s[1] == 1 ? std::string("per channel") : "group " + std::to_string(w.group_size)) +
+                  (w.tensor_scale    ? std::string("per tensor")
+                   : w.groups == 1 ? std::string("per channel")
+                                   : "group " + std::to_string(w.group_size)) +
                   (zero ? ", asymmetric" : ", symmetric");
   return b.Add(std::move(w));
 }

@@ -98,7 +98,7 @@ Status DecodePackedRows(const PackedJob& job, const PackedViews& v, uint64_t row
     }
     case QuantKind::kPackedInt: {
       PackedIntLayer layer;
-      layer.bits = w.bits;
+      layer.num_bits = w.bits;
       layer.rows = w.out_features;
       layer.cols = w.in_features;
       layer.group_size = w.group_size;
@@ -106,6 +106,8 @@ Status DecodePackedRows(const PackedJob& job, const PackedViews& v, uint64_t row
       layer.weight_packed = v.codes;
       layer.weight_scale = part(Part::kScale);
       layer.weight_zero_point = part(Part::kZeros);
+      layer.tensor_scale = w.tensor_scale;
+      layer.zero_point_i8 = w.zero_point_i8;
       return DequantPackedInt(layer, row_begin, row_end, out_type, out);
     }
     case QuantKind::kNvfp4: {

@@ -71,6 +71,8 @@ struct QuantWeight {
   uint64_t in_features = 0, out_features = 0;
   uint64_t groups = 0, group_size = 0;
   bool zeros_plus_one = false;  // GPTQ v1
+  bool tensor_scale = false;    // kPackedInt strategy "tensor": one scale
+  bool zero_point_i8 = false;   // kPackedInt: I8 [rows, groups] zeros (pre-0.10)
   // kBnb4
   uint64_t block_size = 0;
   bool double_quant = false;

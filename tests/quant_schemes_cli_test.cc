@@ -341,6 +341,68 @@ TEST(Nvfp4Cli, RemembersEveryCodeWithGroupScales) {
   EXPECT_EQ(out.header.size(), 1u) << out.header.dump();  // companions consumed, input scale dropped
 }
 
+// RNE on the bit pattern (../shared/fixtures/README.md), for finite values.
+uint16_t Bf16Rne(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+}
+
+// compressed-tensors pack-quantized int4, group strategy, asymmetric:
+// values stored as q + 8 LSB-first along the row, zero points packed the
+// same way along the rows; (q - z) * scale computed in the scale's dtype
+// (BF16 here), as compressed_tensors' _dequantize does.
+TEST(CompressedTensorsCli, PackQuantizedInt4GroupAsymmetric) {
+  constexpr uint64_t kRows = 8, kCols = 32, kGroup = 16, kGroups = kCols / kGroup;
+  const std::string p = kPrefix;
+  std::vector<uint8_t> packed(kRows * kCols / 2);
+  for (size_t i = 0; i < packed.size(); ++i) packed[i] = static_cast<uint8_t>(i * 29 + 3);
+  std::vector<uint8_t> zeros(4 * kGroups);  // I32 [ceil(8 / 8), 2]
+  uint32_t zero_words[kGroups] = {0x76543210u, 0xFEDCBA98u};
+  std::memcpy(zeros.data(), zero_words, sizeof zero_words);
+  std::vector<uint8_t> scales;
+  std::vector<float> scale_values;
+  for (uint64_t i = 0; i < kRows * kGroups; ++i) {
+    const uint16_t bf16 = static_cast<uint16_t>(0x3C00 + 0x0123 * i);  // 2^-7 .. about 20
+    PushLe16(scales, bf16);
+    const uint32_t bits = uint32_t{bf16} << 16;
+    float v;
+    std::memcpy(&v, &bits, 4);
+    scale_values.push_back(v);
+  }
+  const std::vector<uint8_t> shape = {kRows, 0, 0, 0, 0, 0, 0, 0, kCols, 0, 0, 0, 0, 0, 0, 0};
+  TempDir dir;
+  SafetensorsBuilder m;
+  m.Add(p + ".weight_packed", "I32", {kRows, kCols / 8}, packed);
+  m.Add(p + ".weight_scale", "BF16", {kRows, kGroups}, scales);
+  m.Add(p + ".weight_zero_point", "I32", {1, kGroups}, zeros);
+  m.Add(p + ".weight_shape", "I64", {2}, shape);
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  const Json weights = {{"num_bits", 4}, {"type", "int"}, {"symmetric", false},
+                        {"strategy", "group"}, {"group_size", kGroup}};
+  WriteText(dir.path() / "config.json",
+            Config({{"quant_method", "compressed-tensors"}, {"format", "pack-quantized"},
+                    {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}}}}}}));
+  const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+  EXPECT_NE(inspect.out.find("pack-quantized int4, group 16, asymmetric"), std::string::npos) << inspect.out;
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<uint8_t> expected;
+  for (uint64_t row = 0; row < kRows; ++row) {
+    for (uint64_t c = 0; c < kCols; ++c) {
+      const uint32_t word = LoadLe32(&packed[4 * (row * (kCols / 8) + c / 8)]);
+      const int q = static_cast<int>((word >> (4 * (c % 8))) & 0xF);
+      const int z = static_cast<int>((zero_words[c / kGroup] >> (4 * row)) & 0xF);
+      const float product = static_cast<float>(q - z) * scale_values[row * kGroups + c / kGroup];
+      PushLe16(expected, Bf16Rne(product));  // the BF16 multiply's one rounding
+    }
+  }
+  const ReadBack out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({kRows, kCols}));
+  EXPECT_EQ(out.Data(p + ".weight"), expected);
+  EXPECT_EQ(out.header.size(), 1u) << out.header.dump();
+}
+
 // gpt-oss MXFP4: out[e][k][r] = FP4_VALUES[code k of blocks[e][r]] *
 // 2^(scales[e][r] - 127), the last two dimensions swapped as transformers
 // returns the experts.
