@@ -363,7 +363,7 @@ TEST(CompressedTensorsCli, PackQuantizedInt4GroupAsymmetric) {
   std::vector<uint8_t> scales;
   std::vector<float> scale_values;
   for (uint64_t i = 0; i < kRows * kGroups; ++i) {
-    const uint16_t bf16 = static_cast<uint16_t>(0x3C00 + 0x0123 * i);  // 2^-7 .. about 20
+    const uint16_t bf16 = static_cast<uint16_t>(0x3C00 + 0x0123 * i);  // 2^-7 up to about 2^27
     PushLe16(scales, bf16);
     const uint32_t bits = uint32_t{bf16} << 16;
     float v;
