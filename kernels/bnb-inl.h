@@ -4,15 +4,15 @@
 // SCALAR target (one-lane vectors, no 16-byte table lookup) runs that
 // reference.
 //
-// 4-bit: the 16 codebook entries (with the FP4 sign-of-zero rule) are split
-// once per call into four 16-byte planes (byte p of each f32); a nibble picks
-// its entry with four TableLookupBytes, so the codebook never leaves
-// registers. One u32 lane per packed byte: its high nibble is an even element
-// (vector A), its low nibble the next odd one (vector B). Then one Mul by the
-// block's absmax (never fused), the NaN rule only in blocks that can make a
-// NaN, and float_convert-inl.h's rounding; BF16/F16 results are put back in
-// element order with one OddEven (fp8_dequant-inl.h's layout), F32 results
-// are computed from nibbles already in element order.
+// 4-bit: a block has only 16 possible outputs, Round(cb[k] * absmax). Each
+// block computes them once (one 16-lane vector on AVX-512: one Mul per entry,
+// never fused; the NaN rule only in blocks that can make a NaN;
+// float_convert-inl.h's rounding) and splits them into 16-byte planes, byte p
+// of every output in plane p. An element is then a table lookup: its nibble,
+// repeated in the bytes of its output lane, picks each output byte from its
+// plane with TableLookupBytes. Nibbles are put in element order as u16 lanes
+// (one u32 lane per packed byte: high nibble low, low nibble high), so BF16 /
+// F16 outputs need no shuffle and F32 one widening.
 //
 // INT8: weights widened exactly to F32, two Muls in bitsandbytes' order.
 //
@@ -79,104 +79,133 @@ HWY_INLINE void BnbStore(hn::Vec<BnbDU> a, hn::Vec<BnbDU> b, TOut* HWY_RESTRICT 
   }
 }
 
-// The codebook as four byte planes (plane p = byte p of the 16 entries'
-// F32 bits), each repeated in every 128-bit block for TableLookupBytes.
-struct BnbPlanes {
-  HWY_ALIGN uint8_t bytes[4][bnb::kCodebookSize];
-  bool finite;  // no entry is Inf or NaN
+// The codebook of one call: 16 entries as F32 bits with the FP4
+// sign-of-zero rule (bnb::CodebookBits), and whether all are finite.
+struct BnbCodebook {
+  HWY_ALIGN uint32_t bits[bnb::kCodebookSize];
+  bool finite;
 };
 
-HWY_INLINE void BnbMakePlanes(const uint8_t* quant_map, BnbPlanes& planes) {
-  planes.finite = true;
+HWY_INLINE void BnbMakeCodebook(const uint8_t* quant_map, BnbCodebook& cb) {
+  cb.finite = true;
   for (unsigned k = 0; k < bnb::kCodebookSize; ++k) {
-    const uint32_t bits = bnb::CodebookBits(quant_map, k);
-    planes.finite = planes.finite && bnb::IsFiniteBits(bits);
-    for (int p = 0; p < 4; ++p) planes.bytes[p][k] = static_cast<uint8_t>(bits >> (8 * p));
+    cb.bits[k] = bnb::CodebookBits(quant_map, k);
+    cb.finite = cb.finite && bnb::IsFiniteBits(cb.bits[k]);
   }
 }
 
-// Codebook entries for nibble indices `nib` (u32 lanes, 0..15): each lane's
-// index repeated in its four bytes selects byte p from plane p.
-// (Four vector arguments, not an array: SVE vectors are sizeless.)
-using BnbPlaneVec = hn::Vec<hn::Repartition<uint8_t, BnbDU>>;
-HWY_INLINE hn::Vec<BnbDU> BnbLookup(BnbDU du, hn::Vec<BnbDU> nib, BnbPlaneVec p0, BnbPlaneVec p1,
-                                    BnbPlaneVec p2, BnbPlaneVec p3) {
-  const hn::Repartition<uint8_t, BnbDU> d8;
-  const hn::Repartition<uint16_t, BnbDU> d16;
-  const auto twice = hn::Or(nib, hn::ShiftLeft<8>(nib));
-  const auto idx = hn::BitCast(d8, hn::Or(twice, hn::ShiftLeft<16>(twice)));
-  const auto b0 = hn::TableLookupBytes(p0, idx);
-  const auto b1 = hn::TableLookupBytes(p1, idx);
-  const auto b2 = hn::TableLookupBytes(p2, idx);
-  const auto b3 = hn::TableLookupBytes(p3, idx);
-  const auto low = hn::BitCast(d16, hn::OddEven(b1, b0));
-  const auto high = hn::BitCast(d16, hn::OddEven(b3, b2));
-  return hn::BitCast(du, hn::OddEven(high, low));
-}
+// A block's 16 possible outputs, Round(cb[k] * absmax), split into byte
+// planes: plane p holds byte p of each output (2 planes for BF16/F16, 4 for
+// F32), for TableLookupBytes. Built with at most 16-lane vectors: one
+// AVX-512 vector for the whole codebook.
+struct BnbTable {
+  HWY_ALIGN uint8_t planes[4][bnb::kCodebookSize];
+};
 
-// cb * absmax for a vector of codebook entries, with the NaN rule of
-// bnb::MulBits when the block can make a NaN (`absmax_nan` is that rule's
-// choice when the entry is not NaN).
-template <bool kMayBeNan>
-HWY_INLINE hn::Vec<BnbDU> BnbScale(hn::Vec<BnbDU> cb, hn::Vec<BnbDU> absmax,
-                                   hn::Vec<BnbDU> absmax_nan) {
-  const BnbDU du;
-  const hn::RebindToFloat<BnbDU> df;
-  const auto p = hn::Mul(hn::BitCast(df, cb), hn::BitCast(df, absmax));
-  if constexpr (!kMayBeNan) return hn::BitCast(du, p);
-  const auto cb_f = hn::BitCast(df, cb);
-  const auto nan = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(cb_f)),
+// cb * absmax in the lanes of `d`, with the NaN rule of bnb::MulBits when the
+// block can make a NaN: the entry's NaN quieted, else `absmax_nan` (absmax's
+// NaN quieted, or the invalid-operation NaN).
+template <bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> BnbScale(DU du, hn::Vec<DU> cb, hn::Vec<DU> absmax,
+                                hn::Vec<DU> absmax_nan) {
+  const hn::RebindToFloat<DU> df;
+  const auto p = hn::BitCast(du, hn::Mul(hn::BitCast(df, cb), hn::BitCast(df, absmax)));
+  if constexpr (!kMayBeNan) return p;
+  const auto nan = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, cb))),
                                   hn::Or(cb, hn::Set(du, bnb::kQuietBit)), absmax_nan);
-  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(p)), nan, hn::BitCast(du, p));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, p))), nan, p);
 }
 
-// One chunk: 2N elements from N packed bytes at `packed` (N = Lanes(BnbDU)),
-// starting at an even element.
-template <BnbOut kOut, bool kMayBeNan, typename TOut>
-HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed,
-                          BnbPlaneVec p0, BnbPlaneVec p1, BnbPlaneVec p2, BnbPlaneVec p3,
-                          hn::Vec<BnbDU> absmax, hn::Vec<BnbDU> absmax_nan,
-                          TOut* HWY_RESTRICT out) {
-  const BnbDU du;
-  const hn::Rebind<uint8_t, BnbDU> d8;
-  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, packed));
-  hn::Vec<BnbDU> nib_a, nib_b;
-  if constexpr (kOut == BnbOut::kF32) {
-    // Nibbles in element order as u16 lanes, widened in two halves.
-    const hn::Repartition<uint16_t, BnbDU> d16;
-    const hn::Half<decltype(d16)> dh;
-    const auto pairs = hn::BitCast(
-        d16, hn::Or(hn::ShiftRight<4>(bytes), hn::ShiftLeft<16>(hn::And(bytes, hn::Set(du, 15u)))));
-    nib_a = hn::PromoteTo(du, hn::LowerHalf(dh, pairs));
-    nib_b = hn::PromoteTo(du, hn::UpperHalf(dh, pairs));
-  } else {
-    nib_a = hn::ShiftRight<4>(bytes);
-    nib_b = hn::And(bytes, hn::Set(du, 15u));
-  }
-  const auto a = BnbScale<kMayBeNan>(BnbLookup(du, nib_a, p0, p1, p2, p3), absmax, absmax_nan);
-  const auto b = BnbScale<kMayBeNan>(BnbLookup(du, nib_b, p0, p1, p2, p3), absmax, absmax_nan);
-  BnbStore<kOut, kMayBeNan>(a, b, out);
-}
-
-// Elements [e, stop) of one block, e < stop, all sharing `absmax_bits`.
-// Whole chunks are read in place; a chunk that would start at an odd
-// element or run past `stop` goes through zero-padded copies.
-template <BnbOut kOut, bool kMayBeNan, typename TOut>
-HWY_INLINE void Bnb4BlockRun(const uint8_t* HWY_RESTRICT packed,
-                             BnbPlaneVec p0, BnbPlaneVec p1, BnbPlaneVec p2,
-                             BnbPlaneVec p3, uint32_t absmax_bits, size_t e, size_t stop,
-                             TOut* HWY_RESTRICT out) {
-  const BnbDU du;
-  const size_t chunk = 2 * hn::Lanes(du);
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTable& table) {
+  const hn::CappedTag<uint32_t, bnb::kCodebookSize> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Rebind<uint8_t, decltype(du)> d8;
   const auto absmax = hn::Set(du, absmax_bits);
   const auto absmax_nan = hn::Set(
       du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto low_byte = hn::Set(du, 0xFFu);
+  for (size_t k = 0; k < bnb::kCodebookSize; k += hn::Lanes(du)) {
+    const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), absmax, absmax_nan);
+    // Outputs in the low bytes of each lane; byte planes by saturating
+    // demotion of lanes already masked to 0..255.
+    hn::Vec<decltype(du)> v;
+    if constexpr (kOut == BnbOut::kF32) {
+      v = p;
+    } else if constexpr (kOut == BnbOut::kBf16) {
+      v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+    } else {
+      v = F32BitsToF16Lanes(du, p);
+    }
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(v, low_byte))), d8, table.planes[0] + k);
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(hn::ShiftRight<8>(v), low_byte))), d8,
+               table.planes[1] + k);
+    if constexpr (kOut == BnbOut::kF32) {
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(hn::ShiftRight<16>(v), low_byte))), d8,
+                 table.planes[2] + k);
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::ShiftRight<24>(v))), d8,
+                 table.planes[3] + k);
+    }
+  }
+}
+
+// (Vector arguments one by one, never in arrays or structs: SVE vectors are
+// sizeless.)
+using BnbPlaneVec = hn::Vec<hn::Repartition<uint8_t, BnbDU>>;
+
+// One chunk: 2N elements from N packed bytes at `packed` (N = Lanes(BnbDU)),
+// starting at an even element, through the block's table planes p0..p3
+// (p2, p3 unused for BF16/F16).
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, BnbPlaneVec p1,
+                          BnbPlaneVec p2, BnbPlaneVec p3, TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::Rebind<uint8_t, BnbDU> d8q;
+  const hn::Repartition<uint8_t, BnbDU> d8;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
+  // Nibbles in element order as u16 lanes: the high nibble (even element)
+  // in the low half of each u32 lane, the low nibble in the high half.
+  const auto pairs =
+      hn::Or(hn::ShiftRight<4>(bytes), hn::ShiftLeft<16>(hn::And(bytes, hn::Set(du, 15u))));
+  if constexpr (kOut != BnbOut::kF32) {
+    // Each u16 lane's index in both of its bytes picks byte 0 and byte 1 of
+    // its output from planes 0 and 1.
+    const auto idx = hn::BitCast(d8, hn::Or(pairs, hn::ShiftLeft<8>(pairs)));
+    const auto bytes01 = hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx));
+    hn::StoreU(hn::BitCast(d16, bytes01), d16, out);
+  } else {
+    const hn::Half<decltype(d16)> dh;
+    const auto pairs16 = hn::BitCast(d16, pairs);
+    const auto one_half = [&](hn::Vec<BnbDU> nib, float* HWY_RESTRICT dst) {
+      const auto twice = hn::Or(nib, hn::ShiftLeft<8>(nib));
+      const auto idx = hn::BitCast(d8, hn::Or(twice, hn::ShiftLeft<16>(twice)));
+      const auto b01 = hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p1, idx),
+                                                    hn::TableLookupBytes(p0, idx)));
+      const auto b23 = hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p3, idx),
+                                                    hn::TableLookupBytes(p2, idx)));
+      const hn::RebindToFloat<BnbDU> df;
+      hn::StoreU(hn::BitCast(df, hn::OddEven(b23, b01)), df, dst);
+    };
+    one_half(hn::PromoteTo(du, hn::LowerHalf(dh, pairs16)), out);
+    one_half(hn::PromoteTo(du, hn::UpperHalf(dh, pairs16)), out + hn::Lanes(du));
+  }
+}
+
+// Elements [e, stop) of one block (e < stop): `chunk(bytes, out)` writes the
+// 2N elements of N packed bytes. Whole chunks are read in place; a chunk that
+// would start at an odd element or run past `stop` goes through zero-padded
+// copies.
+template <typename TOut, class Chunk>
+HWY_INLINE void Bnb4BlockRun(const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                             TOut* HWY_RESTRICT out, const Chunk& chunk_fn) {
+  const size_t chunk = 2 * hn::Lanes(BnbDU());
   constexpr size_t kMaxChunk = 2 * HWY_MAX_BYTES / sizeof(uint32_t);
   while (e < stop) {
     const size_t start = e & ~size_t{1};
     if (e == start && start + chunk <= stop) {
       for (; e + chunk <= stop; e += chunk) {
-        Bnb4Chunk<kOut, kMayBeNan>(packed + e / 2, p0, p1, p2, p3, absmax, absmax_nan, out);
+        chunk_fn(packed + e / 2, out);
         out += chunk;
       }
       continue;
@@ -185,37 +214,133 @@ HWY_INLINE void Bnb4BlockRun(const uint8_t* HWY_RESTRICT packed,
     HWY_ALIGN uint8_t byte_tail[kMaxChunk / 2] = {};
     HWY_ALIGN TOut out_tail[kMaxChunk];
     std::memcpy(byte_tail, packed + start / 2, (n + 1) / 2);
-    Bnb4Chunk<kOut, kMayBeNan>(byte_tail, p0, p1, p2, p3, absmax, absmax_nan, out_tail);
+    chunk_fn(byte_tail, out_tail);
     std::memcpy(out, out_tail + (e - start), (n - (e - start)) * sizeof(TOut));
     out += n - (e - start);
     e = start + n;
   }
 }
 
+// The byte-plane lookup as a chunk function: planes are broadcast from the
+// table in memory (vectors cannot be captured on SVE).
+template <BnbOut kOut>
+struct BnbPlaneChunk {
+  const BnbTable* table;
+  template <typename TOut>
+  HWY_INLINE void operator()(const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT out) const {
+    const hn::Repartition<uint8_t, BnbDU> d8;
+    const auto p0 = hn::LoadDup128(d8, table->planes[0]);
+    const auto p1 = hn::LoadDup128(d8, table->planes[1]);
+    const auto p2 = kOut == BnbOut::kF32 ? hn::LoadDup128(d8, table->planes[2]) : p0;
+    const auto p3 = kOut == BnbOut::kF32 ? hn::LoadDup128(d8, table->planes[3]) : p1;
+    Bnb4Chunk<kOut>(bytes, p0, p1, p2, p3, out);
+  }
+};
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// AVX-512: a u32 vector has exactly 16 lanes, so a block's 16 outputs stay in
+// one register and a lane permute (vpermd) looks them up, with no byte
+// planes and no round trip through memory. BF16/F16 outputs are held twice
+// per lane (both halves) so that the even element (high nibble) can take the
+// low half and the odd one the high half with one OddEven.
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE hn::Vec<BnbDU> BnbLaneTable(const BnbCodebook& cb, uint32_t absmax_bits) {
+  const BnbDU du;
+  const auto absmax_nan = hn::Set(
+      du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits), hn::Set(du, absmax_bits),
+                                     absmax_nan);
+  if constexpr (kOut == BnbOut::kF32) return p;
+  hn::Vec<BnbDU> v;
+  if constexpr (kOut == BnbOut::kBf16) {
+    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+  } else {
+    v = F32BitsToF16Lanes(du, p);
+  }
+  return hn::Or(v, hn::ShiftLeft<16>(v));
+}
+
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4LaneChunk(const uint8_t* HWY_RESTRICT packed, hn::Vec<BnbDU> table,
+                              TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::Rebind<uint8_t, BnbDU> d8q;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
+  const auto high = hn::ShiftRight<4>(bytes);
+  const auto low = hn::And(bytes, hn::Set(du, 15u));
+  if constexpr (kOut != BnbOut::kF32) {
+    const auto even = hn::TableLookupLanes(table, hn::IndicesFromVec(du, high));
+    const auto odd = hn::TableLookupLanes(table, hn::IndicesFromVec(du, low));
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, even)), d16, out);
+  } else {
+    const hn::Half<decltype(d16)> dh;
+    const hn::RebindToFloat<BnbDU> df;
+    const auto pairs = hn::BitCast(d16, hn::Or(high, hn::ShiftLeft<16>(low)));
+    const auto first = hn::PromoteTo(du, hn::LowerHalf(dh, pairs));
+    const auto second = hn::PromoteTo(du, hn::UpperHalf(dh, pairs));
+    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, first))), df,
+               out);
+    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, second))), df,
+               out + hn::Lanes(du));
+  }
+}
+
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*unused*/,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  const auto table = BnbLaneTable<kOut, kMayBeNan>(cb, absmax);
+  Bnb4BlockRun(packed, e, stop, out, [table](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+    Bnb4LaneChunk<kOut>(bytes, table, o);
+  });
+}
+#else
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& table,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  BnbMakeTable<kOut, kMayBeNan>(cb, absmax, table);
+  Bnb4BlockRun(packed, e, stop, out, BnbPlaneChunk<kOut>{&table});
+}
+#endif
+
 template <BnbOut kOut, typename TOut>
 HWY_INLINE void Bnb4Vector(const bnb::Bnb4View& t, size_t begin, size_t end,
                            TOut* HWY_RESTRICT out) {
-  const BnbDU du;
-  const hn::Repartition<uint8_t, BnbDU> d8;
-  BnbPlanes tables;
-  BnbMakePlanes(t.quant_map, tables);
-  const auto p0 = hn::LoadDup128(d8, tables.bytes[0]);
-  const auto p1 = hn::LoadDup128(d8, tables.bytes[1]);
-  const auto p2 = hn::LoadDup128(d8, tables.bytes[2]);
-  const auto p3 = hn::LoadDup128(d8, tables.bytes[3]);
-  (void)du;
+  BnbCodebook cb;
+  BnbMakeCodebook(t.quant_map, cb);
+  BnbTable table;
+  // Block and nested-block indices advance by counting: no division per
+  // block (it would sit on the loop-carried path).
+  size_t block = begin / t.block_size;
+  size_t nested = t.double_quant ? block / t.nested_block_size : 0;
+  size_t nested_left = t.double_quant ? t.nested_block_size - block % t.nested_block_size : 0;
+  uint32_t nested_scale = t.double_quant ? bnb::LoadLe32(t.nested_absmax + 4 * nested) : 0;
   size_t e = begin;
   while (e < end) {
-    const size_t block = e / t.block_size;
     const size_t stop = std::min(end, (block + 1) * t.block_size);
-    const uint32_t absmax = bnb::AbsmaxBits(t, block);
-    // A finite codebook times a finite absmax never makes a NaN.
-    if (HWY_LIKELY(tables.finite && bnb::IsFiniteBits(absmax))) {
-      Bnb4BlockRun<kOut, false>(t.packed, p0, p1, p2, p3, absmax, e, stop, out + (e - begin));
+    uint32_t absmax;
+    if (!t.double_quant) {
+      absmax = bnb::LoadLe32(t.absmax + 4 * block);
     } else {
-      Bnb4BlockRun<kOut, true>(t.packed, p0, p1, p2, p3, absmax, e, stop, out + (e - begin));
+      if (nested_left == 0) {
+        nested_scale = bnb::LoadLe32(t.nested_absmax + 4 * ++nested);
+        nested_left = t.nested_block_size;
+      }
+      --nested_left;
+      // bnb::AbsmaxBits' recovery: code * nested scale, then + offset.
+      const uint32_t code = bnb::LoadLe32(t.nested_quant_map + 4 * size_t{t.absmax[block]});
+      absmax = bnb::AddBits(bnb::MulBits(code, nested_scale), t.nested_offset_bits);
+    }
+    // A finite codebook times a finite absmax never makes a NaN.
+    if (HWY_LIKELY(cb.finite && bnb::IsFiniteBits(absmax))) {
+      Bnb4Block<kOut, false>(cb, absmax, table, t.packed, e, stop, out + (e - begin));
+    } else {
+      Bnb4Block<kOut, true>(cb, absmax, table, t.packed, e, stop, out + (e - begin));
     }
     e = stop;
+    ++block;
   }
 }
 
