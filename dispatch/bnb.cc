@@ -12,13 +12,13 @@ namespace amn {
 namespace HWY_NAMESPACE {
 
 void DequantBnb4ToF32Row(const bnb::Bnb4View& t, size_t begin, size_t end, float* out) {
-  DequantBnb4Kernel<BnbOut::kF32>(ref::DequantBnb4ToF32, t, begin, end, out);
+  DequantBnb4Kernel<BnbOut::kF32>(t, begin, end, out);
 }
 void DequantBnb4ToBf16Row(const bnb::Bnb4View& t, size_t begin, size_t end, uint16_t* out) {
-  DequantBnb4Kernel<BnbOut::kBf16>(ref::DequantBnb4ToBf16, t, begin, end, out);
+  DequantBnb4Kernel<BnbOut::kBf16>(t, begin, end, out);
 }
 void DequantBnb4ToF16Row(const bnb::Bnb4View& t, size_t begin, size_t end, uint16_t* out) {
-  DequantBnb4Kernel<BnbOut::kF16>(ref::DequantBnb4ToF16, t, begin, end, out);
+  DequantBnb4Kernel<BnbOut::kF16>(t, begin, end, out);
 }
 void DequantBnbInt8ToF32Row(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
                             float* out) {

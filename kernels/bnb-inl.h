@@ -1,8 +1,8 @@
 // Per-target bitsandbytes dequantization (amn/bnb_dequant.h), Highway 1.0.3:
 // NF4/FP4 (plain and double quant) and LLM.int8() row-wise INT8 to
 // F32/BF16/F16, bit-exact with kernels/ref/bnb_ref.cc on every target. The
-// SCALAR target (one-lane vectors, no 16-byte table lookup) runs that
-// reference.
+// SCALAR target (one-lane vectors, no 16-byte table lookup) runs a plain C++
+// table loop for 4-bit and the reference for INT8.
 //
 // 4-bit: a block has only 16 possible outputs, Round(cb[k] * absmax). Each
 // block computes them once (one 16-lane vector on AVX-512: one Mul per entry,
@@ -34,6 +34,7 @@
 #include "kernels/bnb_layout.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ref/bnb_ref.h"
+#include "kernels/ref/float_convert_ref.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -413,14 +414,47 @@ HWY_INLINE void Int8Vector(const uint8_t* weight, const uint8_t* scb, size_t row
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
+#if HWY_TARGET == HWY_SCALAR
+// SCALAR (one-lane vectors, no table lookups): plain C++ with the same idea,
+// a block's 16 outputs computed once with the reference's own scalar
+// operations (bnb::MulBits, ref::F32BitsToBf16/F16), then one table read per
+// element.
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4ScalarTable(const bnb::Bnb4View& t, size_t begin, size_t end, TOut* out) {
+  uint32_t cb[bnb::kCodebookSize];
+  for (unsigned k = 0; k < bnb::kCodebookSize; ++k) cb[k] = bnb::CodebookBits(t.quant_map, k);
+  TOut table[bnb::kCodebookSize];
+  auto* out_bytes = reinterpret_cast<unsigned char*>(out);
+  size_t e = begin;
+  while (e < end) {
+    const size_t block = e / t.block_size;
+    const size_t stop = std::min(end, (block + 1) * t.block_size);
+    const uint32_t absmax = bnb::AbsmaxBits(t, block);
+    for (unsigned k = 0; k < bnb::kCodebookSize; ++k) {
+      const uint32_t p = bnb::MulBits(cb[k], absmax);
+      if constexpr (kOut == BnbOut::kF32) {
+        std::memcpy(&table[k], &p, sizeof(p));
+      } else if constexpr (kOut == BnbOut::kBf16) {
+        table[k] = ref::F32BitsToBf16(p);
+      } else {
+        table[k] = ref::F32BitsToF16(p);
+      }
+    }
+    for (; e < stop; ++e) {
+      const uint8_t byte = t.packed[e / 2];
+      const unsigned nibble = (e % 2 == 0) ? byte >> 4 : byte & 15u;
+      std::memcpy(out_bytes + (e - begin) * sizeof(TOut), &table[nibble], sizeof(TOut));
+    }
+  }
+}
+#endif
+
 // Elements [begin, end) of a validated 4-bit tensor into out[0, end - begin).
 template <BnbOut kOut, typename TOut>
-HWY_INLINE void DequantBnb4Kernel(void (*reference)(const bnb::Bnb4View&, size_t, size_t, TOut*),
-                                  const bnb::Bnb4View& t, size_t begin, size_t end, TOut* out) {
+HWY_INLINE void DequantBnb4Kernel(const bnb::Bnb4View& t, size_t begin, size_t end, TOut* out) {
 #if HWY_TARGET == HWY_SCALAR
-  reference(t, begin, end, out);
+  Bnb4ScalarTable<kOut>(t, begin, end, out);
 #else
-  (void)reference;
   Bnb4Vector<kOut>(t, begin, end, out);
 #endif
 }
