@@ -296,7 +296,55 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*un
     Bnb4LaneChunk<kOut>(bytes, table, o);
   });
 }
+#elif HWY_TARGET == HWY_AVX2
+// AVX2, BF16/F16 output: the two byte planes are built in registers (two
+// 8-lane products, a demotion to u16, even/odd bytes), which avoids the
+// store-to-load round trip of the generic path: the 8-byte plane stores
+// cannot forward to the 16-byte broadcast loads.
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE hn::Vec<hn::Full128<uint8_t>> BnbEncoded8(const BnbCodebook& cb, size_t k,
+                                                    uint32_t absmax_bits) {
+  const hn::Full256<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  const auto absmax_nan = hn::Set(
+      du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits),
+                                     absmax_nan);
+  hn::Vec<decltype(du)> v;
+  if constexpr (kOut == BnbOut::kBf16) {
+    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+  } else {
+    v = F32BitsToF16Lanes(du, p);
+  }
+  // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
+  return hn::BitCast(hn::Full128<uint8_t>(), hn::DemoteTo(d16, hn::BitCast(di, v)));
+}
+
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& table,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  if constexpr (kOut == BnbOut::kF32) {
+    BnbMakeTable<kOut, kMayBeNan>(cb, absmax, table);
+    Bnb4BlockRun(packed, e, stop, out, BnbPlaneChunk<kOut>{&table});
+  } else {
+    const hn::Full128<uint8_t> d8;
+    const hn::Full256<uint8_t> d8x2;
+    const auto first = BnbEncoded8<kOut, kMayBeNan>(cb, 0, absmax);
+    const auto second = BnbEncoded8<kOut, kMayBeNan>(cb, 8, absmax);
+    const auto low = hn::ConcatEven(d8, second, first);
+    const auto high = hn::ConcatOdd(d8, second, first);
+    const auto p0 = hn::Combine(d8x2, low, low);
+    const auto p1 = hn::Combine(d8x2, high, high);
+    Bnb4BlockRun(packed, e, stop, out,
+                 [p0, p1](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+                   Bnb4Chunk<kOut>(bytes, p0, p1, p0, p1, o);
+                 });
+  }
+}
 #else
+// Other targets: byte planes through memory.
 template <BnbOut kOut, bool kMayBeNan, typename TOut>
 HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& table,
                           const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
@@ -304,7 +352,7 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& tabl
   BnbMakeTable<kOut, kMayBeNan>(cb, absmax, table);
   Bnb4BlockRun(packed, e, stop, out, BnbPlaneChunk<kOut>{&table});
 }
-#endif
+#endif  // HWY_TARGET
 
 template <BnbOut kOut, typename TOut>
 HWY_INLINE void Bnb4Vector(const bnb::Bnb4View& t, size_t begin, size_t end,
