@@ -202,6 +202,10 @@ HWY_INLINE void Bnb4BlockRun(const uint8_t* HWY_RESTRICT packed, size_t e, size_
                              TOut* HWY_RESTRICT out, const Chunk& chunk_fn) {
   const size_t chunk = 2 * hn::Lanes(BnbDU());
   constexpr size_t kMaxChunk = 2 * HWY_MAX_BYTES / sizeof(uint32_t);
+  if (e % 2 == 0 && (stop - e) % chunk == 0) {  // the usual case: whole chunks in place
+    for (; e < stop; e += chunk, out += chunk) chunk_fn(packed + e / 2, out);
+    return;
+  }
   while (e < stop) {
     const size_t start = e & ~size_t{1};
     if (e == start && start + chunk <= stop) {
@@ -292,6 +296,13 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*un
                           const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
                           TOut* HWY_RESTRICT out) {
   const auto table = BnbLaneTable<kOut, kMayBeNan>(cb, absmax);
+  const size_t chunk = 2 * hn::Lanes(BnbDU());
+  if (e % 2 == 0 && (stop - e) % chunk == 0) {  // the usual case: whole chunks in place
+    for (size_t i = e; i < stop; i += chunk) {
+      Bnb4LaneChunk<kOut>(packed + i / 2, table, out + (i - e));
+    }
+    return;
+  }
   Bnb4BlockRun(packed, e, stop, out, [table](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
     Bnb4LaneChunk<kOut>(bytes, table, o);
   });
@@ -337,6 +348,13 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& tabl
     const auto high = hn::ConcatOdd(d8, second, first);
     const auto p0 = hn::Combine(d8x2, low, low);
     const auto p1 = hn::Combine(d8x2, high, high);
+    const size_t chunk = 2 * hn::Lanes(BnbDU());
+    if (e % 2 == 0 && (stop - e) % chunk == 0) {  // the usual case: whole chunks in place
+      for (size_t i = e; i < stop; i += chunk) {
+        Bnb4Chunk<kOut>(packed + i / 2, p0, p1, p0, p1, out + (i - e));
+      }
+      return;
+    }
     Bnb4BlockRun(packed, e, stop, out,
                  [p0, p1](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
                    Bnb4Chunk<kOut>(bytes, p0, p1, p0, p1, o);
