@@ -2,7 +2,7 @@
 // NF4/FP4 (plain and double quant) and LLM.int8() row-wise INT8 to
 // F32/BF16/F16, bit-exact with kernels/ref/bnb_ref.cc on every target. The
 // SCALAR target (one-lane vectors, no 16-byte table lookup) runs a plain C++
-// table loop for 4-bit and the reference for INT8.
+// table loop for 4-bit and a plain C++ loop for INT8.
 //
 // 4-bit: a block has only 16 possible outputs, Round(cb[k] * absmax). Each
 // block computes them once (one 16-lane vector on AVX-512: one Mul per entry,
@@ -34,7 +34,6 @@
 #include "kernels/bnb_layout.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ref/bnb_ref.h"
-#include "kernels/ref/float_convert_ref.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -481,9 +480,25 @@ HWY_INLINE void Int8Vector(const uint8_t* weight, const uint8_t* scb, size_t row
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #if HWY_TARGET == HWY_SCALAR
+// One F32 result (bits) as the output type, through float_convert-inl.h's
+// lane encoders on a one-lane vector (inline, unlike ref::F32BitsToBf16).
+template <BnbOut kOut, typename TOut>
+HWY_INLINE TOut BnbEncodeOne(uint32_t bits) {
+  const hn::ScalableTag<uint32_t> du;  // one lane on SCALAR
+  if constexpr (kOut == BnbOut::kF32) {
+    TOut value;
+    std::memcpy(&value, &bits, sizeof(bits));
+    return value;
+  } else if constexpr (kOut == BnbOut::kBf16) {
+    return static_cast<TOut>(hn::GetLane(F32BitsToBf16Upper(du, hn::Set(du, bits))) >> 16);
+  } else {
+    return static_cast<TOut>(hn::GetLane(F32BitsToF16Lanes(du, hn::Set(du, bits))));
+  }
+}
+
 // SCALAR (one-lane vectors, no table lookups): plain C++ with the same idea,
-// a block's 16 outputs computed once with the reference's own scalar
-// operations (bnb::MulBits, ref::F32BitsToBf16/F16), then one table read per
+// a block's 16 outputs computed once (bnb::MulBits, then the output
+// encoders of float_convert-inl.h on one lane), then one table read per
 // element.
 template <BnbOut kOut, typename TOut>
 HWY_INLINE void Bnb4ScalarTable(const bnb::Bnb4View& t, size_t begin, size_t end, TOut* out) {
@@ -497,14 +512,7 @@ HWY_INLINE void Bnb4ScalarTable(const bnb::Bnb4View& t, size_t begin, size_t end
     const size_t stop = std::min(end, (block + 1) * t.block_size);
     const uint32_t absmax = bnb::AbsmaxBits(t, block);
     for (unsigned k = 0; k < bnb::kCodebookSize; ++k) {
-      const uint32_t p = bnb::MulBits(cb[k], absmax);
-      if constexpr (kOut == BnbOut::kF32) {
-        std::memcpy(&table[k], &p, sizeof(p));
-      } else if constexpr (kOut == BnbOut::kBf16) {
-        table[k] = ref::F32BitsToBf16(p);
-      } else {
-        table[k] = ref::F32BitsToF16(p);
-      }
+      table[k] = BnbEncodeOne<kOut, TOut>(bnb::MulBits(cb[k], absmax));
     }
     for (; e < stop; ++e) {
       const uint8_t byte = t.packed[e / 2];
@@ -532,7 +540,26 @@ HWY_INLINE void DequantBnbInt8Kernel(void (*reference)(const uint8_t*, const uin
                                      const uint8_t* weight, const uint8_t* scb, size_t rows,
                                      size_t cols, TOut* out) {
 #if HWY_TARGET == HWY_SCALAR
-  reference(weight, scb, rows, cols, out);
+  // Plain C++ for rows with a finite SCB (which cannot make a NaN: the two
+  // multiplies are the reference's, one rounding each, never fused); the
+  // reference for the others.
+  const float inv127 = bnb::FromBits(bnb::kInv127Bits);
+  auto* out_bytes = reinterpret_cast<unsigned char*>(out);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint32_t scb_bits = bnb::LoadLe32(scb + 4 * r);
+    const uint8_t* w = weight + r * cols;
+    unsigned char* o = out_bytes + r * cols * sizeof(TOut);
+    if (!bnb::IsFiniteBits(scb_bits)) {
+      reference(w, scb + 4 * r, 1, cols, reinterpret_cast<TOut*>(o));
+      continue;
+    }
+    const float scale = bnb::FromBits(scb_bits);
+    for (size_t c = 0; c < cols; ++c) {
+      const float product = static_cast<float>(static_cast<int8_t>(w[c])) * scale;
+      const TOut encoded = BnbEncodeOne<kOut, TOut>(bnb::ToBits(product * inv127));
+      std::memcpy(o + c * sizeof(TOut), &encoded, sizeof(TOut));
+    }
+  }
 #else
   (void)reference;
   Int8Vector<kOut>(weight, scb, rows, cols, out);
