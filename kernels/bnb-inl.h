@@ -49,7 +49,8 @@ using BnbDU = hn::ScalableTag<uint32_t>;
 
 // F32 bits -> BF16 bits in the upper half of each lane, for lanes known not
 // to be NaN (F32BitsToBf16Upper without its NaN select).
-HWY_INLINE hn::Vec<BnbDU> BnbNonNanBf16Upper(BnbDU du, hn::Vec<BnbDU> x) {
+template <class DU>
+HWY_INLINE hn::Vec<DU> BnbNonNanBf16Upper(DU du, hn::Vec<DU> x) {
   const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
   return hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
 }
@@ -412,6 +413,21 @@ HWY_INLINE void Bnb4Vector(const bnb::Bnb4View& t, size_t begin, size_t end,
 
 // ---- INT8 ----
 
+// (f32(w) * scb) * f32(1/127), two Muls in bitsandbytes' order (never
+// fused); a NaN result takes `nan` (the row's choice: SCB's NaN quieted, or
+// the invalid-operation NaN of 0 * Inf).
+template <bool kMayBeNan>
+HWY_INLINE hn::Vec<BnbDU> Int8Scaled(hn::Vec<hn::RebindToSigned<BnbDU>> w, hn::Vec<BnbDU> scb,
+                                     hn::Vec<BnbDU> nan) {
+  const BnbDU du;
+  const hn::RebindToFloat<BnbDU> df;
+  const auto inv127 = hn::BitCast(df, hn::Set(du, bnb::kInv127Bits));
+  const auto r =
+      hn::BitCast(du, hn::Mul(hn::Mul(hn::ConvertTo(df, w), hn::BitCast(df, scb)), inv127));
+  if constexpr (!kMayBeNan) return r;
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, r))), nan, r);
+}
+
 // 2N elements from 2N int8 weights, scaled by `scb` then by f32(1/127), each
 // one Mul in bitsandbytes' order. BF16/F16 read the weights as i16 pairs
 // (even element = low half of a u32 lane, odd = high half) to match
@@ -419,9 +435,7 @@ HWY_INLINE void Bnb4Vector(const bnb::Bnb4View& t, size_t begin, size_t end,
 template <BnbOut kOut, bool kMayBeNan, typename TOut>
 HWY_INLINE void Int8Chunk(const uint8_t* HWY_RESTRICT weight, hn::Vec<BnbDU> scb,
                           hn::Vec<BnbDU> nan, TOut* HWY_RESTRICT out) {
-  const BnbDU du;
   const hn::RebindToSigned<BnbDU> di;
-  const hn::RebindToFloat<BnbDU> df;
   const auto* w = reinterpret_cast<const int8_t*>(weight);
   hn::Vec<decltype(di)> wa, wb;
   if constexpr (kOut == BnbOut::kF32) {
@@ -435,14 +449,8 @@ HWY_INLINE void Int8Chunk(const uint8_t* HWY_RESTRICT weight, hn::Vec<BnbDU> scb
     wa = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs));  // arithmetic: sign kept
     wb = hn::ShiftRight<16>(pairs);
   }
-  const auto scale = hn::BitCast(df, scb);
-  const auto inv127 = hn::BitCast(df, hn::Set(du, bnb::kInv127Bits));
-  const auto value = [&](hn::Vec<decltype(di)> q) {
-    const auto r = hn::BitCast(du, hn::Mul(hn::Mul(hn::ConvertTo(df, q), scale), inv127));
-    if constexpr (!kMayBeNan) return r;
-    return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, r))), nan, r);
-  };
-  BnbStore<kOut, kMayBeNan>(value(wa), value(wb), out);
+  BnbStore<kOut, kMayBeNan>(Int8Scaled<kMayBeNan>(wa, scb, nan),
+                            Int8Scaled<kMayBeNan>(wb, scb, nan), out);
 }
 
 template <BnbOut kOut, typename TOut>
