@@ -70,8 +70,8 @@ void DequantBnbInt8ToF32Rows(const uint8_t* weight, const uint8_t* scb, size_t r
                              float* out) {
   HWY_DYNAMIC_DISPATCH(DequantBnbInt8ToF32Row)(weight, scb, rows, cols, out);
 }
-void DequantBnbInt8ToBf16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows,
-                              size_t cols, uint16_t* out) {
+void DequantBnbInt8ToBf16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
+                              uint16_t* out) {
   HWY_DYNAMIC_DISPATCH(DequantBnbInt8ToBf16Row)(weight, scb, rows, cols, out);
 }
 void DequantBnbInt8ToF16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
@@ -118,8 +118,8 @@ const uint8_t* Bytes(std::span<const std::byte> s) {
 Status CheckBnb4(const Bnb4Tensor& t) {
   constexpr const char* kFn = "DequantBnb4";
   if (t.block_size == 0 || t.block_size % 2 != 0) {
-    return InvalidArgument(kFn, "block_size must be even and at least 2, not " +
-                                    std::to_string(t.block_size));
+    return InvalidArgument(
+        kFn, "block_size must be even and at least 2, not " + std::to_string(t.block_size));
   }
   const uint64_t n_blocks = CeilDiv(t.elements, t.block_size);
   AMN_RETURN_IF_ERROR(CheckSpan(kFn, "packed", t.packed.size(), CeilDiv(t.elements, 2)));
@@ -166,8 +166,7 @@ Status DequantBnb4(const Bnb4Tensor& t, uint64_t begin, uint64_t end, ElemType o
                                     " elements");
   }
   // Dividing the output bytes (never multiplying the count) cannot overflow.
-  AMN_RETURN_IF_ERROR(
-      internal::CheckKernelCall(end - begin, out.size() / ElemTypeBytes(out_type)));
+  AMN_RETURN_IF_ERROR(internal::CheckKernelCall(end - begin, out.size() / ElemTypeBytes(out_type)));
   if (begin == end) return Status::Ok();
 
   bnb::Bnb4View view;

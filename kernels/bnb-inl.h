@@ -107,8 +107,7 @@ struct BnbTable {
 // block can make a NaN: the entry's NaN quieted, else `absmax_nan` (absmax's
 // NaN quieted, or the invalid-operation NaN).
 template <bool kMayBeNan, class DU>
-HWY_INLINE hn::Vec<DU> BnbScale(DU du, hn::Vec<DU> cb, hn::Vec<DU> absmax,
-                                hn::Vec<DU> absmax_nan) {
+HWY_INLINE hn::Vec<DU> BnbScale(DU du, hn::Vec<DU> cb, hn::Vec<DU> absmax, hn::Vec<DU> absmax_nan) {
   const hn::RebindToFloat<DU> df;
   const auto p = hn::BitCast(du, hn::Mul(hn::BitCast(df, cb), hn::BitCast(df, absmax)));
   if constexpr (!kMayBeNan) return p;
@@ -123,8 +122,8 @@ HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTab
   const hn::RebindToSigned<decltype(du)> di;
   const hn::Rebind<uint8_t, decltype(du)> d8;
   const auto absmax = hn::Set(du, absmax_bits);
-  const auto absmax_nan = hn::Set(
-      du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
   const auto low_byte = hn::Set(du, 0xFFu);
   for (size_t k = 0; k < bnb::kCodebookSize; k += hn::Lanes(du)) {
     const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), absmax, absmax_nan);
@@ -144,8 +143,7 @@ HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTab
     if constexpr (kOut == BnbOut::kF32) {
       hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(hn::ShiftRight<16>(v), low_byte))), d8,
                  table.planes[2] + k);
-      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::ShiftRight<24>(v))), d8,
-                 table.planes[3] + k);
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::ShiftRight<24>(v))), d8, table.planes[3] + k);
     }
   }
 }
@@ -153,6 +151,22 @@ HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTab
 // (Vector arguments one by one, never in arrays or structs: SVE vectors are
 // sizeless.)
 using BnbPlaneVec = hn::Vec<hn::Repartition<uint8_t, BnbDU>>;
+
+// The F32 outputs for nibble indices `nib` (u32 lanes): the index repeated
+// in all four bytes of its lane picks byte p from plane p.
+HWY_INLINE hn::Vec<BnbDU> BnbLookup4(hn::Vec<BnbDU> nib, BnbPlaneVec p0, BnbPlaneVec p1,
+                                     BnbPlaneVec p2, BnbPlaneVec p3) {
+  const BnbDU du;
+  const hn::Repartition<uint8_t, BnbDU> d8;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const auto twice = hn::Or(nib, hn::ShiftLeft<8>(nib));
+  const auto idx = hn::BitCast(d8, hn::Or(twice, hn::ShiftLeft<16>(twice)));
+  const auto b01 =
+      hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx)));
+  const auto b23 =
+      hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p3, idx), hn::TableLookupBytes(p2, idx)));
+  return hn::BitCast(du, hn::OddEven(b23, b01));
+}
 
 // One chunk: 2N elements from N packed bytes at `packed` (N = Lanes(BnbDU)),
 // starting at an even element, through the block's table planes p0..p3
@@ -178,18 +192,13 @@ HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, Bn
   } else {
     const hn::Half<decltype(d16)> dh;
     const auto pairs16 = hn::BitCast(d16, pairs);
-    const auto one_half = [&](hn::Vec<BnbDU> nib, float* HWY_RESTRICT dst) {
-      const auto twice = hn::Or(nib, hn::ShiftLeft<8>(nib));
-      const auto idx = hn::BitCast(d8, hn::Or(twice, hn::ShiftLeft<16>(twice)));
-      const auto b01 = hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p1, idx),
-                                                    hn::TableLookupBytes(p0, idx)));
-      const auto b23 = hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p3, idx),
-                                                    hn::TableLookupBytes(p2, idx)));
-      const hn::RebindToFloat<BnbDU> df;
-      hn::StoreU(hn::BitCast(df, hn::OddEven(b23, b01)), df, dst);
-    };
-    one_half(hn::PromoteTo(du, hn::LowerHalf(dh, pairs16)), out);
-    one_half(hn::PromoteTo(du, hn::UpperHalf(dh, pairs16)), out + hn::Lanes(du));
+    const hn::RebindToFloat<BnbDU> df;
+    hn::StoreU(
+        hn::BitCast(df, BnbLookup4(hn::PromoteTo(du, hn::LowerHalf(dh, pairs16)), p0, p1, p2, p3)),
+        df, out);
+    hn::StoreU(
+        hn::BitCast(df, BnbLookup4(hn::PromoteTo(du, hn::UpperHalf(dh, pairs16)), p0, p1, p2, p3)),
+        df, out + hn::Lanes(du));
   }
 }
 
@@ -251,10 +260,10 @@ struct BnbPlaneChunk {
 template <BnbOut kOut, bool kMayBeNan>
 HWY_INLINE hn::Vec<BnbDU> BnbLaneTable(const BnbCodebook& cb, uint32_t absmax_bits) {
   const BnbDU du;
-  const auto absmax_nan = hn::Set(
-      du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
-  const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits), hn::Set(du, absmax_bits),
-                                     absmax_nan);
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto p =
+      BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits), hn::Set(du, absmax_bits), absmax_nan);
   if constexpr (kOut == BnbOut::kF32) return p;
   hn::Vec<BnbDU> v;
   if constexpr (kOut == BnbOut::kBf16) {
@@ -303,9 +312,10 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*un
     }
     return;
   }
-  Bnb4BlockRun(packed, e, stop, out, [table](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
-    Bnb4LaneChunk<kOut>(bytes, table, o);
-  });
+  Bnb4BlockRun(packed, e, stop, out,
+               [table](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+                 Bnb4LaneChunk<kOut>(bytes, table, o);
+               });
 }
 #elif HWY_TARGET == HWY_AVX2
 // AVX2, BF16/F16 output: the two byte planes are built in registers (two
@@ -314,14 +324,14 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*un
 // cannot forward to the 16-byte broadcast loads.
 template <BnbOut kOut, bool kMayBeNan>
 HWY_INLINE hn::Vec<hn::Full128<uint8_t>> BnbEncoded8(const BnbCodebook& cb, size_t k,
-                                                    uint32_t absmax_bits) {
+                                                     uint32_t absmax_bits) {
   const hn::Full256<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::Rebind<uint16_t, decltype(du)> d16;
-  const auto absmax_nan = hn::Set(
-      du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
-  const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits),
-                                     absmax_nan);
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto p =
+      BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits), absmax_nan);
   hn::Vec<decltype(du)> v;
   if constexpr (kOut == BnbOut::kBf16) {
     v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
@@ -467,8 +477,8 @@ HWY_INLINE void Int8Vector(const uint8_t* weight, const uint8_t* scb, size_t row
     // A NaN result needs a NaN or infinite SCB: w * SCB is NaN only then
     // (quieted SCB, or 0 * Inf), and a finite product times f32(1/127) is
     // never NaN.
-    const auto nan = hn::Set(
-        du, bnb::IsNanBits(scb_bits) ? (scb_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+    const auto nan =
+        hn::Set(du, bnb::IsNanBits(scb_bits) ? (scb_bits | bnb::kQuietBit) : bnb::kInvalidNan);
     const bool finite = bnb::IsFiniteBits(scb_bits);
     size_t c = 0;
     if (HWY_LIKELY(finite)) {

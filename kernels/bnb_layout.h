@@ -30,7 +30,7 @@ struct Bnb4View {
   bool double_quant = false;
   const uint8_t* nested_absmax = nullptr;
   const uint8_t* nested_quant_map = nullptr;
-  size_t nested_block_size = 256;  // >= 1
+  size_t nested_block_size = 256;   // >= 1
   uint32_t nested_offset_bits = 0;  // f32 bits
 };
 
@@ -109,27 +109,25 @@ inline uint32_t AbsmaxBits(const Bnb4View& t, size_t block) {
 // The codebooks as bitsandbytes writes them (for the registry's synthetic
 // tensors): NF4 from csrc/kernels.cu nf4_dequantization_lut, FP4 from
 // get_4bit_type("fp4") (the values / 12, with +0.0 at index 8).
-inline constexpr std::array<float, kCodebookSize> kNf4Codebook = {
-    -1.0f,
-    -0.6961928009986877f,
-    -0.5250730514526367f,
-    -0.39491748809814453f,
-    -0.28444138169288635f,
-    -0.18477343022823334f,
-    -0.09105003625154495f,
-    0.0f,
-    0.07958029955625534f,
-    0.16093020141124725f,
-    0.24611230194568634f,
-    0.33791524171829224f,
-    0.44070982933044434f,
-    0.5626170039176941f,
-    0.7229568362236023f,
-    1.0f};
+inline constexpr std::array<float, kCodebookSize> kNf4Codebook = {-1.0f,
+                                                                  -0.6961928009986877f,
+                                                                  -0.5250730514526367f,
+                                                                  -0.39491748809814453f,
+                                                                  -0.28444138169288635f,
+                                                                  -0.18477343022823334f,
+                                                                  -0.09105003625154495f,
+                                                                  0.0f,
+                                                                  0.07958029955625534f,
+                                                                  0.16093020141124725f,
+                                                                  0.24611230194568634f,
+                                                                  0.33791524171829224f,
+                                                                  0.44070982933044434f,
+                                                                  0.5626170039176941f,
+                                                                  0.7229568362236023f,
+                                                                  1.0f};
 inline constexpr std::array<float, kCodebookSize> kFp4Codebook = {
-    0.0f,          0.0625f / 12, 8.0f / 12,  12.0f / 12,  4.0f / 12,  6.0f / 12,
-    2.0f / 12,     3.0f / 12,    0.0f,       -0.0625f / 12, -8.0f / 12, -12.0f / 12,
-    -4.0f / 12,    -6.0f / 12,   -2.0f / 12, -3.0f / 12};
+    0.0f, 0.0625f / 12,  8.0f / 12,  12.0f / 12,  4.0f / 12,  6.0f / 12,  2.0f / 12,  3.0f / 12,
+    0.0f, -0.0625f / 12, -8.0f / 12, -12.0f / 12, -4.0f / 12, -6.0f / 12, -2.0f / 12, -3.0f / 12};
 
 }  // namespace amn::bnb
 

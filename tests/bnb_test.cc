@@ -8,8 +8,6 @@
 // and SCB 0, random tensors against the scalar reference for every output
 // type, NaN/Inf scales, the registry rows, a RapidCheck property and the
 // checked API's errors.
-#include "amn/bnb_dequant.h"
-
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -22,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "amn/bnb_dequant.h"
 #include "amn/kernel_registry.h"
 #include "kernels/ref/bnb_ref.h"
 #include "tests/fixtures.h"
@@ -47,11 +46,22 @@ uint16_t Bf16Rne(float f) {
 // nf4_dequantization_lut. FP4: functional.py get_4bit_type("fp4"):
 // [0, 0.0625, 8, 12, 4, 6, 2, 3, -0, -0.0625, -8, -12, -4, -6, -2, -3] divided
 // by 12 in f32, where the Python int -0 is +0.
-const std::array<float, 16> kNf4 = {
-    -1.0f,         -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
-    -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
-    0.07958029955625534f,  0.16093020141124725f,  0.24611230194568634f,  0.33791524171829224f,
-    0.44070982933044434f,  0.5626170039176941f,   0.7229568362236023f,   1.0f};
+const std::array<float, 16> kNf4 = {-1.0f,
+                                    -0.6961928009986877f,
+                                    -0.5250730514526367f,
+                                    -0.39491748809814453f,
+                                    -0.28444138169288635f,
+                                    -0.18477343022823334f,
+                                    -0.09105003625154495f,
+                                    0.0f,
+                                    0.07958029955625534f,
+                                    0.16093020141124725f,
+                                    0.24611230194568634f,
+                                    0.33791524171829224f,
+                                    0.44070982933044434f,
+                                    0.5626170039176941f,
+                                    0.7229568362236023f,
+                                    1.0f};
 std::array<float, 16> Fp4Codebook() {
   const float raw[16] = {0, 0.0625f, 8, 12, 4, 6, 2, 3, 0, -0.0625f, -8, -12, -4, -6, -2, -3};
   std::array<float, 16> cb{};
@@ -98,8 +108,7 @@ bnb::Bnb4View ViewOf(const Bnb4Tensor& t) {
 // Runs DequantBnb4 on [begin, end) into a buffer `out_offset` bytes past a
 // 64-byte boundary, followed by canaries; returns the output bytes.
 testing::AssertionResult RunBnb4(const Bnb4Tensor& t, uint64_t begin, uint64_t end,
-                                 ElemType out_type, size_t out_offset,
-                                 std::vector<uint8_t>& got) {
+                                 ElemType out_type, size_t out_offset, std::vector<uint8_t>& got) {
   const size_t bytes = (end - begin) * ElemTypeBytes(out_type);
   PlacedBuffer out(bytes, out_offset, 0x5A);
   const Status status =
@@ -130,8 +139,8 @@ testing::AssertionResult SameBytes(const std::vector<uint8_t>& got,
                                    const std::vector<uint8_t>& want, size_t elem_bytes,
                                    const std::string& what) {
   if (got.size() != want.size()) {
-    return testing::AssertionFailure() << what << ": " << got.size() << " bytes, want "
-                                       << want.size();
+    return testing::AssertionFailure()
+           << what << ": " << got.size() << " bytes, want " << want.size();
   }
   for (size_t i = 0; i < got.size(); i += elem_bytes) {
     if (std::memcmp(got.data() + i, want.data() + i, elem_bytes) != 0) {
@@ -194,10 +203,10 @@ std::vector<uint32_t> TypicalAbsmax() {
 }
 // Absmax values that reach every class of result, NaN and Inf included.
 std::vector<uint32_t> SpecialAbsmax() {
-  return {Bits(0.0421f),    Bits(-0.75f),     Bits(0.0f),       Bits(-0.0f),
-          Bits(1e38f),      Bits(0x1p-130f),  Bits(65504.0f),   0x7F800000u,
-          0xFF800000u,      0x7FC00000u,      0xFFC12345u,      0x7F800001u,
-          Bits(1e-45f),     Bits(0x1p-20f),   Bits(3.0e38f),    Bits(1.0f / 3)};
+  return {Bits(0.0421f), Bits(-0.75f),    Bits(0.0f),     Bits(-0.0f),
+          Bits(1e38f),   Bits(0x1p-130f), Bits(65504.0f), 0x7F800000u,
+          0xFF800000u,   0x7FC00000u,     0xFFC12345u,    0x7F800001u,
+          Bits(1e-45f),  Bits(0x1p-20f),  Bits(3.0e38f),  Bits(1.0f / 3)};
 }
 
 // ---- Fixtures ------------------------------------------------------------
@@ -220,8 +229,8 @@ bool ParseFixture4(const std::vector<uint8_t>& file, Fixture4& f) {
   float offset;
   std::memcpy(&offset, &file[36], 4);
   size_t at = 40;
-  std::vector<std::byte>* parts[5] = {&f.x.packed, &f.x.absmax, &f.x.quant_map,
-                                      &f.x.nested_absmax, &f.x.nested_quant_map};
+  std::vector<std::byte>* parts[5] = {&f.x.packed, &f.x.absmax, &f.x.quant_map, &f.x.nested_absmax,
+                                      &f.x.nested_quant_map};
   for (int i = 0; i < 5; ++i) {
     if (at + lens[i] > file.size()) return false;
     parts[i]->assign(reinterpret_cast<const std::byte*>(file.data() + at),
@@ -294,9 +303,9 @@ TEST_P(BnbTest, FixturesBitExact) {
           const std::vector<uint8_t> got(out.data(), out.data() + bytes);
           const std::vector<uint8_t> want(f.expected.begin() + r0 * f.t.cols * 2,
                                           f.expected.begin() + r1 * f.t.cols * 2);
-          EXPECT_TRUE(SameBytes(got, want, 2, path.filename().string() + " rows " +
-                                                  std::to_string(r0) + ".." +
-                                                  std::to_string(r1)));
+          EXPECT_TRUE(SameBytes(got, want, 2,
+                                path.filename().string() + " rows " + std::to_string(r0) + ".." +
+                                    std::to_string(r1)));
         }
       }
       continue;
@@ -306,15 +315,22 @@ TEST_P(BnbTest, FixturesBitExact) {
     ++n4;
     const uint64_t n = f.x.t.elements;
     ASSERT_EQ(f.expected.size(), n * 2) << path;
-    for (auto [b, e] : {std::pair<uint64_t, uint64_t>{0, n}, {1, n}, {0, n - 1}, {63, 64},
-                        {65, 200}, {7, 8}, {33, 97}, {n - 1, n}, {129, 129}}) {
+    for (auto [b, e] : {std::pair<uint64_t, uint64_t>{0, n},
+                        {1, n},
+                        {0, n - 1},
+                        {63, 64},
+                        {65, 200},
+                        {7, 8},
+                        {33, 97},
+                        {n - 1, n},
+                        {129, 129}}) {
       for (size_t offset : {0, 3}) {
         std::vector<uint8_t> got;
         ASSERT_TRUE(RunBnb4(f.x.t, b, e, ElemType::kBf16, offset, got)) << path;
         const std::vector<uint8_t> want(f.expected.begin() + b * 2, f.expected.begin() + e * 2);
-        EXPECT_TRUE(SameBytes(got, want, 2, path.filename().string() + " [" +
-                                                std::to_string(b) + ", " + std::to_string(e) +
-                                                ")"));
+        EXPECT_TRUE(SameBytes(
+            got, want, 2,
+            path.filename().string() + " [" + std::to_string(b) + ", " + std::to_string(e) + ")"));
       }
     }
     // The other outputs agree with the reference on real data too.
@@ -420,10 +436,10 @@ TEST_P(BnbTest, AllSixteenCodes) {
 TEST_P(BnbTest, DoubleQuantSeveralNestedBlocks) {
   for (const uint64_t nested_block : {256u, 100u}) {
     const uint64_t bs = 64, n = 600 * bs - 10;  // the last block is partial
-    Tensor4 x = RandomTensor(n, bs, true, 7, kNf4,
-                             {Bits(0.0137f), Bits(0.0625f), Bits(0.021f), Bits(0.5f),
-                              Bits(0.33f), Bits(0.001f)},
-                             nested_block, 0.0505f);
+    Tensor4 x = RandomTensor(
+        n, bs, true, 7, kNf4,
+        {Bits(0.0137f), Bits(0.0625f), Bits(0.021f), Bits(0.5f), Bits(0.33f), Bits(0.001f)},
+        nested_block, 0.0505f);
     std::vector<uint8_t> got;
     ASSERT_TRUE(RunBnb4(x.t, 0, n, ElemType::kF32, 0, got));
     for (uint64_t e = 0; e < n; ++e) {
@@ -454,11 +470,10 @@ TEST_P(BnbTest, BlockSizesAndTails) {
   uint32_t seed = 11;
   for (const uint64_t bs : {uint64_t{2}, uint64_t{6}, uint64_t{32}, uint64_t{34}, uint64_t{64},
                             uint64_t{128}, uint64_t{4096}}) {
-    for (const uint64_t n : {uint64_t{1}, uint64_t{2}, uint64_t{31}, 3 * bs, 3 * bs + 1, 5 * bs - 7,
-                             uint64_t{9000}}) {
+    for (const uint64_t n :
+         {uint64_t{1}, uint64_t{2}, uint64_t{31}, 3 * bs, 3 * bs + 1, 5 * bs - 7, uint64_t{9000}}) {
       for (const bool fp4 : {false, true}) {
-        Tensor4 x = RandomTensor(n, bs, false, seed++, fp4 ? Fp4Codebook() : kNf4,
-                                 TypicalAbsmax());
+        Tensor4 x = RandomTensor(n, bs, false, seed++, fp4 ? Fp4Codebook() : kNf4, TypicalAbsmax());
         for (ElemType out_type : kOutTypes) {
           EXPECT_TRUE(Bnb4MatchesReference(x.t, 0, n, out_type, seed % 7));
           if (n > 3) {
@@ -486,8 +501,8 @@ TEST_P(BnbTest, SpecialValues) {
     Tensor4 plain = RandomTensor(16 * 64 + 9, 64, false, 3, cb, SpecialAbsmax());
     Tensor4 dq = RandomTensor(300 * 32, 32, true, 4, cb, SpecialAbsmax(), 256,
                               std::numeric_limits<float>::infinity());
-    Tensor4 dq_nan = RandomTensor(300 * 32, 32, true, 5, cb, SpecialAbsmax(), 7,
-                                  FromBits(0x7FA00000u));
+    Tensor4 dq_nan =
+        RandomTensor(300 * 32, 32, true, 5, cb, SpecialAbsmax(), 7, FromBits(0x7FA00000u));
     for (ElemType out_type : kOutTypes) {
       for (const Tensor4* x : {&plain, &dq, &dq_nan}) {
         EXPECT_TRUE(Bnb4MatchesReference(x->t, 0, x->t.elements, out_type, 1));
@@ -573,20 +588,20 @@ TEST_P(BnbTest, Int8AllWeightsFormula) {
   TensorInt8 x = MakeInt8(scbs.size(), 256, w, bits);
   std::vector<float> f32(w.size());
   std::vector<uint16_t> bf16(w.size());
-  ASSERT_TRUE(DequantBnbInt8(x.t, 0, scbs.size(), ElemType::kF32,
-                             std::as_writable_bytes(std::span(f32)))
-                  .ok());
-  ASSERT_TRUE(DequantBnbInt8(x.t, 0, scbs.size(), ElemType::kBf16,
-                             std::as_writable_bytes(std::span(bf16)))
-                  .ok());
+  ASSERT_TRUE(
+      DequantBnbInt8(x.t, 0, scbs.size(), ElemType::kF32, std::as_writable_bytes(std::span(f32)))
+          .ok());
+  ASSERT_TRUE(
+      DequantBnbInt8(x.t, 0, scbs.size(), ElemType::kBf16, std::as_writable_bytes(std::span(bf16)))
+          .ok());
   const float inv127 = static_cast<float>(7.874015718698502e-3);
   for (size_t r = 0; r < scbs.size(); ++r) {
     for (int v = 0; v < 256; ++v) {
       const size_t i = r * 256 + static_cast<size_t>(v);
       const float product = static_cast<float>(static_cast<int8_t>(v)) * scbs[r];
       const float want = product * inv127;
-      EXPECT_EQ(Bits(f32[i]), Bits(want)) << "w " << int{static_cast<int8_t>(v)} << " scb "
-                                          << scbs[r];
+      EXPECT_EQ(Bits(f32[i]), Bits(want))
+          << "w " << int{static_cast<int8_t>(v)} << " scb " << scbs[r];
       EXPECT_EQ(bf16[i], Bf16Rne(want));
     }
   }
@@ -598,7 +613,7 @@ TEST_P(BnbTest, Int8AllWeightsFormula) {
 // Random weights, shapes around every vector width, SCB incl. NaN/Inf/0.
 TEST_P(BnbTest, Int8RandomAgainstReference) {
   uint32_t seed = 5;
-  std::vector<uint32_t> scb = {Bits(0.0734f), Bits(1e38f), Bits(0.0f), 0x7F800000u,
+  std::vector<uint32_t> scb = {Bits(0.0734f), Bits(1e38f), Bits(0.0f),  0x7F800000u,
                                0xFFC00123u,   0x7F800001u, Bits(-2.5f), Bits(1e-40f)};
   for (const uint64_t cols : {1u, 2u, 7u, 16u, 31u, 33u, 64u, 100u, 257u}) {
     for (const uint64_t rows : {1u, 3u, 9u}) {
@@ -658,7 +673,7 @@ TEST_P(BnbTest, RegistryEntriesMatchReference) {
 
 // Each bad call returns kInvalidArgument, names the problem, writes nothing.
 TEST_P(BnbTest, CheckedApiRejectsBadCalls) {
-  Tensor4 good = RandomTensor(100, 32, false, 1, kNf4, TypicalAbsmax());  // nb = 4
+  Tensor4 good = RandomTensor(100, 32, false, 1, kNf4, TypicalAbsmax());   // nb = 4
   Tensor4 dq = RandomTensor(600, 2, true, 2, kNf4, TypicalAbsmax(), 256);  // nb 300, 2 nested
   std::vector<std::byte> out(1000, std::byte{0x5A});
   const auto untouched = [&out] {
@@ -716,8 +731,8 @@ TEST_P(BnbTest, CheckedApiRejectsBadCalls) {
   for (const Bad& b : bad) {
     const Status status = DequantBnb4(b.t, b.begin, b.end, b.out_type, {out.data(), b.out_bytes});
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << b.what;
-    EXPECT_NE(status.message().find(b.what), std::string::npos) << b.what << ": "
-                                                                 << status.message();
+    EXPECT_NE(status.message().find(b.what), std::string::npos)
+        << b.what << ": " << status.message();
     EXPECT_TRUE(untouched()) << b.what;
   }
   EXPECT_TRUE(DequantBnb4(good.t, 0, 100, ElemType::kBf16, {out.data(), 200}).ok());

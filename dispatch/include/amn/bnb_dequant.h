@@ -20,11 +20,12 @@ namespace amn {
 
 // A 4-bit tensor as it sits in a file (spans need no alignment).
 struct Bnb4Tensor {
-  uint64_t elements = 0;        // N (the quant_state shape's product)
-  uint64_t block_size = 64;     // elements per absmax (even, >= 2)
+  uint64_t elements = 0;                 // N (the quant_state shape's product)
+  uint64_t block_size = 64;              // elements per absmax (even, >= 2)
   std::span<const std::byte> packed;     // u8 [ceil(N/2)], element 2k in the high nibble of byte k
   std::span<const std::byte> quant_map;  // f32 LE [16] (the codebook stored with the weight)
-  std::span<const std::byte> absmax;     // plain: f32 LE [nb]; double quant: u8 [nb]; nb = ceil(N/block_size)
+  std::span<const std::byte>
+      absmax;  // plain: f32 LE [nb]; double quant: u8 [nb]; nb = ceil(N/block_size)
   bool double_quant = false;
   std::span<const std::byte> nested_absmax;     // f32 LE [ceil(nb / nested_block_size)]
   std::span<const std::byte> nested_quant_map;  // f32 LE [256]
