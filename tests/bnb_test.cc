@@ -655,6 +655,23 @@ TEST_P(BnbTest, PropertyMatchesReference) {
   EXPECT_TRUE(ok);
 }
 
+TEST_P(BnbTest, Int8PropertyMatchesReference) {
+  const bool ok = rc::check("DequantBnbInt8 matches the reference", [] {
+    const auto out_type = *rc::gen::elementOf(kOutTypes);
+    const uint64_t rows = *rc::gen::inRange<uint64_t>(1, 6);
+    const uint64_t cols = *rc::gen::inRange<uint64_t>(1, 300);
+    const auto weights =
+        *rc::gen::container<std::vector<uint8_t>>(rows * cols, rc::gen::arbitrary<uint8_t>());
+    const auto scb =
+        *rc::gen::container<std::vector<uint32_t>>(rows, rc::gen::arbitrary<uint32_t>());
+    TensorInt8 x = MakeInt8(rows, cols, weights, scb);
+    const uint64_t r0 = *rc::gen::inRange<uint64_t>(0, rows + 1);
+    const uint64_t r1 = *rc::gen::inRange<uint64_t>(r0, rows + 1);
+    RC_ASSERT(Int8MatchesReference(x.t, r0, r1, out_type, *rc::gen::inRange<size_t>(0, 64)));
+  });
+  EXPECT_TRUE(ok);
+}
+
 TEST_P(BnbTest, RegistryEntriesMatchReference) {
   size_t entries = 0;
   for (const KernelInfo& kernel : Kernels()) {
