@@ -1,20 +1,22 @@
 // Per-target bitsandbytes dequantization (amn/bnb_dequant.h), Highway 1.0.3:
 // NF4/FP4 (plain and double quant) and LLM.int8() row-wise INT8 to
-// F32/BF16/F16, bit-exact with kernels/ref/bnb_ref.cc on every target. The
-// SCALAR target (one-lane vectors, no 16-byte table lookup) runs a plain C++
-// table loop for 4-bit and a plain C++ loop for INT8.
+// F32/BF16/F16, bit-exact with kernels/ref/bnb_ref.cc on every target.
 //
 // 4-bit: a block has only 16 possible outputs, Round(cb[k] * absmax). Each
-// block computes them once (one 16-lane vector on AVX-512: one Mul per entry,
-// never fused; the NaN rule only in blocks that can make a NaN;
-// float_convert-inl.h's rounding) and splits them into 16-byte planes, byte p
-// of every output in plane p. An element is then a table lookup: its nibble,
-// repeated in the bytes of its output lane, picks each output byte from its
-// plane with TableLookupBytes. Nibbles are put in element order as u16 lanes
-// (one u32 lane per packed byte: high nibble low, low nibble high), so BF16 /
-// F16 outputs need no shuffle and F32 one widening.
+// block computes them once (one Mul per entry, never fused; the NaN rule only
+// in blocks that can make a NaN; float_convert-inl.h's rounding), then every
+// element is a table lookup by its nibble. Nibbles are put in element order
+// as u16 lanes (one u32 lane per packed byte: high nibble low, low nibble
+// high), so BF16/F16 outputs need no shuffle and F32 one widening. The table:
+//   * AVX3/AVX3_DL: one 16-lane u32 register, looked up with TableLookupLanes;
+//   * AVX2 (BF16/F16): two 16-byte planes (byte p of every output in plane
+//     p) built in registers, looked up with TableLookupBytes;
+//   * other targets (and AVX2 F32): the same planes through a small stack
+//     table (2 or 4 planes), broadcast with LoadDup128.
+// SCALAR runs a plain C++ loop over the same per-block table.
 //
-// INT8: weights widened exactly to F32, two Muls in bitsandbytes' order.
+// INT8: weights widened exactly to F32, two Muls in bitsandbytes' order
+// (SCALAR: a plain C++ loop, the reference for rows with a non-finite SCB).
 //
 // Nothing outside the spans is touched: partial chunks go through
 // zero-padded copies (Highway 1.0.3 has no LoadN; masked loads may fault).
