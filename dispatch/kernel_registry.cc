@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
+#include "amn/bnb_dequant.h"
 #include "amn/convert.h"
 #include "amn/fp4_dequant.h"
 #include "amn/fp8_dequant.h"
@@ -12,9 +14,11 @@
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/ggml_families.h"
 #include "dispatch/kernel_rows.h"
+#include "kernels/bnb_layout.h"
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
+#include "kernels/ref/bnb_ref.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp4_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
@@ -226,6 +230,125 @@ template <typename TOut, void (*kRows)(const uint8_t*, const uint8_t*, size_t, s
 void Mxfp4StThunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
   RunMxfp4St<TOut, kRows>(in, n_elems, out);
+// bitsandbytes 4-bit entries ("nf4_to_bf16", ...): the input is the packed
+// codes of a synthetic tensor in 64-element blocks (32 bytes per block, any
+// bytes valid). Its absmax and codebooks are static tables: the tensor is
+// run in pieces of kBnbPieceBlocks blocks that all reuse them, which is the
+// same computation per piece. Plain absmax cycles through kBnbAbsmax (exact,
+// inexact, tiny, large, negative and zero scales); double quant uses u8
+// codes (b * 37 + 11) mod 256 into a 256-entry nested codebook, two nested
+// blocks of 256 and a non-zero offset, as a real double-quant state has.
+constexpr size_t kBnbBlock = 64;
+constexpr size_t kBnbPieceBlocks = 512;
+constexpr std::array<float, 8> kBnbAbsmax = {0.0421f, 1.0f, 0.5f,     3.0e-3f,
+                                             0x1p-20f, 7.5f, -0.125f, 0.0f};
+
+template <size_t kFloats>
+constexpr std::array<uint8_t, 4 * kFloats> LeBytes(const std::array<float, kFloats>& values) {
+  std::array<uint8_t, 4 * kFloats> bytes{};
+  for (size_t i = 0; i < kFloats; ++i) {
+    const uint32_t bits = std::bit_cast<uint32_t>(values[i]);
+    for (size_t b = 0; b < 4; ++b) bytes[4 * i + b] = static_cast<uint8_t>(bits >> (8 * b));
+  }
+  return bytes;
+}
+constexpr std::array<float, kBnbPieceBlocks> BnbPlainAbsmax() {
+  std::array<float, kBnbPieceBlocks> values{};
+  for (size_t i = 0; i < values.size(); ++i) values[i] = kBnbAbsmax[i % kBnbAbsmax.size()];
+  return values;
+}
+constexpr std::array<uint8_t, kBnbPieceBlocks> BnbDqCodes() {
+  std::array<uint8_t, kBnbPieceBlocks> codes{};
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>(i * 37 + 11);
+  return codes;
+}
+// A signed nested codebook spread over [-1, 1] (its exact values do not
+// matter, only that the kernels and the reference read the same table).
+constexpr std::array<float, bnb::kNestedCodebookSize> BnbNestedCodebook() {
+  std::array<float, bnb::kNestedCodebookSize> values{};
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = (static_cast<float>(i) - 127.5f) / 127.5f;
+  }
+  return values;
+}
+constexpr auto kBnbPlainAbsmaxBytes = LeBytes(BnbPlainAbsmax());
+constexpr auto kBnbDqCodes = BnbDqCodes();
+constexpr auto kBnbNestedAbsmaxBytes = LeBytes(std::array<float, 2>{0.0137f, 0.0625f});
+constexpr auto kBnbNestedCodebookBytes = LeBytes(BnbNestedCodebook());
+constexpr auto kNf4Bytes = LeBytes(bnb::kNf4Codebook);
+constexpr auto kFp4Bytes = LeBytes(bnb::kFp4Codebook);
+
+enum class BnbKind { kNf4, kFp4, kNf4Dq };
+
+template <BnbKind kKind>
+bnb::Bnb4View BnbSyntheticView(const uint8_t* packed) {
+  bnb::Bnb4View view;
+  view.packed = packed;
+  view.quant_map = kKind == BnbKind::kFp4 ? kFp4Bytes.data() : kNf4Bytes.data();
+  view.block_size = kBnbBlock;
+  if constexpr (kKind == BnbKind::kNf4Dq) {
+    view.double_quant = true;
+    view.absmax = kBnbDqCodes.data();
+    view.nested_absmax = kBnbNestedAbsmaxBytes.data();
+    view.nested_quant_map = kBnbNestedCodebookBytes.data();
+    view.nested_block_size = 256;
+    view.nested_offset_bits = std::bit_cast<uint32_t>(0.0305f);
+  } else {
+    view.absmax = kBnbPlainAbsmaxBytes.data();
+  }
+  return view;
+}
+
+template <BnbKind kKind, typename TOut,
+          void (*kRows)(const bnb::Bnb4View&, size_t, size_t, TOut*)>
+void RunBnb4(const void* in, size_t n_elems, void* out) {
+  const auto* packed = static_cast<const uint8_t*>(in);
+  auto* values = static_cast<TOut*>(out);
+  constexpr size_t kPiece = kBnbPieceBlocks * kBnbBlock;
+  for (size_t done = 0; done < n_elems; done += kPiece) {
+    const size_t n = n_elems - done < kPiece ? n_elems - done : kPiece;
+    kRows(BnbSyntheticView<kKind>(packed + done / 2), 0, n, values + done);
+  }
+}
+template <BnbKind kKind, typename TOut,
+          void (*kRows)(const bnb::Bnb4View&, size_t, size_t, TOut*)>
+void Bnb4Thunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  RunBnb4<kKind, TOut, kRows>(in, n_elems, out);
+}
+
+// LLM.int8() entries ("int8_rowwise_to_bf16", ...): the input is int8
+// weights, run as rows of kBnbInt8Cols (plus a remainder row) whose SCB
+// cycles through kBnbScb (typical, tiny, large, zero).
+constexpr size_t kBnbInt8Cols = 1024;
+constexpr auto kBnbScbBytes =
+    LeBytes(std::array<float, 8>{0.0734f, 1.25f, 127.0f, 3.0e-3f, 0.0f, 0.5f, 40.0f, 1e-20f});
+
+template <typename TOut,
+          void (*kRows)(const uint8_t*, const uint8_t*, size_t, size_t, TOut*)>
+void RunBnbInt8(const void* in, size_t n_elems, void* out) {
+  const auto* weight = static_cast<const uint8_t*>(in);
+  auto* values = static_cast<TOut*>(out);
+  constexpr size_t kRowsPerCall = kBnbScbBytes.size() / 4;
+  constexpr size_t kCallElems = kRowsPerCall * kBnbInt8Cols;
+  size_t done = 0;
+  for (; done + kCallElems <= n_elems; done += kCallElems) {
+    kRows(weight + done, kBnbScbBytes.data(), kRowsPerCall, kBnbInt8Cols, values + done);
+  }
+  const size_t rest_rows = (n_elems - done) / kBnbInt8Cols;
+  if (rest_rows > 0) {
+    kRows(weight + done, kBnbScbBytes.data(), rest_rows, kBnbInt8Cols, values + done);
+    done += rest_rows * kBnbInt8Cols;
+  }
+  if (done < n_elems) {
+    kRows(weight + done, kBnbScbBytes.data(), 1, n_elems - done, values + done);
+  }
+}
+template <typename TOut,
+          void (*kRows)(const uint8_t*, const uint8_t*, size_t, size_t, TOut*)>
+void BnbInt8Thunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  RunBnbInt8<TOut, kRows>(in, n_elems, out);
 }
 
 using E = ElemType;
@@ -410,6 +533,53 @@ constexpr std::array kKernels = {
                Mxfp4StThunk<float, internal::DequantMxfp4StTransposedToF32Rows>,
                RunMxfp4St<float, ref::DequantMxfp4StTransposedToF32>, Fp4Target,
                ref::kMxfp4GroupBytes, ref::kMxfp4GroupElems},
+    // bitsandbytes (in: the f32 absmax/SCB type; the input is packed codes or
+    // int8 weights of a synthetic tensor with static scales).
+    KernelInfo{"nf4_to_bf16", "bnb", E::kF32, E::kBf16,
+               Bnb4Thunk<BnbKind::kNf4, u16, internal::DequantBnb4ToBf16Rows>,
+               RunBnb4<BnbKind::kNf4, u16, ref::DequantBnb4ToBf16>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"nf4_to_f16", "bnb", E::kF32, E::kF16,
+               Bnb4Thunk<BnbKind::kNf4, u16, internal::DequantBnb4ToF16Rows>,
+               RunBnb4<BnbKind::kNf4, u16, ref::DequantBnb4ToF16>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"nf4_to_f32", "bnb", E::kF32, E::kF32,
+               Bnb4Thunk<BnbKind::kNf4, float, internal::DequantBnb4ToF32Rows>,
+               RunBnb4<BnbKind::kNf4, float, ref::DequantBnb4ToF32>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"fp4_to_bf16", "bnb", E::kF32, E::kBf16,
+               Bnb4Thunk<BnbKind::kFp4, u16, internal::DequantBnb4ToBf16Rows>,
+               RunBnb4<BnbKind::kFp4, u16, ref::DequantBnb4ToBf16>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"fp4_to_f16", "bnb", E::kF32, E::kF16,
+               Bnb4Thunk<BnbKind::kFp4, u16, internal::DequantBnb4ToF16Rows>,
+               RunBnb4<BnbKind::kFp4, u16, ref::DequantBnb4ToF16>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"fp4_to_f32", "bnb", E::kF32, E::kF32,
+               Bnb4Thunk<BnbKind::kFp4, float, internal::DequantBnb4ToF32Rows>,
+               RunBnb4<BnbKind::kFp4, float, ref::DequantBnb4ToF32>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"nf4_dq_to_bf16", "bnb", E::kF32, E::kBf16,
+               Bnb4Thunk<BnbKind::kNf4Dq, u16, internal::DequantBnb4ToBf16Rows>,
+               RunBnb4<BnbKind::kNf4Dq, u16, ref::DequantBnb4ToBf16>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"nf4_dq_to_f16", "bnb", E::kF32, E::kF16,
+               Bnb4Thunk<BnbKind::kNf4Dq, u16, internal::DequantBnb4ToF16Rows>,
+               RunBnb4<BnbKind::kNf4Dq, u16, ref::DequantBnb4ToF16>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"nf4_dq_to_f32", "bnb", E::kF32, E::kF32,
+               Bnb4Thunk<BnbKind::kNf4Dq, float, internal::DequantBnb4ToF32Rows>,
+               RunBnb4<BnbKind::kNf4Dq, float, ref::DequantBnb4ToF32>, BnbTarget,
+               kBnbBlock / 2, kBnbBlock},
+    KernelInfo{"int8_rowwise_to_bf16", "bnb", E::kF32, E::kBf16,
+               BnbInt8Thunk<u16, internal::DequantBnbInt8ToBf16Rows>,
+               RunBnbInt8<u16, ref::DequantBnbInt8ToBf16>, BnbTarget, 1, 1},
+    KernelInfo{"int8_rowwise_to_f16", "bnb", E::kF32, E::kF16,
+               BnbInt8Thunk<u16, internal::DequantBnbInt8ToF16Rows>,
+               RunBnbInt8<u16, ref::DequantBnbInt8ToF16>, BnbTarget, 1, 1},
+    KernelInfo{"int8_rowwise_to_f32", "bnb", E::kF32, E::kF32,
+               BnbInt8Thunk<float, internal::DequantBnbInt8ToF32Rows>,
+               RunBnbInt8<float, ref::DequantBnbInt8ToF32>, BnbTarget, 1, 1},
     // ggml K-quant super-blocks (256 elements).
     KQuantEntry<GgmlType::kQ2_K, E::kBf16>("q2_k_to_bf16", kq::q2k::kBytes),
     KQuantEntry<GgmlType::kQ2_K, E::kF16>("q2_k_to_f16", kq::q2k::kBytes),

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/bnb_layout.h"
+
 namespace amn::internal {
 
 // dispatch/float_convert.cc
@@ -74,6 +76,19 @@ AMN_FP4_ROW_DECLS(F32, float)
 AMN_FP4_ROW_DECLS(Bf16, uint16_t)
 AMN_FP4_ROW_DECLS(F16, uint16_t)
 #undef AMN_FP4_ROW_DECLS
+
+// dispatch/bnb.cc: elements [begin, end) of a validated 4-bit tensor
+// (kernels/bnb_layout.h) -> out[0, end - begin); and rows x cols int8
+// weights with SCB f32 LE [rows] -> rows * cols outputs.
+void DequantBnb4ToF32Rows(const bnb::Bnb4View& t, size_t begin, size_t end, float* out);
+void DequantBnb4ToBf16Rows(const bnb::Bnb4View& t, size_t begin, size_t end, uint16_t* out);
+void DequantBnb4ToF16Rows(const bnb::Bnb4View& t, size_t begin, size_t end, uint16_t* out);
+void DequantBnbInt8ToF32Rows(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
+                             float* out);
+void DequantBnbInt8ToBf16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows,
+                              size_t cols, uint16_t* out);
+void DequantBnbInt8ToF16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
+                             uint16_t* out);
 
 }  // namespace amn::internal
 

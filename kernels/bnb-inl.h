@@ -1,0 +1,593 @@
+// Per-target bitsandbytes dequantization (amn/bnb_dequant.h), Highway 1.0.3:
+// NF4/FP4 (plain and double quant) and LLM.int8() row-wise INT8 to
+// F32/BF16/F16, bit-exact with kernels/ref/bnb_ref.cc on every target.
+//
+// 4-bit: a block has only 16 possible outputs, Round(cb[k] * absmax). Each
+// block computes them once (one Mul per entry, never fused; the NaN rule only
+// in blocks that can make a NaN; float_convert-inl.h's rounding), then every
+// element is a table lookup by its nibble. Nibbles are put in element order
+// as u16 lanes (one u32 lane per packed byte: high nibble low, low nibble
+// high), so BF16/F16 outputs need no shuffle and F32 one widening. The table:
+//   * AVX3/AVX3_DL: one 16-lane u32 register, looked up with TableLookupLanes;
+//   * AVX2 (BF16/F16): two 16-byte planes (byte p of every output in plane
+//     p) built in registers, looked up with TableLookupBytes;
+//   * other targets (and AVX2 F32): the same planes through a small stack
+//     table (2 or 4 planes), broadcast with LoadDup128.
+// SCALAR runs a plain C++ loop over the same per-block table.
+//
+// INT8: weights widened exactly to F32, two Muls in bitsandbytes' order
+// (SCALAR: a plain C++ loop, the reference for rows with a non-finite SCB).
+//
+// Nothing outside the spans is touched: partial chunks go through
+// zero-padded copies (Highway 1.0.3 has no LoadN; masked loads may fault).
+#if defined(AMN_KERNELS_BNB_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_BNB_INL_H_
+#undef AMN_KERNELS_BNB_INL_H_
+#else
+#define AMN_KERNELS_BNB_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/bnb_layout.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/ref/bnb_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// What a bnb kernel writes: F32 values, or BF16 / F16 bit patterns.
+enum class BnbOut { kF32, kBf16, kF16 };
+
+#if HWY_TARGET != HWY_SCALAR
+
+using BnbDU = hn::ScalableTag<uint32_t>;
+
+// F32 bits -> BF16 bits in the upper half of each lane, for lanes known not
+// to be NaN (F32BitsToBf16Upper without its NaN select).
+template <class DU>
+HWY_INLINE hn::Vec<DU> BnbNonNanBf16Upper(DU du, hn::Vec<DU> x) {
+  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
+  return hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
+}
+
+// Stores results A and B (u32 lanes of F32 bits) as 2N outputs. For BF16/F16
+// A holds the even elements and B the odd ones; for F32, A is elements
+// [0, N) and B [N, 2N).
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void BnbStore(hn::Vec<BnbDU> a, hn::Vec<BnbDU> b, TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  if constexpr (kOut == BnbOut::kF32) {
+    const hn::RebindToFloat<BnbDU> df;
+    hn::StoreU(hn::BitCast(df, a), df, out);
+    hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
+  } else if constexpr (kOut == BnbOut::kBf16) {
+    const auto encode = [du](hn::Vec<BnbDU> x) {
+      return kMayBeNan ? F32BitsToBf16Upper(du, x) : BnbNonNanBf16Upper(du, x);
+    };
+    hn::StoreU(
+        hn::OddEven(hn::BitCast(d16, encode(b)), hn::BitCast(d16, hn::ShiftRight<16>(encode(a)))),
+        d16, out);
+  } else {
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, hn::ShiftLeft<16>(F32BitsToF16Lanes(du, b))),
+                           hn::BitCast(d16, F32BitsToF16Lanes(du, a))),
+               d16, out);
+  }
+}
+
+// The codebook of one call: 16 entries as F32 bits with the FP4
+// sign-of-zero rule (bnb::CodebookBits), and whether all are finite.
+struct BnbCodebook {
+  HWY_ALIGN uint32_t bits[bnb::kCodebookSize];
+  bool finite;
+};
+
+HWY_INLINE void BnbMakeCodebook(const uint8_t* quant_map, BnbCodebook& cb) {
+  cb.finite = true;
+  for (unsigned k = 0; k < bnb::kCodebookSize; ++k) {
+    cb.bits[k] = bnb::CodebookBits(quant_map, k);
+    cb.finite = cb.finite && bnb::IsFiniteBits(cb.bits[k]);
+  }
+}
+
+// A block's 16 possible outputs, Round(cb[k] * absmax), split into byte
+// planes: plane p holds byte p of each output (2 planes for BF16/F16, 4 for
+// F32), for TableLookupBytes. Built with at most 16-lane vectors: one
+// AVX-512 vector for the whole codebook.
+struct BnbTable {
+  HWY_ALIGN uint8_t planes[4][bnb::kCodebookSize];
+};
+
+// cb * absmax in the lanes of `d`, with the NaN rule of bnb::MulBits when the
+// block can make a NaN: the entry's NaN quieted, else `absmax_nan` (absmax's
+// NaN quieted, or the invalid-operation NaN).
+template <bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> BnbScale(DU du, hn::Vec<DU> cb, hn::Vec<DU> absmax, hn::Vec<DU> absmax_nan) {
+  const hn::RebindToFloat<DU> df;
+  const auto p = hn::BitCast(du, hn::Mul(hn::BitCast(df, cb), hn::BitCast(df, absmax)));
+  if constexpr (!kMayBeNan) return p;
+  const auto nan = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, cb))),
+                                  hn::Or(cb, hn::Set(du, bnb::kQuietBit)), absmax_nan);
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, p))), nan, p);
+}
+
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTable& table) {
+  const hn::CappedTag<uint32_t, bnb::kCodebookSize> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Rebind<uint8_t, decltype(du)> d8;
+  const auto absmax = hn::Set(du, absmax_bits);
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto low_byte = hn::Set(du, 0xFFu);
+  for (size_t k = 0; k < bnb::kCodebookSize; k += hn::Lanes(du)) {
+    const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), absmax, absmax_nan);
+    // Outputs in the low bytes of each lane; byte planes by saturating
+    // demotion of lanes already masked to 0..255.
+    hn::Vec<decltype(du)> v;
+    if constexpr (kOut == BnbOut::kF32) {
+      v = p;
+    } else if constexpr (kOut == BnbOut::kBf16) {
+      v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+    } else {
+      v = F32BitsToF16Lanes(du, p);
+    }
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(v, low_byte))), d8, table.planes[0] + k);
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(hn::ShiftRight<8>(v), low_byte))), d8,
+               table.planes[1] + k);
+    if constexpr (kOut == BnbOut::kF32) {
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(hn::ShiftRight<16>(v), low_byte))), d8,
+                 table.planes[2] + k);
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::ShiftRight<24>(v))), d8, table.planes[3] + k);
+    }
+  }
+}
+
+// (Vector arguments one by one, never in arrays or structs: SVE vectors are
+// sizeless.)
+using BnbPlaneVec = hn::Vec<hn::Repartition<uint8_t, BnbDU>>;
+
+// The F32 outputs for nibble indices `nib` (u32 lanes): the index repeated
+// in all four bytes of its lane picks byte p from plane p.
+HWY_INLINE hn::Vec<BnbDU> BnbLookup4(hn::Vec<BnbDU> nib, BnbPlaneVec p0, BnbPlaneVec p1,
+                                     BnbPlaneVec p2, BnbPlaneVec p3) {
+  const BnbDU du;
+  const hn::Repartition<uint8_t, BnbDU> d8;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const auto twice = hn::Or(nib, hn::ShiftLeft<8>(nib));
+  const auto idx = hn::BitCast(d8, hn::Or(twice, hn::ShiftLeft<16>(twice)));
+  const auto b01 =
+      hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx)));
+  const auto b23 =
+      hn::BitCast(d16, hn::OddEven(hn::TableLookupBytes(p3, idx), hn::TableLookupBytes(p2, idx)));
+  return hn::BitCast(du, hn::OddEven(b23, b01));
+}
+
+// One chunk: 2N elements from N packed bytes at `packed` (N = Lanes(BnbDU)),
+// starting at an even element, through the block's table planes p0..p3
+// (p2, p3 unused for BF16/F16).
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, BnbPlaneVec p1,
+                          BnbPlaneVec p2, BnbPlaneVec p3, TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::Rebind<uint8_t, BnbDU> d8q;
+  const hn::Repartition<uint8_t, BnbDU> d8;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
+  // Nibbles in element order as u16 lanes: the high nibble (even element)
+  // in the low half of each u32 lane, the low nibble in the high half.
+  const auto pairs =
+      hn::Or(hn::ShiftRight<4>(bytes), hn::ShiftLeft<16>(hn::And(bytes, hn::Set(du, 15u))));
+  if constexpr (kOut != BnbOut::kF32) {
+    // Each u16 lane's index in both of its bytes picks byte 0 and byte 1 of
+    // its output from planes 0 and 1.
+    const auto idx = hn::BitCast(d8, hn::Or(pairs, hn::ShiftLeft<8>(pairs)));
+    const auto bytes01 = hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx));
+    hn::StoreU(hn::BitCast(d16, bytes01), d16, out);
+  } else {
+    const hn::Half<decltype(d16)> dh;
+    const auto pairs16 = hn::BitCast(d16, pairs);
+    const hn::RebindToFloat<BnbDU> df;
+    hn::StoreU(
+        hn::BitCast(df, BnbLookup4(hn::PromoteTo(du, hn::LowerHalf(dh, pairs16)), p0, p1, p2, p3)),
+        df, out);
+    hn::StoreU(
+        hn::BitCast(df, BnbLookup4(hn::PromoteTo(du, hn::UpperHalf(dh, pairs16)), p0, p1, p2, p3)),
+        df, out + hn::Lanes(du));
+  }
+}
+
+// Elements [e, stop) of one block (e < stop): `chunk(bytes, out)` writes the
+// 2N elements of N packed bytes. Whole chunks are read in place; a chunk that
+// would start at an odd element or run past `stop` goes through zero-padded
+// copies.
+template <typename TOut, class Chunk>
+HWY_INLINE void Bnb4BlockRun(const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                             TOut* HWY_RESTRICT out, const Chunk& chunk_fn) {
+  const size_t chunk = 2 * hn::Lanes(BnbDU());
+  constexpr size_t kMaxChunk = 2 * HWY_MAX_BYTES / sizeof(uint32_t);
+  if (e % 2 == 0 && (stop - e) % chunk == 0) {  // the usual case: whole chunks in place
+    for (; e < stop; e += chunk, out += chunk) chunk_fn(packed + e / 2, out);
+    return;
+  }
+  while (e < stop) {
+    const size_t start = e & ~size_t{1};
+    if (e == start && start + chunk <= stop) {
+      for (; e + chunk <= stop; e += chunk) {
+        chunk_fn(packed + e / 2, out);
+        out += chunk;
+      }
+      continue;
+    }
+    const size_t n = std::min(stop, start + chunk) - start;
+    HWY_ALIGN uint8_t byte_tail[kMaxChunk / 2] = {};
+    HWY_ALIGN TOut out_tail[kMaxChunk];
+    std::memcpy(byte_tail, packed + start / 2, (n + 1) / 2);
+    chunk_fn(byte_tail, out_tail);
+    std::memcpy(out, out_tail + (e - start), (n - (e - start)) * sizeof(TOut));
+    out += n - (e - start);
+    e = start + n;
+  }
+}
+
+// The byte-plane lookup as a chunk function: planes are broadcast from the
+// table in memory (vectors cannot be captured on SVE).
+template <BnbOut kOut>
+struct BnbPlaneChunk {
+  const BnbTable* table;
+  template <typename TOut>
+  HWY_INLINE void operator()(const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT out) const {
+    const hn::Repartition<uint8_t, BnbDU> d8;
+    const auto p0 = hn::LoadDup128(d8, table->planes[0]);
+    const auto p1 = hn::LoadDup128(d8, table->planes[1]);
+    const auto p2 = kOut == BnbOut::kF32 ? hn::LoadDup128(d8, table->planes[2]) : p0;
+    const auto p3 = kOut == BnbOut::kF32 ? hn::LoadDup128(d8, table->planes[3]) : p1;
+    Bnb4Chunk<kOut>(bytes, p0, p1, p2, p3, out);
+  }
+};
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// AVX-512: a u32 vector has exactly 16 lanes, so a block's 16 outputs stay in
+// one register and a lane permute (vpermd) looks them up, with no byte
+// planes and no round trip through memory. BF16/F16 outputs are held twice
+// per lane (both halves) so that the even element (high nibble) can take the
+// low half and the odd one the high half with one OddEven.
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE hn::Vec<BnbDU> BnbLaneTable(const BnbCodebook& cb, uint32_t absmax_bits) {
+  const BnbDU du;
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto p =
+      BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits), hn::Set(du, absmax_bits), absmax_nan);
+  if constexpr (kOut == BnbOut::kF32) return p;
+  hn::Vec<BnbDU> v;
+  if constexpr (kOut == BnbOut::kBf16) {
+    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+  } else {
+    v = F32BitsToF16Lanes(du, p);
+  }
+  return hn::Or(v, hn::ShiftLeft<16>(v));
+}
+
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4LaneChunk(const uint8_t* HWY_RESTRICT packed, hn::Vec<BnbDU> table,
+                              TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::Rebind<uint8_t, BnbDU> d8q;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
+  const auto high = hn::ShiftRight<4>(bytes);
+  const auto low = hn::And(bytes, hn::Set(du, 15u));
+  if constexpr (kOut != BnbOut::kF32) {
+    const auto even = hn::TableLookupLanes(table, hn::IndicesFromVec(du, high));
+    const auto odd = hn::TableLookupLanes(table, hn::IndicesFromVec(du, low));
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, even)), d16, out);
+  } else {
+    const hn::Half<decltype(d16)> dh;
+    const hn::RebindToFloat<BnbDU> df;
+    const auto pairs = hn::BitCast(d16, hn::Or(high, hn::ShiftLeft<16>(low)));
+    const auto first = hn::PromoteTo(du, hn::LowerHalf(dh, pairs));
+    const auto second = hn::PromoteTo(du, hn::UpperHalf(dh, pairs));
+    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, first))), df,
+               out);
+    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, second))), df,
+               out + hn::Lanes(du));
+  }
+}
+
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*unused*/,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  const auto table = BnbLaneTable<kOut, kMayBeNan>(cb, absmax);
+  const size_t chunk = 2 * hn::Lanes(BnbDU());
+  if (e % 2 == 0 && (stop - e) % chunk == 0) {  // the usual case: whole chunks in place
+    for (size_t i = e; i < stop; i += chunk) {
+      Bnb4LaneChunk<kOut>(packed + i / 2, table, out + (i - e));
+    }
+    return;
+  }
+  Bnb4BlockRun(packed, e, stop, out,
+               [table](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+                 Bnb4LaneChunk<kOut>(bytes, table, o);
+               });
+}
+#elif HWY_TARGET == HWY_AVX2
+// AVX2, BF16/F16 output: the two byte planes are built in registers (two
+// 8-lane products, a demotion to u16, even/odd bytes), which avoids the
+// store-to-load round trip of the generic path: the 8-byte plane stores
+// cannot forward to the 16-byte broadcast loads.
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE hn::Vec<hn::Full128<uint8_t>> BnbEncoded8(const BnbCodebook& cb, size_t k,
+                                                     uint32_t absmax_bits) {
+  const hn::Full256<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  const auto p =
+      BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits), absmax_nan);
+  hn::Vec<decltype(du)> v;
+  if constexpr (kOut == BnbOut::kBf16) {
+    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+  } else {
+    v = F32BitsToF16Lanes(du, p);
+  }
+  // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
+  return hn::BitCast(hn::Full128<uint8_t>(), hn::DemoteTo(d16, hn::BitCast(di, v)));
+}
+
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& table,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  if constexpr (kOut == BnbOut::kF32) {
+    BnbMakeTable<kOut, kMayBeNan>(cb, absmax, table);
+    Bnb4BlockRun(packed, e, stop, out, BnbPlaneChunk<kOut>{&table});
+  } else {
+    const hn::Full128<uint8_t> d8;
+    const hn::Full256<uint8_t> d8x2;
+    const auto first = BnbEncoded8<kOut, kMayBeNan>(cb, 0, absmax);
+    const auto second = BnbEncoded8<kOut, kMayBeNan>(cb, 8, absmax);
+    const auto low = hn::ConcatEven(d8, second, first);
+    const auto high = hn::ConcatOdd(d8, second, first);
+    const auto p0 = hn::Combine(d8x2, low, low);
+    const auto p1 = hn::Combine(d8x2, high, high);
+    const size_t chunk = 2 * hn::Lanes(BnbDU());
+    if (e % 2 == 0 && (stop - e) % chunk == 0) {  // the usual case: whole chunks in place
+      for (size_t i = e; i < stop; i += chunk) {
+        Bnb4Chunk<kOut>(packed + i / 2, p0, p1, p0, p1, out + (i - e));
+      }
+      return;
+    }
+    Bnb4BlockRun(packed, e, stop, out,
+                 [p0, p1](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+                   Bnb4Chunk<kOut>(bytes, p0, p1, p0, p1, o);
+                 });
+  }
+}
+#else
+// Other targets: byte planes through memory.
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& table,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  BnbMakeTable<kOut, kMayBeNan>(cb, absmax, table);
+  Bnb4BlockRun(packed, e, stop, out, BnbPlaneChunk<kOut>{&table});
+}
+#endif  // HWY_TARGET
+
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4Vector(const bnb::Bnb4View& t, size_t begin, size_t end,
+                           TOut* HWY_RESTRICT out) {
+  BnbCodebook cb;
+  BnbMakeCodebook(t.quant_map, cb);
+  BnbTable table;
+  // Block and nested-block indices advance by counting: no division per
+  // block (it would sit on the loop-carried path).
+  size_t block = begin / t.block_size;
+  size_t nested = t.double_quant ? block / t.nested_block_size : 0;
+  size_t nested_left = t.double_quant ? t.nested_block_size - block % t.nested_block_size : 0;
+  uint32_t nested_scale = t.double_quant ? bnb::LoadLe32(t.nested_absmax + 4 * nested) : 0;
+  size_t e = begin;
+  while (e < end) {
+    const size_t stop = std::min(end, (block + 1) * t.block_size);
+    uint32_t absmax;
+    if (!t.double_quant) {
+      absmax = bnb::LoadLe32(t.absmax + 4 * block);
+    } else {
+      if (nested_left == 0) {
+        nested_scale = bnb::LoadLe32(t.nested_absmax + 4 * ++nested);
+        nested_left = t.nested_block_size;
+      }
+      --nested_left;
+      // bnb::AbsmaxBits' recovery: code * nested scale, then + offset.
+      const uint32_t code = bnb::LoadLe32(t.nested_quant_map + 4 * size_t{t.absmax[block]});
+      absmax = bnb::AddBits(bnb::MulBits(code, nested_scale), t.nested_offset_bits);
+    }
+    // A finite codebook times a finite absmax never makes a NaN.
+    if (HWY_LIKELY(cb.finite && bnb::IsFiniteBits(absmax))) {
+      Bnb4Block<kOut, false>(cb, absmax, table, t.packed, e, stop, out + (e - begin));
+    } else {
+      Bnb4Block<kOut, true>(cb, absmax, table, t.packed, e, stop, out + (e - begin));
+    }
+    e = stop;
+    ++block;
+  }
+}
+
+// ---- INT8 ----
+
+// (f32(w) * scb) * f32(1/127), two Muls in bitsandbytes' order (never
+// fused); a NaN result takes `nan` (the row's choice: SCB's NaN quieted, or
+// the invalid-operation NaN of 0 * Inf).
+template <bool kMayBeNan>
+HWY_INLINE hn::Vec<BnbDU> Int8Scaled(hn::Vec<hn::RebindToSigned<BnbDU>> w, hn::Vec<BnbDU> scb,
+                                     hn::Vec<BnbDU> nan) {
+  const BnbDU du;
+  const hn::RebindToFloat<BnbDU> df;
+  const auto inv127 = hn::BitCast(df, hn::Set(du, bnb::kInv127Bits));
+  const auto r =
+      hn::BitCast(du, hn::Mul(hn::Mul(hn::ConvertTo(df, w), hn::BitCast(df, scb)), inv127));
+  if constexpr (!kMayBeNan) return r;
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, r))), nan, r);
+}
+
+// 2N elements from 2N int8 weights, scaled by `scb` then by f32(1/127), each
+// one Mul in bitsandbytes' order. BF16/F16 read the weights as i16 pairs
+// (even element = low half of a u32 lane, odd = high half) to match
+// BnbStore's layout; F32 widens two runs of N.
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Int8Chunk(const uint8_t* HWY_RESTRICT weight, hn::Vec<BnbDU> scb,
+                          hn::Vec<BnbDU> nan, TOut* HWY_RESTRICT out) {
+  const hn::RebindToSigned<BnbDU> di;
+  const auto* w = reinterpret_cast<const int8_t*>(weight);
+  hn::Vec<decltype(di)> wa, wb;
+  if constexpr (kOut == BnbOut::kF32) {
+    const hn::Rebind<int8_t, decltype(di)> d8;
+    wa = hn::PromoteTo(di, hn::LoadU(d8, w));
+    wb = hn::PromoteTo(di, hn::LoadU(d8, w + hn::Lanes(di)));
+  } else {
+    const hn::Repartition<int16_t, BnbDU> d16;
+    const hn::Rebind<int8_t, decltype(d16)> d8;
+    const auto pairs = hn::BitCast(di, hn::PromoteTo(d16, hn::LoadU(d8, w)));
+    wa = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs));  // arithmetic: sign kept
+    wb = hn::ShiftRight<16>(pairs);
+  }
+  BnbStore<kOut, kMayBeNan>(Int8Scaled<kMayBeNan>(wa, scb, nan),
+                            Int8Scaled<kMayBeNan>(wb, scb, nan), out);
+}
+
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Int8Vector(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
+                           TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const size_t chunk = 2 * hn::Lanes(du);
+  constexpr size_t kMaxChunk = 2 * HWY_MAX_BYTES / sizeof(uint32_t);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint32_t scb_bits = bnb::LoadLe32(scb + 4 * r);
+    const uint8_t* w = weight + r * cols;
+    TOut* o = out + r * cols;
+    const auto scale = hn::Set(du, scb_bits);
+    // A NaN result needs a NaN or infinite SCB: w * SCB is NaN only then
+    // (quieted SCB, or 0 * Inf), and a finite product times f32(1/127) is
+    // never NaN.
+    const auto nan =
+        hn::Set(du, bnb::IsNanBits(scb_bits) ? (scb_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+    const bool finite = bnb::IsFiniteBits(scb_bits);
+    size_t c = 0;
+    if (HWY_LIKELY(finite)) {
+      for (; c + chunk <= cols; c += chunk) Int8Chunk<kOut, false>(w + c, scale, nan, o + c);
+    } else {
+      for (; c + chunk <= cols; c += chunk) Int8Chunk<kOut, true>(w + c, scale, nan, o + c);
+    }
+    if (c == cols) continue;
+    HWY_ALIGN uint8_t w_tail[kMaxChunk] = {};
+    HWY_ALIGN TOut o_tail[kMaxChunk];
+    std::memcpy(w_tail, w + c, cols - c);
+    Int8Chunk<kOut, true>(w_tail, scale, nan, o_tail);
+    std::memcpy(o + c, o_tail, (cols - c) * sizeof(TOut));
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+#if HWY_TARGET == HWY_SCALAR
+// One F32 result (bits) as the output type, through float_convert-inl.h's
+// lane encoders on a one-lane vector (inline, unlike ref::F32BitsToBf16).
+template <BnbOut kOut, typename TOut>
+HWY_INLINE TOut BnbEncodeOne(uint32_t bits) {
+  const hn::ScalableTag<uint32_t> du;  // one lane on SCALAR
+  if constexpr (kOut == BnbOut::kF32) {
+    TOut value;
+    std::memcpy(&value, &bits, sizeof(bits));
+    return value;
+  } else if constexpr (kOut == BnbOut::kBf16) {
+    return static_cast<TOut>(hn::GetLane(F32BitsToBf16Upper(du, hn::Set(du, bits))) >> 16);
+  } else {
+    return static_cast<TOut>(hn::GetLane(F32BitsToF16Lanes(du, hn::Set(du, bits))));
+  }
+}
+
+// SCALAR (one-lane vectors, no table lookups): plain C++ with the same idea,
+// a block's 16 outputs computed once (bnb::MulBits, then the output
+// encoders of float_convert-inl.h on one lane), then one table read per
+// element.
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void Bnb4ScalarTable(const bnb::Bnb4View& t, size_t begin, size_t end, TOut* out) {
+  uint32_t cb[bnb::kCodebookSize];
+  for (unsigned k = 0; k < bnb::kCodebookSize; ++k) cb[k] = bnb::CodebookBits(t.quant_map, k);
+  TOut table[bnb::kCodebookSize];
+  auto* out_bytes = reinterpret_cast<unsigned char*>(out);
+  size_t e = begin;
+  while (e < end) {
+    const size_t block = e / t.block_size;
+    const size_t stop = std::min(end, (block + 1) * t.block_size);
+    const uint32_t absmax = bnb::AbsmaxBits(t, block);
+    for (unsigned k = 0; k < bnb::kCodebookSize; ++k) {
+      table[k] = BnbEncodeOne<kOut, TOut>(bnb::MulBits(cb[k], absmax));
+    }
+    for (; e < stop; ++e) {
+      const uint8_t byte = t.packed[e / 2];
+      const unsigned nibble = (e % 2 == 0) ? byte >> 4 : byte & 15u;
+      std::memcpy(out_bytes + (e - begin) * sizeof(TOut), &table[nibble], sizeof(TOut));
+    }
+  }
+}
+#endif
+
+// Elements [begin, end) of a validated 4-bit tensor into out[0, end - begin).
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void DequantBnb4Kernel(const bnb::Bnb4View& t, size_t begin, size_t end, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  Bnb4ScalarTable<kOut>(t, begin, end, out);
+#else
+  Bnb4Vector<kOut>(t, begin, end, out);
+#endif
+}
+
+// rows x cols int8 weights, SCB f32 LE [rows] -> rows * cols outputs.
+template <BnbOut kOut, typename TOut>
+HWY_INLINE void DequantBnbInt8Kernel(void (*reference)(const uint8_t*, const uint8_t*, size_t,
+                                                       size_t, TOut*),
+                                     const uint8_t* weight, const uint8_t* scb, size_t rows,
+                                     size_t cols, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  // Plain C++ for rows with a finite SCB (which cannot make a NaN: the two
+  // multiplies are the reference's, one rounding each, never fused); the
+  // reference for the others.
+  const float inv127 = bnb::FromBits(bnb::kInv127Bits);
+  auto* out_bytes = reinterpret_cast<unsigned char*>(out);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint32_t scb_bits = bnb::LoadLe32(scb + 4 * r);
+    const uint8_t* w = weight + r * cols;
+    unsigned char* o = out_bytes + r * cols * sizeof(TOut);
+    if (!bnb::IsFiniteBits(scb_bits)) {
+      reference(w, scb + 4 * r, 1, cols, reinterpret_cast<TOut*>(o));
+      continue;
+    }
+    const float scale = bnb::FromBits(scb_bits);
+    for (size_t c = 0; c < cols; ++c) {
+      const float product = static_cast<float>(static_cast<int8_t>(w[c])) * scale;
+      const TOut encoded = BnbEncodeOne<kOut, TOut>(bnb::ToBits(product * inv127));
+      std::memcpy(o + c * sizeof(TOut), &encoded, sizeof(TOut));
+    }
+  }
+#else
+  (void)reference;
+  Int8Vector<kOut>(weight, scb, rows, cols, out);
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_BNB_INL_H_
