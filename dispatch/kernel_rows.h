@@ -7,6 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "amn/weight_layout.h"
+
+namespace amn::gptq {
+struct LayerView;  // kernels/gptq_layout.h
+}  // namespace amn::gptq
+
 namespace amn::internal {
 
 // dispatch/float_convert.cc
@@ -56,6 +62,15 @@ AMN_GGML_LEGACY_ROW_DECLS(Q8_1)
 AMN_GGML_LEGACY_ROW_DECLS(Iq4Nl)
 AMN_GGML_LEGACY_ROW_DECLS(Mxfp4)
 #undef AMN_GGML_LEGACY_ROW_DECLS
+
+// dispatch/gptq.cc: rows [row_begin, row_end) of a valid GPTQ layer in
+// `orientation` (amn/gptq_dequant.h, kernels/ref/gptq_ref.h).
+void DequantGptqToF32Rows(const gptq::LayerView& layer, WeightOrientation orientation,
+                          size_t row_begin, size_t row_end, float* out);
+void DequantGptqToBf16Rows(const gptq::LayerView& layer, WeightOrientation orientation,
+                           size_t row_begin, size_t row_end, uint16_t* out);
+void DequantGptqToF16Rows(const gptq::LayerView& layer, WeightOrientation orientation,
+                          size_t row_begin, size_t row_end, uint16_t* out);
 
 }  // namespace amn::internal
 

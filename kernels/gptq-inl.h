@@ -1,0 +1,406 @@
+// Per-target GPTQ dequantization (amn/gptq_dequant.h), Highway 1.0.3.
+// Same bytes as kernels/ref/gptq_ref.cc on every target: codes and zeros
+// unpacked with integer ops, (f32(q) - f32(z)) exact, one Mul by the scale
+// (never fused), the reference's NaN choice, then float_convert-inl.h's
+// F32 -> BF16/F16 rounding. SCALAR (one-lane vectors: no ConcatOdd, no
+// useful table lookup) runs the reference.
+//
+// Two loops, one per output orientation:
+// * kInOut (rows i, N elements): row i is the shifted word row
+//   qweight[bits*i/32][:], contiguous along j; the zeros and scales of the
+//   row's group are unpacked once per column chunk into F32 tables and kept
+//   while consecutive rows share the group.
+// * kOutIn (rows j, K elements): row j is column j's bit stream, words
+//   qweight[w][j] at a stride of N words. Each chunk of the stream is copied
+//   into a small on-stack buffer (one strided load per 32/bits elements);
+//   vectors then pick their words with a lane table lookup and a per-lane
+//   shift. Zeros and scales are per-row scalars per group (broadcast), or,
+//   with a g_idx, gathered from a per-row table indexed by g_idx.
+// No load or store leaves the caller's spans: partial vectors go through
+// zero-padded stack copies (Highway 1.0.3 masked loads may fault).
+#if defined(AMN_KERNELS_GPTQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GPTQ_INL_H_
+#undef AMN_KERNELS_GPTQ_INL_H_
+#else
+#define AMN_KERNELS_GPTQ_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "amn/weight_layout.h"
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/fp8_dequant-inl.h"
+#include "kernels/gptq_layout.h"
+#include "kernels/ref/gptq_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Elements per column chunk (kInOut) and per stream chunk (kOutIn): a
+// multiple of 32, so every chunk starts on a word boundary for every bit
+// width, and small enough for the stack.
+inline constexpr size_t kGptqChunk = 1024;
+// Most lanes of a u32 vector on any target, and the padding every stack
+// buffer carries past its data so whole-vector loads stay inside it.
+inline constexpr size_t kGptqMaxLanes = HWY_MAX_BYTES / sizeof(uint32_t);
+// Groups a per-row g_idx table holds (kOutIn); layers with more groups and
+// a g_idx run the reference for that call.
+inline constexpr size_t kGptqMaxTableGroups = 2048;
+
+// Lanes l = 0..L-1 get field (first + l) (kBits wide) of the LSB-first
+// stream `words`, which must hold L words from word (first * kBits) / 32.
+// Each lane picks its word with a table lookup and shifts it by its own
+// amount; a 3-bit field that straddles a word takes its high bits from the
+// next one: (hi << 1) << (31 - shift), defined for every shift.
+template <uint32_t kBits, class DU>
+HWY_INLINE hn::Vec<DU> UnpackFields(DU du, const uint32_t* HWY_RESTRICT words, size_t first,
+                                    hn::Vec<DU> lane_bits) {
+  const hn::RebindToSigned<DU> di;
+  const size_t bit0 = first * kBits;
+  const auto v = hn::LoadU(du, words + bit0 / 32);
+  const auto offset = hn::Add(lane_bits, hn::Set(du, static_cast<uint32_t>(bit0 % 32)));
+  const auto index = hn::ShiftRight<5>(offset);
+  const auto shift = hn::And(offset, hn::Set(du, 31u));
+  auto field = hn::Shr(hn::TableLookupLanes(v, hn::IndicesFromVec(du, hn::BitCast(di, index))),
+                       shift);
+  if constexpr (32 % kBits != 0) {
+    const auto last = hn::Set(du, static_cast<uint32_t>(hn::Lanes(du) - 1));
+    const auto next = hn::Min(hn::Add(index, hn::Set(du, 1u)), last);
+    const auto hi = hn::TableLookupLanes(v, hn::IndicesFromVec(du, hn::BitCast(di, next)));
+    field = hn::Or(field, hn::Shl(hn::ShiftLeft<1>(hi), hn::Sub(hn::Set(du, 31u), shift)));
+  }
+  return hn::And(field, hn::Set(du, (1u << kBits) - 1));
+}
+
+// lane l -> l * kBits, the bit offset of lane l's field.
+// (Through memory: SSSE3 has no 32-bit lane multiply.)
+template <uint32_t kBits, class DU>
+HWY_INLINE hn::Vec<DU> LaneBitOffsets(DU du) {
+  HWY_ALIGN uint32_t offsets[kGptqMaxLanes];
+  for (size_t l = 0; l < hn::Lanes(du); ++l) offsets[l] = static_cast<uint32_t>(l * kBits);
+  return hn::Load(du, offsets);
+}
+
+// Stores 2L results in element order: A is [0, L), B is [L, 2L). For
+// BF16/F16 the 16-bit results of A and B are joined by one ConcatOdd
+// (BF16 sits in the upper half of each lane) or ConcatEven (F16, lower).
+template <DequantOut kOut, bool kMayBeNan, class DU, typename TOut>
+HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DU> d16;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, a), df, out);
+    hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
+  } else if constexpr (kOut == DequantOut::kBf16) {
+    const auto encode = [du](hn::Vec<DU> x) {
+      return kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
+    };
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(b)), hn::BitCast(d16, encode(a))), d16,
+               out);
+  } else {
+    hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, b)),
+                              hn::BitCast(d16, F32BitsToF16Lanes(du, a))),
+               d16, out);
+  }
+}
+
+// 2L outputs from codes (u32), zeros and scales (F32) of A and B:
+// (f32(q) - z) * s, the NaN rule of kernels/ref/gptq_ref.h, stored in order.
+// Real layers never make a NaN product, so the rule runs only for vectors
+// that have one.
+template <DequantOut kOut, class DF, typename TOut>
+HWY_INLINE void DequantStep(DF df, hn::Vec<hn::RebindToUnsigned<DF>> qa,
+                            hn::Vec<hn::RebindToUnsigned<DF>> qb, hn::Vec<DF> za, hn::Vec<DF> zb,
+                            hn::Vec<DF> sa, hn::Vec<DF> sb, TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto pa = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qa)), za), sa);
+  const auto pb = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qb)), zb), sb);
+  if (HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(pa), hn::IsNaN(pb))))) {
+    StoreInOrder<kOut, false>(du, hn::BitCast(du, pa), hn::BitCast(du, pb), out);
+  } else {
+    const auto fa = hn::IfThenElse(hn::IsNaN(pa), ProductNan(df, sa), pa);
+    const auto fb = hn::IfThenElse(hn::IsNaN(pb), ProductNan(df, sb), pb);
+    StoreInOrder<kOut, true>(du, hn::BitCast(du, fa), hn::BitCast(du, fb), out);
+  }
+}
+
+// ---- kInOut ------------------------------------------------------------
+
+// The F32 zeros and scales of group g for columns [col0, col0 + cols) into
+// tables of kGptqChunk + 2 * kGptqMaxLanes floats (entries past `cols` are
+// 0). Vectorized: the zero row's words and the scale bytes are copied into
+// zero-padded stack buffers first, so no load leaves the spans.
+template <uint32_t kBits>
+HWY_INLINE void BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t col0, size_t cols,
+                                  float* HWY_RESTRICT zeros, float* HWY_RESTRICT scales) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const size_t lanes = hn::Lanes(df);
+  HWY_ALIGN uint32_t words[kGptqChunk * kBits / 32 + kGptqMaxLanes + 1];
+  HWY_ALIGN uint32_t scale_bits[kGptqChunk + kGptqMaxLanes];
+  const size_t n_words = cols * kBits / 32 + (cols * kBits % 32 != 0 ? 1 : 0);
+  const size_t row_words = layer.n * kBits / 32;
+  std::memcpy(words, layer.qzeros + 4 * (g * row_words + col0 * kBits / 32), 4 * n_words);
+  std::memset(words + n_words, 0, 4 * (kGptqMaxLanes + 1));
+  const size_t padded = (cols + lanes - 1) / lanes * lanes;
+  const size_t scale_size = layer.scale_type == ElemType::kF32 ? 4 : 2;
+  std::memset(scale_bits, 0, sizeof(uint32_t) * padded);
+  const uint8_t* scale_row = layer.scales + scale_size * (g * layer.n + col0);
+  if (scale_size == 4) {
+    std::memcpy(scale_bits, scale_row, 4 * cols);
+  } else {
+    // Widen the 16-bit patterns into u32 slots (low half), then convert.
+    for (size_t c = 0; c < cols; ++c) {
+      scale_bits[c] = static_cast<uint32_t>(scale_row[2 * c] | scale_row[2 * c + 1] << 8);
+    }
+  }
+  const auto plus_one = hn::Set(df, layer.zeros_plus_one ? 1.0f : 0.0f);
+  const auto lane_bits = LaneBitOffsets<kBits>(du);
+  const hn::RebindToSigned<decltype(df)> di;
+  for (size_t c = 0; c < padded; c += lanes) {
+    const auto field = UnpackFields<kBits>(du, words, c, lane_bits);
+    hn::StoreU(hn::Add(hn::ConvertTo(df, hn::BitCast(di, field)), plus_one), df, zeros + c);
+    auto s = hn::LoadU(du, scale_bits + c);
+    if (layer.scale_type == ElemType::kF16) {
+      s = F16BitsToF32Lanes(du, s);
+    } else if (layer.scale_type == ElemType::kBf16) {
+      s = hn::ShiftLeft<16>(s);
+    }
+    hn::StoreU(hn::BitCast(df, s), df, scales + c);
+  }
+  // The tail vectors of a row read up to 2L - 1 entries past `cols`.
+  std::fill(zeros + padded, zeros + padded + 2 * kGptqMaxLanes, 0.0f);
+  std::fill(scales + padded, scales + padded + 2 * kGptqMaxLanes, 0.0f);
+}
+
+// One row's columns [0, cols) of a chunk: codes from word row `row` (and
+// `next` when the row's fields straddle), tables from BuildColumnTables.
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* HWY_RESTRICT next,
+                              uint32_t shift, size_t cols, const float* HWY_RESTRICT zeros,
+                              const float* HWY_RESTRICT scales, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const size_t lanes = hn::Lanes(df);
+  const bool straddles = shift + kBits > 32;
+  const auto mask = hn::Set(du, (1u << kBits) - 1);
+  const auto code = [&](const uint32_t* r, const uint32_t* nx, size_t c) {
+    auto v = hn::ShiftRightSame(hn::LoadU(du, r + c), static_cast<int>(shift));
+    if (32 % kBits != 0 && straddles) {
+      v = hn::Or(v, hn::ShiftLeftSame(hn::LoadU(du, nx + c), static_cast<int>(32 - shift)));
+    }
+    return hn::And(v, mask);
+  };
+  size_t c = 0;
+  for (; c + 2 * lanes <= cols; c += 2 * lanes) {
+    DequantStep<kOut>(df, code(row, next, c), code(row, next, c + lanes), hn::LoadU(df, zeros + c),
+                      hn::LoadU(df, zeros + c + lanes), hn::LoadU(df, scales + c),
+                      hn::LoadU(df, scales + c + lanes), out + c);
+  }
+  const size_t rest = cols - c;
+  if (rest == 0) return;
+  HWY_ALIGN uint32_t row_tail[2 * kGptqMaxLanes] = {};
+  HWY_ALIGN uint32_t next_tail[2 * kGptqMaxLanes] = {};
+  HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
+  std::memcpy(row_tail, row + c, 4 * rest);
+  if (straddles) std::memcpy(next_tail, next + c, 4 * rest);
+  DequantStep<kOut>(df, code(row_tail, next_tail, 0), code(row_tail, next_tail, lanes),
+                    hn::LoadU(df, zeros + c), hn::LoadU(df, zeros + c + lanes),
+                    hn::LoadU(df, scales + c), hn::LoadU(df, scales + c + lanes), out_tail);
+  std::memcpy(out + c, out_tail, rest * sizeof(TOut));
+}
+
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
+                                 TOut* HWY_RESTRICT out) {
+  HWY_ALIGN float zeros[kGptqChunk + 2 * kGptqMaxLanes];
+  HWY_ALIGN float scales[kGptqChunk + 2 * kGptqMaxLanes];
+  const auto* words = reinterpret_cast<const uint32_t*>(layer.qweight);
+  for (size_t col0 = 0; col0 < layer.n; col0 += kGptqChunk) {
+    const size_t cols = std::min(kGptqChunk, layer.n - col0);
+    size_t cached_group = ~size_t{0};
+    for (size_t i = row_begin; i < row_end; ++i) {
+      const size_t g = gptq::GroupOf(layer, i);
+      if (g != cached_group) {
+        BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
+        cached_group = g;
+      }
+      const size_t bit = i * kBits;
+      const uint32_t* row = words + (bit / 32) * layer.n + col0;
+      const uint32_t shift = static_cast<uint32_t>(bit % 32);
+      // Only a straddling row reads the next word row, which then exists.
+      const uint32_t* next = shift + kBits > 32 ? row + layer.n : row;
+      InOutRowChunk<kBits, kOut>(row, next, shift, cols, zeros, scales,
+                                 out + (i - row_begin) * layer.n + col0);
+    }
+  }
+}
+
+// ---- kOutIn ------------------------------------------------------------
+
+// Where the zeros and scales of a kOutIn row come from.
+struct OutInRow {
+  size_t j;
+  const float* zero_table;   // [groups] with a g_idx, else unused
+  const float* scale_table;  // [groups] with a g_idx, else unused
+};
+
+// Row j's F32 zero and scale of group g.
+HWY_INLINE float ZeroOf(const gptq::LayerView& layer, size_t g, size_t j) {
+  return static_cast<float>(gptq::Zero(layer, g, j));
+}
+HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
+  const uint32_t bits = gptq::ScaleBits(layer, g, j);
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return scale;
+}
+
+// Elements [i0, i0 + count) of row j, count <= kGptqChunk, from the chunk's
+// stream `stream` (field 0 is element i0; zero-padded past the data).
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
+                           const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
+                           TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const size_t lanes = hn::Lanes(df);
+  const size_t step = 2 * lanes;
+  const auto lane_bits = LaneBitOffsets<kBits>(du);
+  HWY_ALIGN float lane_zeros[2 * kGptqMaxLanes];
+  HWY_ALIGN float lane_scales[2 * kGptqMaxLanes];
+  HWY_ALIGN int32_t index_tail[2 * kGptqMaxLanes];
+  HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
+  // The broadcast zero and scale cover elements [group_begin, group_end).
+  size_t group_begin = 1;
+  size_t group_end = 0;
+  hn::Vec<decltype(df)> zero = hn::Zero(df), scale = hn::Zero(df);
+  for (size_t c = 0; c < count; c += step) {
+    const bool full = c + step <= count;
+    TOut* dst = full ? out + c : out_tail;
+    const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
+    const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
+    const size_t i = i0 + c;
+    if (layer.g_idx != nullptr) {
+      const int32_t* g_idx = reinterpret_cast<const int32_t*>(layer.g_idx) + i;
+      if (!full) {
+        std::fill(index_tail, index_tail + step, 0);
+        std::memcpy(index_tail, g_idx, 4 * (count - c));
+        g_idx = index_tail;
+      }
+      const auto ga = hn::LoadU(di, g_idx);
+      const auto gb = hn::LoadU(di, g_idx + lanes);
+      DequantStep<kOut>(df, qa, qb, hn::GatherIndex(df, row.zero_table, ga),
+                        hn::GatherIndex(df, row.zero_table, gb),
+                        hn::GatherIndex(df, row.scale_table, ga),
+                        hn::GatherIndex(df, row.scale_table, gb), dst);
+    } else if (i >= group_begin && i + step <= group_end) {
+      DequantStep<kOut>(df, qa, qb, zero, zero, scale, scale, dst);
+    } else if (full && i / layer.group_size == (i + step - 1) / layer.group_size) {
+      // The first step of a group: fetch its zero and scale once.
+      const size_t g = i / layer.group_size;
+      zero = hn::Set(df, ZeroOf(layer, g, row.j));
+      scale = hn::Set(df, ScaleOf(layer, g, row.j));
+      group_begin = g * layer.group_size;
+      group_end = group_begin + layer.group_size;
+      DequantStep<kOut>(df, qa, qb, zero, zero, scale, scale, dst);
+    } else {
+      // A step across a group boundary, or the tail: per-lane zeros and
+      // scales; the padded lanes of a tail repeat the last element's group.
+      const size_t last = i0 + count - 1;
+      for (size_t k = 0; k < step; ++k) {
+        const size_t g = std::min(i + k, last) / layer.group_size;
+        lane_zeros[k] = ZeroOf(layer, g, row.j);
+        lane_scales[k] = ScaleOf(layer, g, row.j);
+      }
+      DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
+                        hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
+    }
+    if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+  }
+}
+
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
+                                 TOut* HWY_RESTRICT out, void (*reference)(const gptq::LayerView&,
+                                                                           WeightOrientation,
+                                                                           size_t, size_t,
+                                                                           ElemType, void*),
+                                 ElemType out_type) {
+  if (layer.g_idx != nullptr && layer.groups > kGptqMaxTableGroups) {
+    reference(layer, WeightOrientation::kOutIn, row_begin, row_end, out_type, out);
+    return;
+  }
+  HWY_ALIGN uint32_t stream[kGptqChunk * kBits / 32 + kGptqMaxLanes + 1];
+  HWY_ALIGN float zero_table[kGptqMaxTableGroups];
+  HWY_ALIGN float scale_table[kGptqMaxTableGroups];
+  const size_t stride = 4 * layer.n;
+  for (size_t j = row_begin; j < row_end; ++j) {
+    if (layer.g_idx != nullptr) {
+      for (size_t g = 0; g < layer.groups; ++g) {
+        zero_table[g] = ZeroOf(layer, g, j);
+        scale_table[g] = ScaleOf(layer, g, j);
+      }
+    }
+    const OutInRow row{j, zero_table, scale_table};
+    TOut* out_row = out + (j - row_begin) * layer.k;
+    for (size_t i0 = 0; i0 < layer.k; i0 += kGptqChunk) {
+      const size_t count = std::min(kGptqChunk, layer.k - i0);
+      const size_t n_words = count * kBits / 32;  // exact: K * bits % 32 == 0
+      const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * j;
+      for (size_t w = 0; w < n_words; ++w) {
+        std::memcpy(stream + w, column + w * stride, 4);
+      }
+      std::memset(stream + n_words, 0, 4 * (kGptqMaxLanes + 1));
+      OutInChunk<kBits, kOut>(layer, row, stream, i0, count, out_row + i0);
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Rows [row_begin, row_end) of `orientation` to `out` (kernels/ref/gptq_ref.h
+// has the layout, formula and NaN rule). The layer must be valid.
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqKernel(const gptq::LayerView& layer, WeightOrientation orientation,
+                                  size_t row_begin, size_t row_end, TOut* out) {
+  constexpr ElemType kType = kOut == DequantOut::kF32    ? ElemType::kF32
+                             : kOut == DequantOut::kBf16 ? ElemType::kBf16
+                                                         : ElemType::kF16;
+#if HWY_TARGET == HWY_SCALAR
+  ref::DequantGptq(layer, orientation, row_begin, row_end, kType, out);
+#else
+  if (row_begin >= row_end) return;
+  const auto run = [&](auto bits_tag) {
+    constexpr uint32_t kBits = decltype(bits_tag)::value;
+    if (orientation == WeightOrientation::kInOut) {
+      DequantGptqInOut<kBits, kOut>(layer, row_begin, row_end, out);
+    } else {
+      DequantGptqOutIn<kBits, kOut>(layer, row_begin, row_end, out, ref::DequantGptq, kType);
+    }
+  };
+  switch (layer.bits) {
+    case 2: run(std::integral_constant<uint32_t, 2>()); break;
+    case 3: run(std::integral_constant<uint32_t, 3>()); break;
+    case 4: run(std::integral_constant<uint32_t, 4>()); break;
+    default: run(std::integral_constant<uint32_t, 8>()); break;
+  }
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GPTQ_INL_H_
