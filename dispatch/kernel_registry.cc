@@ -137,7 +137,8 @@ constexpr KernelInfo IQuantEntry(std::string_view name, size_t block_bytes) {
 
 // GPTQ entries ("gptq4_to_bf16", ...): the input bytes are the qweight of a
 // layer with kGptqRegistryN output features and one group (group_size = K),
-// written in the nn.Linear [N, K] orientation that `amn remember` uses. A
+// written in the nn.Linear [N, K] orientation that `amn remember` uses
+// ("gptq4_inout_to_bf16": the GEMM-native [K, N] one). A
 // unit is 32 input features (a whole number of words for every bit width):
 // 32 * N outputs from bits * N * 4 bytes, so K = 32 * units. The zeros
 // cycle through every stored value; the F16 scales mix exact and inexact,
@@ -183,29 +184,35 @@ gptq::LayerView GptqRegistryLayer(const void* qweight, size_t n_elems) {
   return layer;
 }
 
-template <uint32_t kBits, typename TOut,
+// All rows of the orientation: N of them for kOutIn, K for kInOut.
+constexpr size_t GptqRegistryRows(WeightOrientation orientation, size_t n_elems) {
+  return orientation == WeightOrientation::kOutIn ? kGptqRegistryN : n_elems / kGptqRegistryN;
+}
+template <uint32_t kBits, WeightOrientation kOrientation, typename TOut,
           void (*kRows)(const gptq::LayerView&, WeightOrientation, size_t, size_t, TOut*)>
 void GptqThunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
-  kRows(GptqRegistryLayer<kBits>(in, n_elems), WeightOrientation::kOutIn, 0, kGptqRegistryN,
-        static_cast<TOut*>(out));
+  kRows(GptqRegistryLayer<kBits>(in, n_elems), kOrientation, 0,
+        GptqRegistryRows(kOrientation, n_elems), static_cast<TOut*>(out));
 }
-template <uint32_t kBits, ElemType kOut>
+template <uint32_t kBits, WeightOrientation kOrientation, ElemType kOut>
 void GptqRefThunk(const void* in, size_t n_elems, void* out) {
-  ref::DequantGptq(GptqRegistryLayer<kBits>(in, n_elems), WeightOrientation::kOutIn, 0,
-                   kGptqRegistryN, kOut, out);
+  ref::DequantGptq(GptqRegistryLayer<kBits>(in, n_elems), kOrientation, 0,
+                   GptqRegistryRows(kOrientation, n_elems), kOut, out);
 }
-template <uint32_t kBits, ElemType kOut>
+template <uint32_t kBits, ElemType kOut,
+          WeightOrientation kOrientation = WeightOrientation::kOutIn>
 constexpr KernelInfo GptqEntry(std::string_view name) {
+  constexpr WeightOrientation kO = kOrientation;
   RowFn run = nullptr;
   if constexpr (kOut == ElemType::kF32) {
-    run = GptqThunk<kBits, float, internal::DequantGptqToF32Rows>;
+    run = GptqThunk<kBits, kO, float, internal::DequantGptqToF32Rows>;
   } else if constexpr (kOut == ElemType::kBf16) {
-    run = GptqThunk<kBits, uint16_t, internal::DequantGptqToBf16Rows>;
+    run = GptqThunk<kBits, kO, uint16_t, internal::DequantGptqToBf16Rows>;
   } else {
-    run = GptqThunk<kBits, uint16_t, internal::DequantGptqToF16Rows>;
+    run = GptqThunk<kBits, kO, uint16_t, internal::DequantGptqToF16Rows>;
   }
-  return KernelInfo{name, "gptq", ElemType::kF16, kOut, run, GptqRefThunk<kBits, kOut>,
+  return KernelInfo{name, "gptq", ElemType::kF16, kOut, run, GptqRefThunk<kBits, kO, kOut>,
                     GptqTarget, static_cast<uint32_t>(kBits * kGptqRegistryN * 4),
                     static_cast<uint32_t>(kGptqUnitRows * kGptqRegistryN)};
 }
@@ -429,6 +436,7 @@ constexpr std::array kKernels = {
     GptqEntry<8, E::kBf16>("gptq8_to_bf16"),
     GptqEntry<8, E::kF16>("gptq8_to_f16"),
     GptqEntry<8, E::kF32>("gptq8_to_f32"),
+    GptqEntry<4, E::kBf16, WeightOrientation::kInOut>("gptq4_inout_to_bf16"),
 };
 
 }  // namespace

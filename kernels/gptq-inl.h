@@ -64,6 +64,11 @@ inline constexpr size_t kGptqMaxTableGroups = 2048;
 template <uint32_t kBits, class DU>
 HWY_INLINE hn::Vec<DU> UnpackFields(DU du, const uint32_t* HWY_RESTRICT words, size_t first,
                                     hn::Vec<DU> lane_bits) {
+  if constexpr (kBits == 8) {  // one byte per field: a widening load
+    (void)lane_bits;
+    const hn::Rebind<uint8_t, DU> d8;
+    return hn::PromoteTo(du, hn::LoadU(d8, reinterpret_cast<const uint8_t*>(words) + first));
+  }
   const hn::RebindToSigned<DU> di;
   const size_t bit0 = first * kBits;
   const auto v = hn::LoadU(du, words + bit0 / 32);
@@ -117,7 +122,9 @@ HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_REST
 // (f32(q) - z) * s, the NaN rule of kernels/ref/gptq_ref.h, stored in order.
 // Real layers never make a NaN product, so the rule runs only for vectors
 // that have one.
-template <DequantOut kOut, class DF, typename TOut>
+// kMayBeNan = false: the caller knows every scale is finite, so no product
+// is NaN ((q - z) is a small integer).
+template <DequantOut kOut, bool kMayBeNan = true, class DF, typename TOut>
 HWY_INLINE void DequantStep(DF df, hn::Vec<hn::RebindToUnsigned<DF>> qa,
                             hn::Vec<hn::RebindToUnsigned<DF>> qb, hn::Vec<DF> za, hn::Vec<DF> zb,
                             hn::Vec<DF> sa, hn::Vec<DF> sb, TOut* HWY_RESTRICT out) {
@@ -125,7 +132,7 @@ HWY_INLINE void DequantStep(DF df, hn::Vec<hn::RebindToUnsigned<DF>> qa,
   const hn::RebindToSigned<DF> di;
   const auto pa = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qa)), za), sa);
   const auto pb = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qb)), zb), sb);
-  if (HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(pa), hn::IsNaN(pb))))) {
+  if (!kMayBeNan || HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(pa), hn::IsNaN(pb))))) {
     StoreInOrder<kOut, false>(du, hn::BitCast(du, pa), hn::BitCast(du, pb), out);
   } else {
     const auto fa = hn::IfThenElse(hn::IsNaN(pa), ProductNan(df, sa), pa);
@@ -140,8 +147,9 @@ HWY_INLINE void DequantStep(DF df, hn::Vec<hn::RebindToUnsigned<DF>> qa,
 // tables of kGptqChunk + 2 * kGptqMaxLanes floats (entries past `cols` are
 // 0). Vectorized: the zero row's words and the scale bytes are copied into
 // zero-padded stack buffers first, so no load leaves the spans.
+// Returns true when every scale of the chunk is finite.
 template <uint32_t kBits>
-HWY_INLINE void BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t col0, size_t cols,
+HWY_INLINE bool BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t col0, size_t cols,
                                   float* HWY_RESTRICT zeros, float* HWY_RESTRICT scales) {
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
@@ -167,6 +175,8 @@ HWY_INLINE void BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t
   const auto plus_one = hn::Set(df, layer.zeros_plus_one ? 1.0f : 0.0f);
   const auto lane_bits = LaneBitOffsets<kBits>(du);
   const hn::RebindToSigned<decltype(df)> di;
+  auto non_finite = hn::Zero(du);  // exponent bits all ones somewhere
+  const auto exponent = hn::Set(du, fmt::kF32ExpMask);
   for (size_t c = 0; c < padded; c += lanes) {
     const auto field = UnpackFields<kBits>(du, words, c, lane_bits);
     hn::StoreU(hn::Add(hn::ConvertTo(df, hn::BitCast(di, field)), plus_one), df, zeros + c);
@@ -176,16 +186,18 @@ HWY_INLINE void BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t
     } else if (layer.scale_type == ElemType::kBf16) {
       s = hn::ShiftLeft<16>(s);
     }
+    non_finite = hn::Or(non_finite, hn::VecFromMask(du, hn::Eq(hn::And(s, exponent), exponent)));
     hn::StoreU(hn::BitCast(df, s), df, scales + c);
   }
   // The tail vectors of a row read up to 2L - 1 entries past `cols`.
   std::fill(zeros + padded, zeros + padded + 2 * kGptqMaxLanes, 0.0f);
   std::fill(scales + padded, scales + padded + 2 * kGptqMaxLanes, 0.0f);
+  return hn::AllTrue(du, hn::Eq(non_finite, hn::Zero(du)));
 }
 
 // One row's columns [0, cols) of a chunk: codes from word row `row` (and
 // `next` when the row's fields straddle), tables from BuildColumnTables.
-template <uint32_t kBits, DequantOut kOut, typename TOut>
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, typename TOut>
 HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* HWY_RESTRICT next,
                               uint32_t shift, size_t cols, const float* HWY_RESTRICT zeros,
                               const float* HWY_RESTRICT scales, TOut* HWY_RESTRICT out) {
@@ -203,7 +215,8 @@ HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* 
   };
   size_t c = 0;
   for (; c + 2 * lanes <= cols; c += 2 * lanes) {
-    DequantStep<kOut>(df, code(row, next, c), code(row, next, c + lanes), hn::LoadU(df, zeros + c),
+    DequantStep<kOut, kMayBeNan>(df, code(row, next, c), code(row, next, c + lanes),
+                                 hn::LoadU(df, zeros + c),
                       hn::LoadU(df, zeros + c + lanes), hn::LoadU(df, scales + c),
                       hn::LoadU(df, scales + c + lanes), out + c);
   }
@@ -214,7 +227,7 @@ HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* 
   HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
   std::memcpy(row_tail, row + c, 4 * rest);
   if (straddles) std::memcpy(next_tail, next + c, 4 * rest);
-  DequantStep<kOut>(df, code(row_tail, next_tail, 0), code(row_tail, next_tail, lanes),
+  DequantStep<kOut, kMayBeNan>(df, code(row_tail, next_tail, 0), code(row_tail, next_tail, lanes),
                     hn::LoadU(df, zeros + c), hn::LoadU(df, zeros + c + lanes),
                     hn::LoadU(df, scales + c), hn::LoadU(df, scales + c + lanes), out_tail);
   std::memcpy(out + c, out_tail, rest * sizeof(TOut));
@@ -229,10 +242,11 @@ HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin,
   for (size_t col0 = 0; col0 < layer.n; col0 += kGptqChunk) {
     const size_t cols = std::min(kGptqChunk, layer.n - col0);
     size_t cached_group = ~size_t{0};
+    bool finite = false;
     for (size_t i = row_begin; i < row_end; ++i) {
       const size_t g = gptq::GroupOf(layer, i);
       if (g != cached_group) {
-        BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
+        finite = BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
         cached_group = g;
       }
       const size_t bit = i * kBits;
@@ -240,8 +254,12 @@ HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin,
       const uint32_t shift = static_cast<uint32_t>(bit % 32);
       // Only a straddling row reads the next word row, which then exists.
       const uint32_t* next = shift + kBits > 32 ? row + layer.n : row;
-      InOutRowChunk<kBits, kOut>(row, next, shift, cols, zeros, scales,
-                                 out + (i - row_begin) * layer.n + col0);
+      TOut* dst = out + (i - row_begin) * layer.n + col0;
+      if (finite) {
+        InOutRowChunk<kBits, kOut, false>(row, next, shift, cols, zeros, scales, dst);
+      } else {
+        InOutRowChunk<kBits, kOut, true>(row, next, shift, cols, zeros, scales, dst);
+      }
     }
   }
 }
@@ -266,8 +284,126 @@ HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
   return scale;
 }
 
+// The 2^kBits possible results of one group (zero, scale) in the low
+// 16 bits of lane q (BF16/F16 bits; F32: the F32 bits), for lanes q below
+// 2^kBits: the arithmetic and NaN rule of DequantStep, done once per group.
+template <DequantOut kOut, class DF>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
+                                                         hn::Vec<DF> scale) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, 0)), zero), scale);
+  const auto bits =
+      hn::BitCast(du, hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product));
+  if constexpr (kOut == DequantOut::kF32) return bits;
+  if constexpr (kOut == DequantOut::kBf16) return hn::ShiftRight<16>(F32BitsToBf16Upper(du, bits));
+  if constexpr (kOut == DequantOut::kF16) return F32BitsToF16Lanes(du, bits);
+}
+
+// Lane q of `lut` for each code q (codes < Lanes(du)).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LookUp(DU du, hn::Vec<DU> lut, hn::Vec<DU> codes) {
+  const hn::RebindToSigned<DU> di;
+  return hn::TableLookupLanes(lut, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
+}
+
+// n_steps whole steps (2L elements each) from element c of the chunk
+// stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
+// BF16/F16 output of 4 and 8 bits reads the stream's bytes widened to u32
+// lanes: lane l holds elements 2l and 2l + 1 (low and high nibble, or
+// byte), which map onto the even and odd u16 lanes of the output with one
+// OddEven. Where a vector holds 2^kBits lanes, results come from the
+// group's table of every possible result (one lane lookup per vector);
+// otherwise from the arithmetic, without NaN checks when the scale is
+// finite.
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size_t n_steps,
+                             float zero_f, float scale_f, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Repartition<uint16_t, decltype(df)> d16;
+  const size_t lanes = hn::Lanes(df);
+  const size_t step = 2 * lanes;
+  const auto zero = hn::Set(df, zero_f);
+  const auto scale = hn::Set(df, scale_f);
+  uint32_t scale_bits;
+  std::memcpy(&scale_bits, &scale_f, sizeof(scale_bits));
+  const bool finite = (scale_bits & fmt::kF32ExpMask) != fmt::kF32ExpMask;
+  const bool use_lut = lanes >= (size_t{1} << kBits);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(stream);
+  const size_t end = c + n_steps * step;
+  if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {
+    // Element pairs: lane l of the widened bytes (4 bits) or u16 (8 bits).
+    const auto pair_at = [&](size_t e) {
+      if constexpr (kBits == 4) {
+        return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), bytes + e / 2));
+      } else {
+        return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, decltype(du)>(),
+                                           reinterpret_cast<const uint16_t*>(bytes) + e / 2));
+      }
+    };
+    const auto low_mask = hn::Set(du, (1u << kBits) - 1);
+    if (use_lut) {
+      const auto lut_low = GroupLutLow<kOut>(df, zero, scale);
+      const auto lut_high = hn::ShiftLeft<16>(lut_low);
+      for (; c < end; c += step) {
+        const auto pair = pair_at(c);
+        const auto even = LookUp(du, lut_low, hn::And(pair, low_mask));
+        const auto odd = LookUp(du, lut_high, hn::ShiftRight<kBits>(pair));
+        hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, even)), d16, out + c);
+      }
+      return;
+    }
+    for (; c < end; c += step) {
+      const auto pair = pair_at(c);
+      const auto a = hn::Mul(
+          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(pair, low_mask))), zero), scale);
+      const auto b =
+          hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<kBits>(pair))), zero),
+                  scale);
+      if (HWY_LIKELY(finite)) {
+        StoreOut<kOut, false>(du, hn::BitCast(du, a), hn::BitCast(du, b), out + c);
+      } else {
+        const auto nan = ProductNan(df, scale);
+        StoreOut<kOut, true>(du, hn::BitCast(du, hn::IfThenElse(hn::IsNaN(a), nan, a)),
+                             hn::BitCast(du, hn::IfThenElse(hn::IsNaN(b), nan, b)), out + c);
+      }
+    }
+  } else {
+    const auto lane_bits = LaneBitOffsets<kBits>(du);
+    if (use_lut) {
+      const auto lut = GroupLutLow<kOut>(df, zero, scale);
+      for (; c < end; c += step) {
+        const auto a = LookUp(du, lut, UnpackFields<kBits>(du, stream, c, lane_bits));
+        const auto b = LookUp(du, lut, UnpackFields<kBits>(du, stream, c + lanes, lane_bits));
+        if constexpr (kOut == DequantOut::kF32) {
+          hn::StoreU(hn::BitCast(df, a), df, out + c);
+          hn::StoreU(hn::BitCast(df, b), df, out + c + lanes);
+        } else {
+          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, b), hn::BitCast(d16, a)), d16, out + c);
+        }
+      }
+      return;
+    }
+    for (; c < end; c += step) {
+      const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
+      const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
+      if (HWY_LIKELY(finite)) {
+        DequantStep<kOut, false>(df, qa, qb, zero, zero, scale, scale, out + c);
+      } else {
+        DequantStep<kOut, true>(df, qa, qb, zero, zero, scale, scale, out + c);
+      }
+    }
+  }
+}
+
 // Elements [i0, i0 + count) of row j, count <= kGptqChunk, from the chunk's
 // stream `stream` (field 0 is element i0; zero-padded past the data).
+// Without a g_idx, runs of whole steps inside one group take BroadcastRun;
+// steps across a group boundary and the tail take per-lane zeros and
+// scales. With a g_idx, zeros and scales are gathered per lane from the
+// row's tables.
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
                            const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
@@ -282,16 +418,23 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
   HWY_ALIGN float lane_scales[2 * kGptqMaxLanes];
   HWY_ALIGN int32_t index_tail[2 * kGptqMaxLanes];
   HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
-  // The broadcast zero and scale cover elements [group_begin, group_end).
-  size_t group_begin = 1;
-  size_t group_end = 0;
-  hn::Vec<decltype(df)> zero = hn::Zero(df), scale = hn::Zero(df);
-  for (size_t c = 0; c < count; c += step) {
+  const size_t group_size = layer.group_size;
+  size_t c = 0;
+  while (c < count) {
+    const size_t i = i0 + c;
     const bool full = c + step <= count;
+    if (layer.g_idx == nullptr && full && i / group_size == (i + step - 1) / group_size) {
+      const size_t g = i / group_size;
+      const size_t group_stop = std::min(count, (g + 1) * group_size - i0);
+      const size_t n_steps = (group_stop - c) / step;
+      BroadcastRun<kBits, kOut>(stream, c, n_steps, ZeroOf(layer, g, row.j),
+                                ScaleOf(layer, g, row.j), out);
+      c += n_steps * step;
+      continue;
+    }
     TOut* dst = full ? out + c : out_tail;
     const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
     const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
-    const size_t i = i0 + c;
     if (layer.g_idx != nullptr) {
       const int32_t* g_idx = reinterpret_cast<const int32_t*>(layer.g_idx) + i;
       if (!full) {
@@ -305,22 +448,11 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
                         hn::GatherIndex(df, row.zero_table, gb),
                         hn::GatherIndex(df, row.scale_table, ga),
                         hn::GatherIndex(df, row.scale_table, gb), dst);
-    } else if (i >= group_begin && i + step <= group_end) {
-      DequantStep<kOut>(df, qa, qb, zero, zero, scale, scale, dst);
-    } else if (full && i / layer.group_size == (i + step - 1) / layer.group_size) {
-      // The first step of a group: fetch its zero and scale once.
-      const size_t g = i / layer.group_size;
-      zero = hn::Set(df, ZeroOf(layer, g, row.j));
-      scale = hn::Set(df, ScaleOf(layer, g, row.j));
-      group_begin = g * layer.group_size;
-      group_end = group_begin + layer.group_size;
-      DequantStep<kOut>(df, qa, qb, zero, zero, scale, scale, dst);
     } else {
-      // A step across a group boundary, or the tail: per-lane zeros and
-      // scales; the padded lanes of a tail repeat the last element's group.
+      // The padded lanes of a tail repeat the last element's group.
       const size_t last = i0 + count - 1;
       for (size_t k = 0; k < step; ++k) {
-        const size_t g = std::min(i + k, last) / layer.group_size;
+        const size_t g = std::min(i + k, last) / group_size;
         lane_zeros[k] = ZeroOf(layer, g, row.j);
         lane_scales[k] = ScaleOf(layer, g, row.j);
       }
@@ -328,6 +460,7 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
                         hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
     }
     if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+    c += step;
   }
 }
 
@@ -343,27 +476,38 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     return;
   }
   HWY_ALIGN uint32_t stream[kGptqChunk * kBits / 32 + kGptqMaxLanes + 1];
-  HWY_ALIGN float zero_table[kGptqMaxTableGroups];
-  HWY_ALIGN float scale_table[kGptqMaxTableGroups];
   const size_t stride = 4 * layer.n;
-  for (size_t j = row_begin; j < row_end; ++j) {
-    if (layer.g_idx != nullptr) {
+  // Copies the stream of column j for chunk [i0, i0 + count) and runs it.
+  const auto chunk = [&](const OutInRow& row, size_t i0) {
+    const size_t count = std::min(kGptqChunk, layer.k - i0);
+    const size_t n_words = count * kBits / 32;  // exact: K * bits % 32 == 0
+    const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * row.j;
+    for (size_t w = 0; w < n_words; ++w) std::memcpy(stream + w, column + w * stride, 4);
+    std::memset(stream + n_words, 0, 4 * (kGptqMaxLanes + 1));
+    OutInChunk<kBits, kOut>(layer, row, stream, i0, count,
+                            out + (row.j - row_begin) * layer.k + i0);
+  };
+  if (layer.g_idx != nullptr) {
+    // Row by row: each row first tabulates its zero and scale per group.
+    HWY_ALIGN float zero_table[kGptqMaxTableGroups];
+    HWY_ALIGN float scale_table[kGptqMaxTableGroups];
+    for (size_t j = row_begin; j < row_end; ++j) {
       for (size_t g = 0; g < layer.groups; ++g) {
         zero_table[g] = ZeroOf(layer, g, j);
         scale_table[g] = ScaleOf(layer, g, j);
       }
+      for (size_t i0 = 0; i0 < layer.k; i0 += kGptqChunk) chunk({j, zero_table, scale_table}, i0);
     }
-    const OutInRow row{j, zero_table, scale_table};
-    TOut* out_row = out + (j - row_begin) * layer.k;
+    return;
+  }
+  // Tiles of kTileRows neighbouring rows, chunk by chunk: the rows of a
+  // tile read neighbouring words of the same qweight cache lines, so each
+  // line comes from memory once and then from L1.
+  constexpr size_t kTileRows = 16;
+  for (size_t j0 = row_begin; j0 < row_end; j0 += kTileRows) {
+    const size_t j1 = std::min(j0 + kTileRows, row_end);
     for (size_t i0 = 0; i0 < layer.k; i0 += kGptqChunk) {
-      const size_t count = std::min(kGptqChunk, layer.k - i0);
-      const size_t n_words = count * kBits / 32;  // exact: K * bits % 32 == 0
-      const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * j;
-      for (size_t w = 0; w < n_words; ++w) {
-        std::memcpy(stream + w, column + w * stride, 4);
-      }
-      std::memset(stream + n_words, 0, 4 * (kGptqMaxLanes + 1));
-      OutInChunk<kBits, kOut>(layer, row, stream, i0, count, out_row + i0);
+      for (size_t j = j0; j < j1; ++j) chunk({j, nullptr, nullptr}, i0);
     }
   }
 }

@@ -430,6 +430,16 @@ TEST_P(GptqTest, Fixtures) {
     ASSERT_TRUE(RunDequant(fx.layer.Layer(), WeightOrientation::kOutIn, 0, n, ElemType::kBf16, &got, 1));
     EXPECT_EQ(got, transposed) << fx.name << " kOutIn";
     const std::pair<size_t, size_t> ranges[] = {{5, 77}, {255, 256}, {128, 200}};
+    // The fixtures' g_idx is i / group_size: without it (group_size 128)
+    // the sequential-group paths must give the same bytes.
+    OwnedLayer sequential = fx.layer;
+    sequential.g_idx.clear();
+    ASSERT_TRUE(RunDequant(sequential.Layer(), WeightOrientation::kInOut, 0, k, ElemType::kBf16,
+                           &got, 5));
+    EXPECT_EQ(got, fx.expected) << fx.name << " without g_idx";
+    ASSERT_TRUE(RunDequant(sequential.Layer(), WeightOrientation::kOutIn, 0, n, ElemType::kBf16,
+                           &got));
+    EXPECT_EQ(got, transposed) << fx.name << " kOutIn without g_idx";
     for (const auto& range : ranges) {
       ASSERT_TRUE(RunDequant(fx.layer.Layer(), WeightOrientation::kInOut, range.first, range.second,
                       ElemType::kBf16, &got));
@@ -460,7 +470,9 @@ TEST_P(GptqTest, PackedLayersMatchFormula) {
           for (const ElemType out_type : kOutTypes) {
             std::vector<uint8_t> in_out, out_in;
             ASSERT_TRUE(RunDequant(o.Layer(), WeightOrientation::kInOut, 0, k, out_type, &in_out, 1));
-            ASSERT_TRUE(RunDequant(o.Layer(), WeightOrientation::kOutIn, 0, n, out_type, &out_in, 2));
+            ASSERT_TRUE(RunDequant(o.Layer(), WeightOrientation::kOutIn, 0, n, out_type, &out_in, 2))
+                << "bits " << bits << " groups " << groups << " act " << act_order << " out "
+                << ElemTypeName(out_type) << " scales " << ElemTypeName(scale_type);
             for (size_t i = 0; i < k; ++i) {
               for (size_t j = 0; j < n; ++j) {
                 const uint32_t want = Encode(
@@ -518,7 +530,9 @@ TEST_P(GptqTest, RandomLayersMatchReference) {
         for (const ElemType out_type : kOutTypes) {
           const ElemType scale_type =
               seed % 3 == 0 ? ElemType::kF32 : seed % 3 == 1 ? ElemType::kBf16 : ElemType::kF16;
-          const size_t group_size = seed % 2 == 0 ? 48 : shape.first;
+          // Groups that straddle vectors (48), that align with them (64),
+          // and one group for the whole layer.
+          const size_t group_size = seed % 3 == 0 ? 48 : seed % 3 == 1 ? 64 : shape.first;
           const OwnedLayer o = RandomLayer(bits, shape.first, shape.second, group_size, with_g_idx,
                                            scale_type, seed++);
           EXPECT_TRUE(MatchesReferenceRows(o, out_type, seed % 7));
@@ -542,6 +556,19 @@ TEST_P(GptqTest, SmallestPackableShapes) {
       }
     }
   }
+}
+
+// With a g_idx and more groups than the per-row tables hold, kOutIn takes
+// the reference; kInOut its usual path.
+TEST_P(GptqTest, ManyGroupsWithGIdx) {
+  OwnedLayer o = RandomLayer(4, 64, 16, 1, true, ElemType::kF16, 3);
+  o.groups = 3000;
+  o.qzeros = PseudoRandomBytes(o.groups * 2 * 4, 4);
+  o.scales = PseudoRandomBytes(o.groups * 16 * 2, 5);
+  for (size_t at = 1; at < o.scales.size(); at += 2) o.scales[at] &= 0xBF;
+  std::mt19937 rng(6);
+  for (size_t i = 0; i < 64; ++i) PutLe32(o.g_idx, 4 * i, rng() % 3000);
+  for (const ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReferenceRows(o, out_type, 3));
 }
 
 // Scales that reach every class of result: NaN (quiet, signalling, either
@@ -626,7 +653,7 @@ TEST_P(GptqTest, RegistryEntriesMatchReference) {
       EXPECT_TRUE(MatchesReference(kernel, input, units % 2, units)) << kernel.name << " " << units;
     }
   }
-  EXPECT_EQ(entries, 12u);
+  EXPECT_EQ(entries, 13u);
 }
 
 // ---- The checked API ----------------------------------------------------------
