@@ -140,6 +140,25 @@ Status CheckLayer(const GptqLayer& layer) {
   return Status::Ok();
 }
 
+// The group size g_idx follows when it is the sequential i / group_size
+// that GPTQ checkpoints without act-order still ship (every fixture's
+// is), or 0 for an act-order mapping. Tried: the layer's group_size, else
+// the length of the leading run of group 0. Equal g for every i means equal
+// results, so the kernels may then use their faster sequential-group paths.
+uint64_t SequentialGroupSize(const GptqLayer& layer) {
+  const auto* g_idx = reinterpret_cast<const uint8_t*>(layer.g_idx.data());
+  const uint64_t k = layer.in_features;
+  uint64_t size = layer.group_size;
+  if (size == 0) {
+    while (size < k && gptq::LoadLe32(g_idx + 4 * size) == 0) ++size;
+  }
+  if (size == 0) return 0;
+  for (uint64_t i = 0; i < k; ++i) {
+    if (gptq::LoadLe32(g_idx + 4 * i) != i / size) return 0;
+  }
+  return size;
+}
+
 }  // namespace
 
 Status DequantGptq(const GptqLayer& layer, WeightOrientation orientation, uint64_t row_begin,
@@ -184,6 +203,12 @@ Status DequantGptq(const GptqLayer& layer, WeightOrientation orientation, uint64
   view.qzeros = reinterpret_cast<const uint8_t*>(layer.qzeros.data());
   view.scales = reinterpret_cast<const uint8_t*>(layer.scales.data());
   view.g_idx = layer.g_idx.empty() ? nullptr : reinterpret_cast<const uint8_t*>(layer.g_idx.data());
+  if (view.g_idx != nullptr) {
+    if (const uint64_t size = SequentialGroupSize(layer); size != 0) {
+      view.g_idx = nullptr;
+      view.group_size = size;
+    }
+  }
   switch (out_type) {
     case ElemType::kF32:
       internal::DequantGptqToF32Rows(view, orientation, row_begin, row_end,

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "amn/weight_layout.h"
 #include "hwy/highway.h"
@@ -45,10 +46,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
 
-// Elements per column chunk (kInOut) and per stream chunk (kOutIn): a
-// multiple of 32, so every chunk starts on a word boundary for every bit
-// width, and small enough for the stack.
-inline constexpr size_t kGptqChunk = 1024;
+// Columns per kInOut chunk: a multiple of 32, so every chunk of the zero
+// rows starts on a word boundary for every bit width.
+inline constexpr size_t kInOutChunk = 1024;
 // Most lanes of a u32 vector on any target, and the padding every stack
 // buffer carries past its data so whole-vector loads stay inside it.
 inline constexpr size_t kGptqMaxLanes = HWY_MAX_BYTES / sizeof(uint32_t);
@@ -144,7 +144,7 @@ HWY_INLINE void DequantStep(DF df, hn::Vec<hn::RebindToUnsigned<DF>> qa,
 // ---- kInOut ------------------------------------------------------------
 
 // The F32 zeros and scales of group g for columns [col0, col0 + cols) into
-// tables of kGptqChunk + 2 * kGptqMaxLanes floats (entries past `cols` are
+// tables of kInOutChunk + 2 * kGptqMaxLanes floats (entries past `cols` are
 // 0). Vectorized: the zero row's words and the scale bytes are copied into
 // zero-padded stack buffers first, so no load leaves the spans.
 // Returns true when every scale of the chunk is finite.
@@ -154,8 +154,8 @@ HWY_INLINE bool BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const size_t lanes = hn::Lanes(df);
-  HWY_ALIGN uint32_t words[kGptqChunk * kBits / 32 + kGptqMaxLanes + 1];
-  HWY_ALIGN uint32_t scale_bits[kGptqChunk + kGptqMaxLanes];
+  HWY_ALIGN uint32_t words[kInOutChunk * kBits / 32 + kGptqMaxLanes + 1];
+  HWY_ALIGN uint32_t scale_bits[kInOutChunk + kGptqMaxLanes];
   const size_t n_words = cols * kBits / 32 + (cols * kBits % 32 != 0 ? 1 : 0);
   const size_t row_words = layer.n * kBits / 32;
   std::memcpy(words, layer.qzeros + 4 * (g * row_words + col0 * kBits / 32), 4 * n_words);
@@ -236,11 +236,11 @@ HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* 
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
                                  TOut* HWY_RESTRICT out) {
-  HWY_ALIGN float zeros[kGptqChunk + 2 * kGptqMaxLanes];
-  HWY_ALIGN float scales[kGptqChunk + 2 * kGptqMaxLanes];
+  HWY_ALIGN float zeros[kInOutChunk + 2 * kGptqMaxLanes];
+  HWY_ALIGN float scales[kInOutChunk + 2 * kGptqMaxLanes];
   const auto* words = reinterpret_cast<const uint32_t*>(layer.qweight);
-  for (size_t col0 = 0; col0 < layer.n; col0 += kGptqChunk) {
-    const size_t cols = std::min(kGptqChunk, layer.n - col0);
+  for (size_t col0 = 0; col0 < layer.n; col0 += kInOutChunk) {
+    const size_t cols = std::min(kInOutChunk, layer.n - col0);
     size_t cached_group = ~size_t{0};
     bool finite = false;
     for (size_t i = row_begin; i < row_end; ++i) {
@@ -265,6 +265,60 @@ HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin,
 }
 
 // ---- kOutIn ------------------------------------------------------------
+
+// Elements per kOutIn chunk (a multiple of 32; 512 keeps a tile's streams
+// at 9 KiB for 8 bits) and the most rows a transposed tile has.
+inline constexpr size_t kOutInChunk = 512;
+inline constexpr size_t kTileLanes = 16;
+
+// The streams of n = Lanes(du) neighbouring columns: word rows
+// [0, n_words) of the qweight at `words` (column 0 of the tile; rows
+// `stride` bytes apart) go to streams + t * stream_words for column t.
+// Blocks of n x n words are transposed in log2(n) rounds of ConcatEven /
+// ConcatOdd over pairs of rows (each round moves one bit of the row index
+// into the lane index), through two on-stack tiles; word rows left over
+// past the last whole block are copied one by one. n <= kTileLanes.
+template <class DU>
+HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, size_t stride,
+                                     size_t n_words, uint32_t* HWY_RESTRICT streams,
+                                     size_t stream_words) {
+  const size_t n = hn::Lanes(du);
+  HWY_ALIGN uint32_t tile_a[kTileLanes * kTileLanes];
+  HWY_ALIGN uint32_t tile_b[kTileLanes * kTileLanes];
+  size_t w = 0;
+  for (; w + n <= n_words; w += n) {
+    const uint8_t* block = words + w * stride;
+    uint32_t* src = tile_a;
+    uint32_t* dst = tile_b;
+    for (size_t round = 1; round < n; round *= 2) {
+      const bool first = round == 1;
+      const bool last = round * 2 == n;
+      for (size_t r = 0; r < n / 2; ++r) {
+        const auto lo = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
+                                                  block + 2 * r * stride))
+                              : hn::Load(du, src + 2 * r * n);
+        const auto hi = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
+                                                  block + (2 * r + 1) * stride))
+                              : hn::Load(du, src + (2 * r + 1) * n);
+        const auto even = hn::ConcatEven(du, hi, lo);
+        const auto odd = hn::ConcatOdd(du, hi, lo);
+        if (last) {
+          hn::StoreU(even, du, streams + r * stream_words + w);
+          hn::StoreU(odd, du, streams + (r + n / 2) * stream_words + w);
+        } else {
+          hn::Store(even, du, dst + r * n);
+          hn::Store(odd, du, dst + (r + n / 2) * n);
+        }
+      }
+      std::swap(src, dst);
+    }
+  }
+  for (; w < n_words; ++w) {
+    for (size_t t = 0; t < n; ++t) {
+      std::memcpy(streams + t * stream_words + w, words + w * stride + 4 * t, 4);
+    }
+  }
+}
 
 // Where the zeros and scales of a kOutIn row come from.
 struct OutInRow {
@@ -398,7 +452,7 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   }
 }
 
-// Elements [i0, i0 + count) of row j, count <= kGptqChunk, from the chunk's
+// Elements [i0, i0 + count) of row j, count <= kOutInChunk, from the chunk's
 // stream `stream` (field 0 is element i0; zero-padded past the data).
 // Without a g_idx, runs of whole steps inside one group take BroadcastRun;
 // steps across a group boundary and the tail take per-lane zeros and
@@ -475,17 +529,23 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     reference(layer, WeightOrientation::kOutIn, row_begin, row_end, out_type, out);
     return;
   }
-  HWY_ALIGN uint32_t stream[kGptqChunk * kBits / 32 + kGptqMaxLanes + 1];
+  const hn::ScalableTag<uint32_t> du;
+  const size_t lanes = hn::Lanes(du);
   const size_t stride = 4 * layer.n;
-  // Copies the stream of column j for chunk [i0, i0 + count) and runs it.
-  const auto chunk = [&](const OutInRow& row, size_t i0) {
-    const size_t count = std::min(kGptqChunk, layer.k - i0);
-    const size_t n_words = count * kBits / 32;  // exact: K * bits % 32 == 0
-    const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * row.j;
+  // One stream per row of a tile, each kOutInChunk * kBits / 32 words plus
+  // zero padding for the whole-vector loads past its end.
+  constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kGptqMaxLanes + 1;
+  HWY_ALIGN uint32_t streams[kTileLanes * kStreamWords];
+  const auto run_chunk = [&](const OutInRow& row, const uint32_t* stream, size_t i0) {
+    OutInChunk<kBits, kOut>(layer, row, stream, i0, std::min(kOutInChunk, layer.k - i0),
+                            out + (row.j - row_begin) * layer.k + i0);
+  };
+  // Column j's words of chunk i0, one strided load each, into `stream`.
+  const auto copy_column = [&](size_t j, size_t i0, uint32_t* stream) {
+    const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;  // exact
+    const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * j;
     for (size_t w = 0; w < n_words; ++w) std::memcpy(stream + w, column + w * stride, 4);
     std::memset(stream + n_words, 0, 4 * (kGptqMaxLanes + 1));
-    OutInChunk<kBits, kOut>(layer, row, stream, i0, count,
-                            out + (row.j - row_begin) * layer.k + i0);
   };
   if (layer.g_idx != nullptr) {
     // Row by row: each row first tabulates its zero and scale per group.
@@ -496,18 +556,34 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
         zero_table[g] = ZeroOf(layer, g, j);
         scale_table[g] = ScaleOf(layer, g, j);
       }
-      for (size_t i0 = 0; i0 < layer.k; i0 += kGptqChunk) chunk({j, zero_table, scale_table}, i0);
+      for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+        copy_column(j, i0, streams);
+        run_chunk({j, zero_table, scale_table}, streams, i0);
+      }
     }
     return;
   }
-  // Tiles of kTileRows neighbouring rows, chunk by chunk: the rows of a
-  // tile read neighbouring words of the same qweight cache lines, so each
-  // line comes from memory once and then from L1.
-  constexpr size_t kTileRows = 16;
-  for (size_t j0 = row_begin; j0 < row_end; j0 += kTileRows) {
-    const size_t j1 = std::min(j0 + kTileRows, row_end);
-    for (size_t i0 = 0; i0 < layer.k; i0 += kGptqChunk) {
-      for (size_t j = j0; j < j1; ++j) chunk({j, nullptr, nullptr}, i0);
+  // Tiles of `lanes` neighbouring rows, chunk by chunk: a tile's streams
+  // come from whole-vector loads of the qweight rows, transposed in
+  // registers (TransposeTileStreams); rows left over take strided copies.
+  for (size_t j0 = row_begin; j0 < row_end; j0 += lanes) {
+    const size_t j1 = std::min(j0 + lanes, row_end);
+    const bool whole_tile = j1 - j0 == lanes && lanes <= kTileLanes;
+    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+      if (whole_tile) {
+        const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
+        TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
+                             n_words, streams, kStreamWords);
+        for (size_t t = 0; t < lanes; ++t) {
+          std::memset(streams + t * kStreamWords + n_words, 0, 4 * (kGptqMaxLanes + 1));
+          run_chunk({j0 + t, nullptr, nullptr}, streams + t * kStreamWords, i0);
+        }
+      } else {
+        for (size_t j = j0; j < j1; ++j) {
+          copy_column(j, i0, streams);
+          run_chunk({j, nullptr, nullptr}, streams, i0);
+        }
+      }
     }
   }
 }

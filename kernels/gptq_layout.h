@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "amn/elem_type.h"
+#include "kernels/ggml_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 
 namespace amn::gptq {
@@ -36,10 +37,8 @@ struct LayerView {
   const uint8_t* g_idx = nullptr;    // [k] i32 LE, or nullptr: g = i / group_size
 };
 
-inline uint32_t LoadLe32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
+using ggml::LoadLe16;
+using ggml::LoadLe32;
 
 // Field `index` (width `bits`) of the LSB-first stream whose word w is at
 // words + w * stride_bytes. Reads the next word only when the field
@@ -74,9 +73,9 @@ inline uint32_t ScaleBits(const LayerView& l, size_t g, size_t j) {
     case ElemType::kF32:
       return LoadLe32(l.scales + 4 * at);
     case ElemType::kBf16:
-      return ref::Bf16ToF32Bits(static_cast<uint16_t>(l.scales[2 * at] | l.scales[2 * at + 1] << 8));
-    default:
-      return ref::F16ToF32Bits(static_cast<uint16_t>(l.scales[2 * at] | l.scales[2 * at + 1] << 8));
+      return ref::Bf16ToF32Bits(LoadLe16(l.scales + 2 * at));
+    default:  // F16: = ref::F16ToF32Bits, inline for normal numbers
+      return ggml::F16ScaleBits(LoadLe16(l.scales + 2 * at));
   }
 }
 

@@ -430,8 +430,8 @@ TEST_P(GptqTest, Fixtures) {
     ASSERT_TRUE(RunDequant(fx.layer.Layer(), WeightOrientation::kOutIn, 0, n, ElemType::kBf16, &got, 1));
     EXPECT_EQ(got, transposed) << fx.name << " kOutIn";
     const std::pair<size_t, size_t> ranges[] = {{5, 77}, {255, 256}, {128, 200}};
-    // The fixtures' g_idx is i / group_size: without it (group_size 128)
-    // the sequential-group paths must give the same bytes.
+    // The fixtures' g_idx is i / group_size (so DequantGptq runs them on
+    // the sequential-group paths); without it the same bytes must come out.
     OwnedLayer sequential = fx.layer;
     sequential.g_idx.clear();
     ASSERT_TRUE(RunDequant(sequential.Layer(), WeightOrientation::kInOut, 0, k, ElemType::kBf16,
@@ -555,6 +555,27 @@ TEST_P(GptqTest, SmallestPackableShapes) {
         EXPECT_TRUE(MatchesReferenceRows(o, out_type, 1));
       }
     }
+  }
+}
+
+// A g_idx that is i / group_size takes the sequential paths (DequantGptq
+// detects it); one that differs in a single place, or follows another group
+// size, must not.
+TEST_P(GptqTest, NearlySequentialGIdx) {
+  for (const uint32_t bits : kBitWidths) {
+    OwnedLayer o = RandomLayer(bits, 256, 64, 32, true, ElemType::kF16, bits + 40);
+    o.groups = 8;
+    o.qzeros = PseudoRandomBytes(8 * (64 * bits / 32) * 4, 1);
+    o.scales.resize(8 * 64 * 2);
+    for (size_t at = 1; at < o.scales.size(); at += 2) o.scales[at] &= 0xBF;
+    for (size_t i = 0; i < 256; ++i) PutLe32(o.g_idx, 4 * i, static_cast<uint32_t>(i / 32));
+    for (const uint64_t group_size : {0, 32, 16, 64}) {
+      o.group_size = group_size;
+      for (const ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReferenceRows(o, out_type, 1));
+    }
+    PutLe32(o.g_idx, 4 * 100, 5);
+    o.group_size = 32;
+    for (const ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReferenceRows(o, out_type, 1));
   }
 }
 
