@@ -321,10 +321,13 @@ HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, s
 }
 
 // Where the zeros and scales of a kOutIn row come from.
+// With a g_idx, either `results` (every group's 2^bits results, as
+// GroupLutLow gives them, at [g << bits]) or the zero and scale tables.
 struct OutInRow {
   size_t j;
-  const float* zero_table;   // [groups] with a g_idx, else unused
-  const float* scale_table;  // [groups] with a g_idx, else unused
+  const uint32_t* results = nullptr;   // [groups << bits]
+  const float* zero_table = nullptr;   // [groups]
+  const float* scale_table = nullptr;  // [groups]
 };
 
 // Row j's F32 zero and scale of group g.
@@ -338,15 +341,15 @@ HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
   return scale;
 }
 
-// The 2^kBits possible results of one group (zero, scale) in the low
-// 16 bits of lane q (BF16/F16 bits; F32: the F32 bits), for lanes q below
-// 2^kBits: the arithmetic and NaN rule of DequantStep, done once per group.
+// The results of one group (zero, scale) for codes base + l in lane l: in
+// the low 16 bits (BF16/F16 bits) or the F32 bits, by the arithmetic and
+// NaN rule of DequantStep, done once per group.
 template <DequantOut kOut, class DF>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
-                                                         hn::Vec<DF> scale) {
+                                                         hn::Vec<DF> scale, int32_t base = 0) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
-  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, 0)), zero), scale);
+  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, base)), zero), scale);
   const auto bits =
       hn::BitCast(du, hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product));
   if constexpr (kOut == DequantOut::kF32) return bits;
@@ -498,6 +501,24 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
       }
       const auto ga = hn::LoadU(di, g_idx);
       const auto gb = hn::LoadU(di, g_idx + lanes);
+      if (row.results != nullptr) {
+        // One gather per vector: result (g << bits) + q of the row's table.
+        const auto* results = reinterpret_cast<const int32_t*>(row.results);
+        const auto ia = hn::Add(hn::ShiftLeft<kBits>(ga), hn::BitCast(di, qa));
+        const auto ib = hn::Add(hn::ShiftLeft<kBits>(gb), hn::BitCast(di, qb));
+        const auto ra = hn::BitCast(du, hn::GatherIndex(di, results, ia));
+        const auto rb = hn::BitCast(du, hn::GatherIndex(di, results, ib));
+        if constexpr (kOut == DequantOut::kF32) {
+          hn::StoreU(hn::BitCast(df, ra), df, dst);
+          hn::StoreU(hn::BitCast(df, rb), df, dst + lanes);
+        } else {
+          const hn::Repartition<uint16_t, decltype(du)> d16;
+          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, rb), hn::BitCast(d16, ra)), d16, dst);
+        }
+        if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+        c += step;
+        continue;
+      }
       DequantStep<kOut>(df, qa, qb, hn::GatherIndex(df, row.zero_table, ga),
                         hn::GatherIndex(df, row.zero_table, gb),
                         hn::GatherIndex(df, row.scale_table, ga),
@@ -515,6 +536,74 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
     }
     if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
     c += step;
+  }
+}
+
+// kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes) of a layer with a
+// g_idx, computed in the transposed domain: for each element i, lane t is
+// row j0 + t, so the codes are one shifted load of qweight word row
+// bits*i/32 and the zero and scale are plain loads of the tables at
+// [g_idx[i] * n] (zeros[g * n + t], scales[g * n + t]); no gathers. Blocks
+// of n elements are transposed back (TransposeTileStreams) into rows t.
+// kMayBeNan = false when every scale of the tile is finite.
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
+                             const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
+                             TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<float, decltype(du)> df;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
+  const hn::Half<decltype(d16)> dh;
+  const size_t n = hn::Lanes(du);
+  const size_t stride = 4 * layer.n;
+  const uint8_t* column0 = layer.qweight + 4 * j0;
+  const auto mask = hn::Set(du, (1u << kBits) - 1);
+  HWY_ALIGN uint32_t by_element[kTileLanes * kTileLanes];
+  HWY_ALIGN uint32_t by_row[kTileLanes * kTileLanes];
+  HWY_ALIGN TOut row_tail[kTileLanes];
+  for (size_t i0 = 0; i0 < layer.k; i0 += n) {
+    const size_t m = std::min(n, layer.k - i0);
+    for (size_t e = 0; e < n; ++e) {
+      const size_t i = i0 + std::min(e, m - 1);  // padding repeats the last element
+      const size_t bit = i * kBits;
+      const uint8_t* row = column0 + (bit / 32) * stride;
+      const int shift = static_cast<int>(bit % 32);
+      auto q = hn::ShiftRightSame(hn::LoadU(du, reinterpret_cast<const uint32_t*>(row)), shift);
+      if (32 % kBits != 0 && shift + kBits > 32) {
+        const auto next = hn::LoadU(du, reinterpret_cast<const uint32_t*>(row + stride));
+        q = hn::Or(q, hn::ShiftLeftSame(next, 32 - shift));
+      }
+      const size_t g = gptq::LoadLe32(layer.g_idx + 4 * i);
+      const auto scale = hn::LoadU(df, scales + g * n);
+      auto product = hn::Mul(
+          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(q, mask))), hn::LoadU(df, zeros + g * n)),
+          scale);
+      if (kMayBeNan) product = hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product);
+      const auto bits = hn::BitCast(du, product);
+      hn::Vec<decltype(du)> encoded;
+      if constexpr (kOut == DequantOut::kF32) {
+        encoded = bits;
+      } else if constexpr (kOut == DequantOut::kBf16) {
+        encoded = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, bits)
+                                               : NonNanToBf16Upper(du, bits));
+      } else {
+        encoded = F32BitsToF16Lanes(du, bits);
+      }
+      hn::Store(encoded, du, by_element + e * n);
+    }
+    TransposeTileStreams(du, reinterpret_cast<const uint8_t*>(by_element), 4 * n, n, by_row, n);
+    for (size_t t = 0; t < n; ++t) {
+      const auto v = hn::Load(du, by_row + t * n);
+      TOut* dst = m == n ? out + t * layer.k + i0 : row_tail;
+      if constexpr (kOut == DequantOut::kF32) {
+        hn::StoreU(hn::BitCast(df, v), df, dst);
+      } else {
+        hn::StoreU(hn::LowerHalf(dh, hn::ConcatEven(d16, hn::BitCast(d16, v), hn::BitCast(d16, v))),
+                   dh, dst);
+      }
+      if (m != n) std::memcpy(out + t * layer.k + i0, row_tail, m * sizeof(TOut));
+    }
   }
 }
 
@@ -548,17 +637,68 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     std::memset(stream + n_words, 0, 4 * (kGptqMaxLanes + 1));
   };
   if (layer.g_idx != nullptr) {
-    // Row by row: each row first tabulates its zero and scale per group.
-    HWY_ALIGN float zero_table[kGptqMaxTableGroups];
-    HWY_ALIGN float scale_table[kGptqMaxTableGroups];
-    for (size_t j = row_begin; j < row_end; ++j) {
-      for (size_t g = 0; g < layer.groups; ++g) {
-        zero_table[g] = ZeroOf(layer, g, j);
-        scale_table[g] = ScaleOf(layer, g, j);
+    // Row by row: each row first tabulates, per group, all 2^bits results
+    // when they fit in the table, else its zero and scale.
+    union {
+      uint32_t results[2 * kGptqMaxTableGroups + kGptqMaxLanes];
+      struct {
+        float zeros[kGptqMaxTableGroups];
+        float scales[kGptqMaxTableGroups];
+      } groups;
+    } table;
+    const bool all_results = (layer.groups << kBits) <= 2 * kGptqMaxTableGroups;
+    const hn::Rebind<float, decltype(du)> df;
+    const size_t levels = size_t{1} << kBits;
+    size_t j = row_begin;
+    if (lanes <= kTileLanes && layer.groups * lanes <= kGptqMaxTableGroups) {
+      // Whole tiles in the transposed domain (ActOrderTile): zeros and
+      // scales of the tile's rows interleaved by row, group by group.
+      const auto exponent = fmt::kF32ExpMask;
+      for (; j + lanes <= row_end; j += lanes) {
+        bool finite = true;
+        for (size_t g = 0; g < layer.groups; ++g) {
+          for (size_t t = 0; t < lanes; ++t) {
+            const uint32_t scale_bits = gptq::ScaleBits(layer, g, j + t);
+            finite = finite && (scale_bits & exponent) != exponent;
+            table.groups.zeros[g * lanes + t] = ZeroOf(layer, g, j + t);
+            std::memcpy(&table.groups.scales[g * lanes + t], &scale_bits, 4);
+          }
+        }
+        TOut* tile_out = out + (j - row_begin) * layer.k;
+        if (finite) {
+          ActOrderTile<kBits, kOut, false>(layer, j, table.groups.zeros, table.groups.scales,
+                                           tile_out);
+        } else {
+          ActOrderTile<kBits, kOut, true>(layer, j, table.groups.zeros, table.groups.scales,
+                                          tile_out);
+        }
+      }
+    }
+    for (; j < row_end; ++j) {
+      OutInRow row{j};
+      if (all_results) {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          const auto zero = hn::Set(df, ZeroOf(layer, g, j));
+          const auto scale = hn::Set(df, ScaleOf(layer, g, j));
+          // Whole vectors: lanes past 2^bits spill into the next group's
+          // slots (rewritten next) or the table's padding.
+          for (size_t base = 0; base < levels; base += lanes) {
+            hn::StoreU(GroupLutLow<kOut>(df, zero, scale, static_cast<int32_t>(base)), du,
+                       table.results + (g << kBits) + base);
+          }
+        }
+        row.results = table.results;
+      } else {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          table.groups.zeros[g] = ZeroOf(layer, g, j);
+          table.groups.scales[g] = ScaleOf(layer, g, j);
+        }
+        row.zero_table = table.groups.zeros;
+        row.scale_table = table.groups.scales;
       }
       for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
         copy_column(j, i0, streams);
-        run_chunk({j, zero_table, scale_table}, streams, i0);
+        run_chunk(row, streams, i0);
       }
     }
     return;
@@ -576,12 +716,12 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
                              n_words, streams, kStreamWords);
         for (size_t t = 0; t < lanes; ++t) {
           std::memset(streams + t * kStreamWords + n_words, 0, 4 * (kGptqMaxLanes + 1));
-          run_chunk({j0 + t, nullptr, nullptr}, streams + t * kStreamWords, i0);
+          run_chunk({j0 + t}, streams + t * kStreamWords, i0);
         }
       } else {
         for (size_t j = j0; j < j1; ++j) {
           copy_column(j, i0, streams);
-          run_chunk({j, nullptr, nullptr}, streams, i0);
+          run_chunk({j}, streams, i0);
         }
       }
     }

@@ -610,6 +610,13 @@ TEST_P(GptqTest, SpecialScalesMatchReference) {
       PutLe32(o.scales, 4 * s, special[(s * 5 + s / 16) % std::size(special)]);
     }
     for (const ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReferenceRows(o, out_type, 5));
+    // And with an act-order g_idx (groups in reverse, shuffled).
+    OwnedLayer act = o;
+    act.g_idx.resize(4 * act.k);
+    for (size_t i = 0; i < act.k; ++i) {
+      PutLe32(act.g_idx, 4 * i, static_cast<uint32_t>((act.groups - 1) - (i * 7) % act.groups));
+    }
+    for (const ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReferenceRows(act, out_type, 3));
     // The same special values as F16 and BF16 scales.
     for (const ElemType scale_type : {ElemType::kF16, ElemType::kBf16}) {
       OwnedLayer h = o;
