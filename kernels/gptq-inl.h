@@ -233,14 +233,48 @@ HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* 
   std::memcpy(out + c, out_tail, rest * sizeof(TOut));
 }
 
+// With a g_idx of at most this many groups, kInOut visits the rows group by
+// group (one scan of g_idx per group), so each chunk's tables are built
+// once per group instead of once per row.
+inline constexpr size_t kInOutScanGroups = 64;
+
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
                                  TOut* HWY_RESTRICT out) {
   HWY_ALIGN float zeros[kInOutChunk + 2 * kGptqMaxLanes];
   HWY_ALIGN float scales[kInOutChunk + 2 * kGptqMaxLanes];
   const auto* words = reinterpret_cast<const uint32_t*>(layer.qweight);
+  // Row i of the chunk at col0 with the current tables.
+  const auto row_chunk = [&](size_t i, size_t col0, size_t cols, bool finite) {
+    const size_t bit = i * kBits;
+    const uint32_t* row = words + (bit / 32) * layer.n + col0;
+    const uint32_t shift = static_cast<uint32_t>(bit % 32);
+    // Only a straddling row reads the next word row, which then exists.
+    const uint32_t* next = shift + kBits > 32 ? row + layer.n : row;
+    TOut* dst = out + (i - row_begin) * layer.n + col0;
+    if (finite) {
+      InOutRowChunk<kBits, kOut, false>(row, next, shift, cols, zeros, scales, dst);
+    } else {
+      InOutRowChunk<kBits, kOut, true>(row, next, shift, cols, zeros, scales, dst);
+    }
+  };
+  const bool by_group = layer.g_idx != nullptr && layer.groups <= kInOutScanGroups;
   for (size_t col0 = 0; col0 < layer.n; col0 += kInOutChunk) {
     const size_t cols = std::min(kInOutChunk, layer.n - col0);
+    if (by_group) {
+      for (size_t g = 0; g < layer.groups; ++g) {
+        bool built = false, finite = false;
+        for (size_t i = row_begin; i < row_end; ++i) {
+          if (gptq::LoadLe32(layer.g_idx + 4 * i) != g) continue;
+          if (!built) {
+            finite = BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
+            built = true;
+          }
+          row_chunk(i, col0, cols, finite);
+        }
+      }
+      continue;
+    }
     size_t cached_group = ~size_t{0};
     bool finite = false;
     for (size_t i = row_begin; i < row_end; ++i) {
@@ -249,17 +283,7 @@ HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin,
         finite = BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
         cached_group = g;
       }
-      const size_t bit = i * kBits;
-      const uint32_t* row = words + (bit / 32) * layer.n + col0;
-      const uint32_t shift = static_cast<uint32_t>(bit % 32);
-      // Only a straddling row reads the next word row, which then exists.
-      const uint32_t* next = shift + kBits > 32 ? row + layer.n : row;
-      TOut* dst = out + (i - row_begin) * layer.n + col0;
-      if (finite) {
-        InOutRowChunk<kBits, kOut, false>(row, next, shift, cols, zeros, scales, dst);
-      } else {
-        InOutRowChunk<kBits, kOut, true>(row, next, shift, cols, zeros, scales, dst);
-      }
+      row_chunk(i, col0, cols, finite);
     }
   }
 }
