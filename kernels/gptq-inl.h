@@ -52,6 +52,10 @@ inline constexpr size_t kInOutChunk = 1024;
 // Most lanes of a u32 vector on any target, and the padding every stack
 // buffer carries past its data so whole-vector loads stay inside it.
 inline constexpr size_t kGptqMaxLanes = HWY_MAX_BYTES / sizeof(uint32_t);
+// Zero words after the data of a stream buffer: UnpackFields reads L words
+// from the word of its first field, and the last vector of a chunk starts
+// up to 2L - 1 fields (at most L / 4 words) past the data.
+inline constexpr size_t kStreamPadWords = 2 * kGptqMaxLanes + 2;
 // Groups a per-row g_idx table holds (kOutIn); layers with more groups and
 // a g_idx run the reference for that call.
 inline constexpr size_t kGptqMaxTableGroups = 2048;
@@ -154,12 +158,12 @@ HWY_INLINE bool BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const size_t lanes = hn::Lanes(df);
-  HWY_ALIGN uint32_t words[kInOutChunk * kBits / 32 + kGptqMaxLanes + 1];
+  HWY_ALIGN uint32_t words[kInOutChunk * kBits / 32 + kStreamPadWords];
   HWY_ALIGN uint32_t scale_bits[kInOutChunk + kGptqMaxLanes];
   const size_t n_words = cols * kBits / 32 + (cols * kBits % 32 != 0 ? 1 : 0);
   const size_t row_words = layer.n * kBits / 32;
   std::memcpy(words, layer.qzeros + 4 * (g * row_words + col0 * kBits / 32), 4 * n_words);
-  std::memset(words + n_words, 0, 4 * (kGptqMaxLanes + 1));
+  std::memset(words + n_words, 0, 4 * kStreamPadWords);
   const size_t padded = (cols + lanes - 1) / lanes * lanes;
   const size_t scale_size = layer.scale_type == ElemType::kF32 ? 4 : 2;
   std::memset(scale_bits, 0, sizeof(uint32_t) * padded);
@@ -647,7 +651,7 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   const size_t stride = 4 * layer.n;
   // One stream per row of a tile, each kOutInChunk * kBits / 32 words plus
   // zero padding for the whole-vector loads past its end.
-  constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kGptqMaxLanes + 1;
+  constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kStreamPadWords;
   HWY_ALIGN uint32_t streams[kTileLanes * kStreamWords];
   const auto run_chunk = [&](const OutInRow& row, const uint32_t* stream, size_t i0) {
     OutInChunk<kBits, kOut>(layer, row, stream, i0, std::min(kOutInChunk, layer.k - i0),
@@ -658,7 +662,7 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;  // exact
     const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * j;
     for (size_t w = 0; w < n_words; ++w) std::memcpy(stream + w, column + w * stride, 4);
-    std::memset(stream + n_words, 0, 4 * (kGptqMaxLanes + 1));
+    std::memset(stream + n_words, 0, 4 * kStreamPadWords);
   };
   if (layer.g_idx != nullptr) {
     // Row by row: each row first tabulates, per group, all 2^bits results
@@ -739,7 +743,7 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
         TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
                              n_words, streams, kStreamWords);
         for (size_t t = 0; t < lanes; ++t) {
-          std::memset(streams + t * kStreamWords + n_words, 0, 4 * (kGptqMaxLanes + 1));
+          std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
           run_chunk({j0 + t}, streams + t * kStreamWords, i0);
         }
       } else {
