@@ -246,9 +246,12 @@ uint32_t Encode(uint32_t f32_bits, ElemType type) {
   return type == ElemType::kBf16 ? ref::F32BitsToBf16(f32_bits) : ref::F32BitsToF16(f32_bits);
 }
 
-// Every row range in `ranges` of both orientations against the reference.
+// Whole, middle and last-row ranges of both orientations against the
+// reference (computed once, in [in, out] order).
 testing::AssertionResult MatchesReferenceRows(const OwnedLayer& o, ElemType out_type,
                                               size_t out_offset = 0) {
+  std::vector<uint8_t> want(o.k * o.n * ElemTypeBytes(out_type) + 4);
+  ref::DequantGptq(o.View(), WeightOrientation::kInOut, 0, o.k, out_type, want.data());
   for (const WeightOrientation orientation :
        {WeightOrientation::kInOut, WeightOrientation::kOutIn}) {
     const bool out_in = orientation == WeightOrientation::kOutIn;
@@ -259,15 +262,15 @@ testing::AssertionResult MatchesReferenceRows(const OwnedLayer& o, ElemType out_
       std::vector<uint8_t> got;
       auto run = RunDequant(o.Layer(), orientation, range[0], range[1], out_type, &got, out_offset);
       if (!run) return run;
-      std::vector<uint8_t> want(got.size() + 4);
-      ref::DequantGptq(o.View(), orientation, range[0], range[1], out_type, want.data());
       for (size_t e = 0; e < (range[1] - range[0]) * row_elems; ++e) {
-        if (ElementBits(got, e, out_type) != ElementBits(want, e, out_type)) {
+        const size_t r = range[0] + e / row_elems, c = e % row_elems;
+        const size_t at = out_in ? c * o.n + r : r * o.n + c;  // (i, j) in [in, out]
+        if (ElementBits(got, e, out_type) != ElementBits(want, at, out_type)) {
           return testing::AssertionFailure()
                  << (out_in ? "kOutIn" : "kInOut") << " bits " << o.bits << " K " << o.k << " N "
                  << o.n << " rows [" << range[0] << ", " << range[1] << ") element " << e
                  << ": 0x" << std::hex << ElementBits(got, e, out_type) << ", reference 0x"
-                 << ElementBits(want, e, out_type);
+                 << ElementBits(want, at, out_type);
         }
       }
     }
