@@ -11,6 +11,7 @@
 #include "amn/fp4_dequant.h"
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
+#include "amn/gptq_dequant.h"
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/ggml_families.h"
 #include "dispatch/kernel_rows.h"
@@ -19,6 +20,7 @@
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/bnb_ref.h"
+#include "kernels/gptq_layout.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp4_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
@@ -26,6 +28,7 @@
 #include "kernels/ref/ggml_iquant_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
+#include "kernels/ref/gptq_ref.h"
 
 namespace amn {
 namespace {
@@ -349,6 +352,86 @@ template <typename TOut,
 void BnbInt8Thunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
   RunBnbInt8<TOut, kRows>(in, n_elems, out);
+// GPTQ entries ("gptq4_to_bf16", ...): the input bytes are the qweight of a
+// layer with kGptqRegistryN output features and one group (group_size = K),
+// written in the nn.Linear [N, K] orientation that `amn remember` uses
+// ("gptq4_inout_to_bf16": the GEMM-native [K, N] one). A
+// unit is 32 input features (a whole number of words for every bit width):
+// 32 * N outputs from bits * N * 4 bytes, so K = 32 * units. The zeros
+// cycle through every stored value; the F16 scales mix exact and inexact,
+// negative, tiny and large values (all finite), so any qweight is valid.
+constexpr size_t kGptqRegistryN = 128;
+constexpr size_t kGptqUnitRows = 32;
+
+struct GptqRegistryTables {
+  std::array<uint16_t, kGptqRegistryN> scales{};
+  std::array<uint8_t, kGptqRegistryN * 4> zeros{};  // up to 8 bits per column
+};
+constexpr GptqRegistryTables MakeGptqRegistryTables(uint32_t bits) {
+  constexpr std::array<uint16_t, 8> kScaleBits = {0x3800, 0x2E66, 0xB555, 0x1C00,
+                                                  0x5640, 0x8400, 0x3C00, 0xA1EB};
+  GptqRegistryTables t;
+  const uint32_t mask = (1u << bits) - 1;
+  for (size_t j = 0; j < kGptqRegistryN; ++j) {
+    t.scales[j] = kScaleBits[(j * 3 + j / 8) % kScaleBits.size()];
+    const uint32_t field = static_cast<uint32_t>(j * 7 + 3) & mask;
+    for (uint32_t b = 0; b < bits; ++b) {  // LSB-first stream, bit by bit
+      const size_t bit = j * bits + b;
+      t.zeros[bit / 8] = static_cast<uint8_t>(t.zeros[bit / 8] | ((field >> b) & 1u) << (bit % 8));
+    }
+  }
+  return t;
+}
+template <uint32_t kBits>
+constexpr GptqRegistryTables kGptqRegistryTables = MakeGptqRegistryTables(kBits);
+
+template <uint32_t kBits>
+gptq::LayerView GptqRegistryLayer(const void* qweight, size_t n_elems) {
+  gptq::LayerView layer;
+  layer.bits = kBits;
+  layer.k = n_elems / kGptqRegistryN;
+  layer.n = kGptqRegistryN;
+  layer.groups = 1;
+  layer.group_size = layer.k > 0 ? layer.k : 1;
+  layer.zeros_plus_one = true;
+  layer.scale_type = ElemType::kF16;
+  layer.qweight = static_cast<const uint8_t*>(qweight);
+  layer.qzeros = kGptqRegistryTables<kBits>.zeros.data();
+  layer.scales = reinterpret_cast<const uint8_t*>(kGptqRegistryTables<kBits>.scales.data());
+  return layer;
+}
+
+// All rows of the orientation: N of them for kOutIn, K for kInOut.
+constexpr size_t GptqRegistryRows(WeightOrientation orientation, size_t n_elems) {
+  return orientation == WeightOrientation::kOutIn ? kGptqRegistryN : n_elems / kGptqRegistryN;
+}
+template <uint32_t kBits, WeightOrientation kOrientation, typename TOut,
+          void (*kRows)(const gptq::LayerView&, WeightOrientation, size_t, size_t, TOut*)>
+void GptqThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  kRows(GptqRegistryLayer<kBits>(in, n_elems), kOrientation, 0,
+        GptqRegistryRows(kOrientation, n_elems), static_cast<TOut*>(out));
+}
+template <uint32_t kBits, WeightOrientation kOrientation, ElemType kOut>
+void GptqRefThunk(const void* in, size_t n_elems, void* out) {
+  ref::DequantGptq(GptqRegistryLayer<kBits>(in, n_elems), kOrientation, 0,
+                   GptqRegistryRows(kOrientation, n_elems), kOut, out);
+}
+template <uint32_t kBits, ElemType kOut,
+          WeightOrientation kOrientation = WeightOrientation::kOutIn>
+constexpr KernelInfo GptqEntry(std::string_view name) {
+  constexpr WeightOrientation kO = kOrientation;
+  RowFn run = nullptr;
+  if constexpr (kOut == ElemType::kF32) {
+    run = GptqThunk<kBits, kO, float, internal::DequantGptqToF32Rows>;
+  } else if constexpr (kOut == ElemType::kBf16) {
+    run = GptqThunk<kBits, kO, uint16_t, internal::DequantGptqToBf16Rows>;
+  } else {
+    run = GptqThunk<kBits, kO, uint16_t, internal::DequantGptqToF16Rows>;
+  }
+  return KernelInfo{name, "gptq", ElemType::kF16, kOut, run, GptqRefThunk<kBits, kO, kOut>,
+                    GptqTarget, static_cast<uint32_t>(kBits * kGptqRegistryN * 4),
+                    static_cast<uint32_t>(kGptqUnitRows * kGptqRegistryN)};
 }
 
 using E = ElemType;
@@ -630,6 +713,20 @@ constexpr std::array kKernels = {
     IQuantEntry<GgmlType::kIQ1_M, E::kBf16>("iq1_m_to_bf16", iq::iq1m::kBytes),
     IQuantEntry<GgmlType::kIQ1_M, E::kF16>("iq1_m_to_f16", iq::iq1m::kBytes),
     IQuantEntry<GgmlType::kIQ1_M, E::kF32>("iq1_m_to_f32", iq::iq1m::kBytes),
+    // GPTQ (the input is qweight; output rows are out_features).
+    GptqEntry<4, E::kBf16>("gptq4_to_bf16"),
+    GptqEntry<4, E::kF16>("gptq4_to_f16"),
+    GptqEntry<4, E::kF32>("gptq4_to_f32"),
+    GptqEntry<2, E::kBf16>("gptq2_to_bf16"),
+    GptqEntry<2, E::kF16>("gptq2_to_f16"),
+    GptqEntry<2, E::kF32>("gptq2_to_f32"),
+    GptqEntry<3, E::kBf16>("gptq3_to_bf16"),
+    GptqEntry<3, E::kF16>("gptq3_to_f16"),
+    GptqEntry<3, E::kF32>("gptq3_to_f32"),
+    GptqEntry<8, E::kBf16>("gptq8_to_bf16"),
+    GptqEntry<8, E::kF16>("gptq8_to_f16"),
+    GptqEntry<8, E::kF32>("gptq8_to_f32"),
+    GptqEntry<4, E::kBf16, WeightOrientation::kInOut>("gptq4_inout_to_bf16"),
 };
 
 }  // namespace

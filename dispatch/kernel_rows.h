@@ -7,7 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "amn/weight_layout.h"
 #include "kernels/bnb_layout.h"
+
+namespace amn::gptq {
+struct LayerView;  // kernels/gptq_layout.h
+}  // namespace amn::gptq
 
 namespace amn::internal {
 
@@ -89,6 +94,14 @@ void DequantBnbInt8ToBf16Rows(const uint8_t* weight, const uint8_t* scb, size_t 
                               size_t cols, uint16_t* out);
 void DequantBnbInt8ToF16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
                              uint16_t* out);
+// dispatch/gptq.cc: rows [row_begin, row_end) of a valid GPTQ layer in
+// `orientation` (amn/gptq_dequant.h, kernels/ref/gptq_ref.h).
+void DequantGptqToF32Rows(const gptq::LayerView& layer, WeightOrientation orientation,
+                          size_t row_begin, size_t row_end, float* out);
+void DequantGptqToBf16Rows(const gptq::LayerView& layer, WeightOrientation orientation,
+                           size_t row_begin, size_t row_end, uint16_t* out);
+void DequantGptqToF16Rows(const gptq::LayerView& layer, WeightOrientation orientation,
+                          size_t row_begin, size_t row_end, uint16_t* out);
 
 }  // namespace amn::internal
 

@@ -1,0 +1,794 @@
+// Per-target GPTQ dequantization (amn/gptq_dequant.h), Highway 1.0.3.
+// Same bytes as kernels/ref/gptq_ref.cc on every target: codes and zeros
+// unpacked with integer ops, (f32(q) - f32(z)) exact, one Mul by the scale
+// (never fused), the reference's NaN choice, then float_convert-inl.h's
+// F32 -> BF16/F16 rounding. SCALAR (one-lane vectors: no ConcatOdd, no
+// useful table lookup) runs the reference.
+//
+// Two loops, one per output orientation:
+// * kInOut (rows i, N elements): row i is the shifted word row
+//   qweight[bits*i/32][:], contiguous along j; the zeros and scales of the
+//   row's group are unpacked once per column chunk into F32 tables and kept
+//   while consecutive rows share the group.
+// * kOutIn (rows j, K elements): row j is column j's bit stream, words
+//   qweight[w][j] at a stride of N words. Each chunk of the stream is copied
+//   into a small on-stack buffer (one strided load per 32/bits elements);
+//   vectors then pick their words with a lane table lookup and a per-lane
+//   shift. Zeros and scales are per-row scalars per group (broadcast), or,
+//   with a g_idx, gathered from a per-row table indexed by g_idx.
+// No load or store leaves the caller's spans: partial vectors go through
+// zero-padded stack copies (Highway 1.0.3 masked loads may fault).
+#if defined(AMN_KERNELS_GPTQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GPTQ_INL_H_
+#undef AMN_KERNELS_GPTQ_INL_H_
+#else
+#define AMN_KERNELS_GPTQ_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "amn/weight_layout.h"
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/fp8_dequant-inl.h"
+#include "kernels/gptq_layout.h"
+#include "kernels/ref/gptq_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Columns per kInOut chunk: a multiple of 32, so every chunk of the zero
+// rows starts on a word boundary for every bit width.
+inline constexpr size_t kInOutChunk = 1024;
+// Most lanes of a u32 vector on any target, and the padding every stack
+// buffer carries past its data so whole-vector loads stay inside it.
+inline constexpr size_t kGptqMaxLanes = HWY_MAX_BYTES / sizeof(uint32_t);
+// Zero words after the data of a stream buffer: UnpackFields reads L words
+// from the word of its first field, and the last vector of a chunk starts
+// up to 2L - 1 fields (at most L / 4 words) past the data.
+inline constexpr size_t kStreamPadWords = 2 * kGptqMaxLanes + 2;
+// Groups a per-row g_idx table holds (kOutIn); layers with more groups and
+// a g_idx run the reference for that call.
+inline constexpr size_t kGptqMaxTableGroups = 2048;
+
+// Lanes l = 0..L-1 get field (first + l) (kBits wide) of the LSB-first
+// stream `words`, which must hold L words from word (first * kBits) / 32.
+// Each lane picks its word with a table lookup and shifts it by its own
+// amount; a 3-bit field that straddles a word takes its high bits from the
+// next one: (hi << 1) << (31 - shift), defined for every shift.
+template <uint32_t kBits, class DU>
+HWY_INLINE hn::Vec<DU> UnpackFields(DU du, const uint32_t* HWY_RESTRICT words, size_t first,
+                                    hn::Vec<DU> lane_bits) {
+  if constexpr (kBits == 8) {  // one byte per field: a widening load
+    (void)lane_bits;
+    const hn::Rebind<uint8_t, DU> d8;
+    return hn::PromoteTo(du, hn::LoadU(d8, reinterpret_cast<const uint8_t*>(words) + first));
+  }
+  const hn::RebindToSigned<DU> di;
+  const size_t bit0 = first * kBits;
+  const auto v = hn::LoadU(du, words + bit0 / 32);
+  const auto offset = hn::Add(lane_bits, hn::Set(du, static_cast<uint32_t>(bit0 % 32)));
+  const auto index = hn::ShiftRight<5>(offset);
+  const auto shift = hn::And(offset, hn::Set(du, 31u));
+  auto field = hn::Shr(hn::TableLookupLanes(v, hn::IndicesFromVec(du, hn::BitCast(di, index))),
+                       shift);
+  if constexpr (32 % kBits != 0) {
+    const auto last = hn::Set(du, static_cast<uint32_t>(hn::Lanes(du) - 1));
+    const auto next = hn::Min(hn::Add(index, hn::Set(du, 1u)), last);
+    const auto hi = hn::TableLookupLanes(v, hn::IndicesFromVec(du, hn::BitCast(di, next)));
+    field = hn::Or(field, hn::Shl(hn::ShiftLeft<1>(hi), hn::Sub(hn::Set(du, 31u), shift)));
+  }
+  return hn::And(field, hn::Set(du, (1u << kBits) - 1));
+}
+
+// lane l -> l * kBits, the bit offset of lane l's field.
+// (Through memory: SSSE3 has no 32-bit lane multiply.)
+template <uint32_t kBits, class DU>
+HWY_INLINE hn::Vec<DU> LaneBitOffsets(DU du) {
+  HWY_ALIGN uint32_t offsets[kGptqMaxLanes];
+  for (size_t l = 0; l < hn::Lanes(du); ++l) offsets[l] = static_cast<uint32_t>(l * kBits);
+  return hn::Load(du, offsets);
+}
+
+// Stores 2L results in element order: A is [0, L), B is [L, 2L). For
+// BF16/F16 the 16-bit results of A and B are joined by one ConcatOdd
+// (BF16 sits in the upper half of each lane) or ConcatEven (F16, lower).
+template <DequantOut kOut, bool kMayBeNan, class DU, typename TOut>
+HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DU> d16;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, a), df, out);
+    hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
+  } else if constexpr (kOut == DequantOut::kBf16) {
+    const auto encode = [du](hn::Vec<DU> x) {
+      return kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
+    };
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(b)), hn::BitCast(d16, encode(a))), d16,
+               out);
+  } else {
+    hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, b)),
+                              hn::BitCast(d16, F32BitsToF16Lanes(du, a))),
+               d16, out);
+  }
+}
+
+// 2L outputs from codes (u32), zeros and scales (F32) of A and B:
+// (f32(q) - z) * s, the NaN rule of kernels/ref/gptq_ref.h, stored in order.
+// Real layers never make a NaN product, so the rule runs only for vectors
+// that have one.
+// kMayBeNan = false: the caller knows every scale is finite, so no product
+// is NaN ((q - z) is a small integer).
+template <DequantOut kOut, bool kMayBeNan = true, class DF, typename TOut>
+HWY_INLINE void DequantStep(DF df, hn::Vec<hn::RebindToUnsigned<DF>> qa,
+                            hn::Vec<hn::RebindToUnsigned<DF>> qb, hn::Vec<DF> za, hn::Vec<DF> zb,
+                            hn::Vec<DF> sa, hn::Vec<DF> sb, TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto pa = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qa)), za), sa);
+  const auto pb = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qb)), zb), sb);
+  if (!kMayBeNan || HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(pa), hn::IsNaN(pb))))) {
+    StoreInOrder<kOut, false>(du, hn::BitCast(du, pa), hn::BitCast(du, pb), out);
+  } else {
+    const auto fa = hn::IfThenElse(hn::IsNaN(pa), ProductNan(df, sa), pa);
+    const auto fb = hn::IfThenElse(hn::IsNaN(pb), ProductNan(df, sb), pb);
+    StoreInOrder<kOut, true>(du, hn::BitCast(du, fa), hn::BitCast(du, fb), out);
+  }
+}
+
+// ---- kInOut ------------------------------------------------------------
+
+// The F32 zeros and scales of group g for columns [col0, col0 + cols) into
+// tables of kInOutChunk + 2 * kGptqMaxLanes floats (entries past `cols` are
+// 0). Vectorized: the zero row's words and the scale bytes are copied into
+// zero-padded stack buffers first, so no load leaves the spans.
+// Returns true when every scale of the chunk is finite.
+template <uint32_t kBits>
+HWY_INLINE bool BuildColumnTables(const gptq::LayerView& layer, size_t g, size_t col0, size_t cols,
+                                  float* HWY_RESTRICT zeros, float* HWY_RESTRICT scales) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const size_t lanes = hn::Lanes(df);
+  HWY_ALIGN uint32_t words[kInOutChunk * kBits / 32 + kStreamPadWords];
+  HWY_ALIGN uint32_t scale_bits[kInOutChunk + kGptqMaxLanes];
+  const size_t n_words = cols * kBits / 32 + (cols * kBits % 32 != 0 ? 1 : 0);
+  const size_t row_words = layer.n * kBits / 32;
+  std::memcpy(words, layer.qzeros + 4 * (g * row_words + col0 * kBits / 32), 4 * n_words);
+  std::memset(words + n_words, 0, 4 * kStreamPadWords);
+  const size_t padded = (cols + lanes - 1) / lanes * lanes;
+  const size_t scale_size = layer.scale_type == ElemType::kF32 ? 4 : 2;
+  std::memset(scale_bits, 0, sizeof(uint32_t) * padded);
+  const uint8_t* scale_row = layer.scales + scale_size * (g * layer.n + col0);
+  if (scale_size == 4) {
+    std::memcpy(scale_bits, scale_row, 4 * cols);
+  } else {
+    // Widen the 16-bit patterns into u32 slots (low half), then convert.
+    for (size_t c = 0; c < cols; ++c) {
+      scale_bits[c] = static_cast<uint32_t>(scale_row[2 * c] | scale_row[2 * c + 1] << 8);
+    }
+  }
+  const auto plus_one = hn::Set(df, layer.zeros_plus_one ? 1.0f : 0.0f);
+  const auto lane_bits = LaneBitOffsets<kBits>(du);
+  const hn::RebindToSigned<decltype(df)> di;
+  auto non_finite = hn::Zero(du);  // exponent bits all ones somewhere
+  const auto exponent = hn::Set(du, fmt::kF32ExpMask);
+  for (size_t c = 0; c < padded; c += lanes) {
+    const auto field = UnpackFields<kBits>(du, words, c, lane_bits);
+    hn::StoreU(hn::Add(hn::ConvertTo(df, hn::BitCast(di, field)), plus_one), df, zeros + c);
+    auto s = hn::LoadU(du, scale_bits + c);
+    if (layer.scale_type == ElemType::kF16) {
+      s = F16BitsToF32Lanes(du, s);
+    } else if (layer.scale_type == ElemType::kBf16) {
+      s = hn::ShiftLeft<16>(s);
+    }
+    non_finite = hn::Or(non_finite, hn::VecFromMask(du, hn::Eq(hn::And(s, exponent), exponent)));
+    hn::StoreU(hn::BitCast(df, s), df, scales + c);
+  }
+  // The tail vectors of a row read up to 2L - 1 entries past `cols`.
+  std::fill(zeros + padded, zeros + padded + 2 * kGptqMaxLanes, 0.0f);
+  std::fill(scales + padded, scales + padded + 2 * kGptqMaxLanes, 0.0f);
+  return hn::AllTrue(du, hn::Eq(non_finite, hn::Zero(du)));
+}
+
+// One row's columns [0, cols) of a chunk: codes from word row `row` (and
+// `next` when the row's fields straddle), tables from BuildColumnTables.
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* HWY_RESTRICT next,
+                              uint32_t shift, size_t cols, const float* HWY_RESTRICT zeros,
+                              const float* HWY_RESTRICT scales, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const size_t lanes = hn::Lanes(df);
+  const bool straddles = shift + kBits > 32;
+  const auto mask = hn::Set(du, (1u << kBits) - 1);
+  const auto code = [&](const uint32_t* r, const uint32_t* nx, size_t c) {
+    auto v = hn::ShiftRightSame(hn::LoadU(du, r + c), static_cast<int>(shift));
+    if (32 % kBits != 0 && straddles) {
+      v = hn::Or(v, hn::ShiftLeftSame(hn::LoadU(du, nx + c), static_cast<int>(32 - shift)));
+    }
+    return hn::And(v, mask);
+  };
+  size_t c = 0;
+  for (; c + 2 * lanes <= cols; c += 2 * lanes) {
+    DequantStep<kOut, kMayBeNan>(df, code(row, next, c), code(row, next, c + lanes),
+                                 hn::LoadU(df, zeros + c),
+                      hn::LoadU(df, zeros + c + lanes), hn::LoadU(df, scales + c),
+                      hn::LoadU(df, scales + c + lanes), out + c);
+  }
+  const size_t rest = cols - c;
+  if (rest == 0) return;
+  HWY_ALIGN uint32_t row_tail[2 * kGptqMaxLanes] = {};
+  HWY_ALIGN uint32_t next_tail[2 * kGptqMaxLanes] = {};
+  HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
+  std::memcpy(row_tail, row + c, 4 * rest);
+  if (straddles) std::memcpy(next_tail, next + c, 4 * rest);
+  DequantStep<kOut, kMayBeNan>(df, code(row_tail, next_tail, 0), code(row_tail, next_tail, lanes),
+                    hn::LoadU(df, zeros + c), hn::LoadU(df, zeros + c + lanes),
+                    hn::LoadU(df, scales + c), hn::LoadU(df, scales + c + lanes), out_tail);
+  std::memcpy(out + c, out_tail, rest * sizeof(TOut));
+}
+
+// With a g_idx of at most this many groups, kInOut visits the rows group by
+// group (one scan of g_idx per group), so each chunk's tables are built
+// once per group instead of once per row.
+inline constexpr size_t kInOutScanGroups = 64;
+
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqInOut(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
+                                 TOut* HWY_RESTRICT out) {
+  HWY_ALIGN float zeros[kInOutChunk + 2 * kGptqMaxLanes];
+  HWY_ALIGN float scales[kInOutChunk + 2 * kGptqMaxLanes];
+  const auto* words = reinterpret_cast<const uint32_t*>(layer.qweight);
+  // Row i of the chunk at col0 with the current tables.
+  const auto row_chunk = [&](size_t i, size_t col0, size_t cols, bool finite) {
+    const size_t bit = i * kBits;
+    const uint32_t* row = words + (bit / 32) * layer.n + col0;
+    const uint32_t shift = static_cast<uint32_t>(bit % 32);
+    // Only a straddling row reads the next word row, which then exists.
+    const uint32_t* next = shift + kBits > 32 ? row + layer.n : row;
+    TOut* dst = out + (i - row_begin) * layer.n + col0;
+    if (finite) {
+      InOutRowChunk<kBits, kOut, false>(row, next, shift, cols, zeros, scales, dst);
+    } else {
+      InOutRowChunk<kBits, kOut, true>(row, next, shift, cols, zeros, scales, dst);
+    }
+  };
+  const bool by_group = layer.g_idx != nullptr && layer.groups <= kInOutScanGroups;
+  for (size_t col0 = 0; col0 < layer.n; col0 += kInOutChunk) {
+    const size_t cols = std::min(kInOutChunk, layer.n - col0);
+    if (by_group) {
+      for (size_t g = 0; g < layer.groups; ++g) {
+        bool built = false, finite = false;
+        for (size_t i = row_begin; i < row_end; ++i) {
+          if (gptq::LoadLe32(layer.g_idx + 4 * i) != g) continue;
+          if (!built) {
+            finite = BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
+            built = true;
+          }
+          row_chunk(i, col0, cols, finite);
+        }
+      }
+      continue;
+    }
+    size_t cached_group = ~size_t{0};
+    bool finite = false;
+    for (size_t i = row_begin; i < row_end; ++i) {
+      const size_t g = gptq::GroupOf(layer, i);
+      if (g != cached_group) {
+        finite = BuildColumnTables<kBits>(layer, g, col0, cols, zeros, scales);
+        cached_group = g;
+      }
+      row_chunk(i, col0, cols, finite);
+    }
+  }
+}
+
+// ---- kOutIn ------------------------------------------------------------
+
+// Elements per kOutIn chunk (a multiple of 32; 512 keeps a tile's streams
+// at 9 KiB for 8 bits) and the most rows a transposed tile has.
+inline constexpr size_t kOutInChunk = 512;
+inline constexpr size_t kTileLanes = 16;
+
+// The streams of n = Lanes(du) neighbouring columns: word rows
+// [0, n_words) of the qweight at `words` (column 0 of the tile; rows
+// `stride` bytes apart) go to streams + t * stream_words for column t.
+// Blocks of n x n words are transposed in log2(n) rounds of ConcatEven /
+// ConcatOdd over pairs of rows (each round moves one bit of the row index
+// into the lane index), through two on-stack tiles; word rows left over
+// past the last whole block are copied one by one. n <= kTileLanes.
+template <class DU>
+HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, size_t stride,
+                                     size_t n_words, uint32_t* HWY_RESTRICT streams,
+                                     size_t stream_words) {
+  const size_t n = hn::Lanes(du);
+  HWY_ALIGN uint32_t tile_a[kTileLanes * kTileLanes];
+  HWY_ALIGN uint32_t tile_b[kTileLanes * kTileLanes];
+  size_t w = 0;
+  for (; w + n <= n_words; w += n) {
+    const uint8_t* block = words + w * stride;
+    uint32_t* src = tile_a;
+    uint32_t* dst = tile_b;
+    for (size_t round = 1; round < n; round *= 2) {
+      const bool first = round == 1;
+      const bool last = round * 2 == n;
+      for (size_t r = 0; r < n / 2; ++r) {
+        const auto lo = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
+                                                  block + 2 * r * stride))
+                              : hn::Load(du, src + 2 * r * n);
+        const auto hi = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
+                                                  block + (2 * r + 1) * stride))
+                              : hn::Load(du, src + (2 * r + 1) * n);
+        const auto even = hn::ConcatEven(du, hi, lo);
+        const auto odd = hn::ConcatOdd(du, hi, lo);
+        if (last) {
+          hn::StoreU(even, du, streams + r * stream_words + w);
+          hn::StoreU(odd, du, streams + (r + n / 2) * stream_words + w);
+        } else {
+          hn::Store(even, du, dst + r * n);
+          hn::Store(odd, du, dst + (r + n / 2) * n);
+        }
+      }
+      std::swap(src, dst);
+    }
+  }
+  for (; w < n_words; ++w) {
+    for (size_t t = 0; t < n; ++t) {
+      std::memcpy(streams + t * stream_words + w, words + w * stride + 4 * t, 4);
+    }
+  }
+}
+
+// Where the zeros and scales of a kOutIn row come from.
+// With a g_idx, either `results` (every group's 2^bits results, as
+// GroupLutLow gives them, at [g << bits]) or the zero and scale tables.
+struct OutInRow {
+  size_t j;
+  const uint32_t* results = nullptr;   // [groups << bits]
+  const float* zero_table = nullptr;   // [groups]
+  const float* scale_table = nullptr;  // [groups]
+};
+
+// Row j's F32 zero and scale of group g.
+HWY_INLINE float ZeroOf(const gptq::LayerView& layer, size_t g, size_t j) {
+  return static_cast<float>(gptq::Zero(layer, g, j));
+}
+HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
+  const uint32_t bits = gptq::ScaleBits(layer, g, j);
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return scale;
+}
+
+// The results of one group (zero, scale) for codes base + l in lane l: in
+// the low 16 bits (BF16/F16 bits) or the F32 bits, by the arithmetic and
+// NaN rule of DequantStep, done once per group.
+template <DequantOut kOut, class DF>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
+                                                         hn::Vec<DF> scale, int32_t base = 0) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, base)), zero), scale);
+  const auto bits =
+      hn::BitCast(du, hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product));
+  if constexpr (kOut == DequantOut::kF32) return bits;
+  if constexpr (kOut == DequantOut::kBf16) return hn::ShiftRight<16>(F32BitsToBf16Upper(du, bits));
+  if constexpr (kOut == DequantOut::kF16) return F32BitsToF16Lanes(du, bits);
+}
+
+// Lane q of `lut` for each code q (codes < Lanes(du)).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LookUp(DU du, hn::Vec<DU> lut, hn::Vec<DU> codes) {
+  const hn::RebindToSigned<DU> di;
+  return hn::TableLookupLanes(lut, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
+}
+
+// n_steps whole steps (2L elements each) from element c of the chunk
+// stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
+// BF16/F16 output of 4 and 8 bits reads the stream's bytes widened to u32
+// lanes: lane l holds elements 2l and 2l + 1 (low and high nibble, or
+// byte), which map onto the even and odd u16 lanes of the output with one
+// OddEven. Where a vector holds 2^kBits lanes, results come from the
+// group's table of every possible result (one lane lookup per vector);
+// otherwise from the arithmetic, without NaN checks when the scale is
+// finite.
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size_t n_steps,
+                             float zero_f, float scale_f, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Repartition<uint16_t, decltype(df)> d16;
+  const size_t lanes = hn::Lanes(df);
+  const size_t step = 2 * lanes;
+  const auto zero = hn::Set(df, zero_f);
+  const auto scale = hn::Set(df, scale_f);
+  uint32_t scale_bits;
+  std::memcpy(&scale_bits, &scale_f, sizeof(scale_bits));
+  const bool finite = (scale_bits & fmt::kF32ExpMask) != fmt::kF32ExpMask;
+  const bool use_lut = lanes >= (size_t{1} << kBits);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(stream);
+  const size_t end = c + n_steps * step;
+  if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {
+    // Element pairs: lane l of the widened bytes (4 bits) or u16 (8 bits).
+    const auto pair_at = [&](size_t e) {
+      if constexpr (kBits == 4) {
+        return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), bytes + e / 2));
+      } else {
+        return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, decltype(du)>(),
+                                           reinterpret_cast<const uint16_t*>(bytes) + e / 2));
+      }
+    };
+    const auto low_mask = hn::Set(du, (1u << kBits) - 1);
+    if (use_lut) {
+      const auto lut_low = GroupLutLow<kOut>(df, zero, scale);
+      const auto lut_high = hn::ShiftLeft<16>(lut_low);
+      for (; c < end; c += step) {
+        const auto pair = pair_at(c);
+        const auto even = LookUp(du, lut_low, hn::And(pair, low_mask));
+        const auto odd = LookUp(du, lut_high, hn::ShiftRight<kBits>(pair));
+        hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, even)), d16, out + c);
+      }
+      return;
+    }
+    for (; c < end; c += step) {
+      const auto pair = pair_at(c);
+      const auto a = hn::Mul(
+          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(pair, low_mask))), zero), scale);
+      const auto b =
+          hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<kBits>(pair))), zero),
+                  scale);
+      if (HWY_LIKELY(finite)) {
+        StoreOut<kOut, false>(du, hn::BitCast(du, a), hn::BitCast(du, b), out + c);
+      } else {
+        const auto nan = ProductNan(df, scale);
+        StoreOut<kOut, true>(du, hn::BitCast(du, hn::IfThenElse(hn::IsNaN(a), nan, a)),
+                             hn::BitCast(du, hn::IfThenElse(hn::IsNaN(b), nan, b)), out + c);
+      }
+    }
+  } else {
+    const auto lane_bits = LaneBitOffsets<kBits>(du);
+    if (use_lut) {
+      const auto lut = GroupLutLow<kOut>(df, zero, scale);
+      for (; c < end; c += step) {
+        const auto a = LookUp(du, lut, UnpackFields<kBits>(du, stream, c, lane_bits));
+        const auto b = LookUp(du, lut, UnpackFields<kBits>(du, stream, c + lanes, lane_bits));
+        if constexpr (kOut == DequantOut::kF32) {
+          hn::StoreU(hn::BitCast(df, a), df, out + c);
+          hn::StoreU(hn::BitCast(df, b), df, out + c + lanes);
+        } else {
+          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, b), hn::BitCast(d16, a)), d16, out + c);
+        }
+      }
+      return;
+    }
+    for (; c < end; c += step) {
+      const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
+      const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
+      if (HWY_LIKELY(finite)) {
+        DequantStep<kOut, false>(df, qa, qb, zero, zero, scale, scale, out + c);
+      } else {
+        DequantStep<kOut, true>(df, qa, qb, zero, zero, scale, scale, out + c);
+      }
+    }
+  }
+}
+
+// Elements [i0, i0 + count) of row j, count <= kOutInChunk, from the chunk's
+// stream `stream` (field 0 is element i0; zero-padded past the data).
+// Without a g_idx, runs of whole steps inside one group take BroadcastRun;
+// steps across a group boundary and the tail take per-lane zeros and
+// scales. With a g_idx, zeros and scales are gathered per lane from the
+// row's tables.
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
+                           const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
+                           TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const size_t lanes = hn::Lanes(df);
+  const size_t step = 2 * lanes;
+  const auto lane_bits = LaneBitOffsets<kBits>(du);
+  HWY_ALIGN float lane_zeros[2 * kGptqMaxLanes];
+  HWY_ALIGN float lane_scales[2 * kGptqMaxLanes];
+  HWY_ALIGN int32_t index_tail[2 * kGptqMaxLanes];
+  HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
+  const size_t group_size = layer.group_size;
+  size_t c = 0;
+  while (c < count) {
+    const size_t i = i0 + c;
+    const bool full = c + step <= count;
+    if (layer.g_idx == nullptr && full && i / group_size == (i + step - 1) / group_size) {
+      const size_t g = i / group_size;
+      const size_t group_stop = std::min(count, (g + 1) * group_size - i0);
+      const size_t n_steps = (group_stop - c) / step;
+      BroadcastRun<kBits, kOut>(stream, c, n_steps, ZeroOf(layer, g, row.j),
+                                ScaleOf(layer, g, row.j), out);
+      c += n_steps * step;
+      continue;
+    }
+    TOut* dst = full ? out + c : out_tail;
+    const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
+    const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
+    if (layer.g_idx != nullptr) {
+      const int32_t* g_idx = reinterpret_cast<const int32_t*>(layer.g_idx) + i;
+      if (!full) {
+        std::fill(index_tail, index_tail + step, 0);
+        std::memcpy(index_tail, g_idx, 4 * (count - c));
+        g_idx = index_tail;
+      }
+      const auto ga = hn::LoadU(di, g_idx);
+      const auto gb = hn::LoadU(di, g_idx + lanes);
+      if (row.results != nullptr) {
+        // One gather per vector: result (g << bits) + q of the row's table.
+        const auto* results = reinterpret_cast<const int32_t*>(row.results);
+        const auto ia = hn::Add(hn::ShiftLeft<kBits>(ga), hn::BitCast(di, qa));
+        const auto ib = hn::Add(hn::ShiftLeft<kBits>(gb), hn::BitCast(di, qb));
+        const auto ra = hn::BitCast(du, hn::GatherIndex(di, results, ia));
+        const auto rb = hn::BitCast(du, hn::GatherIndex(di, results, ib));
+        if constexpr (kOut == DequantOut::kF32) {
+          hn::StoreU(hn::BitCast(df, ra), df, dst);
+          hn::StoreU(hn::BitCast(df, rb), df, dst + lanes);
+        } else {
+          const hn::Repartition<uint16_t, decltype(du)> d16;
+          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, rb), hn::BitCast(d16, ra)), d16, dst);
+        }
+        if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+        c += step;
+        continue;
+      }
+      DequantStep<kOut>(df, qa, qb, hn::GatherIndex(df, row.zero_table, ga),
+                        hn::GatherIndex(df, row.zero_table, gb),
+                        hn::GatherIndex(df, row.scale_table, ga),
+                        hn::GatherIndex(df, row.scale_table, gb), dst);
+    } else {
+      // The padded lanes of a tail repeat the last element's group.
+      const size_t last = i0 + count - 1;
+      for (size_t k = 0; k < step; ++k) {
+        const size_t g = std::min(i + k, last) / group_size;
+        lane_zeros[k] = ZeroOf(layer, g, row.j);
+        lane_scales[k] = ScaleOf(layer, g, row.j);
+      }
+      DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
+                        hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
+    }
+    if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+    c += step;
+  }
+}
+
+// kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes) of a layer with a
+// g_idx, computed in the transposed domain: for each element i, lane t is
+// row j0 + t, so the codes are one shifted load of qweight word row
+// bits*i/32 and the zero and scale are plain loads of the tables at
+// [g_idx[i] * n] (zeros[g * n + t], scales[g * n + t]); no gathers. Blocks
+// of n elements are transposed back (TransposeTileStreams) into rows t.
+// kMayBeNan = false when every scale of the tile is finite.
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
+                             const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
+                             TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<float, decltype(du)> df;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
+  const hn::Half<decltype(d16)> dh;
+  const size_t n = hn::Lanes(du);
+  const size_t stride = 4 * layer.n;
+  const uint8_t* column0 = layer.qweight + 4 * j0;
+  const auto mask = hn::Set(du, (1u << kBits) - 1);
+  HWY_ALIGN uint32_t by_element[kTileLanes * kTileLanes];
+  HWY_ALIGN uint32_t by_row[kTileLanes * kTileLanes];
+  HWY_ALIGN TOut row_tail[kTileLanes];
+  for (size_t i0 = 0; i0 < layer.k; i0 += n) {
+    const size_t m = std::min(n, layer.k - i0);
+    for (size_t e = 0; e < n; ++e) {
+      const size_t i = i0 + std::min(e, m - 1);  // padding repeats the last element
+      const size_t bit = i * kBits;
+      const uint8_t* row = column0 + (bit / 32) * stride;
+      const int shift = static_cast<int>(bit % 32);
+      auto q = hn::ShiftRightSame(hn::LoadU(du, reinterpret_cast<const uint32_t*>(row)), shift);
+      if (32 % kBits != 0 && shift + kBits > 32) {
+        const auto next = hn::LoadU(du, reinterpret_cast<const uint32_t*>(row + stride));
+        q = hn::Or(q, hn::ShiftLeftSame(next, 32 - shift));
+      }
+      const size_t g = gptq::LoadLe32(layer.g_idx + 4 * i);
+      const auto scale = hn::LoadU(df, scales + g * n);
+      auto product = hn::Mul(
+          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(q, mask))), hn::LoadU(df, zeros + g * n)),
+          scale);
+      if (kMayBeNan) product = hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product);
+      const auto bits = hn::BitCast(du, product);
+      hn::Vec<decltype(du)> encoded;
+      if constexpr (kOut == DequantOut::kF32) {
+        encoded = bits;
+      } else if constexpr (kOut == DequantOut::kBf16) {
+        encoded = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, bits)
+                                               : NonNanToBf16Upper(du, bits));
+      } else {
+        encoded = F32BitsToF16Lanes(du, bits);
+      }
+      hn::Store(encoded, du, by_element + e * n);
+    }
+    TransposeTileStreams(du, reinterpret_cast<const uint8_t*>(by_element), 4 * n, n, by_row, n);
+    for (size_t t = 0; t < n; ++t) {
+      const auto v = hn::Load(du, by_row + t * n);
+      TOut* dst = m == n ? out + t * layer.k + i0 : row_tail;
+      if constexpr (kOut == DequantOut::kF32) {
+        hn::StoreU(hn::BitCast(df, v), df, dst);
+      } else {
+        hn::StoreU(hn::LowerHalf(dh, hn::ConcatEven(d16, hn::BitCast(d16, v), hn::BitCast(d16, v))),
+                   dh, dst);
+      }
+      if (m != n) std::memcpy(out + t * layer.k + i0, row_tail, m * sizeof(TOut));
+    }
+  }
+}
+
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
+                                 TOut* HWY_RESTRICT out, void (*reference)(const gptq::LayerView&,
+                                                                           WeightOrientation,
+                                                                           size_t, size_t,
+                                                                           ElemType, void*),
+                                 ElemType out_type) {
+  if (layer.g_idx != nullptr && layer.groups > kGptqMaxTableGroups) {
+    reference(layer, WeightOrientation::kOutIn, row_begin, row_end, out_type, out);
+    return;
+  }
+  const hn::ScalableTag<uint32_t> du;
+  const size_t lanes = hn::Lanes(du);
+  const size_t stride = 4 * layer.n;
+  // One stream per row of a tile, each kOutInChunk * kBits / 32 words plus
+  // zero padding for the whole-vector loads past its end.
+  constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kStreamPadWords;
+  HWY_ALIGN uint32_t streams[kTileLanes * kStreamWords];
+  const auto run_chunk = [&](const OutInRow& row, const uint32_t* stream, size_t i0) {
+    OutInChunk<kBits, kOut>(layer, row, stream, i0, std::min(kOutInChunk, layer.k - i0),
+                            out + (row.j - row_begin) * layer.k + i0);
+  };
+  // Column j's words of chunk i0, one strided load each, into `stream`.
+  const auto copy_column = [&](size_t j, size_t i0, uint32_t* stream) {
+    const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;  // exact
+    const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * j;
+    for (size_t w = 0; w < n_words; ++w) std::memcpy(stream + w, column + w * stride, 4);
+    std::memset(stream + n_words, 0, 4 * kStreamPadWords);
+  };
+  if (layer.g_idx != nullptr) {
+    // Row by row: each row first tabulates, per group, all 2^bits results
+    // when they fit in the table, else its zero and scale.
+    union {
+      uint32_t results[2 * kGptqMaxTableGroups + kGptqMaxLanes];
+      struct {
+        float zeros[kGptqMaxTableGroups];
+        float scales[kGptqMaxTableGroups];
+      } groups;
+    } table;
+    const bool all_results = (layer.groups << kBits) <= 2 * kGptqMaxTableGroups;
+    const hn::Rebind<float, decltype(du)> df;
+    const size_t levels = size_t{1} << kBits;
+    size_t j = row_begin;
+    if (lanes <= kTileLanes && layer.groups * lanes <= kGptqMaxTableGroups) {
+      // Whole tiles in the transposed domain (ActOrderTile): zeros and
+      // scales of the tile's rows interleaved by row, group by group.
+      const auto exponent = fmt::kF32ExpMask;
+      for (; j + lanes <= row_end; j += lanes) {
+        bool finite = true;
+        for (size_t g = 0; g < layer.groups; ++g) {
+          for (size_t t = 0; t < lanes; ++t) {
+            const uint32_t scale_bits = gptq::ScaleBits(layer, g, j + t);
+            finite = finite && (scale_bits & exponent) != exponent;
+            table.groups.zeros[g * lanes + t] = ZeroOf(layer, g, j + t);
+            std::memcpy(&table.groups.scales[g * lanes + t], &scale_bits, 4);
+          }
+        }
+        TOut* tile_out = out + (j - row_begin) * layer.k;
+        if (finite) {
+          ActOrderTile<kBits, kOut, false>(layer, j, table.groups.zeros, table.groups.scales,
+                                           tile_out);
+        } else {
+          ActOrderTile<kBits, kOut, true>(layer, j, table.groups.zeros, table.groups.scales,
+                                          tile_out);
+        }
+      }
+    }
+    for (; j < row_end; ++j) {
+      OutInRow row{j};
+      if (all_results) {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          const auto zero = hn::Set(df, ZeroOf(layer, g, j));
+          const auto scale = hn::Set(df, ScaleOf(layer, g, j));
+          // Whole vectors: lanes past 2^bits spill into the next group's
+          // slots (rewritten next) or the table's padding.
+          for (size_t base = 0; base < levels; base += lanes) {
+            hn::StoreU(GroupLutLow<kOut>(df, zero, scale, static_cast<int32_t>(base)), du,
+                       table.results + (g << kBits) + base);
+          }
+        }
+        row.results = table.results;
+      } else {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          table.groups.zeros[g] = ZeroOf(layer, g, j);
+          table.groups.scales[g] = ScaleOf(layer, g, j);
+        }
+        row.zero_table = table.groups.zeros;
+        row.scale_table = table.groups.scales;
+      }
+      for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+        copy_column(j, i0, streams);
+        run_chunk(row, streams, i0);
+      }
+    }
+    return;
+  }
+  // Tiles of `lanes` neighbouring rows, chunk by chunk: a tile's streams
+  // come from whole-vector loads of the qweight rows, transposed in
+  // registers (TransposeTileStreams); rows left over take strided copies.
+  for (size_t j0 = row_begin; j0 < row_end; j0 += lanes) {
+    const size_t j1 = std::min(j0 + lanes, row_end);
+    const bool whole_tile = j1 - j0 == lanes && lanes <= kTileLanes;
+    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+      if (whole_tile) {
+        const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
+        TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
+                             n_words, streams, kStreamWords);
+        for (size_t t = 0; t < lanes; ++t) {
+          std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
+          run_chunk({j0 + t}, streams + t * kStreamWords, i0);
+        }
+      } else {
+        for (size_t j = j0; j < j1; ++j) {
+          copy_column(j, i0, streams);
+          run_chunk({j}, streams, i0);
+        }
+      }
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Rows [row_begin, row_end) of `orientation` to `out` (kernels/ref/gptq_ref.h
+// has the layout, formula and NaN rule). The layer must be valid.
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqKernel(const gptq::LayerView& layer, WeightOrientation orientation,
+                                  size_t row_begin, size_t row_end, TOut* out) {
+  constexpr ElemType kType = kOut == DequantOut::kF32    ? ElemType::kF32
+                             : kOut == DequantOut::kBf16 ? ElemType::kBf16
+                                                         : ElemType::kF16;
+#if HWY_TARGET == HWY_SCALAR
+  ref::DequantGptq(layer, orientation, row_begin, row_end, kType, out);
+#else
+  if (row_begin >= row_end) return;
+  const auto run = [&](auto bits_tag) {
+    constexpr uint32_t kBits = decltype(bits_tag)::value;
+    if (orientation == WeightOrientation::kInOut) {
+      DequantGptqInOut<kBits, kOut>(layer, row_begin, row_end, out);
+    } else {
+      DequantGptqOutIn<kBits, kOut>(layer, row_begin, row_end, out, ref::DequantGptq, kType);
+    }
+  };
+  switch (layer.bits) {
+    case 2: run(std::integral_constant<uint32_t, 2>()); break;
+    case 3: run(std::integral_constant<uint32_t, 3>()); break;
+    case 4: run(std::integral_constant<uint32_t, 4>()); break;
+    default: run(std::integral_constant<uint32_t, 8>()); break;
+  }
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GPTQ_INL_H_
