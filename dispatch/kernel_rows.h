@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/ref/awq_ref.h"
+#include "kernels/ref/packed_int_ref.h"
+
 namespace amn::internal {
 
 // dispatch/float_convert.cc
@@ -56,6 +59,21 @@ AMN_GGML_LEGACY_ROW_DECLS(Q8_1)
 AMN_GGML_LEGACY_ROW_DECLS(Iq4Nl)
 AMN_GGML_LEGACY_ROW_DECLS(Mxfp4)
 #undef AMN_GGML_LEGACY_ROW_DECLS
+
+// dispatch/awq.cc: rows [rb, re) of an AWQ layer (out_in: the [N, K]
+// nn.Linear orientation, else [K, N]) and of a compressed-tensors
+// pack-quantized layer ([rows, cols]); amn/awq_dequant.h,
+// amn/packed_int_dequant.h.
+void DequantAwqToF32Rows(const ref::AwqMatrix& m, bool out_in, size_t rb, size_t re, float* out);
+void DequantAwqToBf16Rows(const ref::AwqMatrix& m, bool out_in, size_t rb, size_t re,
+                          uint16_t* out);
+void DequantAwqToF16Rows(const ref::AwqMatrix& m, bool out_in, size_t rb, size_t re,
+                         uint16_t* out);
+void DequantPackedIntToF32Rows(const ref::PackedIntMatrix& m, size_t rb, size_t re, float* out);
+void DequantPackedIntToBf16Rows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
+                                uint16_t* out);
+void DequantPackedIntToF16Rows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
+                               uint16_t* out);
 
 }  // namespace amn::internal
 

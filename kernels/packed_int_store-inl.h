@@ -1,0 +1,81 @@
+// Per-target helpers shared by the packed-integer dequant kernels (AWQ,
+// compressed-tensors pack-quantized), Highway 1.0.3: the scale product with
+// the NaN rule of kernels/ref/fp8_dequant_ref.h, the ScalarTail's output
+// type, and the store of two F32 vectors as BF16/F16/F32.
+#if defined(AMN_KERNELS_PACKED_INT_STORE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_PACKED_INT_STORE_INL_H_
+#undef AMN_KERNELS_PACKED_INT_STORE_INL_H_
+#else
+#define AMN_KERNELS_PACKED_INT_STORE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "amn/elem_type.h"
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/fp8_dequant-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <DequantOut kOut>
+constexpr ElemType OutElemType() {
+  return kOut == DequantOut::kF32 ? ElemType::kF32
+                                  : (kOut == DequantOut::kBf16 ? ElemType::kBf16 : ElemType::kF16);
+}
+
+// True when F32 bits are Inf or NaN: a table of such scales needs the NaN
+// rule (an integer difference times a finite scale is never NaN).
+inline bool IsNonFiniteBits(uint32_t bits) { return (bits & 0x7F800000u) == 0x7F800000u; }
+
+#if HWY_TARGET != HWY_SCALAR
+
+// diff * scale, one IEEE multiply (never fused). With kMayBeNan, a NaN
+// product takes ProductNan's choice (the quieted scale, else 0xFFC00000),
+// so it does not depend on the CPU's NaN propagation.
+template <bool kMayBeNan, class DF>
+HWY_INLINE hn::Vec<DF> ScaledProduct(DF df, hn::Vec<DF> diff, hn::Vec<DF> scale) {
+  const auto product = hn::Mul(diff, scale);
+  if constexpr (!kMayBeNan) {
+    (void)df;
+    return product;
+  } else {
+    return hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product);
+  }
+}
+
+// Stores p0 (elements [0, n)) and p1 (elements [n, 2n)) as 2n outputs, with
+// float_convert-inl.h's F32 -> BF16/F16 rounding; ConcatOdd/ConcatEven keep
+// the 16-bit half of each lane that holds the result.
+template <DequantOut kOut, bool kMayBeNan, class DF, typename TOut>
+HWY_INLINE void StorePair(DF df, hn::Vec<DF> p0, hn::Vec<DF> p1, TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<uint16_t, DF> d16;
+  if constexpr (kOut == DequantOut::kF32) {
+    hn::StoreU(p0, df, out);
+    hn::StoreU(p1, df, out + hn::Lanes(df));
+  } else if constexpr (kOut == DequantOut::kBf16) {
+    const auto encode = [du](hn::Vec<DF> x) {
+      const auto bits = hn::BitCast(du, x);
+      return kMayBeNan ? F32BitsToBf16Upper(du, bits) : NonNanToBf16Upper(du, bits);
+    };
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(p1)), hn::BitCast(d16, encode(p0))),
+               d16, out);
+  } else {
+    hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, hn::BitCast(du, p1))),
+                              hn::BitCast(d16, F32BitsToF16Lanes(du, hn::BitCast(du, p0)))),
+               d16, out);
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_PACKED_INT_STORE_INL_H_
