@@ -13,9 +13,9 @@
 //   and a per-lane shift.
 // * kOutIn (row j = output feature, K outputs; what `amn remember` writes):
 //   the eight output rows of one word column share every word, so a vector
-//   holds that word from n consecutive input rows (a strided gather) and each
-//   of the eight rows is one uniform shift of it, with the group's zero and
-//   scale broadcast.
+//   holds that word from n consecutive input rows (gathered from a
+//   cache-resident tile of input rows) and each of the eight rows is one
+//   uniform shift of it, with the group's zero and scale broadcast.
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
@@ -28,7 +28,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 #include "hwy/highway.h"
 #include "kernels/packed_int_store-inl.h"
@@ -143,21 +142,12 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
 }
 
 // Word `w` of n consecutive input rows starting at `first`, stride_bytes
-// apart. AVX2/AVX-512 gather in hardware (no alignment needed, and the
-// intrinsic never dereferences a misaligned C++ pointer); other targets
-// assemble the lanes from little-endian loads.
+// apart, from little-endian scalar loads of an L1/L2-resident tile. (A
+// hardware gather was slower here: vpgatherdd is microcoded on CPUs with the
+// GDS mitigation.)
 template <class DU>
 HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
-                                      size_t stride_bytes, hn::Vec<hn::RebindToSigned<DU>> offsets,
-                                      bool use_offsets) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if (use_offsets) {
-    return hn::GatherOffset(du, reinterpret_cast<const uint32_t*>(first), offsets);
-  }
-#else
-  (void)offsets;
-  (void)use_offsets;
-#endif
+                                      size_t stride_bytes) {
   HWY_ALIGN uint32_t lanes[HWY_MAX_BYTES / sizeof(uint32_t)];
   for (size_t lane = 0; lane < hn::Lanes(du); ++lane) {
     lanes[lane] = ref::LoadLe32(first + lane * stride_bytes);
@@ -169,24 +159,20 @@ HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
 // zeros and scales are zero[c] and scale[c]. Input rows come 2n at a time;
 // the rest (fewer than 2n) go through the reference element by element.
 template <DequantOut kOut, bool kMayBeNan, typename TOut>
-HWY_INLINE void AwqOutInGroup(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
-                              size_t i0, size_t i1, const float* scale, const int32_t* zero,
-                              TOut* HWY_RESTRICT out_w, size_t out_row_len) {
+HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
+                             size_t i0, size_t i1, const float* scale, const int32_t* zero,
+                             TOut* HWY_RESTRICT out_w, size_t out_row_len) {
   const hn::ScalableTag<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::RebindToFloat<decltype(du)> df;
   const size_t n = hn::Lanes(du);
   const size_t stride_bytes = 4 * (m.out_features / 8);
-  const bool use_offsets =
-      stride_bytes * n <= static_cast<size_t>(std::numeric_limits<int32_t>::max());
-  const auto offsets =
-      hn::Mul(hn::Iota(di, 0), hn::Set(di, use_offsets ? static_cast<int32_t>(stride_bytes) : 0));
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
   for (; i + 2 * n <= i1; i += 2 * n) {
     const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
-    const auto v0 = AwqGatherWords(du, first, stride_bytes, offsets, use_offsets);
-    const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes, offsets, use_offsets);
+    const auto v0 = AwqGatherWords(du, first, stride_bytes);
+    const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes);
     for (size_t c = c_lo; c < c_hi; ++c) {
       const int shift = static_cast<int>(ref::AwqNibbleShift(c));
       const auto z = hn::Set(di, zero[c]);
@@ -206,33 +192,51 @@ HWY_INLINE void AwqOutInGroup(const ref::AwqMatrix& m, size_t w, size_t c_lo, si
   }
 }
 
+// Blocking for the out-in loop: word columns in blocks of one 64-byte line
+// per input row (128 output rows written as sequential streams), input rows
+// in tiles whose lines stay in L1 while the block's word columns read them.
+inline constexpr size_t kAwqOutInBlockWords = 16;
+inline constexpr size_t kAwqOutInTileRows = 64;
+
 // Rows [rb, re) of the [N, K] weight (the transpose of the GEMM-native one).
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void AwqOutIn(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HWY_RESTRICT out) {
   const size_t k_rows = m.in_features;
   const size_t words = m.out_features / 8;
-  for (size_t w = rb / 8; w * 8 < re; ++w) {
-    const size_t c_lo = std::max(rb, 8 * w) - 8 * w;
-    const size_t c_hi = std::min(re, 8 * w + 8) - 8 * w;
-    TOut* out_w = out + (8 * w + c_lo - rb) * k_rows;
-    for (size_t i0 = 0, g = 0; i0 < k_rows; i0 += m.group_size, ++g) {
-      const size_t i1 = k_rows - i0 > m.group_size ? i0 + m.group_size : k_rows;
-      float scale[8];
-      int32_t zero[8];
-      bool finite = true;
-      const uint32_t zero_word = ref::LoadLe32(m.qzeros + 4 * (g * words + w));
-      for (size_t c = c_lo; c < c_hi; ++c) {
-        const uint32_t bits = ref::ScaleF32Bits(m.scales, m.scale_type, g * m.out_features + 8 * w + c);
-        finite = finite && !IsNonFiniteBits(bits);
-        scale[c] = std::bit_cast<float>(bits);
-        zero[c] = static_cast<int32_t>((zero_word >> ref::AwqNibbleShift(c)) & 0xF);
+  const size_t tile_rows =
+      std::max(kAwqOutInTileRows, 2 * hn::Lanes(hn::ScalableTag<uint32_t>()));
+  const size_t w_end = (re + 7) / 8;
+  for (size_t w0 = rb / 8; w0 < w_end; w0 += kAwqOutInBlockWords) {
+    const size_t w1 = std::min(w_end, w0 + kAwqOutInBlockWords);
+    for (size_t i0 = 0; i0 < k_rows;) {
+      // A tile never crosses a group boundary.
+      const size_t g = i0 / m.group_size;
+      const size_t group_first = i0 - i0 % m.group_size;
+      const size_t group_end =
+          k_rows - group_first > m.group_size ? group_first + m.group_size : k_rows;
+      const size_t i1 = std::min(group_end, i0 + tile_rows);
+      for (size_t w = w0; w < w1; ++w) {
+        const size_t c_lo = std::max(rb, 8 * w) - 8 * w;
+        const size_t c_hi = std::min(re, 8 * w + 8) - 8 * w;
+        TOut* out_w = out + (8 * w + c_lo - rb) * k_rows;
+        float scale[8];
+        int32_t zero[8];
+        bool finite = true;
+        const uint32_t zero_word = ref::LoadLe32(m.qzeros + 4 * (g * words + w));
+        for (size_t c = c_lo; c < c_hi; ++c) {
+          const uint32_t bits =
+              ref::ScaleF32Bits(m.scales, m.scale_type, g * m.out_features + 8 * w + c);
+          finite = finite && !IsNonFiniteBits(bits);
+          scale[c] = std::bit_cast<float>(bits);
+          zero[c] = static_cast<int32_t>((zero_word >> ref::AwqNibbleShift(c)) & 0xF);
+        }
+        if (finite) {
+          AwqOutInWord<kOut, false>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
+        } else {
+          AwqOutInWord<kOut, true>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
+        }
       }
-      if (finite) {
-        AwqOutInGroup<kOut, false>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
-      } else {
-        AwqOutInGroup<kOut, true>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
-      }
-      if (i1 == k_rows) break;
+      i0 = i1;
     }
   }
 }
