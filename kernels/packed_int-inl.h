@@ -131,6 +131,89 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
                                                  hn::Load(df, lane_scale + n), out);
 }
 
+// AVX-512: an int4 group has only 16 possible outputs, so they are computed
+// once per group (the same vector formula as PackedIntChunk, on codes
+// 0..15) into one 16-lane table, and each chunk of 32 codes is two lane
+// permutes of it (vpermd indexes exactly 16 u32 lanes).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+
+// Entry u: the output bits for code u (BF16 in the upper half of the lane,
+// F16 in the lower half, F32 whole).
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> Int4GroupTable(DU du, int16_t zero, float scale) {
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  const auto diff = hn::Sub(hn::Iota(di, 0), hn::Set(di, zero));
+  auto value = hn::BitCast(
+      du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale)));
+  if constexpr (!kOutIsScaleType<kOut, kScale>) {
+    value = RoundToScaleLanes<kScale, kMayBeNan>(du, value);
+  }
+  if constexpr (kOut == DequantOut::kBf16) {
+    return kMayBeNan ? F32BitsToBf16Upper(du, value) : NonNanToBf16Upper(du, value);
+  } else if constexpr (kOut == DequantOut::kF16) {
+    return F32BitsToF16Lanes(du, value);
+  } else {
+    return value;
+  }
+}
+
+// 32 codes (16 bytes) of one group through its table.
+template <DequantOut kOut, class DU, typename TOut>
+HWY_INLINE void Int4TableChunk(DU du, hn::Vec<DU> table, const uint8_t* HWY_RESTRICT bytes,
+                               TOut* HWY_RESTRICT out) {
+  const hn::RebindToSigned<DU> di;
+  const hn::Repartition<uint16_t, DU> d16;
+  const auto x = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes));
+  if constexpr (kOut == DequantOut::kF32) {
+    // Codes in element order as u16 lanes, widened to two index vectors.
+    const auto codes = hn::BitCast(
+        d16, hn::And(hn::Or(x, hn::ShiftLeft<12>(x)), hn::Set(du, 0x000F000Fu)));
+    const hn::Half<decltype(d16)> dh;
+    const auto lo = hn::PromoteTo(du, hn::LowerHalf(dh, codes));
+    const auto hi = hn::PromoteTo(du, hn::UpperHalf(dh, codes));
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, hn::BitCast(di, lo)))),
+               df, out);
+    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, hn::BitCast(di, hi)))),
+               df, out + hn::Lanes(du));
+  } else {
+    // Even elements are the low nibbles, odd ones the high nibbles.
+    const auto even = hn::TableLookupLanes(
+        table, hn::IndicesFromVec(du, hn::BitCast(di, hn::And(x, hn::Set(du, 0xFu)))));
+    const auto odd =
+        hn::TableLookupLanes(table, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<4>(x))));
+    if constexpr (kOut == DequantOut::kBf16) {
+      hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, hn::ShiftRight<16>(even))),
+                 d16, out);
+    } else {
+      hn::StoreU(hn::OddEven(hn::BitCast(d16, hn::ShiftLeft<16>(odd)), hn::BitCast(d16, even)),
+                 d16, out);
+    }
+  }
+}
+
+// Whole chunks of a row whose groups are whole chunks; returns the elements
+// done (the rest goes through PackedIntRow's general path).
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, typename TOut>
+HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  const size_t chunk = 2 * hn::Lanes(du);
+  if (hn::Lanes(du) != 16 || row.group_size % chunk != 0) return 0;
+  const size_t done = row.cols / chunk * chunk;
+  for (size_t g0 = 0; g0 < done; g0 += row.group_size) {
+    const size_t g = g0 / row.group_size;
+    const auto table =
+        Int4GroupTable<kOut, kScale, kMayBeNan>(du, row.group_zero[g], row.group_scale[g]);
+    const size_t g1 = std::min(done, g0 + row.group_size);
+    for (size_t e = g0; e < g1; e += chunk) {
+      Int4TableChunk<kOut>(du, table, row.codes + e / 2, out + e);
+    }
+  }
+  return done;
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+
 // One row of `cols` outputs; the last partial chunk from zero-padded copies.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
 HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
@@ -138,6 +221,9 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   const hn::Repartition<int16_t, decltype(df)> di16;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (kBits == 4) e = Int4TableRow<kOut, kScale, kMayBeNan>(row, out);
+#endif
   for (; e + chunk <= row.cols; e += chunk) {
     const uint8_t* bytes = row.codes + e * kBits / 8;
     const size_t g = e / row.group_size;
