@@ -149,13 +149,7 @@ HWY_INLINE hn::Vec<DU> Int4GroupTable(DU du, int16_t zero, float scale) {
   if constexpr (!kOutIsScaleType<kOut, kScale>) {
     value = RoundToScaleLanes<kScale, kMayBeNan>(du, value);
   }
-  if constexpr (kOut == DequantOut::kBf16) {
-    return kMayBeNan ? F32BitsToBf16Upper(du, value) : NonNanToBf16Upper(du, value);
-  } else if constexpr (kOut == DequantOut::kF16) {
-    return F32BitsToF16Lanes(du, value);
-  } else {
-    return value;
-  }
+  return EncodeOutLanes<kOut, kMayBeNan>(du, value);
 }
 
 // 32 codes (16 bytes) of one group through its table.

@@ -72,6 +72,34 @@ HWY_INLINE void StorePair(DF df, hn::Vec<DF> p0, hn::Vec<DF> p1, TOut* HWY_RESTR
   }
 }
 
+// F32 bits (u32 lanes) as output bits in the lane: BF16 in the upper half,
+// F16 in the lower half, F32 whole (the halves StorePair keeps).
+template <DequantOut kOut, bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> EncodeOutLanes(DU du, hn::Vec<DU> bits) {
+  if constexpr (kOut == DequantOut::kBf16) {
+    return kMayBeNan ? F32BitsToBf16Upper(du, bits) : NonNanToBf16Upper(du, bits);
+  } else if constexpr (kOut == DequantOut::kF16) {
+    return F32BitsToF16Lanes(du, bits);
+  } else {
+    return bits;
+  }
+}
+
+// Stores two vectors of EncodeOutLanes results (elements [0, n), [n, 2n)).
+template <DequantOut kOut, class DU, typename TOut>
+HWY_INLINE void StoreEncodedPair(DU du, hn::Vec<DU> e0, hn::Vec<DU> e1, TOut* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DU> d16;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, e0), df, out);
+    hn::StoreU(hn::BitCast(df, e1), df, out + hn::Lanes(du));
+  } else if constexpr (kOut == DequantOut::kBf16) {
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, e1), hn::BitCast(d16, e0)), d16, out);
+  } else {
+    hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, e1), hn::BitCast(d16, e0)), d16, out);
+  }
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 }  // namespace HWY_NAMESPACE
