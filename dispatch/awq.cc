@@ -240,7 +240,8 @@ Status DequantPackedInt(const PackedIntLayer& layer, uint64_t row_begin, uint64_
   AMN_RETURN_IF_ERROR(CheckBytes(kApi, "weight_scale", layer.weight_scale.size(), expected, ok));
   if (!layer.weight_zero_point.empty()) {
     const uint64_t zp_rows = (layer.rows - 1) / per_word + 1;
-    ok = Mul(zp_rows, groups, &expected) && Mul(expected, 4, &expected);
+    ok = layer.zero_point_i8 ? Mul(layer.rows, groups, &expected)
+                             : Mul(zp_rows, groups, &expected) && Mul(expected, 4, &expected);
     AMN_RETURN_IF_ERROR(
         CheckBytes(kApi, "weight_zero_point", layer.weight_zero_point.size(), expected, ok));
   }
@@ -252,6 +253,7 @@ Status DequantPackedInt(const PackedIntLayer& layer, uint64_t row_begin, uint64_
   m.weight_packed = Bytes(layer.weight_packed);
   m.scales = Bytes(layer.weight_scale);
   m.zero_points = layer.weight_zero_point.empty() ? nullptr : Bytes(layer.weight_zero_point);
+  m.zero_points_i8 = layer.zero_point_i8;
   m.scale_type = layer.scale_type;
   m.rows = layer.rows;
   m.cols = layer.cols;

@@ -106,7 +106,8 @@ struct PackedIntRowParams {
   size_t cols;
   size_t group_size;
   const float* group_scale;   // [groups] widened scales of this row
-  const int16_t* group_zero;  // [groups] unsigned zero points (or the offset)
+  const int16_t* group_zero;  // [groups] unsigned zero points (or the offset),
+                              // -128 .. 383 (an i8 zero point plus the offset)
 };
 
 // A chunk whose elements [e, e + 2n) span more than one group (or run past
@@ -247,7 +248,6 @@ template <DequantOut kOut, ElemType kScale, uint32_t kBits, typename TOut>
 HWY_INLINE void PackedIntRows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
                               TOut* HWY_RESTRICT out) {
   constexpr uint32_t kPerWord = 32 / kBits;
-  constexpr uint32_t kMask = (1u << kBits) - 1;
   const size_t words = (m.cols + kPerWord - 1) / kPerWord;
   const size_t groups = m.cols / m.group_size;
   float group_scale[kMaxRowGroups];
@@ -259,13 +259,7 @@ HWY_INLINE void PackedIntRows(const ref::PackedIntMatrix& m, size_t rb, size_t r
           ref::ScaleF32Bits(m.scales, m.scale_type, m.tensor_scale ? 0 : r * groups + g);
       finite = finite && !IsNonFiniteBits(bits);
       group_scale[g] = std::bit_cast<float>(bits);
-      uint32_t zero = 1u << (kBits - 1);
-      if (m.zero_points != nullptr) {
-        zero = (ref::LoadLe32(m.zero_points + 4 * ((r / kPerWord) * groups + g)) >>
-                (kBits * (r % kPerWord))) &
-               kMask;
-      }
-      group_zero[g] = static_cast<int16_t>(zero);
+      group_zero[g] = static_cast<int16_t>(ref::PackedIntUnsignedZero(m, r, g));
     }
     const PackedIntRowParams row{m.weight_packed + 4 * r * words, m.cols, m.group_size,
                                  group_scale, group_zero};

@@ -41,6 +41,7 @@ struct CtData {
   size_t rows = 0, cols = 0, group_size = 0;
   uint32_t bits = 4;
   bool tensor_scale = false;
+  bool zero_i8 = false;  // zero points stored unpacked as I8 (before 0.10)
   ElemType scale_type = ElemType::kBf16;
   std::vector<int8_t> q;        // [rows][cols]
   std::vector<int8_t> zero;     // [rows][groups], empty: symmetric
@@ -79,6 +80,7 @@ std::vector<uint8_t> PackToInt32(const std::vector<int8_t>& v, size_t rows, size
 void Finish(CtData& d) {
   d.packed = PackToInt32(d.q, d.rows, d.cols, d.bits, 1);
   d.zero_packed = d.zero.empty() ? std::vector<uint8_t>{}
+                 : d.zero_i8     ? AsBytes(d.zero)
                                  : PackToInt32(d.zero, d.rows, d.groups(), d.bits, 0);
   d.scale_bytes.clear();
   for (uint32_t s : d.scale) {
@@ -158,6 +160,7 @@ PackedIntLayer LayerOf(const CtData& d, const uint8_t* packed, const uint8_t* sc
   layer.weight_packed = AsSpan(packed, d.packed.size());
   layer.weight_scale = AsSpan(scale, d.scale_bytes.size());
   layer.weight_zero_point = AsSpan(zero, d.zero_packed.size());
+  layer.zero_point_i8 = d.zero_i8;
   return layer;
 }
 
@@ -184,6 +187,7 @@ std::vector<uint8_t> ReferenceCt(const CtData& d, size_t rb, size_t re, ElemType
   m.weight_packed = d.packed.data();
   m.scales = d.scale_bytes.data();
   m.zero_points = d.zero_packed.empty() ? nullptr : d.zero_packed.data();
+  m.zero_points_i8 = d.zero_i8;
   m.scale_type = d.scale_type;
   m.rows = d.rows;
   m.cols = d.cols;
@@ -200,6 +204,7 @@ std::string Describe(const CtData& d, size_t rb, size_t re, ElemType out) {
   return "int" + std::to_string(d.bits) + " " + std::to_string(d.rows) + "x" +
          std::to_string(d.cols) + " gs=" + std::to_string(d.group_size) +
          (d.tensor_scale ? " tensor" : "") + (d.zero.empty() ? " sym" : " asym") +
+         (d.zero_i8 ? " i8-zeros" : "") +
          " scale=" + std::string(ElemTypeName(d.scale_type)) +
          " out=" + std::string(ElemTypeName(out)) + " rows=[" + std::to_string(rb) + "," +
          std::to_string(re) + ")";
@@ -391,6 +396,30 @@ TEST_P(PackedIntTest, PackingHandDerived) {
   }
 }
 
+// Zero points as compressed-tensors < 0.10 stored them: I8 [rows, groups],
+// signed and unpacked, including values outside the int4 code range.
+TEST_P(PackedIntTest, UnpackedI8ZeroPoints) {
+  uint32_t seed = 40;
+  for (uint32_t bits : {4u, 8u}) {
+    for (size_t gs : {32u, 7u, 64u}) {
+      for (ElemType scale_type : kScaleTypes) {
+        CtData d = RandomLayer(6, gs == 7 ? 63 : 64, gs, bits, true, false, scale_type,
+                               ++seed, RealisticScales());
+        d.zero_i8 = true;
+        const auto extra = PseudoRandomBytes(d.zero.size(), seed);
+        for (size_t i = 0; i < d.zero.size(); ++i) d.zero[i] = static_cast<int8_t>(extra[i]);
+        Finish(d);
+        for (ElemType out : kOutTypes) {
+          EXPECT_TRUE(SameBytes(RunCt(d, 0, d.rows, out, 3, 1), CanonicalOut(d, 0, d.rows, out),
+                                ElemTypeBytes(out), Describe(d, 0, d.rows, out)));
+          EXPECT_TRUE(SameBytes(RunCt(d, 0, d.rows, out), ReferenceCt(d, 0, d.rows, out),
+                                ElemTypeBytes(out), Describe(d, 0, d.rows, out)));
+        }
+      }
+    }
+  }
+}
+
 TEST_P(PackedIntTest, RandomLayersMatchReference) {
   struct Shape {
     uint32_t bits;
@@ -511,6 +540,8 @@ TEST_P(PackedIntTest, CheckedApiRejectsBadCalls) {
        }),
        0, 1, ElemType::kBf16, full},
       {"int8 sizes", with([](PackedIntLayer& l) { l.num_bits = 8; }), 0, 1, ElemType::kBf16, full},
+      {"i8 zero size", with([](PackedIntLayer& l) { l.zero_point_i8 = true; }), 0, 1,
+       ElemType::kBf16, full},
       {"out e4m3", base, 0, 1, ElemType::kF8E4m3, full},
       {"rows past end", base, 0, 10, ElemType::kBf16, full + 100},
       {"rows reversed", base, 2, 1, ElemType::kBf16, full},

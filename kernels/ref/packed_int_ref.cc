@@ -18,25 +18,31 @@ uint32_t RoundToScaleType(uint32_t product_bits, ElemType scale_type) {
   }
 }
 
+int32_t PackedIntUnsignedZero(const PackedIntMatrix& m, size_t r, size_t g) {
+  const int32_t offset = 1 << (m.bits - 1);
+  if (m.zero_points == nullptr) return offset;
+  const size_t groups = m.cols / m.group_size;
+  if (m.zero_points_i8) return static_cast<int8_t>(m.zero_points[r * groups + g]) + offset;
+  const size_t per_word = 32 / m.bits;
+  const uint32_t mask = (1u << m.bits) - 1;
+  return static_cast<int32_t>(
+      (LoadLe32(m.zero_points + 4 * ((r / per_word) * groups + g)) >> (m.bits * (r % per_word))) &
+      mask);
+}
+
 uint32_t PackedIntValueF32Bits(const PackedIntMatrix& m, size_t r, size_t c) {
   const size_t per_word = 32 / m.bits;
   const uint32_t mask = (1u << m.bits) - 1;
-  const uint32_t offset = 1u << (m.bits - 1);
   const size_t words = (m.cols + per_word - 1) / per_word;
   const size_t groups = m.cols / m.group_size;
   const size_t g = c / m.group_size;
   const uint32_t u =
       (LoadLe32(m.weight_packed + 4 * (r * words + c / per_word)) >> (m.bits * (c % per_word))) &
       mask;
-  uint32_t uz = offset;
-  if (m.zero_points != nullptr) {
-    uz = (LoadLe32(m.zero_points + 4 * ((r / per_word) * groups + g)) >>
-          (m.bits * (r % per_word))) &
-         mask;
-  }
+  const int32_t uz = PackedIntUnsignedZero(m, r, g);
   const size_t scale_index = m.tensor_scale ? 0 : r * groups + g;
   const float scale = std::bit_cast<float>(ScaleF32Bits(m.scales, m.scale_type, scale_index));
-  const float diff = static_cast<float>(static_cast<int32_t>(u) - static_cast<int32_t>(uz));
+  const float diff = static_cast<float>(static_cast<int32_t>(u) - uz);
   return RoundToScaleType(ScaledF32Bits(std::bit_cast<uint32_t>(diff), scale), m.scale_type);
 }
 

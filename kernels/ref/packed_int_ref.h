@@ -16,9 +16,11 @@
 //                      (strategy "tensor", tensor_scale == true)
 //   weight_zero_point  u32 LE [ceil(rows / pf)][cols / gs], or absent
 //       uz(r,g) = (zp[r / pf][g] >> (bits * (r % pf))) & (2^bits - 1)
+//     or, zero_points_i8 (compressed-tensors < 0.10 stored them unpacked):
+//                      i8 [rows][cols / gs], uz(r,g) = zp[r][g] + 2^(bits-1)
 // Formula. The signed values are u - 2^(bits-1) (q in [-8, 7] or
 // [-128, 127]); the zero point's offset cancels: d = u - uz, or
-// u - 2^(bits-1) without zero points. d (|d| <= 255) and every scale value
+// u - 2^(bits-1) without zero points. d (|d| <= 255, any i8 zero point) and every scale value
 // are exact in the scale dtype, and d * scale has at most 19 significant
 // bits, so PyTorch's scale-dtype arithmetic is the exact product rounded
 // once to the scale dtype:
@@ -43,6 +45,7 @@ struct PackedIntMatrix {
   const uint8_t* weight_packed = nullptr;
   const uint8_t* scales = nullptr;
   const uint8_t* zero_points = nullptr;  // nullptr: symmetric
+  bool zero_points_i8 = false;           // i8 [rows][groups], not packed
   ElemType scale_type = ElemType::kBf16;
   size_t rows = 0;
   size_t cols = 0;
@@ -53,6 +56,9 @@ struct PackedIntMatrix {
 
 // F32 bits of `product` rounded to the scale type and widened back.
 uint32_t RoundToScaleType(uint32_t product_bits, ElemType scale_type);
+
+// uz(r, g): the unsigned zero point (the offset when symmetric).
+int32_t PackedIntUnsignedZero(const PackedIntMatrix& m, size_t r, size_t g);
 
 // F32 bits of v(r, c) (the scale-dtype value, widened exactly).
 uint32_t PackedIntValueF32Bits(const PackedIntMatrix& m, size_t r, size_t c);

@@ -46,6 +46,11 @@ struct PackedIntLayer {
   // [ceil(rows / pf)][cols / group_size], packed along dim 0 (rows) the same
   // way, stored as z + 2^(num_bits-1). Empty for symmetric layers.
   std::span<const std::byte> weight_zero_point;
+  // weight_zero_point is I8 [rows][cols / group_size], signed and unpacked:
+  // what compressed-tensors wrote before 0.10.0 (which also saved all-zero
+  // zero points for symmetric layers; passing those gives the same result
+  // as leaving the span empty).
+  bool zero_point_i8 = false;
 };
 
 // Rows [row_begin, row_end) of the [rows, cols] weight as out_type (kF32,
