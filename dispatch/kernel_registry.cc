@@ -143,7 +143,8 @@ constexpr KernelInfo IQuantEntry(std::string_view name, size_t block_bytes) {
 
 // AWQ: a layer with N = kAwqBenchN outputs and K = n_elems / N input rows in
 // one group, dequantized in the nn.Linear [N, K] orientation (what `amn
-// remember` writes): output row j reads one nibble of every input row.
+// remember` writes: output row j reads one nibble of every input row;
+// "awq4_to_*") or the GEMM-native [K, N] one ("awq4_inout_to_*").
 constexpr size_t kAwqBenchN = 512;
 // F16 scales 2^-6 .. 2^-2 with varied mantissas, some negative.
 constexpr std::array<uint8_t, 2 * kAwqBenchN> kAwqBenchScales = [] {
@@ -168,16 +169,21 @@ ref::AwqMatrix AwqBenchMatrix(const void* in, size_t n_elems) {
                         kAwqBenchScales.data(), ElemType::kF16, k, kAwqBenchN, k == 0 ? 1 : k};
 }
 
-template <typename TOut, void (*kRows)(const ref::AwqMatrix&, bool, size_t, size_t, TOut*)>
+// kOutIn (rows = the N output features), or with kInOut the GEMM-native
+// [K, N] (rows = the K input features).
+template <typename TOut, void (*kRows)(const ref::AwqMatrix&, bool, size_t, size_t, TOut*),
+          bool kOutIn = true>
 void AwqThunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
   if (n_elems < kAwqBenchN) return;
-  kRows(AwqBenchMatrix(in, n_elems), true, 0, kAwqBenchN, static_cast<TOut*>(out));
+  const size_t rows = kOutIn ? kAwqBenchN : n_elems / kAwqBenchN;
+  kRows(AwqBenchMatrix(in, n_elems), kOutIn, 0, rows, static_cast<TOut*>(out));
 }
-template <ElemType kOut>
+template <ElemType kOut, bool kOutIn = true>
 void AwqRefThunk(const void* in, size_t n_elems, void* out) {
   if (n_elems < kAwqBenchN) return;
-  ref::DequantAwqRows(AwqBenchMatrix(in, n_elems), true, 0, kAwqBenchN, kOut, out);
+  const size_t rows = kOutIn ? kAwqBenchN : n_elems / kAwqBenchN;
+  ref::DequantAwqRows(AwqBenchMatrix(in, n_elems), kOutIn, 0, rows, kOut, out);
 }
 
 // compressed-tensors: rows of kCtBenchCols columns, BF16 scales cycling
@@ -467,6 +473,15 @@ constexpr std::array kKernels = {
     KernelInfo{"awq4_to_f32", "awq", E::kF16, E::kF32,
                AwqThunk<float, internal::DequantAwqToF32Rows>, AwqRefThunk<E::kF32>, AwqTarget,
                kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_inout_to_bf16", "awq", E::kF16, E::kBf16,
+               AwqThunk<u16, internal::DequantAwqToBf16Rows, false>, AwqRefThunk<E::kBf16, false>,
+               AwqTarget, kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_inout_to_f16", "awq", E::kF16, E::kF16,
+               AwqThunk<u16, internal::DequantAwqToF16Rows, false>, AwqRefThunk<E::kF16, false>,
+               AwqTarget, kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_inout_to_f32", "awq", E::kF16, E::kF32,
+               AwqThunk<float, internal::DequantAwqToF32Rows, false>, AwqRefThunk<E::kF32, false>,
+               AwqTarget, kAwqBenchN / 2, kAwqBenchN},
     KernelInfo{"ct_int4_to_bf16", "packed_int", E::kBf16, E::kBf16,
                CtThunk<4, u16, internal::DequantPackedIntToBf16Rows>, CtRefThunk<4, E::kBf16>,
                PackedIntTarget, kCtBenchCols / 2, kCtBenchCols},

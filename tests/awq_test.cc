@@ -445,7 +445,7 @@ TEST_P(AwqTest, RegistryEntriesMatchReference) {
           << kernel.name << " blocks=" << blocks;
     }
   }
-  EXPECT_EQ(entries, 3u);
+  EXPECT_EQ(entries, 6u);
 }
 
 // ---- The checked API -------------------------------------------------------
