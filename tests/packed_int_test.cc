@@ -431,7 +431,8 @@ TEST_P(PackedIntTest, RandomLayersMatchReference) {
                           {4, 5, 1000, 8, false, false},  {4, 4, 2048, 128, true, false},
                           {8, 1, 1, 1, true, false},      {8, 6, 33, 11, true, false},
                           {8, 5, 520, 520, false, false}, {8, 3, 256, 32, true, false},
-                          {4, 8, 96, 96, false, true},    {8, 4, 77, 77, false, true}};
+                          {4, 8, 96, 96, false, true},    {8, 4, 77, 77, false, true},
+                          {4, 2, 1030, 1, true, false},   {8, 3, 2050, 2, false, false}};
   uint32_t seed = 100;
   for (const Shape& s : shapes) {
     for (ElemType scale_type : kScaleTypes) {
