@@ -169,26 +169,29 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   const size_t stride_bytes = 4 * (m.out_features / 8);
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  // AVX-512: a code has 16 values, so each output row's 16 results are one
-  // table (the vector formula below on codes 0..15) and a vector of codes
-  // is one vpermd of it.
-  hn::Vec<decltype(du)> tables[8];
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // AVX2/AVX-512: a code has 16 values, so each output row's 16 results are
+  // a CodeTable16 (the vector formula below on codes 0..15) and a vector of
+  // codes is looked up in it.
+  CodeTable16<hn::Vec<decltype(du)>> tables[8];
   for (size_t c = c_lo; c < c_hi; ++c) {
-    const auto diff = hn::Sub(hn::Iota(di, 0), hn::Set(di, zero[c]));
-    const auto value = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale[c]));
-    tables[c] = EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
+    tables[c] = MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
+      const auto diff = hn::Sub(codes, hn::Set(di, zero[c]));
+      const auto value =
+          ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale[c]));
+      return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
+    });
   }
-  for (; n == 16 && i + 2 * n <= i1; i += 2 * n) {
+  for (; i + 2 * n <= i1; i += 2 * n) {
     const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
     const auto v0 = AwqGatherWords(du, first, stride_bytes);
     const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes);
     for (size_t c = c_lo; c < c_hi; ++c) {
       const int shift = static_cast<int>(ref::AwqNibbleShift(c));
-      const auto q0 = hn::BitCast(di, hn::And(hn::ShiftRightSame(v0, shift), mask));
-      const auto q1 = hn::BitCast(di, hn::And(hn::ShiftRightSame(v1, shift), mask));
-      StoreEncodedPair<kOut>(du, hn::TableLookupLanes(tables[c], hn::IndicesFromVec(du, q0)),
-                             hn::TableLookupLanes(tables[c], hn::IndicesFromVec(du, q1)),
+      const auto q0 = hn::And(hn::ShiftRightSame(v0, shift), mask);
+      const auto q1 = hn::And(hn::ShiftRightSame(v1, shift), mask);
+      StoreEncodedPair<kOut>(du, LookupCodeTable16(du, tables[c], q0),
+                             LookupCodeTable16(du, tables[c], q1),
                              out_w + (c - c_lo) * out_row_len + i);
     }
   }

@@ -132,32 +132,32 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
                                                  hn::Load(df, lane_scale + n), out);
 }
 
-// AVX-512: an int4 group has only 16 possible outputs, so they are computed
-// once per group (the same vector formula as PackedIntChunk, on codes
-// 0..15) into one 16-lane table, and each chunk of 32 codes is two lane
-// permutes of it (vpermd indexes exactly 16 u32 lanes).
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX2/AVX-512: an int4 group has only 16 possible outputs, so they are
+// computed once per group (the same vector formula as PackedIntChunk, on
+// codes 0..15) into a CodeTable16, and each chunk of codes is looked up.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
 // Entry u: the output bits for code u (BF16 in the upper half of the lane,
 // F16 in the lower half, F32 whole).
 template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class DU>
-HWY_INLINE hn::Vec<DU> Int4GroupTable(DU du, int16_t zero, float scale) {
+HWY_INLINE CodeTable16<hn::Vec<DU>> Int4GroupTable(DU du, int16_t zero, float scale) {
   const hn::RebindToSigned<DU> di;
   const hn::RebindToFloat<DU> df;
-  const auto diff = hn::Sub(hn::Iota(di, 0), hn::Set(di, zero));
-  auto value = hn::BitCast(
-      du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale)));
-  if constexpr (!kOutIsScaleType<kOut, kScale>) {
-    value = RoundToScaleLanes<kScale, kMayBeNan>(du, value);
-  }
-  return EncodeOutLanes<kOut, kMayBeNan>(du, value);
+  return MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
+    const auto diff = hn::Sub(codes, hn::Set(di, zero));
+    auto value = hn::BitCast(
+        du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale)));
+    if constexpr (!kOutIsScaleType<kOut, kScale>) {
+      value = RoundToScaleLanes<kScale, kMayBeNan>(du, value);
+    }
+    return EncodeOutLanes<kOut, kMayBeNan>(du, value);
+  });
 }
 
-// 32 codes (16 bytes) of one group through its table.
+// 2n codes (n bytes) of one group through its table.
 template <DequantOut kOut, class DU, typename TOut>
-HWY_INLINE void Int4TableChunk(DU du, hn::Vec<DU> table, const uint8_t* HWY_RESTRICT bytes,
-                               TOut* HWY_RESTRICT out) {
-  const hn::RebindToSigned<DU> di;
+HWY_INLINE void Int4TableChunk(DU du, const CodeTable16<hn::Vec<DU>>& table,
+                               const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT out) {
   const hn::Repartition<uint16_t, DU> d16;
   const auto x = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes));
   if constexpr (kOut == DequantOut::kF32) {
@@ -165,19 +165,15 @@ HWY_INLINE void Int4TableChunk(DU du, hn::Vec<DU> table, const uint8_t* HWY_REST
     const auto codes = hn::BitCast(
         d16, hn::And(hn::Or(x, hn::ShiftLeft<12>(x)), hn::Set(du, 0x000F000Fu)));
     const hn::Half<decltype(d16)> dh;
-    const auto lo = hn::PromoteTo(du, hn::LowerHalf(dh, codes));
-    const auto hi = hn::PromoteTo(du, hn::UpperHalf(dh, codes));
     const hn::RebindToFloat<DU> df;
-    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, hn::BitCast(di, lo)))),
+    hn::StoreU(hn::BitCast(df, LookupCodeTable16(du, table, hn::PromoteTo(du, hn::LowerHalf(dh, codes)))),
                df, out);
-    hn::StoreU(hn::BitCast(df, hn::TableLookupLanes(table, hn::IndicesFromVec(du, hn::BitCast(di, hi)))),
+    hn::StoreU(hn::BitCast(df, LookupCodeTable16(du, table, hn::PromoteTo(du, hn::UpperHalf(dh, codes)))),
                df, out + hn::Lanes(du));
   } else {
     // Even elements are the low nibbles, odd ones the high nibbles.
-    const auto even = hn::TableLookupLanes(
-        table, hn::IndicesFromVec(du, hn::BitCast(di, hn::And(x, hn::Set(du, 0xFu)))));
-    const auto odd =
-        hn::TableLookupLanes(table, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<4>(x))));
+    const auto even = LookupCodeTable16(du, table, hn::And(x, hn::Set(du, 0xFu)));
+    const auto odd = LookupCodeTable16(du, table, hn::ShiftRight<4>(x));
     if constexpr (kOut == DequantOut::kBf16) {
       hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, hn::ShiftRight<16>(even))),
                  d16, out);
@@ -194,7 +190,7 @@ template <DequantOut kOut, ElemType kScale, bool kMayBeNan, typename TOut>
 HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<uint32_t> du;
   const size_t chunk = 2 * hn::Lanes(du);
-  if (hn::Lanes(du) != 16 || row.group_size % chunk != 0) return 0;
+  if (row.group_size % chunk != 0) return 0;
   const size_t done = row.cols / chunk * chunk;
   for (size_t g0 = 0; g0 < done; g0 += row.group_size) {
     const size_t g = g0 / row.group_size;
@@ -207,7 +203,7 @@ HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT
   }
   return done;
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
 // One row of `cols` outputs; the last partial chunk from zero-padded copies.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
@@ -216,7 +212,7 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   const hn::Repartition<int16_t, decltype(df)> di16;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kBits == 4) e = Int4TableRow<kOut, kScale, kMayBeNan>(row, out);
 #endif
   for (; e + chunk <= row.cols; e += chunk) {

@@ -100,6 +100,41 @@ HWY_INLINE void StoreEncodedPair(DU du, hn::Vec<DU> e0, hn::Vec<DU> e1, TOut* HW
   }
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// A 4-bit code has 16 values, so the 16 results of one (zero, scale) pair
+// can be computed once with the vector formula and looked up with lane
+// permutes (vpermd): one 16-lane vector on AVX-512, two 8-lane halves on
+// AVX2 (entry u in lane u % 8 of lo or hi).
+template <class V>
+struct CodeTable16 {
+  V lo;
+  V hi;
+};
+
+// fn(codes) -> the encoded results for an i32 vector of codes.
+template <class DU, class Fn>
+HWY_INLINE CodeTable16<hn::Vec<DU>> MakeCodeTable16(DU du, const Fn& fn) {
+  const hn::RebindToSigned<DU> di;
+  if (hn::Lanes(du) >= 16) {
+    const auto all = fn(hn::Iota(di, 0));
+    return {all, all};
+  }
+  return {fn(hn::Iota(di, 0)), fn(hn::Iota(di, 8))};
+}
+
+// Entry codes[lane] (codes 0..15) of the table, per lane.
+template <class DU, class V>
+HWY_INLINE V LookupCodeTable16(DU du, const CodeTable16<V>& table, V codes) {
+  const hn::RebindToSigned<DU> di;
+  if (hn::Lanes(du) >= 16) {
+    return hn::TableLookupLanes(table.lo, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
+  }
+  const auto index = hn::IndicesFromVec(du, hn::BitCast(di, hn::And(codes, hn::Set(du, 7u))));
+  return hn::IfThenElse(hn::TestBit(codes, hn::Set(du, 8u)), hn::TableLookupLanes(table.hi, index),
+                        hn::TableLookupLanes(table.lo, index));
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 }  // namespace HWY_NAMESPACE
