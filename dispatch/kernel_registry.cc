@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <type_traits>
 
+#include "amn/awq_dequant.h"
 #include "amn/bnb_dequant.h"
 #include "amn/convert.h"
 #include "amn/fp4_dequant.h"
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
 #include "amn/gptq_dequant.h"
+#include "amn/packed_int_dequant.h"
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/ggml_families.h"
 #include "dispatch/kernel_rows.h"
@@ -19,8 +22,9 @@
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
-#include "kernels/ref/bnb_ref.h"
 #include "kernels/gptq_layout.h"
+#include "kernels/ref/awq_ref.h"
+#include "kernels/ref/bnb_ref.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/fp4_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
@@ -29,6 +33,7 @@
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
 #include "kernels/ref/gptq_ref.h"
+#include "kernels/ref/packed_int_ref.h"
 
 namespace amn {
 namespace {
@@ -432,6 +437,123 @@ constexpr KernelInfo GptqEntry(std::string_view name) {
   return KernelInfo{name, "gptq", ElemType::kF16, kOut, run, GptqRefThunk<kBits, kO, kOut>,
                     GptqTarget, static_cast<uint32_t>(kBits * kGptqRegistryN * 4),
                     static_cast<uint32_t>(kGptqUnitRows * kGptqRegistryN)};
+// Packed-integer linear layers (AWQ, compressed-tensors pack-quantized):
+// the input is whole rows of packed codes (block_elems outputs per input
+// row), every other tensor is static here, so any input bytes are valid.
+
+// AWQ: a layer with N = kAwqBenchN outputs and K = n_elems / N input rows in
+// one group, dequantized in the nn.Linear [N, K] orientation (what `amn
+// remember` writes: output row j reads one nibble of every input row;
+// "awq4_to_*") or the GEMM-native [K, N] one ("awq4_inout_to_*").
+constexpr size_t kAwqBenchN = 512;
+// F16 scales 2^-6 .. 2^-2 with varied mantissas, some negative.
+constexpr std::array<uint8_t, 2 * kAwqBenchN> kAwqBenchScales = [] {
+  std::array<uint8_t, 2 * kAwqBenchN> bytes{};
+  for (size_t j = 0; j < kAwqBenchN; ++j) {
+    const uint32_t bits = static_cast<uint32_t>((((j * 7) % 5 + 9) << 10) | ((j * 97) % 1024) |
+                                                (j % 3 == 0 ? 0x8000u : 0u));
+    bytes[2 * j] = static_cast<uint8_t>(bits);
+    bytes[2 * j + 1] = static_cast<uint8_t>(bits >> 8);
+  }
+  return bytes;
+}();
+constexpr std::array<uint8_t, kAwqBenchN / 2> kAwqBenchZeros = [] {
+  std::array<uint8_t, kAwqBenchN / 2> bytes{};
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(0x78 + (i * 37) % 17);
+  return bytes;
+}();
+
+ref::AwqMatrix AwqBenchMatrix(const void* in, size_t n_elems) {
+  const size_t k = n_elems / kAwqBenchN;
+  return ref::AwqMatrix{static_cast<const uint8_t*>(in), kAwqBenchZeros.data(),
+                        kAwqBenchScales.data(), ElemType::kF16, k, kAwqBenchN, k == 0 ? 1 : k};
+}
+
+// kOutIn (rows = the N output features), or with kInOut the GEMM-native
+// [K, N] (rows = the K input features).
+template <typename TOut, void (*kRows)(const ref::AwqMatrix&, bool, size_t, size_t, TOut*),
+          bool kOutIn = true>
+void AwqThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  if (n_elems < kAwqBenchN) return;
+  const size_t rows = kOutIn ? kAwqBenchN : n_elems / kAwqBenchN;
+  kRows(AwqBenchMatrix(in, n_elems), kOutIn, 0, rows, static_cast<TOut*>(out));
+}
+template <ElemType kOut, bool kOutIn = true>
+void AwqRefThunk(const void* in, size_t n_elems, void* out) {
+  if (n_elems < kAwqBenchN) return;
+  const size_t rows = kOutIn ? kAwqBenchN : n_elems / kAwqBenchN;
+  ref::DequantAwqRows(AwqBenchMatrix(in, n_elems), kOutIn, 0, rows, kOut, out);
+}
+
+// compressed-tensors: rows of kCtBenchCols columns, BF16 scales cycling
+// every 8 rows. int4: asymmetric, group 128 (packed zero points for 8 rows
+// per word); int8: symmetric, per channel. Run 8 rows per call.
+constexpr size_t kCtBenchCols = 512;
+constexpr size_t kCtBenchRows = 8;
+constexpr size_t kCtInt4Groups = kCtBenchCols / 128;
+constexpr std::array<uint8_t, 2 * kCtBenchRows * kCtInt4Groups> kCtBenchScales = [] {
+  std::array<uint8_t, 2 * kCtBenchRows * kCtInt4Groups> bytes{};
+  for (size_t i = 0; i < kCtBenchRows * kCtInt4Groups; ++i) {
+    // BF16 2^-9 .. 2^-5, varied mantissas, every third negative.
+    const uint32_t bits = static_cast<uint32_t>(((118 + i % 5) << 7) | ((i * 41) % 128) |
+                                                (i % 3 == 0 ? 0x8000u : 0u));
+    bytes[2 * i] = static_cast<uint8_t>(bits);
+    bytes[2 * i + 1] = static_cast<uint8_t>(bits >> 8);
+  }
+  return bytes;
+}();
+// int4 zero points [1][groups]: word g holds row r's zero in nibble r.
+constexpr std::array<uint8_t, 4 * kCtInt4Groups> kCtBenchZeros = [] {
+  std::array<uint8_t, 4 * kCtInt4Groups> bytes{};
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(0x97 + i * 29);
+  return bytes;
+}();
+
+template <uint32_t kBits>
+ref::PackedIntMatrix CtBenchMatrix(const uint8_t* rows_in, size_t rows) {
+  ref::PackedIntMatrix m;
+  m.weight_packed = rows_in;
+  m.scales = kCtBenchScales.data();
+  m.zero_points = kBits == 4 ? kCtBenchZeros.data() : nullptr;
+  m.scale_type = ElemType::kBf16;
+  m.rows = rows;
+  m.cols = kCtBenchCols;
+  m.group_size = kBits == 4 ? 128 : kCtBenchCols;
+  m.bits = kBits;
+  return m;
+}
+
+// Calls run(matrix, rows, out) for each run of up to 8 rows.
+template <uint32_t kBits, typename TOut, class Run>
+void ForCtBenchRows(const void* in, size_t n_elems, void* out, const Run& run) {
+  const auto* bytes = static_cast<const uint8_t*>(in);
+  auto* values = static_cast<TOut*>(out);
+  const size_t rows = n_elems / kCtBenchCols;
+  constexpr size_t kRowBytes = kCtBenchCols * kBits / 8;
+  for (size_t r = 0; r < rows; r += kCtBenchRows) {
+    const size_t count = rows - r < kCtBenchRows ? rows - r : kCtBenchRows;
+    run(CtBenchMatrix<kBits>(bytes + r * kRowBytes, count), count,
+        values + r * kCtBenchCols);
+  }
+}
+
+template <uint32_t kBits, typename TOut,
+          void (*kRows)(const ref::PackedIntMatrix&, size_t, size_t, TOut*)>
+void CtThunk(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  ForCtBenchRows<kBits, TOut>(in, n_elems, out,
+                              [](const ref::PackedIntMatrix& m, size_t rows, TOut* values) {
+                                kRows(m, 0, rows, values);
+                              });
+}
+template <uint32_t kBits, ElemType kOut>
+void CtRefThunk(const void* in, size_t n_elems, void* out) {
+  using TOut = std::conditional_t<kOut == ElemType::kF32, float, uint16_t>;
+  ForCtBenchRows<kBits, TOut>(in, n_elems, out,
+                              [](const ref::PackedIntMatrix& m, size_t rows, TOut* values) {
+                                ref::DequantPackedIntRows(m, 0, rows, kOut, values);
+                              });
 }
 
 using E = ElemType;
@@ -727,6 +849,44 @@ constexpr std::array kKernels = {
     GptqEntry<8, E::kF16>("gptq8_to_f16"),
     GptqEntry<8, E::kF32>("gptq8_to_f32"),
     GptqEntry<4, E::kBf16, WeightOrientation::kInOut>("gptq4_inout_to_bf16"),
+    // Packed-integer linear layers (in: the scale type; the input is whole
+    // rows of packed codes).
+    KernelInfo{"awq4_to_bf16", "awq", E::kF16, E::kBf16,
+               AwqThunk<u16, internal::DequantAwqToBf16Rows>, AwqRefThunk<E::kBf16>, AwqTarget,
+               kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_to_f16", "awq", E::kF16, E::kF16,
+               AwqThunk<u16, internal::DequantAwqToF16Rows>, AwqRefThunk<E::kF16>, AwqTarget,
+               kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_to_f32", "awq", E::kF16, E::kF32,
+               AwqThunk<float, internal::DequantAwqToF32Rows>, AwqRefThunk<E::kF32>, AwqTarget,
+               kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_inout_to_bf16", "awq", E::kF16, E::kBf16,
+               AwqThunk<u16, internal::DequantAwqToBf16Rows, false>, AwqRefThunk<E::kBf16, false>,
+               AwqTarget, kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_inout_to_f16", "awq", E::kF16, E::kF16,
+               AwqThunk<u16, internal::DequantAwqToF16Rows, false>, AwqRefThunk<E::kF16, false>,
+               AwqTarget, kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"awq4_inout_to_f32", "awq", E::kF16, E::kF32,
+               AwqThunk<float, internal::DequantAwqToF32Rows, false>, AwqRefThunk<E::kF32, false>,
+               AwqTarget, kAwqBenchN / 2, kAwqBenchN},
+    KernelInfo{"ct_int4_to_bf16", "packed_int", E::kBf16, E::kBf16,
+               CtThunk<4, u16, internal::DequantPackedIntToBf16Rows>, CtRefThunk<4, E::kBf16>,
+               PackedIntTarget, kCtBenchCols / 2, kCtBenchCols},
+    KernelInfo{"ct_int4_to_f16", "packed_int", E::kBf16, E::kF16,
+               CtThunk<4, u16, internal::DequantPackedIntToF16Rows>, CtRefThunk<4, E::kF16>,
+               PackedIntTarget, kCtBenchCols / 2, kCtBenchCols},
+    KernelInfo{"ct_int4_to_f32", "packed_int", E::kBf16, E::kF32,
+               CtThunk<4, float, internal::DequantPackedIntToF32Rows>, CtRefThunk<4, E::kF32>,
+               PackedIntTarget, kCtBenchCols / 2, kCtBenchCols},
+    KernelInfo{"ct_int8_to_bf16", "packed_int", E::kBf16, E::kBf16,
+               CtThunk<8, u16, internal::DequantPackedIntToBf16Rows>, CtRefThunk<8, E::kBf16>,
+               PackedIntTarget, kCtBenchCols, kCtBenchCols},
+    KernelInfo{"ct_int8_to_f16", "packed_int", E::kBf16, E::kF16,
+               CtThunk<8, u16, internal::DequantPackedIntToF16Rows>, CtRefThunk<8, E::kF16>,
+               PackedIntTarget, kCtBenchCols, kCtBenchCols},
+    KernelInfo{"ct_int8_to_f32", "packed_int", E::kBf16, E::kF32,
+               CtThunk<8, float, internal::DequantPackedIntToF32Rows>, CtRefThunk<8, E::kF32>,
+               PackedIntTarget, kCtBenchCols, kCtBenchCols},
 };
 
 }  // namespace

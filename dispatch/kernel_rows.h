@@ -13,6 +13,8 @@
 namespace amn::gptq {
 struct LayerView;  // kernels/gptq_layout.h
 }  // namespace amn::gptq
+#include "kernels/ref/awq_ref.h"
+#include "kernels/ref/packed_int_ref.h"
 
 namespace amn::internal {
 
@@ -94,6 +96,7 @@ void DequantBnbInt8ToBf16Rows(const uint8_t* weight, const uint8_t* scb, size_t 
                               size_t cols, uint16_t* out);
 void DequantBnbInt8ToF16Rows(const uint8_t* weight, const uint8_t* scb, size_t rows, size_t cols,
                              uint16_t* out);
+
 // dispatch/gptq.cc: rows [row_begin, row_end) of a valid GPTQ layer in
 // `orientation` (amn/gptq_dequant.h, kernels/ref/gptq_ref.h).
 void DequantGptqToF32Rows(const gptq::LayerView& layer, WeightOrientation orientation,
@@ -102,6 +105,21 @@ void DequantGptqToBf16Rows(const gptq::LayerView& layer, WeightOrientation orien
                            size_t row_begin, size_t row_end, uint16_t* out);
 void DequantGptqToF16Rows(const gptq::LayerView& layer, WeightOrientation orientation,
                           size_t row_begin, size_t row_end, uint16_t* out);
+
+// dispatch/awq.cc: rows [rb, re) of an AWQ layer (out_in: the [N, K]
+// nn.Linear orientation, else [K, N]) and of a compressed-tensors
+// pack-quantized layer ([rows, cols]); amn/awq_dequant.h,
+// amn/packed_int_dequant.h.
+void DequantAwqToF32Rows(const ref::AwqMatrix& m, bool out_in, size_t rb, size_t re, float* out);
+void DequantAwqToBf16Rows(const ref::AwqMatrix& m, bool out_in, size_t rb, size_t re,
+                          uint16_t* out);
+void DequantAwqToF16Rows(const ref::AwqMatrix& m, bool out_in, size_t rb, size_t re,
+                         uint16_t* out);
+void DequantPackedIntToF32Rows(const ref::PackedIntMatrix& m, size_t rb, size_t re, float* out);
+void DequantPackedIntToBf16Rows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
+                                uint16_t* out);
+void DequantPackedIntToF16Rows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
+                               uint16_t* out);
 
 }  // namespace amn::internal
 

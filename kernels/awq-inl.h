@@ -1,0 +1,294 @@
+// Per-target AWQ GEMM 4-bit dequantization (amn/awq_dequant.h), Highway
+// 1.0.3. Same bytes as kernels/ref/awq_ref.cc on every target: the nibble of
+// column j is (word >> 4*REV[j % 8]) & 0xF, the integer difference q - z is
+// converted to F32 (exact), multiplied once by the F32 scale (never fused),
+// then rounded to the output type. SCALAR (one-lane vectors) runs the
+// reference.
+//
+// Two orientations, two loop nests:
+// * kInOut (row i = input feature, N outputs): column tiles of up to
+//   kAwqTileCols with the tile's scales and zeros widened once per group into
+//   stack tables; each vector of n words (8n columns) is spread over 8
+//   vectors by TableLookupLanes (lane L of vector k takes word (kn + L) / 8)
+//   and a per-lane shift.
+// * kOutIn (row j = output feature, K outputs; what `amn remember` writes):
+//   the eight output rows of one word column share every word, so a vector
+//   holds that word from n consecutive input rows (gathered from a
+//   cache-resident tile of input rows) and each of the eight rows is one
+//   uniform shift of it, with the group's zero and scale broadcast.
+#if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_AWQ_INL_H_
+#undef AMN_KERNELS_AWQ_INL_H_
+#else
+#define AMN_KERNELS_AWQ_INL_H_
+#endif
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/packed_int_store-inl.h"
+#include "kernels/ref/awq_ref.h"
+#include "kernels/ref/packed_words.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Columns per in-out tile: a multiple of 8n for every target (n <= 64), and
+// two 4 KiB tables on the stack.
+inline constexpr size_t kAwqTileCols = 1024;
+
+// Vector k (0..7) of a unit of n words: 8n columns, lane L = column kn + L.
+template <bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> AwqInOutColumns(DU du, hn::Vec<DU> words, size_t k,
+                                                          const float* HWY_RESTRICT scale,
+                                                          const int32_t* HWY_RESTRICT zero) {
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  const size_t n = hn::Lanes(du);
+  const auto column = hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(k * n)));
+  const auto word = hn::TableLookupLanes(
+      words, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<3>(column))));
+  // 4 * REV[m] = ((m >> 1) << 2) | ((m & 1) << 4), m = column % 8.
+  const auto m = hn::And(column, hn::Set(du, 7u));
+  const auto shift = hn::Or(hn::ShiftLeft<1>(hn::And(m, hn::Set(du, 6u))),
+                            hn::ShiftLeft<4>(hn::And(m, hn::Set(du, 1u))));
+  const auto q = hn::And(hn::Shr(word, shift), hn::Set(du, 0xFu));
+  const auto diff = hn::Sub(hn::BitCast(di, q), hn::LoadU(di, zero + k * n));
+  return ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::LoadU(df, scale + k * n));
+}
+
+// One unit: n words at `bytes` (8n columns) to 8n outputs.
+template <DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void AwqInOutUnit(const uint8_t* HWY_RESTRICT bytes, const float* HWY_RESTRICT scale,
+                             const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const size_t n = hn::Lanes(du);
+  const auto words = hn::BitCast(du, hn::LoadU(d8, bytes));
+  for (size_t k = 0; k < 8; k += 2) {
+    const auto p0 = AwqInOutColumns<kMayBeNan>(du, words, k, scale, zero);
+    const auto p1 = AwqInOutColumns<kMayBeNan>(du, words, k + 1, scale, zero);
+    StorePair<kOut, kMayBeNan>(df, p0, p1, out + k * n);
+  }
+}
+
+// Columns [0, tc) of one tile row (tc a multiple of 8); the last partial
+// unit goes through zero-padded copies, so nothing outside the spans is
+// touched. The tables hold a whole number of units.
+template <DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void AwqInOutTileRow(const uint8_t* HWY_RESTRICT bytes, size_t tc,
+                                const float* HWY_RESTRICT scale, const int32_t* HWY_RESTRICT zero,
+                                TOut* HWY_RESTRICT out) {
+  const size_t unit = 8 * hn::Lanes(hn::ScalableTag<uint32_t>());
+  size_t c = 0;
+  for (; c + unit <= tc; c += unit) {
+    AwqInOutUnit<kOut, kMayBeNan>(bytes + c / 2, scale + c, zero + c, out + c);
+  }
+  if (c == tc) return;
+  const size_t rest = tc - c;
+  HWY_ALIGN uint8_t bytes_tail[HWY_MAX_BYTES] = {};
+  HWY_ALIGN TOut out_tail[2 * HWY_MAX_BYTES];
+  std::memcpy(bytes_tail, bytes + c / 2, rest / 2);
+  AwqInOutUnit<kOut, kMayBeNan>(bytes_tail, scale + c, zero + c, out_tail);
+  std::memcpy(out + c, out_tail, rest * sizeof(TOut));
+}
+
+// Rows [rb, re) of the [K, N] weight.
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HWY_RESTRICT out) {
+  const size_t n_cols = m.out_features;
+  const size_t words = n_cols / 8;
+  const size_t unit = 8 * hn::Lanes(hn::ScalableTag<uint32_t>());
+  HWY_ALIGN float scale[kAwqTileCols];
+  HWY_ALIGN int32_t zero[kAwqTileCols];
+  for (size_t c0 = 0; c0 < n_cols; c0 += kAwqTileCols) {
+    const size_t tc = std::min(kAwqTileCols, n_cols - c0);
+    const size_t padded = (tc + unit - 1) / unit * unit;
+    for (size_t i = rb; i < re;) {
+      const size_t g = i / m.group_size;
+      const size_t group_first = i - i % m.group_size;
+      const size_t i_end = re - group_first > m.group_size ? group_first + m.group_size : re;
+      bool finite = true;
+      for (size_t c = 0; c < tc; ++c) {
+        const size_t j = c0 + c;
+        const uint32_t bits = ref::ScaleF32Bits(m.scales, m.scale_type, g * n_cols + j);
+        finite = finite && !IsNonFiniteBits(bits);
+        scale[c] = std::bit_cast<float>(bits);
+        zero[c] = static_cast<int32_t>(
+            (ref::LoadLe32(m.qzeros + 4 * (g * words + j / 8)) >> ref::AwqNibbleShift(j)) & 0xF);
+      }
+      std::fill(scale + tc, scale + padded, 0.0f);
+      std::fill(zero + tc, zero + padded, 0);
+      for (; i < i_end; ++i) {
+        const uint8_t* bytes = m.qweight + 4 * (i * words) + c0 / 2;
+        TOut* row_out = out + (i - rb) * n_cols + c0;
+        if (finite) {
+          AwqInOutTileRow<kOut, false>(bytes, tc, scale, zero, row_out);
+        } else {
+          AwqInOutTileRow<kOut, true>(bytes, tc, scale, zero, row_out);
+        }
+      }
+    }
+  }
+}
+
+// Word `w` of n consecutive input rows starting at `first`, stride_bytes
+// apart, from little-endian scalar loads of an L1/L2-resident tile. (A
+// hardware gather was slower here: vpgatherdd is microcoded on CPUs with the
+// GDS mitigation.)
+template <class DU>
+HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
+                                      size_t stride_bytes) {
+  HWY_ALIGN uint32_t lanes[HWY_MAX_BYTES / sizeof(uint32_t)];
+  for (size_t lane = 0; lane < hn::Lanes(du); ++lane) {
+    lanes[lane] = ref::LoadLe32(first + lane * stride_bytes);
+  }
+  return hn::Load(du, lanes);
+}
+
+// Output rows 8w + [c_lo, c_hi) over input rows [i0, i1) of one group, whose
+// zeros and scales are zero[c] and scale[c]. Input rows come 2n at a time;
+// the rest (fewer than 2n) go through the reference element by element.
+template <DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
+                             size_t i0, size_t i1, const float* scale, const int32_t* zero,
+                             TOut* HWY_RESTRICT out_w, size_t out_row_len) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::RebindToFloat<decltype(du)> df;
+  const size_t n = hn::Lanes(du);
+  const size_t stride_bytes = 4 * (m.out_features / 8);
+  const auto mask = hn::Set(du, 0xFu);
+  size_t i = i0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // AVX2/AVX-512: a code has 16 values, so each output row's 16 results are
+  // a CodeTable16 (the vector formula below on codes 0..15) and a vector of
+  // codes is looked up in it.
+  CodeTable16<hn::Vec<decltype(du)>> tables[8];
+  for (size_t c = c_lo; c < c_hi; ++c) {
+    tables[c] = MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
+      const auto diff = hn::Sub(codes, hn::Set(di, zero[c]));
+      const auto value =
+          ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale[c]));
+      return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
+    });
+  }
+  for (; i + 2 * n <= i1; i += 2 * n) {
+    const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
+    const auto v0 = AwqGatherWords(du, first, stride_bytes);
+    const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes);
+    for (size_t c = c_lo; c < c_hi; ++c) {
+      const int shift = static_cast<int>(ref::AwqNibbleShift(c));
+      const auto q0 = hn::And(hn::ShiftRightSame(v0, shift), mask);
+      const auto q1 = hn::And(hn::ShiftRightSame(v1, shift), mask);
+      StoreEncodedPair<kOut>(du, LookupCodeTable16(du, tables[c], q0),
+                             LookupCodeTable16(du, tables[c], q1),
+                             out_w + (c - c_lo) * out_row_len + i);
+    }
+  }
+#endif
+  for (; i + 2 * n <= i1; i += 2 * n) {
+    const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
+    const auto v0 = AwqGatherWords(du, first, stride_bytes);
+    const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes);
+    for (size_t c = c_lo; c < c_hi; ++c) {
+      const int shift = static_cast<int>(ref::AwqNibbleShift(c));
+      const auto z = hn::Set(di, zero[c]);
+      const auto s = hn::Set(df, scale[c]);
+      const auto q0 = hn::BitCast(di, hn::And(hn::ShiftRightSame(v0, shift), mask));
+      const auto q1 = hn::BitCast(di, hn::And(hn::ShiftRightSame(v1, shift), mask));
+      const auto p0 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, hn::Sub(q0, z)), s);
+      const auto p1 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, hn::Sub(q1, z)), s);
+      StorePair<kOut, kMayBeNan>(df, p0, p1, out_w + (c - c_lo) * out_row_len + i);
+    }
+  }
+  for (; i < i1; ++i) {
+    for (size_t c = c_lo; c < c_hi; ++c) {
+      ref::StoreOutBits(ref::AwqValueF32Bits(m, i, 8 * w + c), OutElemType<kOut>(),
+                        out_w + (c - c_lo) * out_row_len, i);
+    }
+  }
+}
+
+// Blocking for the out-in loop: word columns in blocks of one 64-byte line
+// per input row (128 output rows written as sequential streams), input rows
+// in tiles whose lines stay in L1 while the block's word columns read them.
+inline constexpr size_t kAwqOutInBlockWords = 16;
+inline constexpr size_t kAwqOutInTileRows = 128;
+
+// Rows [rb, re) of the [N, K] weight (the transpose of the GEMM-native one).
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void AwqOutIn(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HWY_RESTRICT out) {
+  const size_t k_rows = m.in_features;
+  const size_t words = m.out_features / 8;
+  const size_t tile_rows =
+      std::max(kAwqOutInTileRows, 2 * hn::Lanes(hn::ScalableTag<uint32_t>()));
+  const size_t w_end = (re + 7) / 8;
+  for (size_t w0 = rb / 8; w0 < w_end; w0 += kAwqOutInBlockWords) {
+    const size_t w1 = std::min(w_end, w0 + kAwqOutInBlockWords);
+    for (size_t i0 = 0; i0 < k_rows;) {
+      // A tile never crosses a group boundary.
+      const size_t g = i0 / m.group_size;
+      const size_t group_first = i0 - i0 % m.group_size;
+      const size_t group_end =
+          k_rows - group_first > m.group_size ? group_first + m.group_size : k_rows;
+      const size_t i1 = std::min(group_end, i0 + tile_rows);
+      for (size_t w = w0; w < w1; ++w) {
+        const size_t c_lo = std::max(rb, 8 * w) - 8 * w;
+        const size_t c_hi = std::min(re, 8 * w + 8) - 8 * w;
+        TOut* out_w = out + (8 * w + c_lo - rb) * k_rows;
+        float scale[8];
+        int32_t zero[8];
+        bool finite = true;
+        const uint32_t zero_word = ref::LoadLe32(m.qzeros + 4 * (g * words + w));
+        for (size_t c = c_lo; c < c_hi; ++c) {
+          const uint32_t bits =
+              ref::ScaleF32Bits(m.scales, m.scale_type, g * m.out_features + 8 * w + c);
+          finite = finite && !IsNonFiniteBits(bits);
+          scale[c] = std::bit_cast<float>(bits);
+          zero[c] = static_cast<int32_t>((zero_word >> ref::AwqNibbleShift(c)) & 0xF);
+        }
+        if (finite) {
+          AwqOutInWord<kOut, false>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
+        } else {
+          AwqOutInWord<kOut, true>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
+        }
+      }
+      i0 = i1;
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Rows [row_begin, row_end) in the orientation `out_in` selects, as in
+// ref::DequantAwqRows (layout, preconditions, NaN rule: kernels/ref/awq_ref.h).
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantAwqKernel(const ref::AwqMatrix& m, bool out_in, size_t row_begin,
+                                 size_t row_end, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  ref::DequantAwqRows(m, out_in, row_begin, row_end, OutElemType<kOut>(), out);
+#else
+  if (row_begin >= row_end) return;
+  if (out_in) {
+    AwqOutIn<kOut>(m, row_begin, row_end, out);
+  } else {
+    AwqInOut<kOut>(m, row_begin, row_end, out);
+  }
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_AWQ_INL_H_

@@ -1,0 +1,315 @@
+// Per-target compressed-tensors pack-quantized int4/int8 dequantization
+// (amn/packed_int_dequant.h), Highway 1.0.3. Same bytes as
+// kernels/ref/packed_int_ref.cc on every target; SCALAR runs the reference.
+//
+// A chunk is 2n elements of one row (n = u32 lanes). The codes are unpacked
+// in element order into u16 lanes (int4: n bytes widened to u32 lanes,
+// x | x << 12 puts the low nibble in the even u16 lane and the high nibble
+// in the odd one; int8: 2n bytes widened to u16), the zero (or the
+// 2^(bits-1) offset) subtracted as i16, and the difference split into two
+// F32 vectors A and B in the layout of fp8_dequant-inl.h's StoreOut
+// (LaneOf): elements [0, n) and [n, 2n) for F32 output, even and odd
+// elements for BF16/F16 output. Each takes one multiply by its scale, then
+// the rounding to the scale dtype (compressed-tensors computes in it), then
+// the output rounding; when the output type is the scale type the second
+// rounding is the identity and is skipped.
+#if defined(AMN_KERNELS_PACKED_INT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_PACKED_INT_INL_H_
+#undef AMN_KERNELS_PACKED_INT_INL_H_
+#else
+#define AMN_KERNELS_PACKED_INT_INL_H_
+#endif
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "amn/elem_type.h"
+#include "hwy/highway.h"
+#include "kernels/packed_int_store-inl.h"
+#include "kernels/ref/packed_int_ref.h"
+#include "kernels/ref/packed_words.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// 2n unsigned codes at `bytes`, in element order, as u16 lanes.
+template <uint32_t kBits, class DU>
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DU>> UnpackCodes(DU du,
+                                                             const uint8_t* HWY_RESTRICT bytes) {
+  const hn::Repartition<uint16_t, DU> d16;
+  if constexpr (kBits == 4) {
+    const auto x = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes));
+    return hn::BitCast(d16, hn::And(hn::Or(x, hn::ShiftLeft<12>(x)), hn::Set(du, 0x000F000Fu)));
+  } else {
+    return hn::PromoteTo(d16, hn::LoadU(hn::Rebind<uint8_t, decltype(d16)>(), bytes));
+  }
+}
+
+// F32 bits of a product rounded to the scale dtype and widened back.
+template <ElemType kScale, bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> RoundToScaleLanes(DU du, hn::Vec<DU> x) {
+  if constexpr (kScale == ElemType::kBf16) {
+    const auto upper = kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
+    return hn::And(upper, hn::Set(du, 0xFFFF0000u));
+  } else if constexpr (kScale == ElemType::kF16) {
+    return F16BitsToF32Lanes(du, F32BitsToF16Lanes(du, x));
+  } else {
+    return x;
+  }
+}
+
+template <DequantOut kOut, ElemType kScale>
+constexpr bool kOutIsScaleType = (kOut == DequantOut::kBf16 && kScale == ElemType::kBf16) ||
+                                 (kOut == DequantOut::kF16 && kScale == ElemType::kF16);
+
+// One chunk of 2n elements: codes at `bytes`, zeros (element order) in
+// `zero`, scales in the LaneOf layout (scale_a, scale_b).
+template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, class DF,
+          typename TOut>
+HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
+                               hn::Vec<hn::Repartition<int16_t, DF>> zero, hn::Vec<DF> scale_a,
+                               hn::Vec<DF> scale_b, TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Repartition<int16_t, DF> di16;
+  const auto diff = hn::Sub(hn::BitCast(di16, UnpackCodes<kBits>(du, bytes)), zero);
+  hn::Vec<decltype(di)> a, b;
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::Half<decltype(di16)> dh;
+    a = hn::PromoteTo(di, hn::LowerHalf(dh, diff));
+    b = hn::PromoteTo(di, hn::UpperHalf(dh, diff));
+  } else {
+    const auto pairs = hn::BitCast(di, diff);
+    a = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs));  // even elements, sign-extended
+    b = hn::ShiftRight<16>(pairs);                     // odd elements
+  }
+  const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scale_a));
+  const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scale_b));
+  if constexpr (kOutIsScaleType<kOut, kScale>) {
+    StoreOut<kOut, kMayBeNan>(du, pa, pb, out);
+  } else {
+    StoreOut<kOut, kMayBeNan>(du, RoundToScaleLanes<kScale, kMayBeNan>(du, pa),
+                              RoundToScaleLanes<kScale, kMayBeNan>(du, pb), out);
+  }
+}
+
+// Where one row finds its scales and zeros.
+struct PackedIntRowParams {
+  const uint8_t* codes;  // the row's packed words
+  size_t cols;
+  size_t group_size;
+  const float* group_scale;   // [groups] widened scales of this row
+  const int16_t* group_zero;  // [groups] unsigned zero points (or the offset),
+                              // -128 .. 383 (an i8 zero point plus the offset)
+};
+
+// A chunk whose elements [e, e + 2n) span more than one group (or run past
+// the row: those lanes take the last group) gets per-lane zeros and scales.
+template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
+HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t* bytes, size_t e,
+                                    TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::Repartition<int16_t, decltype(df)> di16;
+  const size_t n = hn::Lanes(df);
+  constexpr size_t kMaxChunk = HWY_MAX_BYTES / sizeof(uint16_t);
+  HWY_ALIGN float lane_scale[kMaxChunk];
+  HWY_ALIGN int16_t lane_zero[kMaxChunk];
+  const size_t last_group = (row.cols - 1) / row.group_size;
+  for (size_t k = 0; k < 2 * n; ++k) {
+    const size_t g = std::min((e + k) / row.group_size, last_group);
+    lane_scale[LaneOf<kOut>(k, n)] = row.group_scale[g];
+    lane_zero[k] = row.group_zero[g];
+  }
+  PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Load(di16, lane_zero),
+                                                 hn::Load(df, lane_scale),
+                                                 hn::Load(df, lane_scale + n), out);
+}
+
+// AVX2/AVX-512: an int4 group has only 16 possible outputs, so they are
+// computed once per group (the same vector formula as PackedIntChunk, on
+// codes 0..15) into a CodeTable16, and each chunk of codes is looked up.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+// Entry u: the output bits for code u (BF16 in the upper half of the lane,
+// F16 in the lower half, F32 whole).
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class DU>
+HWY_INLINE CodeTable16<hn::Vec<DU>> Int4GroupTable(DU du, int16_t zero, float scale) {
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  return MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
+    const auto diff = hn::Sub(codes, hn::Set(di, zero));
+    auto value = hn::BitCast(
+        du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale)));
+    if constexpr (!kOutIsScaleType<kOut, kScale>) {
+      value = RoundToScaleLanes<kScale, kMayBeNan>(du, value);
+    }
+    return EncodeOutLanes<kOut, kMayBeNan>(du, value);
+  });
+}
+
+// 2n codes (n bytes) of one group through its table.
+template <DequantOut kOut, class DU, typename TOut>
+HWY_INLINE void Int4TableChunk(DU du, const CodeTable16<hn::Vec<DU>>& table,
+                               const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DU> d16;
+  const auto x = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes));
+  if constexpr (kOut == DequantOut::kF32) {
+    // Codes in element order as u16 lanes, widened to two index vectors.
+    const auto codes = hn::BitCast(
+        d16, hn::And(hn::Or(x, hn::ShiftLeft<12>(x)), hn::Set(du, 0x000F000Fu)));
+    const hn::Half<decltype(d16)> dh;
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, LookupCodeTable16(du, table, hn::PromoteTo(du, hn::LowerHalf(dh, codes)))),
+               df, out);
+    hn::StoreU(hn::BitCast(df, LookupCodeTable16(du, table, hn::PromoteTo(du, hn::UpperHalf(dh, codes)))),
+               df, out + hn::Lanes(du));
+  } else {
+    // Even elements are the low nibbles, odd ones the high nibbles.
+    const auto even = LookupCodeTable16(du, table, hn::And(x, hn::Set(du, 0xFu)));
+    const auto odd = LookupCodeTable16(du, table, hn::ShiftRight<4>(x));
+    if constexpr (kOut == DequantOut::kBf16) {
+      hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, hn::ShiftRight<16>(even))),
+                 d16, out);
+    } else {
+      hn::StoreU(hn::OddEven(hn::BitCast(d16, hn::ShiftLeft<16>(odd)), hn::BitCast(d16, even)),
+                 d16, out);
+    }
+  }
+}
+
+// Whole chunks of a row whose groups are whole chunks; returns the elements
+// done (the rest goes through PackedIntRow's general path).
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, typename TOut>
+HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  const size_t chunk = 2 * hn::Lanes(du);
+  if (row.group_size % chunk != 0) return 0;
+  const size_t done = row.cols / chunk * chunk;
+  for (size_t g0 = 0; g0 < done; g0 += row.group_size) {
+    const size_t g = g0 / row.group_size;
+    const auto table =
+        Int4GroupTable<kOut, kScale, kMayBeNan>(du, row.group_zero[g], row.group_scale[g]);
+    const size_t g1 = std::min(done, g0 + row.group_size);
+    for (size_t e = g0; e < g1; e += chunk) {
+      Int4TableChunk<kOut>(du, table, row.codes + e / 2, out + e);
+    }
+  }
+  return done;
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+// One row of `cols` outputs; the last partial chunk from zero-padded copies.
+template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
+HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::Repartition<int16_t, decltype(df)> di16;
+  const size_t chunk = 2 * hn::Lanes(df);
+  size_t e = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kBits == 4) e = Int4TableRow<kOut, kScale, kMayBeNan>(row, out);
+#endif
+  for (; e + chunk <= row.cols; e += chunk) {
+    const uint8_t* bytes = row.codes + e * kBits / 8;
+    const size_t g = e / row.group_size;
+    if ((e + chunk - 1) / row.group_size == g) {
+      const auto scale = hn::Set(df, row.group_scale[g]);
+      PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Set(di16, row.group_zero[g]),
+                                                     scale, scale, out + e);
+    } else {
+      PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, bytes, e, out + e);
+    }
+  }
+  if (e == row.cols) return;
+  const size_t rest = row.cols - e;
+  constexpr size_t kMaxChunk = HWY_MAX_BYTES / sizeof(uint16_t);
+  HWY_ALIGN uint8_t bytes_tail[kMaxChunk] = {};
+  HWY_ALIGN TOut out_tail[kMaxChunk];
+  std::memcpy(bytes_tail, row.codes + e * kBits / 8, (rest * kBits + 7) / 8);
+  PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, bytes_tail, e, out_tail);
+  std::memcpy(out + e, out_tail, rest * sizeof(TOut));
+}
+
+// Most groups a row may have for the stack tables; rows with more groups
+// (group_size < cols / kMaxRowGroups) take the reference.
+inline constexpr size_t kMaxRowGroups = 1024;
+
+template <DequantOut kOut, ElemType kScale, uint32_t kBits, typename TOut>
+HWY_INLINE void PackedIntRows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
+                              TOut* HWY_RESTRICT out) {
+  constexpr uint32_t kPerWord = 32 / kBits;
+  const size_t words = (m.cols + kPerWord - 1) / kPerWord;
+  const size_t groups = m.cols / m.group_size;
+  float group_scale[kMaxRowGroups];
+  int16_t group_zero[kMaxRowGroups];
+  for (size_t r = rb; r < re; ++r) {
+    bool finite = true;
+    for (size_t g = 0; g < groups; ++g) {
+      const uint32_t bits =
+          ref::ScaleF32Bits(m.scales, m.scale_type, m.tensor_scale ? 0 : r * groups + g);
+      finite = finite && !IsNonFiniteBits(bits);
+      group_scale[g] = std::bit_cast<float>(bits);
+      group_zero[g] = static_cast<int16_t>(ref::PackedIntUnsignedZero(m, r, g));
+    }
+    const PackedIntRowParams row{m.weight_packed + 4 * r * words, m.cols, m.group_size,
+                                 group_scale, group_zero};
+    TOut* row_out = out + (r - rb) * m.cols;
+    if (finite) {
+      PackedIntRow<kOut, kScale, kBits, false>(row, row_out);
+    } else {
+      PackedIntRow<kOut, kScale, kBits, true>(row, row_out);
+    }
+  }
+}
+
+template <DequantOut kOut, ElemType kScale, typename TOut>
+HWY_INLINE void PackedIntRowsForBits(const ref::PackedIntMatrix& m, size_t rb, size_t re,
+                                     TOut* out) {
+  if (m.bits == 4) {
+    PackedIntRows<kOut, kScale, 4>(m, rb, re, out);
+  } else {
+    PackedIntRows<kOut, kScale, 8>(m, rb, re, out);
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Rows [row_begin, row_end) of the [rows, cols] weight, as
+// ref::DequantPackedIntRows (layout, formula, NaN rule:
+// kernels/ref/packed_int_ref.h).
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void DequantPackedIntKernel(const ref::PackedIntMatrix& m, size_t row_begin,
+                                       size_t row_end, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
+  ref::DequantPackedIntRows(m, row_begin, row_end, OutElemType<kOut>(), out);
+#else
+  if (row_begin >= row_end || m.cols == 0) return;
+  if (m.cols / m.group_size > kMaxRowGroups) {
+    ref::DequantPackedIntRows(m, row_begin, row_end, OutElemType<kOut>(), out);
+    return;
+  }
+  switch (m.scale_type) {
+    case ElemType::kBf16:
+      PackedIntRowsForBits<kOut, ElemType::kBf16>(m, row_begin, row_end, out);
+      break;
+    case ElemType::kF16:
+      PackedIntRowsForBits<kOut, ElemType::kF16>(m, row_begin, row_end, out);
+      break;
+    default:
+      PackedIntRowsForBits<kOut, ElemType::kF32>(m, row_begin, row_end, out);
+      break;
+  }
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_PACKED_INT_INL_H_
