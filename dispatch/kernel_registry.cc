@@ -238,6 +238,8 @@ template <typename TOut, void (*kRows)(const uint8_t*, const uint8_t*, size_t, s
 void Mxfp4StThunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
   RunMxfp4St<TOut, kRows>(in, n_elems, out);
+}
+
 // bitsandbytes 4-bit entries ("nf4_to_bf16", ...): the input is the packed
 // codes of a synthetic tensor in 64-element blocks (32 bytes per block, any
 // bytes valid). Its absmax and codebooks are static tables: the tensor is
@@ -357,6 +359,8 @@ template <typename TOut,
 void BnbInt8Thunk(const void* in, size_t n_elems, void* out) {
   (void)internal::PrepareDispatch();
   RunBnbInt8<TOut, kRows>(in, n_elems, out);
+}
+
 // GPTQ entries ("gptq4_to_bf16", ...): the input bytes are the qweight of a
 // layer with kGptqRegistryN output features and one group (group_size = K),
 // written in the nn.Linear [N, K] orientation that `amn remember` uses
@@ -437,6 +441,8 @@ constexpr KernelInfo GptqEntry(std::string_view name) {
   return KernelInfo{name, "gptq", ElemType::kF16, kOut, run, GptqRefThunk<kBits, kO, kOut>,
                     GptqTarget, static_cast<uint32_t>(kBits * kGptqRegistryN * 4),
                     static_cast<uint32_t>(kGptqUnitRows * kGptqRegistryN)};
+}
+
 // Packed-integer linear layers (AWQ, compressed-tensors pack-quantized):
 // the input is whole rows of packed codes (block_elems outputs per input
 // row), every other tensor is static here, so any input bytes are valid.
@@ -712,6 +718,56 @@ constexpr std::array kKernels = {
                BlockThunk<float, internal::DequantMxfp4ToF32Rows>,
                BlockRefThunk<GgmlType::kMXFP4, E::kF32>, GgmlLegacyTarget,
                ggml::kMxfp4Bytes, ggml::kQK},
+    // ggml K-quant super-blocks (256 elements).
+    KQuantEntry<GgmlType::kQ2_K, E::kBf16>("q2_k_to_bf16", kq::q2k::kBytes),
+    KQuantEntry<GgmlType::kQ2_K, E::kF16>("q2_k_to_f16", kq::q2k::kBytes),
+    KQuantEntry<GgmlType::kQ2_K, E::kF32>("q2_k_to_f32", kq::q2k::kBytes),
+    KQuantEntry<GgmlType::kQ3_K, E::kBf16>("q3_k_to_bf16", kq::q3k::kBytes),
+    KQuantEntry<GgmlType::kQ3_K, E::kF16>("q3_k_to_f16", kq::q3k::kBytes),
+    KQuantEntry<GgmlType::kQ3_K, E::kF32>("q3_k_to_f32", kq::q3k::kBytes),
+    KQuantEntry<GgmlType::kQ4_K, E::kBf16>("q4_k_to_bf16", kq::q4k::kBytes),
+    KQuantEntry<GgmlType::kQ4_K, E::kF16>("q4_k_to_f16", kq::q4k::kBytes),
+    KQuantEntry<GgmlType::kQ4_K, E::kF32>("q4_k_to_f32", kq::q4k::kBytes),
+    KQuantEntry<GgmlType::kQ5_K, E::kBf16>("q5_k_to_bf16", kq::q5k::kBytes),
+    KQuantEntry<GgmlType::kQ5_K, E::kF16>("q5_k_to_f16", kq::q5k::kBytes),
+    KQuantEntry<GgmlType::kQ5_K, E::kF32>("q5_k_to_f32", kq::q5k::kBytes),
+    KQuantEntry<GgmlType::kQ6_K, E::kBf16>("q6_k_to_bf16", kq::q6k::kBytes),
+    KQuantEntry<GgmlType::kQ6_K, E::kF16>("q6_k_to_f16", kq::q6k::kBytes),
+    KQuantEntry<GgmlType::kQ6_K, E::kF32>("q6_k_to_f32", kq::q6k::kBytes),
+    KQuantEntry<GgmlType::kQ8_K, E::kBf16>("q8_k_to_bf16", kq::q8k::kBytes),
+    KQuantEntry<GgmlType::kQ8_K, E::kF16>("q8_k_to_f16", kq::q8k::kBytes),
+    KQuantEntry<GgmlType::kQ8_K, E::kF32>("q8_k_to_f32", kq::q8k::kBytes),
+    KQuantEntry<GgmlType::kIQ4_XS, E::kBf16>("iq4_xs_to_bf16", kq::iq4xs::kBytes),
+    KQuantEntry<GgmlType::kIQ4_XS, E::kF16>("iq4_xs_to_f16", kq::iq4xs::kBytes),
+    KQuantEntry<GgmlType::kIQ4_XS, E::kF32>("iq4_xs_to_f32", kq::iq4xs::kBytes),
+    KQuantEntry<GgmlType::kTQ1_0, E::kBf16>("tq1_0_to_bf16", kq::tq1::kBytes),
+    KQuantEntry<GgmlType::kTQ1_0, E::kF16>("tq1_0_to_f16", kq::tq1::kBytes),
+    KQuantEntry<GgmlType::kTQ1_0, E::kF32>("tq1_0_to_f32", kq::tq1::kBytes),
+    KQuantEntry<GgmlType::kTQ2_0, E::kBf16>("tq2_0_to_bf16", kq::tq2::kBytes),
+    KQuantEntry<GgmlType::kTQ2_0, E::kF16>("tq2_0_to_f16", kq::tq2::kBytes),
+    KQuantEntry<GgmlType::kTQ2_0, E::kF32>("tq2_0_to_f32", kq::tq2::kBytes),
+    // ggml I-quant super-blocks (256 elements, lattice codebooks).
+    IQuantEntry<GgmlType::kIQ2_XXS, E::kBf16>("iq2_xxs_to_bf16", iq::iq2xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XXS, E::kF16>("iq2_xxs_to_f16", iq::iq2xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XXS, E::kF32>("iq2_xxs_to_f32", iq::iq2xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XS, E::kBf16>("iq2_xs_to_bf16", iq::iq2xs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XS, E::kF16>("iq2_xs_to_f16", iq::iq2xs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_XS, E::kF32>("iq2_xs_to_f32", iq::iq2xs::kBytes),
+    IQuantEntry<GgmlType::kIQ2_S, E::kBf16>("iq2_s_to_bf16", iq::iq2s::kBytes),
+    IQuantEntry<GgmlType::kIQ2_S, E::kF16>("iq2_s_to_f16", iq::iq2s::kBytes),
+    IQuantEntry<GgmlType::kIQ2_S, E::kF32>("iq2_s_to_f32", iq::iq2s::kBytes),
+    IQuantEntry<GgmlType::kIQ3_XXS, E::kBf16>("iq3_xxs_to_bf16", iq::iq3xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ3_XXS, E::kF16>("iq3_xxs_to_f16", iq::iq3xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ3_XXS, E::kF32>("iq3_xxs_to_f32", iq::iq3xxs::kBytes),
+    IQuantEntry<GgmlType::kIQ3_S, E::kBf16>("iq3_s_to_bf16", iq::iq3s::kBytes),
+    IQuantEntry<GgmlType::kIQ3_S, E::kF16>("iq3_s_to_f16", iq::iq3s::kBytes),
+    IQuantEntry<GgmlType::kIQ3_S, E::kF32>("iq3_s_to_f32", iq::iq3s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_S, E::kBf16>("iq1_s_to_bf16", iq::iq1s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_S, E::kF16>("iq1_s_to_f16", iq::iq1s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_S, E::kF32>("iq1_s_to_f32", iq::iq1s::kBytes),
+    IQuantEntry<GgmlType::kIQ1_M, E::kBf16>("iq1_m_to_bf16", iq::iq1m::kBytes),
+    IQuantEntry<GgmlType::kIQ1_M, E::kF16>("iq1_m_to_f16", iq::iq1m::kBytes),
+    IQuantEntry<GgmlType::kIQ1_M, E::kF32>("iq1_m_to_f32", iq::iq1m::kBytes),
     // NVFP4 (in: the E4M3 scale type) and gpt-oss MXFP4 (in: F32, the type
     // an E8M0 scale decodes to exactly); the input is whole groups of codes.
     KernelInfo{"nvfp4_to_bf16", "fp4", E::kF8E4m3, E::kBf16,
@@ -785,56 +841,6 @@ constexpr std::array kKernels = {
     KernelInfo{"int8_rowwise_to_f32", "bnb", E::kF32, E::kF32,
                BnbInt8Thunk<float, internal::DequantBnbInt8ToF32Rows>,
                RunBnbInt8<float, ref::DequantBnbInt8ToF32>, BnbTarget, 1, 1},
-    // ggml K-quant super-blocks (256 elements).
-    KQuantEntry<GgmlType::kQ2_K, E::kBf16>("q2_k_to_bf16", kq::q2k::kBytes),
-    KQuantEntry<GgmlType::kQ2_K, E::kF16>("q2_k_to_f16", kq::q2k::kBytes),
-    KQuantEntry<GgmlType::kQ2_K, E::kF32>("q2_k_to_f32", kq::q2k::kBytes),
-    KQuantEntry<GgmlType::kQ3_K, E::kBf16>("q3_k_to_bf16", kq::q3k::kBytes),
-    KQuantEntry<GgmlType::kQ3_K, E::kF16>("q3_k_to_f16", kq::q3k::kBytes),
-    KQuantEntry<GgmlType::kQ3_K, E::kF32>("q3_k_to_f32", kq::q3k::kBytes),
-    KQuantEntry<GgmlType::kQ4_K, E::kBf16>("q4_k_to_bf16", kq::q4k::kBytes),
-    KQuantEntry<GgmlType::kQ4_K, E::kF16>("q4_k_to_f16", kq::q4k::kBytes),
-    KQuantEntry<GgmlType::kQ4_K, E::kF32>("q4_k_to_f32", kq::q4k::kBytes),
-    KQuantEntry<GgmlType::kQ5_K, E::kBf16>("q5_k_to_bf16", kq::q5k::kBytes),
-    KQuantEntry<GgmlType::kQ5_K, E::kF16>("q5_k_to_f16", kq::q5k::kBytes),
-    KQuantEntry<GgmlType::kQ5_K, E::kF32>("q5_k_to_f32", kq::q5k::kBytes),
-    KQuantEntry<GgmlType::kQ6_K, E::kBf16>("q6_k_to_bf16", kq::q6k::kBytes),
-    KQuantEntry<GgmlType::kQ6_K, E::kF16>("q6_k_to_f16", kq::q6k::kBytes),
-    KQuantEntry<GgmlType::kQ6_K, E::kF32>("q6_k_to_f32", kq::q6k::kBytes),
-    KQuantEntry<GgmlType::kQ8_K, E::kBf16>("q8_k_to_bf16", kq::q8k::kBytes),
-    KQuantEntry<GgmlType::kQ8_K, E::kF16>("q8_k_to_f16", kq::q8k::kBytes),
-    KQuantEntry<GgmlType::kQ8_K, E::kF32>("q8_k_to_f32", kq::q8k::kBytes),
-    KQuantEntry<GgmlType::kIQ4_XS, E::kBf16>("iq4_xs_to_bf16", kq::iq4xs::kBytes),
-    KQuantEntry<GgmlType::kIQ4_XS, E::kF16>("iq4_xs_to_f16", kq::iq4xs::kBytes),
-    KQuantEntry<GgmlType::kIQ4_XS, E::kF32>("iq4_xs_to_f32", kq::iq4xs::kBytes),
-    KQuantEntry<GgmlType::kTQ1_0, E::kBf16>("tq1_0_to_bf16", kq::tq1::kBytes),
-    KQuantEntry<GgmlType::kTQ1_0, E::kF16>("tq1_0_to_f16", kq::tq1::kBytes),
-    KQuantEntry<GgmlType::kTQ1_0, E::kF32>("tq1_0_to_f32", kq::tq1::kBytes),
-    KQuantEntry<GgmlType::kTQ2_0, E::kBf16>("tq2_0_to_bf16", kq::tq2::kBytes),
-    KQuantEntry<GgmlType::kTQ2_0, E::kF16>("tq2_0_to_f16", kq::tq2::kBytes),
-    KQuantEntry<GgmlType::kTQ2_0, E::kF32>("tq2_0_to_f32", kq::tq2::kBytes),
-    // ggml I-quant super-blocks (256 elements, lattice codebooks).
-    IQuantEntry<GgmlType::kIQ2_XXS, E::kBf16>("iq2_xxs_to_bf16", iq::iq2xxs::kBytes),
-    IQuantEntry<GgmlType::kIQ2_XXS, E::kF16>("iq2_xxs_to_f16", iq::iq2xxs::kBytes),
-    IQuantEntry<GgmlType::kIQ2_XXS, E::kF32>("iq2_xxs_to_f32", iq::iq2xxs::kBytes),
-    IQuantEntry<GgmlType::kIQ2_XS, E::kBf16>("iq2_xs_to_bf16", iq::iq2xs::kBytes),
-    IQuantEntry<GgmlType::kIQ2_XS, E::kF16>("iq2_xs_to_f16", iq::iq2xs::kBytes),
-    IQuantEntry<GgmlType::kIQ2_XS, E::kF32>("iq2_xs_to_f32", iq::iq2xs::kBytes),
-    IQuantEntry<GgmlType::kIQ2_S, E::kBf16>("iq2_s_to_bf16", iq::iq2s::kBytes),
-    IQuantEntry<GgmlType::kIQ2_S, E::kF16>("iq2_s_to_f16", iq::iq2s::kBytes),
-    IQuantEntry<GgmlType::kIQ2_S, E::kF32>("iq2_s_to_f32", iq::iq2s::kBytes),
-    IQuantEntry<GgmlType::kIQ3_XXS, E::kBf16>("iq3_xxs_to_bf16", iq::iq3xxs::kBytes),
-    IQuantEntry<GgmlType::kIQ3_XXS, E::kF16>("iq3_xxs_to_f16", iq::iq3xxs::kBytes),
-    IQuantEntry<GgmlType::kIQ3_XXS, E::kF32>("iq3_xxs_to_f32", iq::iq3xxs::kBytes),
-    IQuantEntry<GgmlType::kIQ3_S, E::kBf16>("iq3_s_to_bf16", iq::iq3s::kBytes),
-    IQuantEntry<GgmlType::kIQ3_S, E::kF16>("iq3_s_to_f16", iq::iq3s::kBytes),
-    IQuantEntry<GgmlType::kIQ3_S, E::kF32>("iq3_s_to_f32", iq::iq3s::kBytes),
-    IQuantEntry<GgmlType::kIQ1_S, E::kBf16>("iq1_s_to_bf16", iq::iq1s::kBytes),
-    IQuantEntry<GgmlType::kIQ1_S, E::kF16>("iq1_s_to_f16", iq::iq1s::kBytes),
-    IQuantEntry<GgmlType::kIQ1_S, E::kF32>("iq1_s_to_f32", iq::iq1s::kBytes),
-    IQuantEntry<GgmlType::kIQ1_M, E::kBf16>("iq1_m_to_bf16", iq::iq1m::kBytes),
-    IQuantEntry<GgmlType::kIQ1_M, E::kF16>("iq1_m_to_f16", iq::iq1m::kBytes),
-    IQuantEntry<GgmlType::kIQ1_M, E::kF32>("iq1_m_to_f32", iq::iq1m::kBytes),
     // GPTQ (the input is qweight; output rows are out_features).
     GptqEntry<4, E::kBf16>("gptq4_to_bf16"),
     GptqEntry<4, E::kF16>("gptq4_to_f16"),

@@ -43,8 +43,10 @@ PackedJob MakePackedJob(const QuantWeight& w, const InputSpan& codes,
   return job;
 }
 
-Status DecodePackedRows(const PackedJob& job, const PackedViews& v, uint64_t row_begin,
-                        uint64_t row_end, ElemType out_type, std::span<std::byte> out) {
+namespace {
+
+Status DecodeRows(const PackedJob& job, const PackedViews& v, uint64_t row_begin,
+                  uint64_t row_end, ElemType out_type, std::span<std::byte> out) {
   const QuantWeight& w = job.weight;
   auto part = [&](Part p) { return v.parts[static_cast<size_t>(p)]; };
   switch (w.kind) {
@@ -132,6 +134,20 @@ Status DecodePackedRows(const PackedJob& job, const PackedViews& v, uint64_t row
     case QuantKind::kFp8: break;
   }
   return Status(StatusCode::kInvalidArgument, "not a packed weight");
+}
+
+}  // namespace
+
+Status DecodePackedRows(const PackedJob& job, const PackedViews& v, uint64_t row_begin,
+                        uint64_t row_end, ElemType out_type, std::span<std::byte> out) {
+  Status status = DecodeRows(job, v, row_begin, row_end, out_type, out);
+  // Detection checked every shape, so a kernel refusing its arguments here
+  // means the tensor data itself is inconsistent (a g_idx entry out of
+  // range): bad input, not a caller error.
+  if (status.code() == StatusCode::kInvalidArgument) {
+    return Status(StatusCode::kInvalid, status.message());
+  }
+  return status;
 }
 
 }  // namespace amn::formats
