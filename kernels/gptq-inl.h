@@ -483,6 +483,20 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   }
 }
 
+// Lane l = table[index[l]], through memory: QEMU 7.2's AVX2 gather
+// emulation (the emulated fleet) returns wrong lanes here, and these
+// gathers only serve the rows outside whole tiles.
+template <class D>
+HWY_INLINE hn::Vec<D> GatherLanes(D d, const hn::TFromD<D>* HWY_RESTRICT table,
+                                  hn::Vec<hn::RebindToSigned<D>> index) {
+  const hn::RebindToSigned<D> di;
+  HWY_ALIGN int32_t indices[kGptqMaxLanes];
+  HWY_ALIGN hn::TFromD<D> values[kGptqMaxLanes];
+  hn::Store(index, di, indices);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) values[l] = table[indices[l]];
+  return hn::Load(d, values);
+}
+
 // Elements [i0, i0 + count) of row j, count <= kOutInChunk, from the chunk's
 // stream `stream` (field 0 is element i0; zero-padded past the data).
 // Without a g_idx, runs of whole steps inside one group take BroadcastRun;
@@ -534,8 +548,8 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
         const auto* results = reinterpret_cast<const int32_t*>(row.results);
         const auto ia = hn::Add(hn::ShiftLeft<kBits>(ga), hn::BitCast(di, qa));
         const auto ib = hn::Add(hn::ShiftLeft<kBits>(gb), hn::BitCast(di, qb));
-        const auto ra = hn::BitCast(du, hn::GatherIndex(di, results, ia));
-        const auto rb = hn::BitCast(du, hn::GatherIndex(di, results, ib));
+        const auto ra = hn::BitCast(du, GatherLanes(di, results, ia));
+        const auto rb = hn::BitCast(du, GatherLanes(di, results, ib));
         if constexpr (kOut == DequantOut::kF32) {
           hn::StoreU(hn::BitCast(df, ra), df, dst);
           hn::StoreU(hn::BitCast(df, rb), df, dst + lanes);
@@ -547,10 +561,10 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
         c += step;
         continue;
       }
-      DequantStep<kOut>(df, qa, qb, hn::GatherIndex(df, row.zero_table, ga),
-                        hn::GatherIndex(df, row.zero_table, gb),
-                        hn::GatherIndex(df, row.scale_table, ga),
-                        hn::GatherIndex(df, row.scale_table, gb), dst);
+      DequantStep<kOut>(df, qa, qb, GatherLanes(df, row.zero_table, ga),
+                        GatherLanes(df, row.zero_table, gb),
+                        GatherLanes(df, row.scale_table, ga),
+                        GatherLanes(df, row.scale_table, gb), dst);
     } else {
       // The padded lanes of a tail repeat the last element's group.
       const size_t last = i0 + count - 1;
