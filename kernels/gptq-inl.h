@@ -209,13 +209,13 @@ HWY_INLINE void InOutRowChunk(const uint32_t* HWY_RESTRICT row, const uint32_t* 
   const hn::RebindToUnsigned<decltype(df)> du;
   const size_t lanes = hn::Lanes(df);
   const bool straddles = shift + kBits > 32;
-  const auto mask = hn::Set(du, (1u << kBits) - 1);
-  const auto code = [&](const uint32_t* r, const uint32_t* nx, size_t c) {
+  // (Captures no vector: SVE vectors are sizeless.)
+  const auto code = [du, shift, straddles](const uint32_t* r, const uint32_t* nx, size_t c) {
     auto v = hn::ShiftRightSame(hn::LoadU(du, r + c), static_cast<int>(shift));
     if (32 % kBits != 0 && straddles) {
       v = hn::Or(v, hn::ShiftLeftSame(hn::LoadU(du, nx + c), static_cast<int>(32 - shift)));
     }
-    return hn::And(v, mask);
+    return hn::And(v, hn::Set(du, (1u << kBits) - 1));
   };
   size_t c = 0;
   for (; c + 2 * lanes <= cols; c += 2 * lanes) {
