@@ -392,15 +392,27 @@ HWY_INLINE hn::Vec<DU> LookUp(DU du, hn::Vec<DU> lut, hn::Vec<DU> codes) {
   return hn::TableLookupLanes(lut, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
 }
 
+// Entry `code` of a table of 2L entries held as t0 (codes [0, L)) and t1
+// (codes [L, 2L)); with `two` false every code is below L and only t0 is
+// read. L is a power of two.
+template <class DU>
+HWY_INLINE hn::Vec<DU> LookUp2(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU> codes,
+                               bool two) {
+  if (!two) return LookUp(du, t0, codes);
+  const auto lanes = hn::Set(du, static_cast<uint32_t>(hn::Lanes(du)));
+  const auto index = hn::And(codes, hn::Sub(lanes, hn::Set(du, 1u)));
+  return hn::IfThenElse(hn::TestBit(codes, lanes), LookUp(du, t1, index), LookUp(du, t0, index));
+}
+
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
 // BF16/F16 output of 4 and 8 bits reads the stream's bytes widened to u32
 // lanes: lane l holds elements 2l and 2l + 1 (low and high nibble, or
 // byte), which map onto the even and odd u16 lanes of the output with one
-// OddEven. Where a vector holds 2^kBits lanes, results come from the
-// group's table of every possible result (one lane lookup per vector);
-// otherwise from the arithmetic, without NaN checks when the scale is
-// finite.
+// OddEven. Where one or two vectors hold 2^kBits lanes, results come from
+// the group's table of every possible result (a lane lookup per vector, two
+// and a select for two vectors); otherwise from the arithmetic, without NaN
+// checks when the scale is finite.
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size_t n_steps,
                              float zero_f, float scale_f, TOut* HWY_RESTRICT out) {
@@ -415,7 +427,10 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   uint32_t scale_bits;
   std::memcpy(&scale_bits, &scale_f, sizeof(scale_bits));
   const bool finite = (scale_bits & fmt::kF32ExpMask) != fmt::kF32ExpMask;
-  const bool use_lut = lanes >= (size_t{1} << kBits);
+  // A table of every result fits in one vector, or in two.
+  const bool use_lut = 2 * lanes >= (size_t{1} << kBits);
+  const bool two = lanes < (size_t{1} << kBits);
+  const auto lanes_i = static_cast<int32_t>(lanes);
   const auto* bytes = reinterpret_cast<const uint8_t*>(stream);
   const size_t end = c + n_steps * step;
   if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {
@@ -430,12 +445,14 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
     };
     const auto low_mask = hn::Set(du, (1u << kBits) - 1);
     if (use_lut) {
-      const auto lut_low = GroupLutLow<kOut>(df, zero, scale);
-      const auto lut_high = hn::ShiftLeft<16>(lut_low);
+      const auto low0 = GroupLutLow<kOut>(df, zero, scale);
+      const auto low1 = GroupLutLow<kOut>(df, zero, scale, lanes_i);
+      const auto high0 = hn::ShiftLeft<16>(low0);
+      const auto high1 = hn::ShiftLeft<16>(low1);
       for (; c < end; c += step) {
         const auto pair = pair_at(c);
-        const auto even = LookUp(du, lut_low, hn::And(pair, low_mask));
-        const auto odd = LookUp(du, lut_high, hn::ShiftRight<kBits>(pair));
+        const auto even = LookUp2(du, low0, low1, hn::And(pair, low_mask), two);
+        const auto odd = LookUp2(du, high0, high1, hn::ShiftRight<kBits>(pair), two);
         hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, even)), d16, out + c);
       }
       return;
@@ -458,10 +475,12 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   } else {
     const auto lane_bits = LaneBitOffsets<kBits>(du);
     if (use_lut) {
-      const auto lut = GroupLutLow<kOut>(df, zero, scale);
+      const auto lut0 = GroupLutLow<kOut>(df, zero, scale);
+      const auto lut1 = GroupLutLow<kOut>(df, zero, scale, lanes_i);
       for (; c < end; c += step) {
-        const auto a = LookUp(du, lut, UnpackFields<kBits>(du, stream, c, lane_bits));
-        const auto b = LookUp(du, lut, UnpackFields<kBits>(du, stream, c + lanes, lane_bits));
+        const auto a = LookUp2(du, lut0, lut1, UnpackFields<kBits>(du, stream, c, lane_bits), two);
+        const auto b =
+            LookUp2(du, lut0, lut1, UnpackFields<kBits>(du, stream, c + lanes, lane_bits), two);
         if constexpr (kOut == DequantOut::kF32) {
           hn::StoreU(hn::BitCast(df, a), df, out + c);
           hn::StoreU(hn::BitCast(df, b), df, out + c + lanes);
