@@ -143,7 +143,7 @@ constexpr KernelInfo IQuantEntry(std::string_view name, size_t block_bytes) {
 // 32 * N outputs from bits * N * 4 bytes, so K = 32 * units. The zeros
 // cycle through every stored value; the F16 scales mix exact and inexact,
 // negative, tiny and large values (all finite), so any qweight is valid.
-constexpr size_t kGptqRegistryN = 128;
+constexpr size_t kGptqRegistryN = 64;  // small units (bits * 256 bytes) suit the fuzzer
 constexpr size_t kGptqUnitRows = 32;
 
 struct GptqRegistryTables {
