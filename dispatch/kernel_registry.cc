@@ -369,7 +369,7 @@ void BnbInt8Thunk(const void* in, size_t n_elems, void* out) {
 // 32 * N outputs from bits * N * 4 bytes, so K = 32 * units. The zeros
 // cycle through every stored value; the F16 scales mix exact and inexact,
 // negative, tiny and large values (all finite), so any qweight is valid.
-constexpr size_t kGptqRegistryN = 128;
+constexpr size_t kGptqRegistryN = 64;  // small units (bits * 256 bytes) suit the fuzzer
 constexpr size_t kGptqUnitRows = 32;
 
 struct GptqRegistryTables {

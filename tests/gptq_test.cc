@@ -268,8 +268,11 @@ testing::AssertionResult MatchesReferenceRows(const OwnedLayer& o, ElemType out_
         if (ElementBits(got, e, out_type) != ElementBits(want, at, out_type)) {
           return testing::AssertionFailure()
                  << (out_in ? "kOutIn" : "kInOut") << " bits " << o.bits << " K " << o.k << " N "
-                 << o.n << " rows [" << range[0] << ", " << range[1] << ") element " << e
-                 << ": 0x" << std::hex << ElementBits(got, e, out_type) << ", reference 0x"
+                 << o.n << " groups " << o.groups << " group_size " << o.group_size
+                 << (o.g_idx.empty() ? "" : " g_idx") << " scales "
+                 << ElemTypeName(o.scale_type) << " out " << ElemTypeName(out_type) << " rows ["
+                 << range[0] << ", " << range[1] << ") element " << e << ": "
+                 << ElementBits(got, e, out_type) << ", reference "
                  << ElementBits(want, at, out_type);
         }
       }

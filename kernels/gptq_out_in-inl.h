@@ -1,0 +1,545 @@
+// GPTQ dequantization to the nn.Linear [out, in] orientation (kOutIn),
+// Highway 1.0.3. Row j is column j's bit stream, whose words lie N words
+// apart. Tiles of L neighbouring rows load whole word rows and transpose
+// them in registers into per-row streams (each qweight cache line is read
+// once); runs inside one group take their results from a table of all
+// 2^bits results of the group, or compute them. With act-order g_idx,
+// whole tiles are computed in the transposed domain (lane = row) and
+// transposed back; other rows use per-row tables.
+#if defined(AMN_KERNELS_GPTQ_OUT_IN_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GPTQ_OUT_IN_INL_H_
+#undef AMN_KERNELS_GPTQ_OUT_IN_INL_H_
+#else
+#define AMN_KERNELS_GPTQ_OUT_IN_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "amn/weight_layout.h"
+#include "hwy/highway.h"
+#include "kernels/float_convert-inl.h"
+#include "kernels/float_formats.h"
+#include "kernels/fp8_dequant-inl.h"
+#include "kernels/gptq_common-inl.h"
+#include "kernels/gptq_layout.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// SCALAR runs the reference (kernels/gptq-inl.h).
+#if HWY_TARGET != HWY_SCALAR
+
+// ---- kOutIn ------------------------------------------------------------
+
+// Groups a per-row g_idx table holds (kOutIn); layers with more groups and
+// a g_idx run the reference for that call.
+inline constexpr size_t kGptqMaxTableGroups = 2048;
+
+// Elements per kOutIn chunk (a multiple of 32; 512 keeps a tile's streams
+// at 9 KiB for 8 bits) and the most rows a transposed tile has.
+inline constexpr size_t kOutInChunk = 512;
+inline constexpr size_t kTileLanes = 16;
+
+// The streams of n = Lanes(du) neighbouring columns: word rows
+// [0, n_words) of the qweight at `words` (column 0 of the tile; rows
+// `stride` bytes apart) go to streams + t * stream_words for column t.
+// Blocks of n x n words are transposed in log2(n) rounds of ConcatEven /
+// ConcatOdd over pairs of rows (each round moves one bit of the row index
+// into the lane index), through two on-stack tiles; word rows left over
+// past the last whole block are copied one by one. n <= kTileLanes.
+template <class DU>
+HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, size_t stride,
+                                     size_t n_words, uint32_t* HWY_RESTRICT streams,
+                                     size_t stream_words) {
+  const size_t n = hn::Lanes(du);
+  HWY_ALIGN uint32_t tile_a[kTileLanes * kTileLanes];
+  HWY_ALIGN uint32_t tile_b[kTileLanes * kTileLanes];
+  size_t w = 0;
+  for (; w + n <= n_words; w += n) {
+    const uint8_t* block = words + w * stride;
+    uint32_t* src = tile_a;
+    uint32_t* dst = tile_b;
+    for (size_t round = 1; round < n; round *= 2) {
+      const bool first = round == 1;
+      const bool last = round * 2 == n;
+      for (size_t r = 0; r < n / 2; ++r) {
+        const auto lo = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
+                                                  block + 2 * r * stride))
+                              : hn::Load(du, src + 2 * r * n);
+        const auto hi = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
+                                                  block + (2 * r + 1) * stride))
+                              : hn::Load(du, src + (2 * r + 1) * n);
+        const auto even = hn::ConcatEven(du, hi, lo);
+        const auto odd = hn::ConcatOdd(du, hi, lo);
+        if (last) {
+          hn::StoreU(even, du, streams + r * stream_words + w);
+          hn::StoreU(odd, du, streams + (r + n / 2) * stream_words + w);
+        } else {
+          hn::Store(even, du, dst + r * n);
+          hn::Store(odd, du, dst + (r + n / 2) * n);
+        }
+      }
+      std::swap(src, dst);
+    }
+  }
+  for (; w < n_words; ++w) {
+    for (size_t t = 0; t < n; ++t) {
+      std::memcpy(streams + t * stream_words + w, words + w * stride + 4 * t, 4);
+    }
+  }
+}
+
+// Where the zeros and scales of a kOutIn row come from.
+// With a g_idx, either `results` (every group's 2^bits results, as
+// GroupLutLow gives them, at [g << bits]) or the zero and scale tables.
+struct OutInRow {
+  size_t j;
+  const uint32_t* results = nullptr;   // [groups << bits]
+  const float* zero_table = nullptr;   // [groups]
+  const float* scale_table = nullptr;  // [groups]
+};
+
+// Row j's F32 zero and scale of group g.
+HWY_INLINE float ZeroOf(const gptq::LayerView& layer, size_t g, size_t j) {
+  return static_cast<float>(gptq::Zero(layer, g, j));
+}
+HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
+  const uint32_t bits = gptq::ScaleBits(layer, g, j);
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return scale;
+}
+
+// The results of one group (zero, scale) for codes base + l in lane l: in
+// the low 16 bits (BF16/F16 bits) or the F32 bits, by the arithmetic and
+// NaN rule of DequantStep, done once per group.
+template <DequantOut kOut, class DF>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
+                                                         hn::Vec<DF> scale, int32_t base = 0) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, base)), zero), scale);
+  const auto bits =
+      hn::BitCast(du, hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product));
+  if constexpr (kOut == DequantOut::kF32) return bits;
+  if constexpr (kOut == DequantOut::kBf16) return hn::ShiftRight<16>(F32BitsToBf16Upper(du, bits));
+  if constexpr (kOut == DequantOut::kF16) return F32BitsToF16Lanes(du, bits);
+}
+
+// Lane q of `lut` for each code q (codes < Lanes(du)).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LookUp(DU du, hn::Vec<DU> lut, hn::Vec<DU> codes) {
+  const hn::RebindToSigned<DU> di;
+  return hn::TableLookupLanes(lut, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
+}
+
+// Entry `code` of a table of 2L entries held as t0 (codes [0, L)) and t1
+// (codes [L, 2L)); with `two` false every code is below L and only t0 is
+// read. L is a power of two.
+template <class DU>
+HWY_INLINE hn::Vec<DU> LookUp2(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU> codes,
+                               bool two) {
+  if (!two) return LookUp(du, t0, codes);
+  const auto lanes = hn::Set(du, static_cast<uint32_t>(hn::Lanes(du)));
+  const auto index = hn::And(codes, hn::Sub(lanes, hn::Set(du, 1u)));
+  return hn::IfThenElse(hn::TestBit(codes, lanes), LookUp(du, t1, index), LookUp(du, t0, index));
+}
+
+// n_steps whole steps (2L elements each) from element c of the chunk
+// stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
+// BF16/F16 output of 4 and 8 bits reads the stream's bytes widened to u32
+// lanes: lane l holds elements 2l and 2l + 1 (low and high nibble, or
+// byte), which map onto the even and odd u16 lanes of the output with one
+// OddEven. Where one or two vectors hold 2^kBits lanes, results come from
+// the group's table of every possible result (a lane lookup per vector, two
+// and a select for two vectors); otherwise from the arithmetic, without NaN
+// checks when the scale is finite.
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size_t n_steps,
+                             float zero_f, float scale_f, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Repartition<uint16_t, decltype(df)> d16;
+  const size_t lanes = hn::Lanes(df);
+  const size_t step = 2 * lanes;
+  const auto zero = hn::Set(df, zero_f);
+  const auto scale = hn::Set(df, scale_f);
+  uint32_t scale_bits;
+  std::memcpy(&scale_bits, &scale_f, sizeof(scale_bits));
+  const bool finite = (scale_bits & fmt::kF32ExpMask) != fmt::kF32ExpMask;
+  // A table of every result fits in one vector, or in two.
+  const bool use_lut = 2 * lanes >= (size_t{1} << kBits);
+  const bool two = lanes < (size_t{1} << kBits);
+  const auto lanes_i = static_cast<int32_t>(lanes);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(stream);
+  const size_t end = c + n_steps * step;
+  if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {
+    // Element pairs: lane l of the widened bytes (4 bits) or u16 (8 bits).
+    const auto pair_at = [&](size_t e) {
+      if constexpr (kBits == 4) {
+        return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), bytes + e / 2));
+      } else {
+        return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, decltype(du)>(),
+                                           reinterpret_cast<const uint16_t*>(bytes) + e / 2));
+      }
+    };
+    const auto low_mask = hn::Set(du, (1u << kBits) - 1);
+    if (use_lut) {
+      const auto low0 = GroupLutLow<kOut>(df, zero, scale);
+      const auto low1 = GroupLutLow<kOut>(df, zero, scale, lanes_i);
+      const auto high0 = hn::ShiftLeft<16>(low0);
+      const auto high1 = hn::ShiftLeft<16>(low1);
+      for (; c < end; c += step) {
+        const auto pair = pair_at(c);
+        const auto even = LookUp2(du, low0, low1, hn::And(pair, low_mask), two);
+        const auto odd = LookUp2(du, high0, high1, hn::ShiftRight<kBits>(pair), two);
+        hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, even)), d16, out + c);
+      }
+      return;
+    }
+    for (; c < end; c += step) {
+      const auto pair = pair_at(c);
+      const auto a = hn::Mul(
+          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(pair, low_mask))), zero), scale);
+      const auto b =
+          hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<kBits>(pair))), zero),
+                  scale);
+      if (HWY_LIKELY(finite)) {
+        StoreOut<kOut, false>(du, hn::BitCast(du, a), hn::BitCast(du, b), out + c);
+      } else {
+        const auto nan = ProductNan(df, scale);
+        StoreOut<kOut, true>(du, hn::BitCast(du, hn::IfThenElse(hn::IsNaN(a), nan, a)),
+                             hn::BitCast(du, hn::IfThenElse(hn::IsNaN(b), nan, b)), out + c);
+      }
+    }
+  } else {
+    const auto lane_bits = LaneBitOffsets<kBits>(du);
+    if (use_lut) {
+      const auto lut0 = GroupLutLow<kOut>(df, zero, scale);
+      const auto lut1 = GroupLutLow<kOut>(df, zero, scale, lanes_i);
+      for (; c < end; c += step) {
+        const auto a = LookUp2(du, lut0, lut1, UnpackFields<kBits>(du, stream, c, lane_bits), two);
+        const auto b =
+            LookUp2(du, lut0, lut1, UnpackFields<kBits>(du, stream, c + lanes, lane_bits), two);
+        if constexpr (kOut == DequantOut::kF32) {
+          hn::StoreU(hn::BitCast(df, a), df, out + c);
+          hn::StoreU(hn::BitCast(df, b), df, out + c + lanes);
+        } else {
+          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, b), hn::BitCast(d16, a)), d16, out + c);
+        }
+      }
+      return;
+    }
+    for (; c < end; c += step) {
+      const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
+      const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
+      if (HWY_LIKELY(finite)) {
+        DequantStep<kOut, false>(df, qa, qb, zero, zero, scale, scale, out + c);
+      } else {
+        DequantStep<kOut, true>(df, qa, qb, zero, zero, scale, scale, out + c);
+      }
+    }
+  }
+}
+
+// Lane l = table[index[l]], through memory: QEMU 7.2's AVX2 gather
+// emulation (the emulated fleet) returns wrong lanes here, and these
+// gathers only serve the rows outside whole tiles.
+template <class D>
+HWY_INLINE hn::Vec<D> GatherLanes(D d, const hn::TFromD<D>* HWY_RESTRICT table,
+                                  hn::Vec<hn::RebindToSigned<D>> index) {
+  const hn::RebindToSigned<D> di;
+  HWY_ALIGN int32_t indices[kGptqMaxLanes];
+  HWY_ALIGN hn::TFromD<D> values[kGptqMaxLanes];
+  hn::Store(index, di, indices);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) values[l] = table[indices[l]];
+  return hn::Load(d, values);
+}
+
+// Elements [i0, i0 + count) of row j, count <= kOutInChunk, from the chunk's
+// stream `stream` (field 0 is element i0; zero-padded past the data).
+// Without a g_idx, runs of whole steps inside one group take BroadcastRun;
+// steps across a group boundary and the tail take per-lane zeros and
+// scales. With a g_idx, zeros and scales are gathered per lane from the
+// row's tables.
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
+                           const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
+                           TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const size_t lanes = hn::Lanes(df);
+  const size_t step = 2 * lanes;
+  const auto lane_bits = LaneBitOffsets<kBits>(du);
+  HWY_ALIGN float lane_zeros[2 * kGptqMaxLanes];
+  HWY_ALIGN float lane_scales[2 * kGptqMaxLanes];
+  HWY_ALIGN int32_t index_tail[2 * kGptqMaxLanes];
+  HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
+  const size_t group_size = layer.group_size;
+  size_t c = 0;
+  while (c < count) {
+    const size_t i = i0 + c;
+    const bool full = c + step <= count;
+    if (layer.g_idx == nullptr && full && i / group_size == (i + step - 1) / group_size) {
+      const size_t g = i / group_size;
+      const size_t group_stop = std::min(count, (g + 1) * group_size - i0);
+      const size_t n_steps = (group_stop - c) / step;
+      BroadcastRun<kBits, kOut>(stream, c, n_steps, ZeroOf(layer, g, row.j),
+                                ScaleOf(layer, g, row.j), out);
+      c += n_steps * step;
+      continue;
+    }
+    TOut* dst = full ? out + c : out_tail;
+    const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
+    const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
+    if (layer.g_idx != nullptr) {
+      const int32_t* g_idx = reinterpret_cast<const int32_t*>(layer.g_idx) + i;
+      if (!full) {
+        std::fill(index_tail, index_tail + step, 0);
+        std::memcpy(index_tail, g_idx, 4 * (count - c));
+        g_idx = index_tail;
+      }
+      const auto ga = hn::LoadU(di, g_idx);
+      const auto gb = hn::LoadU(di, g_idx + lanes);
+      if (row.results != nullptr) {
+        // One gather per vector: result (g << bits) + q of the row's table.
+        const auto* results = reinterpret_cast<const int32_t*>(row.results);
+        const auto ia = hn::Add(hn::ShiftLeft<kBits>(ga), hn::BitCast(di, qa));
+        const auto ib = hn::Add(hn::ShiftLeft<kBits>(gb), hn::BitCast(di, qb));
+        const auto ra = hn::BitCast(du, GatherLanes(di, results, ia));
+        const auto rb = hn::BitCast(du, GatherLanes(di, results, ib));
+        if constexpr (kOut == DequantOut::kF32) {
+          hn::StoreU(hn::BitCast(df, ra), df, dst);
+          hn::StoreU(hn::BitCast(df, rb), df, dst + lanes);
+        } else {
+          const hn::Repartition<uint16_t, decltype(du)> d16;
+          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, rb), hn::BitCast(d16, ra)), d16, dst);
+        }
+        if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+        c += step;
+        continue;
+      }
+      DequantStep<kOut>(df, qa, qb, GatherLanes(df, row.zero_table, ga),
+                        GatherLanes(df, row.zero_table, gb),
+                        GatherLanes(df, row.scale_table, ga),
+                        GatherLanes(df, row.scale_table, gb), dst);
+    } else {
+      // The padded lanes of a tail repeat the last element's group.
+      const size_t last = i0 + count - 1;
+      for (size_t k = 0; k < step; ++k) {
+        const size_t g = std::min(i + k, last) / group_size;
+        lane_zeros[k] = ZeroOf(layer, g, row.j);
+        lane_scales[k] = ScaleOf(layer, g, row.j);
+      }
+      DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
+                        hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
+    }
+    if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+    c += step;
+  }
+}
+
+// kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes) of a layer with a
+// g_idx, computed in the transposed domain: for each element i, lane t is
+// row j0 + t, so the codes are one shifted load of qweight word row
+// bits*i/32 and the zero and scale are plain loads of the tables at
+// [g_idx[i] * n] (zeros[g * n + t], scales[g * n + t]); no gathers. Blocks
+// of n elements are transposed back (TransposeTileStreams) into rows t.
+// kMayBeNan = false when every scale of the tile is finite.
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
+                             const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
+                             TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<float, decltype(du)> df;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
+  const hn::Half<decltype(d16)> dh;
+  const size_t n = hn::Lanes(du);
+  const size_t stride = 4 * layer.n;
+  const uint8_t* column0 = layer.qweight + 4 * j0;
+  const auto mask = hn::Set(du, (1u << kBits) - 1);
+  HWY_ALIGN uint32_t by_element[kTileLanes * kTileLanes];
+  HWY_ALIGN uint32_t by_row[kTileLanes * kTileLanes];
+  HWY_ALIGN TOut row_tail[kTileLanes];
+  for (size_t i0 = 0; i0 < layer.k; i0 += n) {
+    const size_t m = std::min(n, layer.k - i0);
+    for (size_t e = 0; e < n; ++e) {
+      const size_t i = i0 + std::min(e, m - 1);  // padding repeats the last element
+      const size_t bit = i * kBits;
+      const uint8_t* row = column0 + (bit / 32) * stride;
+      const int shift = static_cast<int>(bit % 32);
+      auto q = hn::ShiftRightSame(hn::LoadU(du, reinterpret_cast<const uint32_t*>(row)), shift);
+      if (32 % kBits != 0 && shift + kBits > 32) {
+        const auto next = hn::LoadU(du, reinterpret_cast<const uint32_t*>(row + stride));
+        q = hn::Or(q, hn::ShiftLeftSame(next, 32 - shift));
+      }
+      const size_t g = gptq::LoadLe32(layer.g_idx + 4 * i);
+      const auto scale = hn::LoadU(df, scales + g * n);
+      auto product = hn::Mul(
+          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(q, mask))), hn::LoadU(df, zeros + g * n)),
+          scale);
+      if (kMayBeNan) product = hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product);
+      const auto bits = hn::BitCast(du, product);
+      hn::Vec<decltype(du)> encoded;
+      if constexpr (kOut == DequantOut::kF32) {
+        encoded = bits;
+      } else if constexpr (kOut == DequantOut::kBf16) {
+        encoded = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, bits)
+                                               : NonNanToBf16Upper(du, bits));
+      } else {
+        encoded = F32BitsToF16Lanes(du, bits);
+      }
+      hn::Store(encoded, du, by_element + e * n);
+    }
+    TransposeTileStreams(du, reinterpret_cast<const uint8_t*>(by_element), 4 * n, n, by_row, n);
+    for (size_t t = 0; t < n; ++t) {
+      const auto v = hn::Load(du, by_row + t * n);
+      TOut* dst = m == n ? out + t * layer.k + i0 : row_tail;
+      if constexpr (kOut == DequantOut::kF32) {
+        hn::StoreU(hn::BitCast(df, v), df, dst);
+      } else {
+        hn::StoreU(hn::LowerHalf(dh, hn::ConcatEven(d16, hn::BitCast(d16, v), hn::BitCast(d16, v))),
+                   dh, dst);
+      }
+      if (m != n) std::memcpy(out + t * layer.k + i0, row_tail, m * sizeof(TOut));
+    }
+  }
+}
+
+template <uint32_t kBits, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
+                                 TOut* HWY_RESTRICT out, void (*reference)(const gptq::LayerView&,
+                                                                           WeightOrientation,
+                                                                           size_t, size_t,
+                                                                           ElemType, void*),
+                                 ElemType out_type) {
+  if (layer.g_idx != nullptr && layer.groups > kGptqMaxTableGroups) {
+    reference(layer, WeightOrientation::kOutIn, row_begin, row_end, out_type, out);
+    return;
+  }
+  const hn::ScalableTag<uint32_t> du;
+  const size_t lanes = hn::Lanes(du);
+  const size_t stride = 4 * layer.n;
+  // One stream per row of a tile, each kOutInChunk * kBits / 32 words plus
+  // zero padding for the whole-vector loads past its end.
+  constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kStreamPadWords;
+  HWY_ALIGN uint32_t streams[kTileLanes * kStreamWords];
+  const auto run_chunk = [&](const OutInRow& row, const uint32_t* stream, size_t i0) {
+    OutInChunk<kBits, kOut>(layer, row, stream, i0, std::min(kOutInChunk, layer.k - i0),
+                            out + (row.j - row_begin) * layer.k + i0);
+  };
+  // Column j's words of chunk i0, one strided load each, into `stream`.
+  const auto copy_column = [&](size_t j, size_t i0, uint32_t* stream) {
+    const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;  // exact
+    const uint8_t* column = layer.qweight + (i0 * kBits / 32) * stride + 4 * j;
+    for (size_t w = 0; w < n_words; ++w) std::memcpy(stream + w, column + w * stride, 4);
+    std::memset(stream + n_words, 0, 4 * kStreamPadWords);
+  };
+  if (layer.g_idx != nullptr) {
+    // Row by row: each row first tabulates, per group, all 2^bits results
+    // when they fit in the table, else its zero and scale.
+    union {
+      uint32_t results[2 * kGptqMaxTableGroups + kGptqMaxLanes];
+      struct {
+        float zeros[kGptqMaxTableGroups];
+        float scales[kGptqMaxTableGroups];
+      } groups;
+    } table;
+    const bool all_results = (layer.groups << kBits) <= 2 * kGptqMaxTableGroups;
+    const hn::Rebind<float, decltype(du)> df;
+    const size_t levels = size_t{1} << kBits;
+    size_t j = row_begin;
+    if (lanes <= kTileLanes && layer.groups * lanes <= kGptqMaxTableGroups) {
+      // Whole tiles in the transposed domain (ActOrderTile): zeros and
+      // scales of the tile's rows interleaved by row, group by group.
+      const auto exponent = fmt::kF32ExpMask;
+      for (; j + lanes <= row_end; j += lanes) {
+        bool finite = true;
+        for (size_t g = 0; g < layer.groups; ++g) {
+          for (size_t t = 0; t < lanes; ++t) {
+            const uint32_t scale_bits = gptq::ScaleBits(layer, g, j + t);
+            finite = finite && (scale_bits & exponent) != exponent;
+            table.groups.zeros[g * lanes + t] = ZeroOf(layer, g, j + t);
+            std::memcpy(&table.groups.scales[g * lanes + t], &scale_bits, 4);
+          }
+        }
+        TOut* tile_out = out + (j - row_begin) * layer.k;
+        if (finite) {
+          ActOrderTile<kBits, kOut, false>(layer, j, table.groups.zeros, table.groups.scales,
+                                           tile_out);
+        } else {
+          ActOrderTile<kBits, kOut, true>(layer, j, table.groups.zeros, table.groups.scales,
+                                          tile_out);
+        }
+      }
+    }
+    for (; j < row_end; ++j) {
+      OutInRow row{j};
+      if (all_results) {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          const auto zero = hn::Set(df, ZeroOf(layer, g, j));
+          const auto scale = hn::Set(df, ScaleOf(layer, g, j));
+          // Whole vectors: lanes past 2^bits spill into the next group's
+          // slots (rewritten next) or the table's padding.
+          for (size_t base = 0; base < levels; base += lanes) {
+            hn::StoreU(GroupLutLow<kOut>(df, zero, scale, static_cast<int32_t>(base)), du,
+                       table.results + (g << kBits) + base);
+          }
+        }
+        row.results = table.results;
+      } else {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          table.groups.zeros[g] = ZeroOf(layer, g, j);
+          table.groups.scales[g] = ScaleOf(layer, g, j);
+        }
+        row.zero_table = table.groups.zeros;
+        row.scale_table = table.groups.scales;
+      }
+      for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+        copy_column(j, i0, streams);
+        run_chunk(row, streams, i0);
+      }
+    }
+    return;
+  }
+  // Tiles of `lanes` neighbouring rows, chunk by chunk: a tile's streams
+  // come from whole-vector loads of the qweight rows, transposed in
+  // registers (TransposeTileStreams); rows left over take strided copies.
+  for (size_t j0 = row_begin; j0 < row_end; j0 += lanes) {
+    const size_t j1 = std::min(j0 + lanes, row_end);
+    const bool whole_tile = j1 - j0 == lanes && lanes <= kTileLanes;
+    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+      if (whole_tile) {
+        const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
+        TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
+                             n_words, streams, kStreamWords);
+        for (size_t t = 0; t < lanes; ++t) {
+          std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
+          run_chunk({j0 + t}, streams + t * kStreamWords, i0);
+        }
+      } else {
+        for (size_t j = j0; j < j1; ++j) {
+          copy_column(j, i0, streams);
+          run_chunk({j}, streams, i0);
+        }
+      }
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GPTQ_OUT_IN_INL_H_
