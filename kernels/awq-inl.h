@@ -15,7 +15,10 @@
 //   the eight output rows of one word column share every word, so a vector
 //   holds that word from n consecutive input rows (gathered from a
 //   cache-resident tile of input rows) and each of the eight rows is one
-//   uniform shift of it, with the group's zero and scale broadcast.
+//   uniform shift of it, with the group's zero and scale broadcast. On AVX2
+//   and AVX-512 the row's 16 possible results (codes 0..15) are computed
+//   once per tile with the same vector formula and looked up by lane
+//   permutes (CodeTable16).
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
@@ -142,9 +145,9 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
 }
 
 // Word `w` of n consecutive input rows starting at `first`, stride_bytes
-// apart, from little-endian scalar loads of an L1/L2-resident tile. (A
-// hardware gather was slower here: vpgatherdd is microcoded on CPUs with the
-// GDS mitigation.)
+// apart, from little-endian scalar loads of an L1/L2-resident tile. (The
+// hardware gather, vpgatherdd, measured no faster with AVX-512 and slower
+// with AVX2 on the AMD EPYC this was tuned on.)
 template <class DU>
 HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
                                       size_t stride_bytes) {
