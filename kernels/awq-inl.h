@@ -59,11 +59,21 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> AwqInOutColumns(DU du, hn::Vec<DU> wor
   const auto column = hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(k * n)));
   const auto word = hn::TableLookupLanes(
       words, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<3>(column))));
-  // 4 * REV[m] = ((m >> 1) << 2) | ((m & 1) << 4), m = column % 8.
+  // 4 * REV[m] = 16 * (m & 1) + 4 * (m & 2) / 2 + 4 * (m & 4) / 2, m = column % 8.
   const auto m = hn::And(column, hn::Set(du, 7u));
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  // No per-lane shift before AVX2 (Highway emulates it slowly): three
+  // constant shifts selected per lane. m is odd exactly in the odd lanes
+  // (kn is even).
+  auto shifted = hn::OddEven(hn::ShiftRight<16>(word), word);
+  shifted = hn::IfThenElse(hn::TestBit(m, hn::Set(du, 2u)), hn::ShiftRight<4>(shifted), shifted);
+  shifted = hn::IfThenElse(hn::TestBit(m, hn::Set(du, 4u)), hn::ShiftRight<8>(shifted), shifted);
+  const auto q = hn::And(shifted, hn::Set(du, 0xFu));
+#else
   const auto shift = hn::Or(hn::ShiftLeft<1>(hn::And(m, hn::Set(du, 6u))),
                             hn::ShiftLeft<4>(hn::And(m, hn::Set(du, 1u))));
   const auto q = hn::And(hn::Shr(word, shift), hn::Set(du, 0xFu));
+#endif
   const auto diff = hn::Sub(hn::BitCast(di, q), hn::LoadU(di, zero + k * n));
   return ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::LoadU(df, scale + k * n));
 }
