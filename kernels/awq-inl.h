@@ -168,6 +168,23 @@ HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
   return hn::Load(du, lanes);
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// Entry q of an output row's CodeTable16: Round((q - zero) * scale).
+template <DequantOut kOut, bool kMayBeNan>
+struct AwqEntries {
+  int32_t zero;
+  float scale;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<hn::RebindToSigned<DU>> codes) const {
+    const hn::RebindToSigned<DU> di;
+    const hn::RebindToFloat<DU> df;
+    const auto diff = hn::Sub(codes, hn::Set(di, zero));
+    const auto value = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale));
+    return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
+  }
+};
+#endif
+
 // Output rows 8w + [c_lo, c_hi) over input rows [i0, i1) of one group, whose
 // zeros and scales are zero[c] and scale[c]. Input rows come 2n at a time;
 // the rest (fewer than 2n) go through the reference element by element.
@@ -188,12 +205,7 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   // codes is looked up in it.
   CodeTable16<hn::Vec<decltype(du)>> tables[8];
   for (size_t c = c_lo; c < c_hi; ++c) {
-    tables[c] = MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
-      const auto diff = hn::Sub(codes, hn::Set(di, zero[c]));
-      const auto value =
-          ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale[c]));
-      return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
-    });
+    tables[c] = MakeCodeTable16(du, AwqEntries<kOut, kMayBeNan>{zero[c], scale[c]});
   }
   for (; i + 2 * n <= i1; i += 2 * n) {
     const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
