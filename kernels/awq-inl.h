@@ -15,7 +15,10 @@
 //   the eight output rows of one word column share every word, so a vector
 //   holds that word from n consecutive input rows (gathered from a
 //   cache-resident tile of input rows) and each of the eight rows is one
-//   uniform shift of it, with the group's zero and scale broadcast.
+//   uniform shift of it, with the group's zero and scale broadcast. On AVX2
+//   and AVX-512 the row's 16 possible results (codes 0..15) are computed
+//   once per tile with the same vector formula and looked up by lane
+//   permutes (CodeTable16).
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
@@ -56,11 +59,21 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> AwqInOutColumns(DU du, hn::Vec<DU> wor
   const auto column = hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(k * n)));
   const auto word = hn::TableLookupLanes(
       words, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<3>(column))));
-  // 4 * REV[m] = ((m >> 1) << 2) | ((m & 1) << 4), m = column % 8.
+  // 4 * REV[m] = 16 * (m & 1) + 4 * (m & 2) / 2 + 4 * (m & 4) / 2, m = column % 8.
   const auto m = hn::And(column, hn::Set(du, 7u));
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  // No per-lane shift before AVX2 (Highway emulates it slowly): three
+  // constant shifts selected per lane. m is odd exactly in the odd lanes
+  // (kn is even).
+  auto shifted = hn::OddEven(hn::ShiftRight<16>(word), word);
+  shifted = hn::IfThenElse(hn::TestBit(m, hn::Set(du, 2u)), hn::ShiftRight<4>(shifted), shifted);
+  shifted = hn::IfThenElse(hn::TestBit(m, hn::Set(du, 4u)), hn::ShiftRight<8>(shifted), shifted);
+  const auto q = hn::And(shifted, hn::Set(du, 0xFu));
+#else
   const auto shift = hn::Or(hn::ShiftLeft<1>(hn::And(m, hn::Set(du, 6u))),
                             hn::ShiftLeft<4>(hn::And(m, hn::Set(du, 1u))));
   const auto q = hn::And(hn::Shr(word, shift), hn::Set(du, 0xFu));
+#endif
   const auto diff = hn::Sub(hn::BitCast(di, q), hn::LoadU(di, zero + k * n));
   return ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::LoadU(df, scale + k * n));
 }
@@ -142,9 +155,9 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
 }
 
 // Word `w` of n consecutive input rows starting at `first`, stride_bytes
-// apart, from little-endian scalar loads of an L1/L2-resident tile. (A
-// hardware gather was slower here: vpgatherdd is microcoded on CPUs with the
-// GDS mitigation.)
+// apart, from little-endian scalar loads of an L1/L2-resident tile. (The
+// hardware gather, vpgatherdd, measured no faster with AVX-512 and slower
+// with AVX2 on the AMD EPYC this was tuned on.)
 template <class DU>
 HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
                                       size_t stride_bytes) {
@@ -154,6 +167,23 @@ HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
   }
   return hn::Load(du, lanes);
 }
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// Entry q of an output row's CodeTable16: Round((q - zero) * scale).
+template <DequantOut kOut, bool kMayBeNan>
+struct AwqEntries {
+  int32_t zero;
+  float scale;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<hn::RebindToSigned<DU>> codes) const {
+    const hn::RebindToSigned<DU> di;
+    const hn::RebindToFloat<DU> df;
+    const auto diff = hn::Sub(codes, hn::Set(di, zero));
+    const auto value = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale));
+    return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
+  }
+};
+#endif
 
 // Output rows 8w + [c_lo, c_hi) over input rows [i0, i1) of one group, whose
 // zeros and scales are zero[c] and scale[c]. Input rows come 2n at a time;
@@ -175,12 +205,7 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   // codes is looked up in it.
   CodeTable16<hn::Vec<decltype(du)>> tables[8];
   for (size_t c = c_lo; c < c_hi; ++c) {
-    tables[c] = MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
-      const auto diff = hn::Sub(codes, hn::Set(di, zero[c]));
-      const auto value =
-          ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale[c]));
-      return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
-    });
+    tables[c] = MakeCodeTable16(du, AwqEntries<kOut, kMayBeNan>{zero[c], scale[c]});
   }
   for (; i + 2 * n <= i1; i += 2 * n) {
     const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;

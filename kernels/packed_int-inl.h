@@ -139,11 +139,14 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
 
 // Entry u: the output bits for code u (BF16 in the upper half of the lane,
 // F16 in the lower half, F32 whole).
-template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class DU>
-HWY_INLINE CodeTable16<hn::Vec<DU>> Int4GroupTable(DU du, int16_t zero, float scale) {
-  const hn::RebindToSigned<DU> di;
-  const hn::RebindToFloat<DU> df;
-  return MakeCodeTable16(du, [&](hn::Vec<decltype(di)> codes) {
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan>
+struct Int4Entries {
+  int16_t zero;
+  float scale;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<hn::RebindToSigned<DU>> codes) const {
+    const hn::RebindToSigned<DU> di;
+    const hn::RebindToFloat<DU> df;
     const auto diff = hn::Sub(codes, hn::Set(di, zero));
     auto value = hn::BitCast(
         du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::Set(df, scale)));
@@ -151,12 +154,17 @@ HWY_INLINE CodeTable16<hn::Vec<DU>> Int4GroupTable(DU du, int16_t zero, float sc
       value = RoundToScaleLanes<kScale, kMayBeNan>(du, value);
     }
     return EncodeOutLanes<kOut, kMayBeNan>(du, value);
-  });
+  }
+};
+
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class DU>
+HWY_INLINE CodeTable16<hn::Vec<DU>> Int4GroupTable(DU du, int16_t zero, float scale) {
+  return MakeCodeTable16(du, Int4Entries<kOut, kScale, kMayBeNan>{zero, scale});
 }
 
 // 2n codes (n bytes) of one group through its table.
 template <DequantOut kOut, class DU, typename TOut>
-HWY_INLINE void Int4TableChunk(DU du, const CodeTable16<hn::Vec<DU>>& table,
+HWY_INLINE void Int4TableChunk(DU du, CodeTable16<hn::Vec<DU>> table,
                                const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT out) {
   const hn::Repartition<uint16_t, DU> d16;
   const auto x = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes));

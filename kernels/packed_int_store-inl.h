@@ -111,27 +111,31 @@ struct CodeTable16 {
   V hi;
 };
 
-// fn(codes) -> the encoded results for an i32 vector of codes.
-template <class DU, class Fn>
-HWY_INLINE CodeTable16<hn::Vec<DU>> MakeCodeTable16(DU du, const Fn& fn) {
+// entries(du, codes) -> the encoded results for an i32 vector of codes (a
+// functor with an HWY_INLINE operator()).
+template <class DU, class Entries>
+HWY_INLINE CodeTable16<hn::Vec<DU>> MakeCodeTable16(DU du, const Entries& entries) {
   const hn::RebindToSigned<DU> di;
-  if (hn::Lanes(du) >= 16) {
-    const auto all = fn(hn::Iota(di, 0));
-    return {all, all};
-  }
-  return {fn(hn::Iota(di, 0)), fn(hn::Iota(di, 8))};
+#if HWY_TARGET <= HWY_AVX3
+  const auto all = entries(du, hn::Iota(di, 0));
+  return {all, all};
+#else
+  return {entries(du, hn::Iota(di, 0)), entries(du, hn::Iota(di, 8))};
+#endif
 }
 
 // Entry codes[lane] (codes 0..15) of the table, per lane.
 template <class DU, class V>
-HWY_INLINE V LookupCodeTable16(DU du, const CodeTable16<V>& table, V codes) {
+HWY_INLINE V LookupCodeTable16(DU du, CodeTable16<V> table, V codes) {
   const hn::RebindToSigned<DU> di;
-  if (hn::Lanes(du) >= 16) {
-    return hn::TableLookupLanes(table.lo, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
-  }
+  // One 16-lane vpermd on AVX-512; two 8-lane ones and a blend on AVX2.
+#if HWY_TARGET <= HWY_AVX3
+  return hn::TableLookupLanes(table.lo, hn::IndicesFromVec(du, hn::BitCast(di, codes)));
+#else
   const auto index = hn::IndicesFromVec(du, hn::BitCast(di, hn::And(codes, hn::Set(du, 7u))));
   return hn::IfThenElse(hn::TestBit(codes, hn::Set(du, 8u)), hn::TableLookupLanes(table.hi, index),
                         hn::TableLookupLanes(table.lo, index));
+#endif
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
