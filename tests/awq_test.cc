@@ -111,25 +111,6 @@ std::string Describe(const AwqData& d, WeightOrientation o, size_t rb, size_t re
          "," + std::to_string(re) + ")";
 }
 
-// First differing element, for a readable failure.
-testing::AssertionResult SameBytes(const std::vector<uint8_t>& got,
-                                   const std::vector<uint8_t>& want, size_t elem_bytes,
-                                   const std::string& what) {
-  if (got.size() != want.size()) {
-    return testing::AssertionFailure() << what << ": size " << got.size() << " vs " << want.size();
-  }
-  for (size_t i = 0; i < got.size(); i += elem_bytes) {
-    if (std::memcmp(got.data() + i, want.data() + i, elem_bytes) != 0) {
-      uint32_t g = 0, w = 0;
-      std::memcpy(&g, got.data() + i, elem_bytes);
-      std::memcpy(&w, want.data() + i, elem_bytes);
-      return testing::AssertionFailure() << what << ": element " << i / elem_bytes << " got 0x"
-                                         << std::hex << g << " want 0x" << w;
-    }
-  }
-  return testing::AssertionSuccess();
-}
-
 // Random codes and zeros; scales from `scale_bits` cycled (F32 bits, stored
 // in the scale type by truncating to its width for BF16 or by the F16 rule).
 AwqData RandomLayer(size_t k, size_t n, size_t gs, ElemType scale_type, uint32_t seed,

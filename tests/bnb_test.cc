@@ -134,26 +134,6 @@ std::vector<uint8_t> ReferenceBnb4(const Bnb4Tensor& t, uint64_t begin, uint64_t
   return want;
 }
 
-// The first differing element of two outputs, or success.
-testing::AssertionResult SameBytes(const std::vector<uint8_t>& got,
-                                   const std::vector<uint8_t>& want, size_t elem_bytes,
-                                   const std::string& what) {
-  if (got.size() != want.size()) {
-    return testing::AssertionFailure()
-           << what << ": " << got.size() << " bytes, want " << want.size();
-  }
-  for (size_t i = 0; i < got.size(); i += elem_bytes) {
-    if (std::memcmp(got.data() + i, want.data() + i, elem_bytes) != 0) {
-      uint32_t g = 0, w = 0;
-      std::memcpy(&g, got.data() + i, elem_bytes);
-      std::memcpy(&w, want.data() + i, elem_bytes);
-      return testing::AssertionFailure() << what << ": element " << i / elem_bytes << " gave 0x"
-                                         << std::hex << g << ", want 0x" << w;
-    }
-  }
-  return testing::AssertionSuccess();
-}
-
 testing::AssertionResult Bnb4MatchesReference(const Bnb4Tensor& t, uint64_t begin, uint64_t end,
                                               ElemType out_type, size_t out_offset = 0) {
   std::vector<uint8_t> got;

@@ -118,4 +118,22 @@ std::vector<uint32_t> F32EdgeBits() {
   return bits;
 }
 
+testing::AssertionResult SameBytes(const std::vector<uint8_t>& got,
+                                   const std::vector<uint8_t>& want, size_t elem_bytes,
+                                   const std::string& what) {
+  if (got.size() != want.size()) {
+    return testing::AssertionFailure() << what << ": " << got.size() << " bytes, want " << want.size();
+  }
+  for (size_t i = 0; i < got.size(); i += elem_bytes) {
+    if (std::memcmp(got.data() + i, want.data() + i, elem_bytes) != 0) {
+      uint32_t g = 0, w = 0;
+      std::memcpy(&g, got.data() + i, elem_bytes);
+      std::memcpy(&w, want.data() + i, elem_bytes);
+      return testing::AssertionFailure() << what << ": element " << i / elem_bytes << " gave 0x"
+                                         << std::hex << g << ", want 0x" << w;
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
 }  // namespace amn::test

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +53,12 @@ testing::AssertionResult MatchesReference(const KernelInfo& kernel,
 
 // Every u16 value 0..65535, as bytes (little-endian).
 std::vector<uint8_t> AllU16Bytes();
+
+// Success when `got` and `want` hold the same bytes; otherwise the first
+// differing element (of elem_bytes <= 4 bytes) with both bit patterns.
+testing::AssertionResult SameBytes(const std::vector<uint8_t>& got,
+                                   const std::vector<uint8_t>& want, size_t elem_bytes,
+                                   const std::string& what);
 
 // F32 bit patterns that exercise every rounding and class boundary: each
 // sign and biased exponent with mantissas around the BF16 and F16 rounding

@@ -210,24 +210,6 @@ std::string Describe(const CtData& d, size_t rb, size_t re, ElemType out) {
          std::to_string(re) + ")";
 }
 
-testing::AssertionResult SameBytes(const std::vector<uint8_t>& got,
-                                   const std::vector<uint8_t>& want, size_t elem_bytes,
-                                   const std::string& what) {
-  if (got.size() != want.size()) {
-    return testing::AssertionFailure() << what << ": size " << got.size() << " vs " << want.size();
-  }
-  for (size_t i = 0; i < got.size(); i += elem_bytes) {
-    if (std::memcmp(got.data() + i, want.data() + i, elem_bytes) != 0) {
-      uint32_t g = 0, w = 0;
-      std::memcpy(&g, got.data() + i, elem_bytes);
-      std::memcpy(&w, want.data() + i, elem_bytes);
-      return testing::AssertionFailure() << what << ": element " << i / elem_bytes << " got 0x"
-                                         << std::hex << g << " want 0x" << w;
-    }
-  }
-  return testing::AssertionSuccess();
-}
-
 // A random layer: every signed code value, zeros, and scales from `values`.
 CtData RandomLayer(size_t rows, size_t cols, size_t gs, uint32_t bits, bool asym, bool tensor,
                    ElemType scale_type, uint32_t seed, const std::vector<float>& values) {
