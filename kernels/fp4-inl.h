@@ -73,7 +73,7 @@ HWY_INLINE hn::Vec<D16> E2m1ToBf16(D16 d16, hn::Vec<D16> codes) {
 // N packed bytes -> the 2N codes in element order: byte k's low nibble is
 // element 2k (u16 lane 2k), its high nibble element 2k+1.
 template <class DF>
-HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> PackedCodes(DF df, const uint8_t* HWY_RESTRICT in) {
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> PackedCodes(DF /*df*/, const uint8_t* HWY_RESTRICT in) {
   const hn::RebindToUnsigned<DF> du;
   const hn::Rebind<uint8_t, decltype(du)> d8;
   const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, in));
