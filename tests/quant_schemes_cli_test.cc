@@ -403,6 +403,40 @@ TEST(CompressedTensorsCli, PackQuantizedInt4GroupAsymmetric) {
   EXPECT_EQ(out.header.size(), 1u) << out.header.dump();
 }
 
+// compressed-tensors float-quantized, group strategy: FP8 E4M3 codes with
+// one scale per row and group ([rows, cols / group]), multiplied in F32.
+TEST(CompressedTensorsCli, FloatQuantizedFp8Groups) {
+  constexpr uint64_t kRows = 2, kCols = 8, kGroups = 2;
+  const std::string p = kPrefix;
+  // E4M3 0x38 = 1.0, 0x40 = 2.0, 0xB8 = -1.0, 0x30 = 0.5.
+  const std::vector<uint8_t> codes = {0x38, 0x40, 0xB8, 0x30, 0x38, 0x40, 0xB8, 0x30,
+                                      0x38, 0x40, 0xB8, 0x30, 0x38, 0x40, 0xB8, 0x30};
+  const float code_values[4] = {1.0f, 2.0f, -1.0f, 0.5f};
+  const float scale_values[kRows * kGroups] = {0.25f, 3.0f, -8.0f, 0.75f};
+  std::vector<uint8_t> scales(sizeof scale_values);
+  std::memcpy(scales.data(), scale_values, sizeof scale_values);
+  TempDir dir;
+  SafetensorsBuilder m;
+  m.Add(p + ".weight", "F8_E4M3", {kRows, kCols}, codes);
+  m.Add(p + ".weight_scale", "F32", {kRows, kGroups}, scales);
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  const Json weights = {{"num_bits", 8}, {"type", "float"}, {"strategy", "group"}, {"group_size", 4}};
+  WriteText(dir.path() / "config.json",
+            Config({{"quant_method", "compressed-tensors"}, {"format", "float-quantized"},
+                    {"config_groups", {{"group_0", {{"weights", weights}}}}}}));
+  const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+  EXPECT_NE(inspect.out.find("float-quantized: Per-group FP8, group 4 (E4M3)"), std::string::npos)
+      << inspect.out;
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<uint8_t> expected;
+  for (uint64_t i = 0; i < kRows * kCols; ++i) {
+    const float scale = scale_values[(i / kCols) * kGroups + (i % kCols) / 4];
+    PushLe16(expected, ExactBf16(code_values[i % 4] * scale));
+  }
+  EXPECT_EQ(ReadBack(dir.path() / "out.safetensors").Data(p + ".weight"), expected);
+}
+
 // gpt-oss MXFP4: out[e][k][r] = FP4_VALUES[code k of blocks[e][r]] *
 // 2^(scales[e][r] - 127), the last two dimensions swapped as transformers
 // returns the experts.
