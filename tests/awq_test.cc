@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "tests/fixtures.h"
 #include "tests/kernel_check.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/target_param.h"
 
 namespace amn::test {
@@ -164,38 +166,24 @@ struct AwqFixture {
 std::vector<AwqFixture> LoadFixtures() {
   std::vector<AwqFixture> fixtures;
   for (const auto& path : FixtureFiles("awq_reference", ".bin")) {
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    EXPECT_GE(bytes.size(), 36u) << path;
-    if (bytes.size() < 36) continue;
-    uint32_t h[9];
-    for (int i = 0; i < 9; ++i) h[i] = LoadLe32(bytes.data() + 4 * i);
-    EXPECT_EQ(h[0], 4u) << path;
-    EXPECT_EQ(36u + h[5] + h[6] + h[7] + h[8], bytes.size()) << path;
+    const std::optional<PackedLinearFixture> read = ReadAwqFixture(path);
+    if (!read) {
+      ADD_FAILURE() << path << ": header and section lengths do not match the file";
+      continue;
+    }
+    EXPECT_EQ(read->bits, 4u) << path;
     AwqFixture f;
-    f.data.group_size = h[1];
-    f.data.k = h[2];
-    f.data.n = h[3];
-    f.data.scale_type =
-        h[4] == 0 ? ElemType::kF32 : (h[4] == 1 ? ElemType::kBf16 : ElemType::kF16);
-    const uint8_t* p = bytes.data() + 36;
-    f.data.qweight.assign(p, p + h[5]);
-    p += h[5];
-    f.data.scales.assign(p, p + h[6]);
-    p += h[6];
-    f.data.qzeros.assign(p, p + h[7]);
-    p += h[7];
-    f.expected.assign(p, p + h[8]);
+    f.data.group_size = read->group_size;
+    f.data.k = read->in;
+    f.data.n = read->out;
+    f.data.scale_type = ScaleElemType(read->scale_dtype);
+    f.data.qweight = read->qweight;
+    f.data.scales = read->scales;
+    f.data.qzeros = read->qzeros;
+    f.expected = read->expected;
     fixtures.push_back(std::move(f));
   }
   return fixtures;
-}
-
-std::vector<uint8_t> TransposeU16(const std::vector<uint8_t>& m, size_t rows, size_t cols) {
-  std::vector<uint8_t> t(m.size());
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) std::memcpy(&t[2 * (c * rows + r)], &m[2 * (r * cols + c)], 2);
-  }
-  return t;
 }
 
 TEST_P(AwqTest, FixtureBitExactBothOrientations) {

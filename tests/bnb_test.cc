@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "kernels/ref/bnb_ref.h"
 #include "tests/fixtures.h"
 #include "tests/kernel_check.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/target_param.h"
 
 namespace amn::test {
@@ -197,33 +199,26 @@ struct Fixture4 {
   std::vector<uint8_t> expected;  // BF16
 };
 
-// Parses a bnb_reference 4-bit file (fixtures/README.md, 40-byte header).
-bool ParseFixture4(const std::vector<uint8_t>& file, Fixture4& f) {
-  if (file.size() < 40) return false;
-  const uint32_t format = LoadLe32(&file[0]);
-  if (format != 0 && format != 2) return false;
-  const uint32_t n = LoadLe32(&file[4]);
-  const uint32_t block = LoadLe32(&file[8]);
-  const uint32_t lens[6] = {LoadLe32(&file[12]), LoadLe32(&file[16]), LoadLe32(&file[20]),
-                            LoadLe32(&file[24]), LoadLe32(&file[28]), LoadLe32(&file[32])};
-  float offset;
-  std::memcpy(&offset, &file[36], 4);
-  size_t at = 40;
-  std::vector<std::byte>* parts[5] = {&f.x.packed, &f.x.absmax, &f.x.quant_map, &f.x.nested_absmax,
-                                      &f.x.nested_quant_map};
-  for (int i = 0; i < 5; ++i) {
-    if (at + lens[i] > file.size()) return false;
-    parts[i]->assign(reinterpret_cast<const std::byte*>(file.data() + at),
-                     reinterpret_cast<const std::byte*>(file.data() + at + lens[i]));
-    at += lens[i];
-  }
-  if (at + lens[5] != file.size()) return false;
-  f.expected.assign(file.begin() + static_cast<std::ptrdiff_t>(at), file.end());
-  f.x.t.elements = n;
-  f.x.t.block_size = block;
-  f.x.t.double_quant = format == 2;
+std::vector<std::byte> AsByteVector(const std::vector<uint8_t>& v) {
+  return {reinterpret_cast<const std::byte*>(v.data()),
+          reinterpret_cast<const std::byte*>(v.data() + v.size())};
+}
+
+// A bnb_reference 4-bit file (tests/quant_fixture_files.h) as a tensor.
+bool ParseFixture4(const std::optional<BnbFixture>& r, Fixture4& f) {
+  if (!r || (r->format != 0 && r->format != 2)) return false;
+  f.name = r->name;
+  f.x.packed = AsByteVector(r->packed);
+  f.x.absmax = AsByteVector(r->absmax);
+  f.x.quant_map = AsByteVector(r->quant_map);
+  f.x.nested_absmax = AsByteVector(r->nested_absmax);
+  f.x.nested_quant_map = AsByteVector(r->nested_quant_map);
+  f.expected = r->expected;
+  f.x.t.elements = r->elements;
+  f.x.t.block_size = r->block_size;
+  f.x.t.double_quant = r->format == 2;
   f.x.t.nested_block_size = 256;  // not stored; bitsandbytes' default
-  f.x.t.nested_offset = offset;
+  f.x.t.nested_offset = r->nested_offset;
   f.x.Bind();
   return true;
 }
@@ -235,17 +230,14 @@ struct FixtureInt8 {
   std::vector<uint8_t> expected;
 };
 
-bool ParseFixtureInt8(const std::vector<uint8_t>& file, FixtureInt8& f) {
-  if (file.size() < 24 || LoadLe32(&file[0]) != 1) return false;
-  const uint32_t rows = LoadLe32(&file[4]), cols = LoadLe32(&file[8]);
-  const uint32_t wlen = LoadLe32(&file[12]), slen = LoadLe32(&file[16]), elen = LoadLe32(&file[20]);
-  if (24ull + wlen + slen + elen != file.size()) return false;
-  const auto* p = reinterpret_cast<const std::byte*>(file.data());
-  f.weight.assign(p + 24, p + 24 + wlen);
-  f.scb.assign(p + 24 + wlen, p + 24 + wlen + slen);
-  f.expected.assign(file.begin() + 24 + wlen + slen, file.end());
-  f.t.rows = rows;
-  f.t.cols = cols;
+bool ParseFixtureInt8(const std::optional<BnbFixture>& r, FixtureInt8& f) {
+  if (!r || r->format != 1) return false;
+  f.name = r->name;
+  f.weight = AsByteVector(r->weight);
+  f.scb = AsByteVector(r->scb);
+  f.expected = r->expected;
+  f.t.rows = r->rows;
+  f.t.cols = r->cols;
   f.t.weight = AsSpan(f.weight);
   f.t.scb = AsSpan(f.scb);
   return true;
@@ -266,9 +258,9 @@ TEST_P(BnbTest, FixturesBitExact) {
   AMN_SKIP_WITHOUT_FIXTURES(files, "bnb_reference");
   size_t n4 = 0, n8 = 0;
   for (const auto& path : files) {
-    const std::vector<uint8_t> file = ReadBytes(path);
-    ASSERT_GE(file.size(), 4u) << path;
-    if (LoadLe32(file.data()) == 1) {
+    const std::optional<BnbFixture> file = ReadBnbFixture(path);
+    ASSERT_TRUE(file) << path << ": header and section lengths do not match the file";
+    if (file->format == 1) {
       FixtureInt8 f;
       ASSERT_TRUE(ParseFixtureInt8(file, f)) << path;
       ++n8;
@@ -331,9 +323,10 @@ TEST(BnbFixtures, CodebooksAndSignOfZero) {
   const std::array<float, 16> fp4 = Fp4Codebook();
   size_t checked = 0;
   for (const auto& path : files) {
-    const std::vector<uint8_t> file = ReadBytes(path);
+    const std::optional<BnbFixture> file = ReadBnbFixture(path);
+    ASSERT_TRUE(file) << path << ": header and section lengths do not match the file";
     Fixture4 f;
-    if (LoadLe32(file.data()) == 1) continue;
+    if (file->format == 1) continue;
     ASSERT_TRUE(ParseFixture4(file, f)) << path;
     const bool is_fp4 = path.filename().string().find("fp4") != std::string::npos;
     const std::array<float, 16>& cb = is_fp4 ? fp4 : kNf4;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "kernels/ref/gptq_ref.h"
 #include "tests/fixtures.h"
 #include "tests/kernel_check.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/target_param.h"
 
 namespace amn::test {
@@ -360,38 +362,26 @@ struct Fixture {
 std::vector<Fixture> LoadFixtures() {
   std::vector<Fixture> fixtures;
   for (const auto& path : FixtureFiles("gptq_reference", ".bin")) {
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    if (bytes.size() < 44) {
-      ADD_FAILURE() << path << " is shorter than its header";
+    const std::optional<PackedLinearFixture> f = ReadGptqFixture(path);
+    if (!f) {
+      ADD_FAILURE() << path << ": header and section lengths do not match the file";
       continue;
     }
-    uint32_t h[11];
-    for (size_t f = 0; f < 11; ++f) h[f] = LoadLe32(bytes.data() + 4 * f);
     Fixture fx;
-    fx.name = path.filename().string();
+    fx.name = f->name;
     OwnedLayer& o = fx.layer;
-    o.bits = h[0];
-    o.group_size = h[1];
-    o.k = h[2];
-    o.n = h[3];
-    o.scale_type = h[4] == 0 ? ElemType::kF32 : h[4] == 1 ? ElemType::kBf16 : ElemType::kF16;
+    o.bits = f->bits;
+    o.group_size = f->group_size;
+    o.k = f->in;
+    o.n = f->out;
+    o.scale_type = ScaleElemType(f->scale_dtype);
     o.groups = o.k / o.group_size;
     o.zeros_plus_one = true;
-    size_t at = 44;
-    const auto take = [&](uint32_t len) {
-      std::vector<uint8_t> part(bytes.begin() + at, bytes.begin() + at + len);
-      at += len;
-      return part;
-    };
-    if (44ull + h[6] + h[7] + h[8] + h[9] + h[10] != bytes.size()) {
-      ADD_FAILURE() << path << ": section lengths do not add up";
-      continue;
-    }
-    o.qweight = take(h[6]);
-    o.scales = take(h[7]);
-    o.qzeros = take(h[8]);
-    o.g_idx = take(h[9]);
-    fx.expected = take(h[10]);
+    o.qweight = f->qweight;
+    o.scales = f->scales;
+    o.qzeros = f->qzeros;
+    o.g_idx = f->g_idx;
+    fx.expected = f->expected;
     fixtures.push_back(std::move(fx));
   }
   return fixtures;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "amn/elem_type.h"
 #include "tests/fixtures.h"
 
 namespace amn::test {
@@ -47,6 +48,20 @@ inline uint32_t HeaderField(const std::vector<uint8_t>& bytes, size_t index) {
 // The safetensors dtype of a fixture scale_dtype code (0 F32, 1 BF16, 2 F16).
 inline std::string ScaleDtypeName(uint32_t code) {
   return code == 0 ? "F32" : code == 1 ? "BF16" : "F16";
+}
+
+inline ElemType ScaleElemType(uint32_t code) {
+  return code == 0 ? ElemType::kF32 : code == 1 ? ElemType::kBf16 : ElemType::kF16;
+}
+
+// A row-major [rows, cols] matrix of 16-bit elements, transposed: the
+// fixtures' GEMM-native [in, out] output becomes nn.Linear's [out, in].
+inline std::vector<uint8_t> TransposeU16(const std::vector<uint8_t>& m, size_t rows, size_t cols) {
+  std::vector<uint8_t> t(m.size());
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) std::memcpy(&t[2 * (c * rows + r)], &m[2 * (r * cols + c)], 2);
+  }
+  return t;
 }
 
 // GPTQ (44-byte header) and AWQ (36-byte header) files.

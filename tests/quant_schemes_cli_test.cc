@@ -46,17 +46,6 @@ std::string Config(const Json& quantization_config) {
 
 std::vector<uint8_t> Norm() { return {0x00, 0x3C, 0x00, 0x40, 0x00, 0xC0, 0x00, 0x00}; }  // F16 1 2 -2 0
 
-// BF16 [in][out] (GPTQModel / AutoAWQ orientation) -> [out][in].
-std::vector<uint8_t> Transpose16(const std::vector<uint8_t>& in_out, uint32_t in, uint32_t out) {
-  std::vector<uint8_t> t(in_out.size());
-  for (uint32_t i = 0; i < in; ++i) {
-    for (uint32_t o = 0; o < out; ++o) {
-      std::memcpy(&t[2 * (uint64_t{o} * in + i)], &in_out[2 * (uint64_t{i} * out + o)], 2);
-    }
-  }
-  return t;
-}
-
 // Runs remember on `input` into dir/out and returns the result.
 CliResult Remember(const fs::path& input, const fs::path& output, const std::string& flags = "") {
   return RunAmn("remember -q " + flags + " " + Quote(input) + " -o " + Quote(output));
@@ -103,7 +92,7 @@ TEST(GptqCli, FixturesRememberToNnLinearOrientation) {
     const std::string name = std::string(kPrefix) + ".weight";
     EXPECT_EQ(out.header[name]["dtype"], "BF16");
     EXPECT_EQ(out.header[name]["shape"], Json({f->out, f->in}));
-    EXPECT_EQ(out.Data(name), Transpose16(f->expected, f->in, f->out)) << f->name;
+    EXPECT_EQ(out.Data(name), TransposeU16(f->expected, f->in, f->out)) << f->name;
     EXPECT_EQ(out.Data("model.norm.weight"), Norm());
     EXPECT_FALSE(out.header.contains(std::string(kPrefix) + ".qzeros"));
     const Json config = Json::parse(SlurpText(dir.path() / "out" / "config.json"));
@@ -137,7 +126,7 @@ TEST(GptqCli, V2ZeroPointsMatchV1) {
   const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ReadBack out(dir.path() / "out.safetensors");
-  EXPECT_EQ(out.Data(std::string(kPrefix) + ".weight"), Transpose16(f->expected, f->in, f->out));
+  EXPECT_EQ(out.Data(std::string(kPrefix) + ".weight"), TransposeU16(f->expected, f->in, f->out));
 }
 
 TEST(GptqCli, ShardedDirectoryKeepsIndexConsistent) {
@@ -167,7 +156,7 @@ TEST(GptqCli, ShardedDirectoryKeepsIndexConsistent) {
   const CliResult r = Remember(model, dir.path() / "out", "-j 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ReadBack one(dir.path() / "out" / "model-00001-of-00002.safetensors");
-  EXPECT_EQ(one.Data(p + ".weight"), Transpose16(f->expected, f->in, f->out));
+  EXPECT_EQ(one.Data(p + ".weight"), TransposeU16(f->expected, f->in, f->out));
   const ReadBack two(dir.path() / "out" / "model-00002-of-00002.safetensors");
   EXPECT_EQ(two.Data("model.norm.weight"), Norm());
   EXPECT_FALSE(two.header.contains(p + ".scales"));
@@ -199,7 +188,7 @@ TEST(AwqCli, FixtureRemembersToNnLinearOrientation) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const ReadBack out(dir.path() / "out.safetensors");
     EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({f->out, f->in}));
-    EXPECT_EQ(out.Data(p + ".weight"), Transpose16(f->expected, f->in, f->out)) << f->name;
+    EXPECT_EQ(out.Data(p + ".weight"), TransposeU16(f->expected, f->in, f->out)) << f->name;
   }
 }
 
