@@ -24,6 +24,7 @@ using Json = nlohmann::json;
 constexpr std::string_view kIndexName = "model.safetensors.index.json";
 constexpr std::string_view kShardExtension = ".safetensors";
 constexpr std::string_view kConfigName = "config.json";
+constexpr std::string_view kQuantizeConfigName = "quantize_config.json";
 // The index and config are flat JSON; this bound keeps a hostile one from
 // nesting deep enough to hurt the recursive serializer.
 constexpr int kMaxIndexDepth = 32;
@@ -198,8 +199,9 @@ Result<Shard> ReadShard(const fs::path& path, const ParseLimits& limits) {
 }
 
 // config.json next to the model, or "" when there is none.
-Result<std::string> ReadConfig(const fs::path& dir, const ParseLimits& limits) {
-  const fs::path path = dir / kConfigName;
+Result<std::string> ReadConfig(const fs::path& dir, const ParseLimits& limits,
+                               std::string_view name = kConfigName) {
+  const fs::path path = dir / name;
   std::error_code error;
   if (!fs::is_regular_file(path, error)) return std::string();
   return ReadSmallFile(path, limits.max_header_bytes);
@@ -290,6 +292,7 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
   }
   AMN_RETURN_IF_ERROR(CheckShards(files, listing.has_index ? &index : nullptr, index_path, limits));
   AMN_ASSIGN_OR_RETURN(files.config_json, ReadConfig(dir, limits));
+  AMN_ASSIGN_OR_RETURN(files.quantize_config_json, ReadConfig(dir, limits, kQuantizeConfigName));
   return files;
 }
 
@@ -301,6 +304,7 @@ Result<ModelFiles> OpenSingleFile(const fs::path& path, const ParseLimits& limit
   AMN_RETURN_IF_ERROR(CheckShards(files, nullptr, {}, limits));
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   AMN_ASSIGN_OR_RETURN(files.config_json, ReadConfig(dir, limits));
+  AMN_ASSIGN_OR_RETURN(files.quantize_config_json, ReadConfig(dir, limits, kQuantizeConfigName));
   return files;
 }
 

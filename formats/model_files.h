@@ -40,6 +40,8 @@ struct ModelFiles {
   // config.json as text, if the directory (or the file's directory, for a
   // single file) has one; empty otherwise.
   std::string config_json;
+  // GPTQ's quantize_config.json beside it, likewise (bounded the same way).
+  std::string quantize_config_json;
 };
 
 // Opens `path` (a .safetensors file or a directory) and reads every shard's

@@ -2,9 +2,6 @@
 // detector over the tensors, then names the model's scheme.
 #include "formats/quant_scheme.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "formats/byte_source.h"
 #include "formats/scheme_builder.h"
 
@@ -120,24 +117,6 @@ void SchemeBuilder::Unsupported(const std::string& why) {
 
 namespace {
 
-constexpr uint64_t kMaxConfigBytes = uint64_t{1} << 20;
-
-// GPTQ checkpoints may keep their settings in quantize_config.json instead
-// of config.json's quantization_config.
-Result<std::string> ReadQuantizeConfig(const ModelFiles& files) {
-  for (const std::filesystem::path& path : files.companion_files) {
-    if (path.filename() != "quantize_config.json") continue;
-    AMN_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, FileSource::Open(path));
-    if (source->size() > kMaxConfigBytes) {
-      return Status(StatusCode::kLimitExceeded, path.string() + " is larger than 1 MiB");
-    }
-    std::string text(source->size(), '\0');
-    AMN_RETURN_IF_ERROR(source->ReadAt(0, std::as_writable_bytes(std::span(text))));
-    return text;
-  }
-  return std::string();
-}
-
 bool KnownMethod(const std::string& method) {
   return method.empty() || method == "fp8" || method == "fbgemm_fp8" ||
          method == "compressed-tensors" || method == "gptq" || method == "awq" ||
@@ -173,8 +152,8 @@ void DropActivationScales(SchemeBuilder& b) {
 }  // namespace
 
 Result<ModelScheme> DetectScheme(const ModelFiles& files) {
-  AMN_ASSIGN_OR_RETURN(const std::string quantize_config, ReadQuantizeConfig(files));
-  AMN_ASSIGN_OR_RETURN(const QuantConfig config, ReadQuantConfig(files.config_json, quantize_config));
+  AMN_ASSIGN_OR_RETURN(const QuantConfig config,
+                       ReadQuantConfig(files.config_json, files.quantize_config_json));
   ModelScheme scheme;
   SchemeBuilder b(files, config, scheme);
   if (!KnownMethod(config.method)) {

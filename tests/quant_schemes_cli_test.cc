@@ -129,6 +129,30 @@ TEST(GptqCli, V2ZeroPointsMatchV1) {
   EXPECT_EQ(out.Data(std::string(kPrefix) + ".weight"), TransposeU16(f->expected, f->in, f->out));
 }
 
+// GPTQ checkpoints without a quantization_config keep their settings in
+// quantize_config.json beside the weights; a single-file input reads it too.
+TEST(GptqCli, QuantizeConfigJsonBesideASingleFile) {
+  const auto files = FixtureFiles("gptq_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gptq_reference");
+  const auto f = ReadGptqFixture(files.front());
+  ASSERT_TRUE(f);
+  TempDir dir;
+  SafetensorsBuilder m;
+  AddGptq(m, *f, f->qzeros);
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  Json config = GptqConfig(*f);
+  config.erase("quant_method");  // GPTQ's own file has none
+  config["desc_act"] = true;
+  WriteText(dir.path() / "quantize_config.json", config.dump());
+  const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+  EXPECT_NE(inspect.out.find("GPTQ " + std::to_string(f->bits) + "-bit, group 128, act-order"),
+            std::string::npos) << inspect.out;
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadBack(dir.path() / "out.safetensors").Data(std::string(kPrefix) + ".weight"),
+            TransposeU16(f->expected, f->in, f->out));
+}
+
 TEST(GptqCli, ShardedDirectoryKeepsIndexConsistent) {
   const auto files = FixtureFiles("gptq_reference", ".bin");
   AMN_SKIP_WITHOUT_FIXTURES(files, "gptq_reference");
