@@ -516,6 +516,16 @@ TEST(QuantSchemesCli, InconsistentCompanionsAreRefused) {
          m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
          m.Add(p + ".scales", "F16", {2, 16}, std::vector<uint8_t>(64, 0x3C));
        }, gptq, p + ".qweight"},
+      {"scales of another dtype", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".qweight", "I32", {8, 32}, words);
+         m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
+         m.Add(p + ".scales", "I32", {2, 32}, std::vector<uint8_t>(256, 0));
+       }, gptq, p + ".scales"},
+      {"AWQ with 8 bits", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".qweight", "I32", {64, 4}, std::vector<uint8_t>(64 * 4 * 4, 0));
+         m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
+         m.Add(p + ".scales", "F16", {2, 32}, scales);
+       }, {{"quant_method", "awq"}, {"bits", 8}, {"group_size", 32}}, "holds 4"},
       {"bits the format cannot hold", [&](SafetensorsBuilder& m) {
          m.Add(p + ".qweight", "I32", {8, 32}, words);
          m.Add(p + ".qzeros", "I32", {2, 4}, zeros);
@@ -557,18 +567,53 @@ TEST(QuantSchemesCli, InconsistentCompanionsAreRefused) {
 
 TEST(QuantSchemesCli, UnsupportedLayoutsAreListedButNotRemembered) {
   const std::string p = kPrefix;
-  TempDir dir;
-  SafetensorsBuilder m;
-  m.Add(p + ".qweight", "I32", {64, 4}, std::vector<uint8_t>(64 * 4 * 4, 0));
-  m.Add(p + ".qzeros", "I32", {2, 4}, std::vector<uint8_t>(32, 0));
-  m.Add(p + ".scales", "F16", {2, 32}, std::vector<uint8_t>(128, 0));
-  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
-  WriteText(dir.path() / "config.json",
-            Config({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 32}, {"version", "gemv"}}));
-  const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
-  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
-  EXPECT_NE(inspect.out.find("not supported"), std::string::npos) << inspect.out;
-  ExpectRefused(dir, dir.path() / "model.safetensors", "GEMM");
+  // AWQ-shaped tensors (qweight [K, N/8]) and GPTQ-shaped ones ([K/8, N]).
+  const auto awq = [&](SafetensorsBuilder& m) {
+    m.Add(p + ".qweight", "I32", {64, 4}, std::vector<uint8_t>(64 * 4 * 4, 0));
+    m.Add(p + ".qzeros", "I32", {2, 4}, std::vector<uint8_t>(32, 0));
+    m.Add(p + ".scales", "F16", {2, 32}, std::vector<uint8_t>(128, 0));
+  };
+  const auto gptq = [&](SafetensorsBuilder& m) {
+    m.Add(p + ".qweight", "I32", {8, 32}, std::vector<uint8_t>(8 * 32 * 4, 0));
+    m.Add(p + ".qzeros", "I32", {2, 4}, std::vector<uint8_t>(32, 0));
+    m.Add(p + ".scales", "F16", {2, 32}, std::vector<uint8_t>(128, 0));
+  };
+  const auto packed = [&](SafetensorsBuilder& m) {
+    m.Add(p + ".weight_packed", "I32", {4, 4}, std::vector<uint8_t>(64, 0));
+    m.Add(p + ".weight_scale", "BF16", {4, 1}, std::vector<uint8_t>(8, 0));
+    m.Add(p + ".weight_shape", "I64", {2}, {4, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0});
+  };
+  struct Case {
+    std::string name;
+    std::function<void(SafetensorsBuilder&)> build;
+    Json config;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {"AWQ GEMV", awq,
+       {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 32}, {"version", "gemv"}}, "GEMM"},
+      {"AWQ without zero points", awq,
+       {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 32}, {"zero_point", false}},
+       "zero_point"},
+      {"GPTQ checkpoint format", gptq,
+       {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 32}, {"checkpoint_format", "marlin"}},
+       "marlin"},
+      {"compressed-tensors format", packed,
+       {{"quant_method", "compressed-tensors"}, {"format", "marlin-24"}}, "marlin-24"},
+      {"unknown method", gptq, {{"quant_method", "hqq"}}, "hqq"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    SafetensorsBuilder m;
+    c.build(m);
+    ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+    WriteText(dir.path() / "config.json", Config(c.config));
+    const CliResult inspect = RunAmn("inspect " + Quote(dir.path() / "model.safetensors"));
+    EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+    EXPECT_NE(inspect.out.find("not supported"), std::string::npos) << inspect.out;
+    ExpectRefused(dir, dir.path() / "model.safetensors", c.expect);
+  }
 }
 
 }  // namespace
