@@ -485,6 +485,35 @@ TEST(Mxfp4Cli, RemembersExpertsInTransformersLayout) {
   EXPECT_TRUE(out.header.contains(name + "_bias"));
 }
 
+// The safetensors_reference headers carry no config.json: tensor names,
+// shapes and the quant_state blob alone decide the scheme.
+TEST(QuantSchemesCli, SchemesWithoutConfigFromTheReferenceHeaders) {
+  const fs::path dir_in = FixturesDir() / "safetensors_reference";
+  if (!fs::is_directory(dir_in)) GTEST_SKIP() << "fixtures not found at " << dir_in << "; set AMN_FIXTURES_DIR";
+  struct Case {
+    std::string file, scheme, weight;
+    Json shape;
+  };
+  const std::vector<Case> cases = {
+      {"gptq.safetensors", "GPTQ 4-bit, group 32, v1 zero points", "model.layers.0.weight", {32, 64}},
+      {"awq.safetensors", "AWQ GEMM 4-bit, group 32, zero points", "model.layers.0.weight", {32, 64}},
+      {"bnb_nf4.safetensors", "bitsandbytes NF4, block 64", "model.layers.0.weight", {8, 8}},
+      {"fp8.safetensors", "Fine-grained FP8, 4x4 blocks (E4M3)", "model.layers.0.weight", {8, 8}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const CliResult inspect = RunAmn("inspect " + Quote(dir_in / c.file));
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    EXPECT_NE(inspect.out.find("Scheme:      " + c.scheme + "\n"), std::string::npos) << inspect.out;
+    TempDir dir;
+    const CliResult r = Remember(dir_in / c.file, dir.path() / "out.safetensors");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ReadBack out(dir.path() / "out.safetensors");
+    EXPECT_EQ(out.header[c.weight]["shape"], c.shape) << out.header.dump();
+    EXPECT_TRUE(out.header.contains("model.norm.weight"));
+  }
+}
+
 // --- Refusals: one error line naming the tensor, exit 1, nothing written ---
 
 void ExpectRefused(const TempDir& dir, const fs::path& model, const std::string& expect) {
