@@ -1,6 +1,7 @@
 // Strided copies, byte swaps and float conversions for plain arrays.
 #include "amn/array_copy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
