@@ -17,6 +17,10 @@
 namespace amn::cli {
 namespace {
 
+constexpr const char* kPathHelp =
+    "Model: .safetensors file, directory of shards, .gguf file, ollama:<model>[:tag], .npy, .npz, "
+    ".pth/.pt (.bin and other extensions are probed by magic)";
+
 const std::map<std::string, ElemType> kToTypes = {
     {"bf16", ElemType::kBf16}, {"bfloat16", ElemType::kBf16}, {"f16", ElemType::kF16},
     {"float16", ElemType::kF16}, {"fp16", ElemType::kF16},    {"f32", ElemType::kF32},
@@ -67,18 +71,63 @@ std::string ShapeText(const std::vector<uint64_t>& shape) {
   return text + "]";
 }
 
-void AddToOption(CLI::App* cmd, ElemType& to) {
-  cmd->add_option("--to", to, "Output element type: bf16 (default), f16 or f32")
-      ->transform(CLI::CheckedTransformer(kToTypes, CLI::ignore_case));
+// --to: unset means each format's default (BF16 for quantized formats,
+// dtypes kept for NPY/NPZ/PyTorch).
+struct ToOption {
+  ElemType type = ElemType::kBf16;
+  CLI::Option* option = nullptr;
+  std::optional<ElemType> get() const {
+    return option != nullptr && option->count() > 0 ? std::optional(type) : std::nullopt;
+  }
+};
+
+void AddToOption(CLI::App* cmd, ToOption& to) {
+  to.option = cmd->add_option("--to", to.type,
+                              "Output element type: bf16, f16 or f32. Default: bf16 for quantized "
+                              "formats (safetensors, GGUF); NPY/NPZ/PyTorch keep their dtypes "
+                              "unless --to converts their float tensors")
+                  ->transform(CLI::CheckedTransformer(kToTypes, CLI::ignore_case));
+}
+
+// --max-*: ParseLimits from the command line, tighten-only.
+struct LimitOptions {
+  ParseLimits limits;
+};
+
+void AddLimitOptions(CLI::App* cmd, LimitOptions& o) {
+  const ParseLimits cap = ParseLimits::BuiltIn();
+  auto size_option = [&](const char* name, uint64_t& field, const std::string& what) {
+    cmd->add_option(name, field, what + " (default and largest allowed: " + FormatBytes(field) +
+                                     "; K/M/G/T suffixes are powers of 1024)")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::Range(uint64_t{0}, field))
+        ->group("Limits (untrusted input)");
+  };
+  size_option("--max-bytes", o.limits.max_total_bytes, "Total tensor bytes a model may declare");
+  size_option("--max-alloc", o.limits.max_single_allocation,
+              "Largest single buffer or uncompressed ZIP member");
+  size_option("--max-header", o.limits.max_header_bytes,
+              "Largest header: safetensors JSON, ZIP directory, NPY header, data.pkl");
+  cmd->add_option("--max-items", o.limits.max_item_count,
+                  "Most tensors, metadata entries, ZIP members or pickle memo entries (default and "
+                  "largest allowed: " + std::to_string(cap.max_item_count) + ")")
+      ->check(CLI::Range(uint64_t{0}, cap.max_item_count))
+      ->group("Limits (untrusted input)");
+  cmd->add_option("--max-ratio", o.limits.max_decompression_ratio,
+                  "Largest uncompressed/compressed ratio of a DEFLATE member (default and largest "
+                  "allowed: " + std::to_string(cap.max_decompression_ratio) + ")")
+      ->check(CLI::Range(uint64_t{1}, cap.max_decompression_ratio))
+      ->group("Limits (untrusted input)");
 }
 
 struct ParseOptions {
   std::string path;
   bool json = false;
+  LimitOptions limits;
 };
 
 int RunParse(const ParseOptions& options) {
-  auto model = Model::Open(options.path);
+  auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
   const InspectInfo info = model->Inspect();
   const std::vector<TensorSummary> tensors = model->Tensors();
@@ -124,13 +173,14 @@ int RunParse(const ParseOptions& options) {
 struct InspectOptions {
   std::string path;
   bool json = false;
-  ElemType to = ElemType::kBf16;
+  ToOption to;
+  LimitOptions limits;
 };
 
 int RunInspect(const InspectOptions& options) {
-  auto model = Model::Open(options.path);
+  auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
-  const InspectInfo info = model->Inspect(options.to);
+  const InspectInfo info = model->Inspect(options.to.get());
   const uint64_t took = info.remembered_bytes > info.current_bytes
                             ? info.remembered_bytes - info.current_bytes
                             : 0;
@@ -145,7 +195,7 @@ int RunInspect(const InspectOptions& options) {
                           {"dropped_tensors", info.dropped_tensors},
                           {"current_bytes", info.current_bytes},
                           {"remembered_bytes", info.remembered_bytes},
-                          {"to", TypeLabel(info.to)},
+                          {"to", info.to ? TypeLabel(*info.to) : "kept"},
                           {"unsupported", info.unsupported},
                           {"dtypes", [&] {
                              nlohmann::json list = nlohmann::json::array();
@@ -163,7 +213,13 @@ int RunInspect(const InspectOptions& options) {
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
-  if (info.format == "gguf") {
+  if (info.format == "npy" || info.format == "npz" || info.format == "pytorch") {
+    std::printf("Format:      %s (%zu arrays)\n",
+                info.format == "pytorch" ? "PyTorch zip checkpoint"
+                : info.format == "npz"   ? "NumPy .npz archive"
+                                         : "NumPy .npy array",
+                info.passthrough_tensors);
+  } else if (info.format == "gguf") {
     std::printf("Format:      GGUF v%u%s, alignment %llu, %zu metadata keys\n", info.gguf_version,
                 info.architecture.empty() ? "" : (" (" + info.architecture + ")").c_str(),
                 static_cast<unsigned long long>(info.alignment), info.metadata_keys);
@@ -197,7 +253,7 @@ int RunInspect(const InspectOptions& options) {
   }
   std::printf("Size:        %s (%s) -> %s (%s)\n", FormatBytes(info.current_bytes).c_str(),
               info.quantized ? "quantized" : "unquantized", FormatBytes(info.remembered_bytes).c_str(),
-              TypeLabel(info.to).c_str());
+              info.to ? TypeLabel(*info.to).c_str() : "dtypes kept");
   if (info.quantized) std::printf("Lethe took:  ~%s of precision\n", FormatBytes(took).c_str());
   return kExitOk;
 }
@@ -205,7 +261,8 @@ int RunInspect(const InspectOptions& options) {
 struct RememberCliOptions {
   std::string path;
   std::string output;
-  ElemType to = ElemType::kBf16;
+  ToOption to;
+  LimitOptions limits;
   unsigned threads = 0;
   bool force = false;
   bool quiet = false;
@@ -213,11 +270,11 @@ struct RememberCliOptions {
 
 int RunRemember(const RememberCliOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  auto model = Model::Open(options.path);
+  auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
-  const InspectInfo info = model->Inspect(options.to);
+  const InspectInfo info = model->Inspect(options.to.get());
   const std::filesystem::path output =
-      options.output.empty() ? Model::DefaultOutputPath(options.path, options.to)
+      options.output.empty() ? Model::DefaultOutputPath(options.path, options.to.get())
                              : std::filesystem::path(options.output);
   if (!options.quiet) {
     std::printf("Parsing...   %zu tensors, %s\n",
@@ -225,11 +282,11 @@ int RunRemember(const RememberCliOptions& options) {
                     info.dropped_tensors,
                 info.scheme.c_str());
     std::printf("Remembering  %s -> %s (%s)\n", options.path.c_str(), output.c_str(),
-                TypeLabel(options.to).c_str());
+                info.to ? TypeLabel(*info.to).c_str() : "dtypes kept");
     std::fflush(stdout);
   }
   RememberOptions remember;
-  remember.to = options.to;
+  remember.to = info.to;
   remember.threads = options.threads;
   remember.overwrite = options.force;
   remember.cancel = &g_interrupted;
@@ -254,13 +311,14 @@ int RunRemember(const RememberCliOptions& options) {
 Command AddParseCommand(CLI::App& app) {
   auto options = std::make_shared<ParseOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "parse", "Parse a .safetensors file, sharded model directory, .gguf file or "
-               "ollama:<model>[:tag] and list its metadata and tensors (name, dtype, shape, "
-               "size, role)");
+      "parse", "Parse a .safetensors file, sharded model directory, .gguf file, "
+               "ollama:<model>[:tag], .npy/.npz file or PyTorch .pth/.pt checkpoint and list its "
+               "metadata and tensors (name, dtype, shape, size, role)");
   cmd->add_option("path", options->path,
-                  "Model: .safetensors file, directory of shards, .gguf file, or ollama:<model>[:tag]")
+                  kPathHelp)
       ->required();
   cmd->add_flag("--json", options->json, "Print JSON");
+  AddLimitOptions(cmd, options->limits);
   return {cmd, [options] { return RunParse(*options); }};
 }
 
@@ -271,31 +329,34 @@ Command AddInspectCommand(CLI::App& app) {
                  "and after remember");
   cmd->alias("info");
   cmd->add_option("path", options->path,
-                  "Model: .safetensors file, directory of shards, .gguf file, or ollama:<model>[:tag]")
+                  kPathHelp)
       ->required();
   cmd->add_flag("--json", options->json, "Print JSON");
   AddToOption(cmd, options->to);
+  AddLimitOptions(cmd, options->limits);
   return {cmd, [options] { return RunInspect(*options); }};
 }
 
 Command AddRememberCommand(CLI::App& app) {
   auto options = std::make_shared<RememberCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "remember", "Dequantize a model (FP8 safetensors, GGUF) to plain BF16/F16/F32 safetensors "
-                  "(a file, or a directory of shards with its index, config.json and other files)");
+      "remember", "Dequantize a model (quantized safetensors, GGUF) to plain BF16/F16/F32 "
+                  "safetensors (a file, or a directory of shards with its index, config.json and "
+                  "other files), or convert a .npy/.npz/.pth/.pt file to safetensors, dtypes kept");
   cmd->alias("dequantize");
   cmd->add_option("path", options->path,
-                  "Model: .safetensors file, directory of shards, .gguf file, or ollama:<model>[:tag]")
+                  kPathHelp)
       ->required();
   cmd->add_option("-o,--output", options->output,
                   "Output file or directory (default: the input's name with -FP8 etc. replaced "
-                  "by -bf16/-f16/-f32, beside it)");
+                  "by -bf16/-f16/-f32, beside it; NPY/NPZ/PyTorch: the same stem .safetensors)");
   AddToOption(cmd, options->to);
   cmd->add_option("-j,--threads", options->threads,
                   "Worker threads (default: every core); the output is identical for any value")
       ->check(CLI::Range(1u, 4096u));
   cmd->add_flag("--force", options->force, "Replace an existing output");
   cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");
+  AddLimitOptions(cmd, options->limits);
   return {cmd, [options] { return RunRemember(*options); }};
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "amn/ggml_dequant.h"
+#include "formats/file_format.h"
 #include "formats/gguf.h"
 #include "formats/model_files.h"
 #include "formats/ollama.h"
@@ -35,6 +36,10 @@ struct Model::Impl {
   // GGUF
   fs::path gguf_path;
   formats::GgufHeader gguf_header;
+  // NPY, NPZ, PyTorch
+  bool arrays = false;
+  fs::path array_path;
+  formats::ArrayFile array_file;
 };
 
 namespace {
@@ -188,16 +193,6 @@ Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overw
   return Status::Ok();
 }
 
-// A GGUF file by magic ("GGUF") or, failing a readable header, extension.
-bool LooksLikeGguf(const fs::path& path) {
-  std::error_code error;
-  if (fs::is_directory(path, error)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  if (in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0) return true;
-  return path.extension() == ".gguf";
-}
-
 formats::EngineOptions EngineFor(const RememberOptions& options) {
   formats::EngineOptions engine;
   engine.threads = options.threads != 0 ? options.threads
@@ -298,6 +293,43 @@ std::vector<TensorSummary> GgufTensors(const formats::GgufHeader& h, const fs::p
   return list;
 }
 
+InspectInfo InspectArrays(const formats::ArrayFile& file, std::optional<ElemType> to) {
+  InspectInfo info;
+  info.format = file.format;
+  info.to = to;
+  for (const formats::ArrayEntry& a : file.arrays) {
+    const uint64_t bytes = a.elements * formats::DtypeBytes(a.dtype);
+    ++info.passthrough_tensors;
+    info.current_bytes += bytes;
+    info.remembered_bytes += to && formats::IsFloat(a.dtype)
+                                 ? a.elements * formats::DtypeBytes(formats::DtypeOf(*to))
+                                 : bytes;
+    AddDtypeStat(info.dtypes, std::string(formats::DtypeName(a.dtype)), bytes);
+  }
+  SortDtypeStats(info.dtypes);
+  std::string mix;
+  for (const DtypeStat& s : info.dtypes) {
+    mix += (mix.empty() ? "" : ", ") + s.dtype + " x" + std::to_string(s.tensors);
+  }
+  info.scheme = "Unquantized" + (mix.empty() ? std::string() : " (" + mix + ")");
+  return info;
+}
+
+std::vector<TensorSummary> ArrayTensors(const formats::ArrayFile& file, const fs::path& path) {
+  std::vector<TensorSummary> list;
+  for (const formats::ArrayEntry& a : file.arrays) {
+    TensorSummary s;
+    s.name = a.name;
+    s.dtype = std::string(formats::DtypeName(a.dtype));
+    s.shape = a.shape;
+    s.bytes = a.elements * formats::DtypeBytes(a.dtype);
+    s.role = "passthrough";
+    s.shard = path.filename().string();
+    list.push_back(std::move(s));
+  }
+  return list;
+}
+
 }  // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -311,21 +343,39 @@ Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits) {
   if (path.string().starts_with(formats::kOllamaPrefix)) {
     AMN_ASSIGN_OR_RETURN(file, formats::ResolveOllama(path.string()));
   }
-  if (LooksLikeGguf(file)) {
-    AMN_ASSIGN_OR_RETURN(auto source, formats::FileSource::Open(file));
-    AMN_ASSIGN_OR_RETURN(impl->gguf_header, formats::ReadGgufHeader(*source, limits.Clamped()));
-    impl->gguf = true;
-    impl->gguf_path = file;
-    return Model(std::move(impl));
+  const ParseLimits clamped = limits.Clamped();
+  AMN_ASSIGN_OR_RETURN(const formats::FileFormat format, formats::DetectFileFormat(file, clamped));
+  switch (format) {
+    case formats::FileFormat::kGguf: {
+      AMN_ASSIGN_OR_RETURN(auto source, formats::FileSource::Open(file));
+      AMN_ASSIGN_OR_RETURN(impl->gguf_header, formats::ReadGgufHeader(*source, clamped));
+      impl->gguf = true;
+      impl->gguf_path = file;
+      return Model(std::move(impl));
+    }
+    case formats::FileFormat::kNpy:
+    case formats::FileFormat::kNpz:
+    case formats::FileFormat::kPytorch: {
+      AMN_ASSIGN_OR_RETURN(impl->array_file, formats::ReadArrayFile(file, format, clamped));
+      impl->arrays = true;
+      impl->array_path = file;
+      return Model(std::move(impl));
+    }
+    case formats::FileFormat::kSafetensors: break;
   }
-  AMN_ASSIGN_OR_RETURN(impl->files, formats::OpenModelFiles(file, limits.Clamped()));
+  AMN_ASSIGN_OR_RETURN(impl->files, formats::OpenModelFiles(file, clamped));
   AMN_ASSIGN_OR_RETURN(impl->scheme, formats::DetectScheme(impl->files));
   return Model(std::move(impl));
 }
 
-const fs::path& Model::path() const { return impl_->gguf ? impl_->gguf_path : impl_->files.input; }
+const fs::path& Model::path() const {
+  if (impl_->arrays) return impl_->array_path;
+  return impl_->gguf ? impl_->gguf_path : impl_->files.input;
+}
 
-InspectInfo Model::Inspect(ElemType to) const {
+InspectInfo Model::Inspect(std::optional<ElemType> requested) const {
+  if (impl_->arrays) return InspectArrays(impl_->array_file, requested);
+  const ElemType to = requested.value_or(ElemType::kBf16);
   if (impl_->gguf) return InspectGguf(impl_->gguf_header, to);
   InspectInfo info;
   info.format = "safetensors";
@@ -371,6 +421,7 @@ InspectInfo Model::Inspect(ElemType to) const {
 }
 
 std::vector<TensorSummary> Model::Tensors() const {
+  if (impl_->arrays) return ArrayTensors(impl_->array_file, impl_->array_path);
   if (impl_->gguf) return GgufTensors(impl_->gguf_header, impl_->gguf_path);
   std::vector<TensorSummary> list;
   for (size_t s = 0; s < impl_->files.shards.size(); ++s) {
@@ -403,6 +454,12 @@ std::vector<TensorSummary> Model::Tensors() const {
 
 std::vector<MetadataEntry> Model::Metadata() const {
   std::vector<MetadataEntry> list;
+  if (impl_->arrays) {
+    for (const auto& [key, value] : impl_->array_file.metadata) {
+      list.push_back({key, "string", nlohmann::json(value).dump()});
+    }
+    return list;
+  }
   if (impl_->gguf) {
     for (const formats::GgufKeyValue& kv : impl_->gguf_header.metadata) {
       list.push_back({kv.key, std::string(formats::GgufValueTypeName(kv.value.type)),
@@ -419,10 +476,16 @@ std::vector<MetadataEntry> Model::Metadata() const {
 }
 
 Status Model::Remember(const fs::path& output, const RememberOptions& options) const {
-  if (impl_->gguf) {
-    AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
-                         formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, options.to));
-    AMN_RETURN_IF_ERROR(CheckOutputPath(impl_->gguf_path, output, options.overwrite));
+  const ElemType to = options.to.value_or(ElemType::kBf16);
+  if (impl_->gguf || impl_->arrays) {
+    formats::RememberPlan plan;
+    if (impl_->gguf) {
+      AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to));
+    } else {
+      AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(impl_->array_path, impl_->array_file,
+                                                            options.to));
+    }
+    AMN_RETURN_IF_ERROR(CheckOutputPath(path(), output, options.overwrite));
     formats::EngineOptions engine = EngineFor(options);
     RememberProgress progress{0, plan.total_bytes, 0, plan.total_tensors};
     engine.on_progress = [&](uint64_t bytes, size_t tensors) {
@@ -439,7 +502,7 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
     return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
   }
   AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
-                       formats::PlanRemember(files, impl_->scheme, options.to));
+                       formats::PlanRemember(files, impl_->scheme, to));
   AMN_RETURN_IF_ERROR(CheckOutputPath(files.input, output, options.overwrite));
 
   formats::EngineOptions engine = EngineFor(options);
@@ -482,7 +545,7 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   for (const fs::path& companion : files.companion_files) {
     const fs::path target = temp.path() / companion.filename();
     if (companion.filename() == "config.json") {
-      AMN_ASSIGN_OR_RETURN(const std::string config, RewriteConfig(files.config_json, options.to));
+      AMN_ASSIGN_OR_RETURN(const std::string config, RewriteConfig(files.config_json, to));
       AMN_RETURN_IF_ERROR(WriteText(target, config));
     } else {
       fs::copy_file(companion, target, error);
@@ -492,7 +555,13 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   return temp.Commit(output, options.overwrite);
 }
 
-fs::path Model::DefaultOutputPath(const fs::path& input, ElemType to) {
+fs::path Model::DefaultOutputPath(const fs::path& input, std::optional<ElemType> requested) {
+  const std::string ext = input.extension().string();
+  if (ext == ".npz" || ext == ".npy" || ext == ".pth" || ext == ".pt" || ext == ".bin") {
+    const std::string suffix = requested ? "-" + TypeSuffix(*requested) : "";
+    return input.parent_path() / (input.stem().string() + suffix + ".safetensors");
+  }
+  const ElemType to = requested.value_or(ElemType::kBf16);
   if (input.string().starts_with(formats::kOllamaPrefix)) {
     std::string name = input.string().substr(formats::kOllamaPrefix.size());
     std::replace(name.begin(), name.end(), ':', '-');

@@ -15,10 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "amn/array_copy.h"
 #include "amn/convert.h"
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
 #include "formats/byte_source.h"
+#include "formats/zip_archive.h"
 
 namespace amn::formats {
 namespace {
@@ -32,6 +34,8 @@ constexpr uint64_t kMaxScaleBytesPerShard = uint64_t{256} << 20;
 // A piece of one output tensor. FP8: rows [row_begin, row_end) and columns
 // [col_begin, col_end) (a column range only within a single row). Copy and
 // ggml: the input bytes [in_begin, in_begin + in_bytes) of the tensor.
+// Packed: output rows [row_begin, row_end). Array: row-major elements
+// [row_begin, row_end), in_bytes of them in the source dtype when converted.
 struct Chunk {
   size_t tensor = 0;
   uint64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
@@ -127,6 +131,22 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
         }
         break;
       }
+      case Decode::kArray: {
+        const uint64_t out_elem = DtypeBytes(out.dtype);
+        const uint64_t in_elem = DtypeBytes(out.array.entry.dtype);
+        const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / std::max(out_elem, in_elem));
+        const uint64_t n = out.array.entry.elements;
+        for (uint64_t e = 0; e < n; e += per_chunk) {
+          Chunk c;
+          c.tensor = t;
+          c.row_begin = e;
+          c.row_end = std::min(n, e + per_chunk);
+          c.out_bytes = (c.row_end - e) * out_elem;
+          if (out.dtype != out.array.entry.dtype) c.in_bytes = (c.row_end - e) * in_elem;
+          chunks.push_back(c);
+        }
+        break;
+      }
       case Decode::kGgml: {
         const GgmlTypeInfo* info = FindGgmlType(out.ggml_type);
         const uint64_t out_per_block = uint64_t{info->block_elems} * DtypeBytes(out.dtype);
@@ -196,6 +216,53 @@ class Inputs {
     }
   }
 
+  // The storage an array job reads: a view of the mapped file for a stored
+  // member, or the whole member inflated once (kept until Release).
+  Result<std::span<const std::byte>> Storage(size_t tensor, size_t file, const ArrayJob& job) {
+    const ArrayEntry& a = job.entry;
+    const uint64_t bytes = a.storage_elements * DtypeBytes(a.dtype);  // checked by the plan
+    std::span<const std::byte> member;
+    if (!job.member.deflated) {
+      AMN_ASSIGN_OR_RETURN(const MappedFile* map, Map(file));
+      member = map->bytes();
+      if (job.member.file_offset > member.size() || job.member.bytes > member.size() - job.member.file_offset) {
+        return Status(StatusCode::kTruncated, paths_[file].string() + " ends before its member '" +
+                                                  MessageSafe(job.member.name) + "'")
+            .WithByteOffset(job.member.file_offset);
+      }
+      member = member.subspan(job.member.file_offset, job.member.bytes);
+    } else {
+      std::lock_guard<std::mutex> lock(inflate_mutex_);
+      std::shared_ptr<const std::string>& inflated = inflated_[tensor];
+      if (!inflated) {
+        AMN_ASSIGN_OR_RETURN(auto archive, ZipArchive::OpenFile(paths_[file], ParseLimits{}));
+        const ZipEntry* entry = archive->Find(job.member.name);
+        if (entry == nullptr) {
+          return Status(StatusCode::kInvalid, paths_[file].string() + ": member '" +
+                                                  MessageSafe(job.member.name) + "' is gone");
+        }
+        AMN_ASSIGN_OR_RETURN(std::string data, archive->ReadEntry(*entry, job.member.bytes));
+        inflated = std::make_shared<const std::string>(std::move(data));
+      }
+      member = std::as_bytes(std::span<const char>(inflated->data(), inflated->size()));
+    }
+    if (a.data_offset > member.size() || bytes > member.size() - a.data_offset) {
+      return Status(StatusCode::kTruncated, "member '" + MessageSafe(job.member.name) +
+                                                "' is shorter than its array");
+    }
+    return member.subspan(a.data_offset, bytes);
+  }
+
+  // Frees what Storage kept for `tensor` and drops its mapped pages.
+  void Release(size_t tensor, size_t file, const ArrayJob& job) {
+    {
+      std::lock_guard<std::mutex> lock(inflate_mutex_);
+      inflated_.erase(tensor);
+    }
+    std::lock_guard<std::mutex> lock(open_mutex_);
+    if (!job.member.deflated && maps_[file]) maps_[file]->Evict(job.member.file_offset, job.member.bytes);
+  }
+
   Status Read(size_t file, uint64_t offset, std::span<std::byte> out) {
     std::unique_ptr<FileSource>& source = sources_[file];
     {
@@ -212,7 +279,37 @@ class Inputs {
   std::mutex open_mutex_;
   std::vector<std::unique_ptr<FileSource>> sources_;
   std::vector<std::optional<MappedFile>> maps_;
+  std::mutex inflate_mutex_;
+  std::map<size_t, std::shared_ptr<const std::string>> inflated_;  // by tensor
 };
+
+FloatType FloatTypeOf(Dtype d) {
+  switch (d) {
+    case Dtype::kF64: return FloatType::kF64;
+    case Dtype::kF16: return FloatType::kF16;
+    case Dtype::kBf16: return FloatType::kBf16;
+    default: return FloatType::kF32;
+  }
+}
+
+// Row-major elements [first, first + count) of an array, in the output
+// dtype: gathered through the strides (byte-swapped when big-endian), then
+// converted through `scratch` when the dtype changes.
+Status GatherArrayChunk(const OutputTensor& out, std::span<const std::byte> storage, uint64_t first,
+                        uint64_t count, std::span<std::byte> scratch, std::span<std::byte> dst) {
+  const ArrayEntry& a = out.array.entry;
+  StridedView view;
+  view.storage = storage.data();
+  view.elem_bytes = DtypeBytes(a.dtype);
+  view.shape = a.shape;
+  view.strides = a.strides;
+  view.offset = a.storage_offset;
+  const bool swap = a.big_endian && view.elem_bytes > 1;
+  if (out.dtype == a.dtype) return CopyStridedElements(view, first, count, swap, dst);
+  const std::span<std::byte> raw = scratch.first(count * view.elem_bytes);
+  AMN_RETURN_IF_ERROR(CopyStridedElements(view, first, count, swap, raw));
+  return ConvertFloats(FloatTypeOf(a.dtype), raw, FloatTypeOf(out.dtype), dst);
+}
 
 // F32 scales of every FP8 weight of this shard, by tensor index.
 Result<std::map<size_t, std::vector<float>>> LoadScales(const OutputShard& shard, Inputs& inputs) {
@@ -366,7 +463,9 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   uint64_t in_capacity = 0, out_capacity = 0;
   for (const Chunk& c : chunks) {
     const Decode decode = shard.tensors[c.tensor].decode;
-    if (decode == Decode::kFp8 || decode == Decode::kGgml) in_capacity = std::max(in_capacity, c.in_bytes);
+    if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray) {
+      in_capacity = std::max(in_capacity, c.in_bytes);
+    }
     out_capacity = std::max(out_capacity, c.out_bytes);
   }
   const unsigned threads = std::max(1u, options.threads);
@@ -383,6 +482,12 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
       AMN_ASSIGN_OR_RETURN(const PackedViews views, inputs.Views(out.packed));
       return DecodePackedRows(out.packed, views, chunk.row_begin, chunk.row_end, OutType(out.dtype),
                               out_bytes);
+    }
+    if (out.decode == Decode::kArray) {
+      AMN_ASSIGN_OR_RETURN(const std::span<const std::byte> storage,
+                           inputs.Storage(chunk.tensor, out.input_file, out.array));
+      return GatherArrayChunk(out, storage, chunk.row_begin, chunk.row_end - chunk.row_begin,
+                              std::span(slot.in.data(), chunk.in_bytes), out_bytes);
     }
     const std::span<std::byte> in(slot.in.data(), chunk.in_bytes);
     AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, at, in));
@@ -437,6 +542,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
       ++tensors_done;
       const OutputTensor& done = shard.tensors[chunks[c].tensor];
       if (done.decode == Decode::kPacked) inputs.Evict(done.packed);
+      if (done.decode == Decode::kArray) inputs.Release(chunks[c].tensor, done.input_file, done.array);
     }
     if (options.on_progress) options.on_progress(written, tensors_done);
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {

@@ -14,6 +14,7 @@
 
 #include "amn/elem_type.h"
 #include "amn/result.h"
+#include "formats/array_file.h"
 #include "formats/gguf.h"
 #include "formats/packed_decode.h"
 #include "formats/quant_scheme.h"
@@ -26,6 +27,13 @@ enum class Decode : uint8_t {
   kFp8,   // FP8 codes times scales (fp8_layout, scale_*)
   kGgml,  // ggml blocks of type ggml_type
   kPacked,  // a packed safetensors scheme (packed), by output rows
+  kArray,   // a strided / byte-swapped / converted plain array (array), by elements
+};
+
+// kArray: one array of an NPY/NPZ/PyTorch file and the member holding it.
+struct ArrayJob {
+  ArrayEntry entry;
+  ArrayMember member;
 };
 
 struct OutputTensor {
@@ -51,6 +59,8 @@ struct OutputTensor {
   uint32_t ggml_type = 0;
   // kPacked: the weight and where each of its tensors lives.
   PackedJob packed;
+  // kArray: the source array (read from input_files[input_file]).
+  ArrayJob array;
 };
 
 struct OutputShard {
@@ -91,6 +101,17 @@ void FinishShard(OutputShard& shard);
 // whose type this build cannot decode.
 Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
                                       ElemType to);
+
+// An NPY/NPZ/PyTorch file as one safetensors shard: each array becomes a
+// tensor of the same name and logical shape, in file order, row-major and
+// little-endian. Dtypes are kept unless `to` is set, which converts the
+// float arrays (F64, F32, F16, BF16) to it; integer and bool arrays are
+// always kept. Arrays that are contiguous, little-endian, unconverted and
+// stored uncompressed are copied straight from the file (Decode::kCopy);
+// the rest are gathered (Decode::kArray). Duplicate names and names
+// safetensors reserves ("__metadata__") are kInvalid; metadata is kept.
+Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const ArrayFile& arrays,
+                                       std::optional<ElemType> to);
 
 }  // namespace amn::formats
 

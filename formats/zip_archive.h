@@ -57,11 +57,16 @@ class ZipArchive {
   ByteSource& source();
 
   // The whole uncompressed entry; kLimitExceeded when entry.bytes > max_bytes.
-  // DEFLATE data is inflated through libzip and must produce exactly
-  // entry.bytes bytes with the right CRC-32 (kInvalid otherwise).
+  // Entries are read through libzip: DEFLATE data is inflated and must
+  // produce exactly entry.bytes bytes, and every entry (stored ones too) must
+  // have the right CRC-32 (kInvalid otherwise). `entry` must be one of
+  // entries() (or a copy): anything else is kInvalidArgument.
   Result<std::string> ReadEntry(const ZipEntry& entry, uint64_t max_bytes);
 
   // A sequential reader of the uncompressed entry (inflating as it goes).
+  // It must not outlive the archive. An archive and its readers are used
+  // from one thread at a time (libzip's archive is not thread-safe); several
+  // readers may be open and interleaved.
   Result<std::unique_ptr<ZipEntryReader>> OpenEntry(const ZipEntry& entry);
 
  private:
@@ -75,9 +80,11 @@ class ZipArchive {
 class ZipEntryReader {
  public:
   virtual ~ZipEntryReader() = default;
-  // The next out.size() uncompressed bytes; kTruncated past the entry's end,
-  // kInvalid when the compressed data is corrupt (or its CRC-32 is wrong at
-  // the end).
+  // The next out.size() uncompressed bytes; kTruncated past the entry's end
+  // (nothing is read then), kInvalid when the compressed data is corrupt,
+  // ends early, or runs on past entry.bytes, or its CRC-32 is wrong (checked
+  // by the Read that reaches the end, also an empty Read of an empty entry).
+  // After an error every Read returns that error again.
   virtual Status Read(std::span<std::byte> out) = 0;
   virtual uint64_t position() const = 0;
 };

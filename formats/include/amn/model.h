@@ -1,8 +1,9 @@
 // The library's model API (DESIGN.md §2): parse once, then inspect or act
 // without re-reading headers. Today: safetensors files and sharded
-// directories (FP8 checkpoints dequantized), GGUF files and ollama: names
-// (ggml types dequantized where this build has their kernels), all written
-// as BF16/F16/F32 safetensors.
+// directories (quantized schemes dequantized), GGUF files and ollama: names
+// (ggml types dequantized where this build has their kernels), written as
+// BF16/F16/F32 safetensors; NumPy .npy/.npz and PyTorch .pth/.pt files,
+// written as safetensors with their dtypes kept (or floats converted).
 #ifndef AMN_MODEL_H_
 #define AMN_MODEL_H_
 
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +30,7 @@ struct DtypeStat {
 };
 
 struct InspectInfo {
-  std::string format;        // "safetensors" or "gguf"
+  std::string format;        // "safetensors", "gguf", "npy", "npz" or "pytorch"
   std::string scheme;        // "Fine-grained FP8, 128x128 blocks (E4M3)", "Unquantized"
   bool quantized = false;
   std::string unsupported;   // why remember would refuse (empty: it can run)
@@ -41,7 +43,9 @@ struct InspectInfo {
   std::vector<std::string> companion_dtypes;  // in order of first appearance
   uint64_t current_bytes = 0;     // tensor data as stored
   uint64_t remembered_bytes = 0;  // tensor data after remember --to <type>
-  ElemType to = ElemType::kBf16;
+  // The output type of quantized (and, with --to, float) tensors; empty when
+  // remember keeps every dtype (NPY/NPZ/PyTorch without --to).
+  std::optional<ElemType> to;
   std::vector<DtypeStat> dtypes;  // stored dtypes, most bytes first
   // GGUF only.
   uint32_t gguf_version = 0;
@@ -76,7 +80,9 @@ struct RememberProgress {
 };
 
 struct RememberOptions {
-  ElemType to = ElemType::kBf16;  // kF32, kF16 or kBf16
+  // kF32, kF16 or kBf16. Unset: BF16 for quantized formats (safetensors,
+  // GGUF); dtypes kept for NPY/NPZ/PyTorch, whose floats `to` converts.
+  std::optional<ElemType> to;
   unsigned threads = 0;           // 0: every core
   bool overwrite = false;         // replace an existing output
   std::function<void(const RememberProgress&)> progress;  // from the writing thread
@@ -87,15 +93,19 @@ struct RememberOptions {
 
 class AMN_API Model {
  public:
-  // A .safetensors file, a directory of shards, a GGUF file (by magic or
-  // extension) or "ollama:<model>[:tag]". Reads headers only.
+  // A .safetensors file, a directory of shards, a GGUF file,
+  // "ollama:<model>[:tag]", a .npy/.npz file or a PyTorch .pth/.pt zip
+  // checkpoint (by extension; .bin and unknown extensions by magic, see
+  // formats/file_format.h). Reads headers only, every declared size and count
+  // bounded by `limits` (tightened only: fields above the built-in caps are
+  // lowered to them).
   static Result<Model> Open(const std::filesystem::path& path, const ParseLimits& limits = {});
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
   ~Model();
 
   const std::filesystem::path& path() const;
-  InspectInfo Inspect(ElemType to = ElemType::kBf16) const;
+  InspectInfo Inspect(std::optional<ElemType> to = std::nullopt) const;
   std::vector<TensorSummary> Tensors() const;
   std::vector<MetadataEntry> Metadata() const;
 
@@ -107,8 +117,12 @@ class AMN_API Model {
 
   // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ ->
   // Qwen3-8B-bf16/; model-Q4_K_M.gguf -> model-Q4_K_M-bf16.safetensors;
-  // ollama:llama3.2:1b -> llama3.2-1b-bf16.safetensors (current directory).
-  static std::filesystem::path DefaultOutputPath(const std::filesystem::path& input, ElemType to);
+  // ollama:llama3.2:1b -> llama3.2-1b-bf16.safetensors (current directory);
+  // params.npz / model.pth / pytorch_model.bin -> the same stem
+  // .safetensors, with -bf16 etc. when `to` is set. Unset `to` means BF16
+  // except for those array formats.
+  static std::filesystem::path DefaultOutputPath(const std::filesystem::path& input,
+                                                 std::optional<ElemType> to);
 
  private:
   struct Impl;

@@ -1,0 +1,57 @@
+// The remember plan of an NPY/NPZ/PyTorch file: one output tensor per array.
+#include <set>
+
+#include "formats/byte_source.h"
+#include "formats/remember_plan.h"
+
+namespace amn::formats {
+
+Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const ArrayFile& arrays,
+                                       std::optional<ElemType> to) {
+  if (to && *to != ElemType::kF32 && *to != ElemType::kF16 && *to != ElemType::kBf16) {
+    return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
+  }
+  RememberPlan plan;
+  plan.to = to ? DtypeOf(*to) : Dtype::kF32;
+  plan.input_files = {file};
+  OutputShard out;
+  out.metadata = arrays.metadata;
+  std::set<std::string_view> names;
+  for (const ArrayEntry& a : arrays.arrays) {
+    if (a.name == "__metadata__" || !names.insert(a.name).second) {
+      return Status(StatusCode::kInvalid,
+                    file.string() + ": two arrays are named '" + MessageSafe(a.name) +
+                        "' (or the name is reserved by safetensors)")
+          .WithTensor(MessageSafe(a.name));
+    }
+    if (a.member >= arrays.members.size()) {
+      return Status(StatusCode::kInvalid, file.string() + ": array names no member")
+          .WithTensor(MessageSafe(a.name));
+    }
+    const ArrayMember& member = arrays.members[a.member];
+    AMN_RETURN_IF_ERROR(CheckArrayBounds(a, member));
+    OutputTensor t;
+    t.name = a.name;
+    t.shape = a.shape;
+    t.dtype = to && IsFloat(a.dtype) ? DtypeOf(*to) : a.dtype;
+    t.bytes = a.elements * DtypeBytes(t.dtype);
+    const uint64_t elem = DtypeBytes(a.dtype);
+    const bool big_endian = a.big_endian && elem > 1;
+    if (t.dtype == a.dtype && !big_endian && !member.deflated && a.contiguous()) {
+      t.decode = Decode::kCopy;
+      t.input_offset = member.file_offset + a.data_offset + (a.elements == 0 ? 0 : a.storage_offset * elem);
+      t.input_bytes = t.bytes;
+    } else {
+      t.decode = Decode::kArray;
+      t.array = {a, member};
+    }
+    out.tensors.push_back(std::move(t));
+  }
+  FinishShard(out);
+  plan.total_bytes = out.header_bytes.size() + out.data_bytes;
+  plan.total_tensors = out.tensors.size();
+  plan.shards.push_back(std::move(out));
+  return plan;
+}
+
+}  // namespace amn::formats
