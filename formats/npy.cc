@@ -5,6 +5,7 @@
 #include "formats/npy.h"
 
 #include <algorithm>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -82,8 +83,53 @@ Result<NpyHeader> ReadHeader(ReadFn&& read, uint64_t member_bytes, std::string_v
   }
   const uint64_t have = prefix.size();
   prefix.resize(header_bytes);
-  AMN_RETURN_IF_ERROR(read(have, std::span(prefix).subspan(have)));
+  if (header_bytes > have) AMN_RETURN_IF_ERROR(read(have, std::span(prefix).subspan(have)));
   return ParseNpyHeader(prefix, where, limits);
+}
+
+// Adds the array's name to an error, and for a deflated member says that
+// its byte offset counts uncompressed bytes of the member; a stored
+// member's offsets become file offsets.
+Status InMember(Status status, const ZipEntry& entry, std::string_view array_name) {
+  const std::string tensor = MessageSafe(array_name);
+  if (!status.byte_offset()) return std::move(status).WithTensor(tensor);
+  if (!entry.deflated) {
+    const uint64_t at = entry.data_offset + *status.byte_offset();
+    return std::move(status).WithByteOffset(at).WithTensor(tensor);
+  }
+  return Status(status.code(), status.message() + " (offset into the inflated member)")
+      .WithByteOffset(*status.byte_offset())
+      .WithTensor(tensor);
+}
+
+ArrayMember MemberOf(const ZipEntry& zip_entry) {
+  return ArrayMember{.name = zip_entry.name,
+                     .deflated = zip_entry.deflated,
+                     .file_offset = zip_entry.data_offset,
+                     .stored_bytes = zip_entry.compressed_bytes,
+                     .bytes = zip_entry.bytes,
+                     .zip_index = zip_entry.index};
+}
+
+Result<ArrayEntry> ReadNpzMember(ZipArchive& archive, const ZipEntry& zip_entry,
+                                 std::string array_name, size_t member_index,
+                                 const ParseLimits& limits) {
+  const std::string where = archive.name() + " member " + zip_entry.name;
+  std::unique_ptr<ZipEntryReader> reader;
+  if (zip_entry.deflated) {
+    AMN_ASSIGN_OR_RETURN(reader, archive.OpenEntry(zip_entry));
+  }
+  // Stored members are read in place; deflated ones are inflated from their
+  // start, only as far as the header goes.
+  auto read = [&](uint64_t offset, std::span<std::byte> out) -> Status {
+    if (reader) return reader->Read(out);
+    return archive.source().ReadAt(zip_entry.data_offset + offset, out);
+  };
+  AMN_ASSIGN_OR_RETURN(const NpyHeader header, ReadHeader(read, zip_entry.bytes, where, limits));
+  AMN_ASSIGN_OR_RETURN(ArrayEntry entry,
+                       EntryFromHeader(header, std::move(array_name), MemberOf(zip_entry), where));
+  entry.member = member_index;
+  return entry;
 }
 
 }  // namespace
@@ -107,6 +153,35 @@ Result<ArrayFile> ReadNpy(ByteSource& source, std::string_view array_name,
   file.format = "npy";
   file.members.push_back(std::move(member));
   file.arrays.push_back(std::move(entry));
+  return file;
+}
+
+Result<ArrayFile> ReadNpz(ZipArchive& archive, const ParseLimits& limits) {
+  constexpr std::string_view kSuffix = ".npy";
+  const std::vector<ZipEntry>& entries = archive.entries();
+  if (entries.size() > limits.max_item_count) {
+    return Status(StatusCode::kLimitExceeded,
+                  Where(archive.name()) + std::to_string(entries.size()) +
+                      " members exceed the item limit of " + std::to_string(limits.max_item_count));
+  }
+  ArrayFile file;
+  file.format = "npz";
+  file.members.reserve(entries.size());
+  file.arrays.reserve(entries.size());
+  for (const ZipEntry& zip_entry : entries) {
+    const std::string_view member_name = zip_entry.name;
+    if (!member_name.ends_with(kSuffix) || member_name.size() == kSuffix.size()) {
+      return Status(StatusCode::kInvalid, Where(archive.name()) + "member '" +
+                                              MessageSafe(member_name) +
+                                              "' is not an array (NPZ members are <name>.npy)")
+          .WithByteOffset(zip_entry.local_header_offset);
+    }
+    std::string array_name(member_name.substr(0, member_name.size() - kSuffix.size()));
+    auto entry = ReadNpzMember(archive, zip_entry, array_name, file.members.size(), limits);
+    if (!entry.ok()) return InMember(entry.status(), zip_entry, array_name);
+    file.members.push_back(MemberOf(zip_entry));
+    file.arrays.push_back(std::move(*entry));
+  }
   return file;
 }
 

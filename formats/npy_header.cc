@@ -39,7 +39,7 @@ struct Preamble {
 Result<Preamble> ParsePreamble(std::span<const std::byte> prefix, std::string_view name) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(prefix.data());
   const size_t magic_bytes = std::min(prefix.size(), kMagic.size());
-  if (std::memcmp(bytes, kMagic.data(), magic_bytes) != 0) {
+  if (magic_bytes > 0 && std::memcmp(bytes, kMagic.data(), magic_bytes) != 0) {
     return Status(StatusCode::kInvalid, Where(name) + "not an NPY file (no \\x93NUMPY magic)")
         .WithByteOffset(0);
   }

@@ -6,6 +6,7 @@ usage: npy_cases.py OUT_DIR   (writes OUT_DIR/manifest.json and the files it nam
 import json
 import os
 import sys
+import zipfile
 
 import numpy as np
 
@@ -121,5 +122,34 @@ for case, save in [("stored", np.savez), ("deflated", np.savez_compressed)]:
                    for name, a in archive_arrays.items()],
     })
 
+# Archives numpy would not write, each with the status code it must give.
+def npy_bytes(header_text, data, version=(1, 0)):
+    text = header_text.encode("latin1")
+    preamble = 10 if version[0] == 1 else 12
+    text += b" " * ((-(preamble + len(text) + 1)) % 64) + b"\n"
+    length = len(text).to_bytes(preamble - 8, "little")
+    return b"\x93NUMPY" + bytes(version) + length + text + data
+
+
+GOOD = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"
+bad_npz_cases = []
+for case, members, code in [
+    ("not_npy_member", [("a.npy", npy_bytes(GOOD, bytes(8))), ("notes.txt", b"hello")],
+     "kInvalid"),
+    ("only_suffix", [(".npy", npy_bytes(GOOD, bytes(8)))], "kInvalid"),
+    ("version_4", [("a.npy", npy_bytes(GOOD, bytes(8), (4, 0)))], "kUnsupported"),
+    ("complex", [("a.npy", npy_bytes(GOOD.replace("<f4", "<c8"), bytes(16)))], "kUnsupported"),
+    ("extra_key", [("a.npy", npy_bytes(GOOD[:-1] + "'x': 1}", bytes(8)))], "kInvalid"),
+    ("data_short", [("a.npy", npy_bytes(GOOD, bytes(7)))], "kTruncated"),
+    ("data_long", [("a.npy", npy_bytes(GOOD, bytes(9)))], "kInvalid"),
+    ("header_past_member", [("a.npy", npy_bytes(GOOD, bytes(8))[:40])], "kTruncated"),
+    ("tiny_member", [("a.npy", b"\x93NUM")], "kTruncated"),
+]:
+    for method, suffix in [(zipfile.ZIP_STORED, "_stored"), (zipfile.ZIP_DEFLATED, "_deflated")]:
+        with zipfile.ZipFile(os.path.join(OUT, case + suffix + ".npz"), "w", method) as z:
+            for name, data in members:
+                z.writestr(name, data)
+        bad_npz_cases.append({"file": case + suffix + ".npz", "code": code})
+
 with open(os.path.join(OUT, "manifest.json"), "w") as f:
-    json.dump({"npy": npy_cases, "npz": npz_cases}, f, indent=1)
+    json.dump({"npy": npy_cases, "npz": npz_cases, "bad_npz": bad_npz_cases}, f, indent=1)

@@ -134,6 +134,153 @@ TEST_F(NumpyWritten, NpyFilesOfEveryKind) {
   }
 }
 
+// The member's whole uncompressed data: in place for a stored member (so
+// file_offset is checked too), inflated by the archive otherwise.
+std::vector<uint8_t> MemberData(ZipArchive& archive, const ArrayMember& member,
+                                const std::vector<uint8_t>& file_bytes) {
+  if (!member.deflated) {
+    EXPECT_LE(member.file_offset + member.bytes, file_bytes.size());
+    return std::vector<uint8_t>(file_bytes.begin() + member.file_offset,
+                                file_bytes.begin() + member.file_offset + member.bytes);
+  }
+  const ZipEntry* entry = archive.Find(member.name);
+  EXPECT_NE(entry, nullptr) << member.name;
+  if (entry == nullptr) return {};
+  EXPECT_EQ(entry->index, member.zip_index);
+  const auto data = archive.ReadEntry(*entry, member.bytes);
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  if (!data.ok()) return {};
+  return std::vector<uint8_t>(data->begin(), data->end());
+}
+
+TEST_F(NumpyWritten, SavezAndSavezCompressed) {
+  ASSERT_EQ(manifest_["npz"].size(), 2u);
+  for (const auto& archive_want : manifest_["npz"]) {
+    const fs::path path = dir_ / archive_want["file"].get<std::string>();
+    SCOPED_TRACE(path.string());
+    const bool compressed = path.stem() == "deflated";
+    auto archive = ZipArchive::OpenFile(path, {});
+    ASSERT_TRUE(archive.ok()) << archive.status().ToString();
+    const auto file = ReadNpz(**archive, {});
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    EXPECT_EQ(file->format, "npz");
+    const auto& wants = archive_want["arrays"];
+    ASSERT_EQ(file->arrays.size(), wants.size());
+    ASSERT_EQ(file->members.size(), wants.size());
+    const std::vector<uint8_t> file_bytes = ReadBytes(path);
+    for (size_t i = 0; i < wants.size(); ++i) {  // archive order is savez's order
+      const ArrayEntry& entry = file->arrays[i];
+      ASSERT_LT(entry.member, file->members.size());
+      const ArrayMember& member = file->members[entry.member];
+      EXPECT_EQ(member.name, wants[i]["name"].get<std::string>() + ".npy");
+      EXPECT_EQ(member.deflated, compressed);
+      ExpectMatches(entry, wants[i], MemberData(**archive, member, file_bytes));
+    }
+  }
+}
+
+// The enumerator names npy_cases.py writes.
+StatusCode CodeNamed(const std::string& name) {
+  if (name == "kTruncated") return StatusCode::kTruncated;
+  if (name == "kInvalid") return StatusCode::kInvalid;
+  if (name == "kUnsupported") return StatusCode::kUnsupported;
+  if (name == "kLimitExceeded") return StatusCode::kLimitExceeded;
+  ADD_FAILURE() << "unknown status code " << name;
+  return StatusCode::kOk;
+}
+
+TEST_F(NumpyWritten, MalformedArchivesGiveTheirStatusCode) {
+  ASSERT_GE(manifest_["bad_npz"].size(), 18u);
+  for (const auto& want : manifest_["bad_npz"]) {
+    const fs::path path = dir_ / want["file"].get<std::string>();
+    SCOPED_TRACE(path.string());
+    auto archive = ZipArchive::OpenFile(path, {});
+    ASSERT_TRUE(archive.ok()) << archive.status().ToString();
+    const auto file = ReadNpz(**archive, {});
+    ASSERT_FALSE(file.ok());
+    EXPECT_EQ(file.status().code(), CodeNamed(want["code"].get<std::string>()))
+        << file.status().ToString();
+    EXPECT_NE(file.status().message().find(path.filename().string()), std::string::npos)
+        << file.status().ToString();
+  }
+}
+
+TEST_F(NumpyWritten, NpzHeaderLengthIsBoundedByTheLimit) {
+  for (const char* name : {"stored.npz", "deflated.npz"}) {
+    auto archive = ZipArchive::OpenFile(dir_ / name, {});
+    ASSERT_TRUE(archive.ok()) << archive.status().ToString();
+    const auto file = ReadNpz(**archive, ParseLimits{.max_header_bytes = 64});
+    ASSERT_FALSE(file.ok()) << name;
+    EXPECT_EQ(file.status().code(), StatusCode::kLimitExceeded) << file.status().ToString();
+    EXPECT_EQ(file.status().tensor(), "W_dec");
+  }
+}
+
+// ---- The Gemma Scope fixture ------------------------------------------
+
+struct ReferenceArray {
+  std::string name;
+  std::vector<uint64_t> full_shape;
+  uint32_t dtype_id = 0;
+  std::vector<uint8_t> data;
+};
+
+// gemma_scope_reference.bin (fixtures/README.md, npz_reference).
+std::vector<ReferenceArray> ParseReference(const std::vector<uint8_t>& bin) {
+  size_t at = 0;
+  const auto u32 = [&] {
+    EXPECT_LE(at + 4, bin.size());
+    const uint32_t v = at + 4 <= bin.size() ? test::LoadLe32(&bin[at]) : 0;
+    at += 4;
+    return v;
+  };
+  std::vector<ReferenceArray> arrays(u32());
+  for (ReferenceArray& a : arrays) {
+    const uint32_t name_len = u32();
+    if (at + name_len > bin.size()) break;
+    a.name.assign(bin.begin() + at, bin.begin() + at + name_len);
+    at += name_len;
+    a.full_shape.resize(u32());
+    for (uint64_t& d : a.full_shape) d = u32() | static_cast<uint64_t>(u32()) << 32;
+    a.dtype_id = u32();
+    const uint32_t data_len = u32();
+    if (at + data_len > bin.size()) break;
+    a.data.assign(bin.begin() + at, bin.begin() + at + data_len);
+    at += data_len;
+  }
+  EXPECT_EQ(at, bin.size());
+  return arrays;
+}
+
+TEST(NpzFixture, GemmaScopeSmallMatchesItsReference) {
+  const auto files = test::FixtureFiles("npz_reference", ".npz");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "npz_reference");
+  const fs::path npz = test::FixturesDir() / "npz_reference" / "gemma_scope_small.npz";
+  const auto reference =
+      ParseReference(ReadBytes(test::FixturesDir() / "npz_reference" / "gemma_scope_reference.bin"));
+  ASSERT_EQ(reference.size(), 5u);
+  auto archive = ZipArchive::OpenFile(npz, {});
+  ASSERT_TRUE(archive.ok()) << archive.status().ToString();
+  const auto file = ReadNpz(**archive, {});
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_EQ(file->arrays.size(), reference.size());
+  const std::vector<uint8_t> file_bytes = ReadBytes(npz);
+  constexpr uint32_t kReferenceF32 = 11;
+  for (const ReferenceArray& want : reference) {
+    SCOPED_TRACE(want.name);
+    const auto found = std::find_if(file->arrays.begin(), file->arrays.end(),
+                                    [&](const ArrayEntry& a) { return a.name == want.name; });
+    ASSERT_NE(found, file->arrays.end());
+    EXPECT_EQ(want.dtype_id, kReferenceF32);
+    EXPECT_EQ(found->dtype, Dtype::kF32);
+    EXPECT_EQ(found->shape, std::vector<uint64_t>{8});
+    EXPECT_FALSE(found->big_endian);
+    const ArrayMember& member = file->members[found->member];
+    EXPECT_FALSE(member.deflated);
+    EXPECT_EQ(GatherRowMajorLe(*found, MemberData(**archive, member, file_bytes)), want.data);
+  }
+}
+
 // ---- Hand-built headers -------------------------------------------------
 
 // An NPY file: magic, version, little-endian header length, `text` padded
