@@ -120,10 +120,14 @@ Result<ArrayEntry> ReadNpzMember(ZipArchive& archive, const ZipEntry& zip_entry,
     AMN_ASSIGN_OR_RETURN(reader, archive.OpenEntry(zip_entry));
   }
   // Stored members are read in place; deflated ones are inflated from their
-  // start, only as far as the header goes.
+  // start, only as far as the header goes. A failed read is reported at the
+  // member offset it started from, like every other error here (InMember
+  // turns it into a file offset for stored members).
   auto read = [&](uint64_t offset, std::span<std::byte> out) -> Status {
-    if (reader) return reader->Read(out);
-    return archive.source().ReadAt(zip_entry.data_offset + offset, out);
+    Status status = reader ? reader->Read(out)
+                           : archive.source().ReadAt(zip_entry.data_offset + offset, out);
+    if (status.ok()) return status;
+    return Status(status.code(), status.message()).WithByteOffset(offset);
   };
   AMN_ASSIGN_OR_RETURN(const NpyHeader header, ReadHeader(read, zip_entry.bytes, where, limits));
   AMN_ASSIGN_OR_RETURN(ArrayEntry entry,
