@@ -36,6 +36,7 @@ constexpr PickleGlobal kAllowedGlobals[] = {
     {"torch._utils", "_rebuild_wrapper_subclass", PickleGlobalRole::kUnsupportedTensor, std::nullopt},
     {"torch._utils", "_rebuild_device_tensor_from_numpy", PickleGlobalRole::kUnsupportedTensor,
      std::nullopt},
+    {"torch.serialization", "_get_layout", PickleGlobalRole::kLayout, std::nullopt},
     // Typed storages as the persistent ids of torch.save name them
     // (torch/storage.py _dtype_to_storage_type_map); UntypedStorage counts bytes.
     {"torch", "DoubleStorage", PickleGlobalRole::kStorageType, Dtype::kF64},
@@ -490,6 +491,7 @@ class Vm {
       case PickleGlobalRole::kRebuildParameter:
       case PickleGlobalRole::kRebuildParameterWithState:
       case PickleGlobalRole::kUnsupportedTensor:
+      case PickleGlobalRole::kLayout:
         AMN_RETURN_IF_ERROR(New(PickleKind::kObject, out));
         (*out)->global = &g;
         AMN_RETURN_IF_ERROR(Adopt(*out, args));

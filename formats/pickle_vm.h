@@ -53,6 +53,7 @@ enum class PickleGlobalRole : uint8_t {
   kRebuildFromTypeV2,          // torch._tensor._rebuild_from_type_v2 (new_type torch.Tensor only)
   kTensorType,                 // torch._tensor.Tensor, only as _rebuild_from_type_v2's new_type
   kUnsupportedTensor,          // quantized/sparse/nested... rebuilds: recorded, refused by readers
+  kLayout,                     // torch.serialization._get_layout (sparse tensors' argument): recorded
   kStorageType,                // torch.FloatStorage ... torch.UntypedStorage (persistent ids)
   kDtype,                      // torch.float32 ... (inert values)
   kSize,                       // torch.Size: REDUCE -> the tuple of ints
