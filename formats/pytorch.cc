@@ -5,6 +5,8 @@
 // them. Only headers are read; the storages stay where they are in the zip.
 #include "formats/pytorch.h"
 
+#include <array>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -355,9 +357,17 @@ class CheckpointReader {
 }  // namespace
 
 bool LooksLikeLegacyTorch(ByteSource& source) {
-  std::byte first{};
-  if (source.size() < 1 || !source.ReadAt(0, std::span<std::byte>(&first, 1)).ok()) return false;
-  return first == std::byte{0x80};
+  // torch.save's legacy format pickles its magic number first: PROTO n
+  // (protocol 2 by default, any 2-5 accepted), LONG1 10 bytes,
+  // 0x1950a86a20f9469cfc6c. A safetensors length can begin with 0x80 too,
+  // so one byte is not enough.
+  constexpr uint8_t kMagic[] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+                                0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+  std::array<std::byte, 2 + sizeof(kMagic)> head{};
+  if (source.size() < head.size() || !source.ReadAt(0, head).ok()) return false;
+  const auto protocol = static_cast<uint8_t>(head[1]);
+  return head[0] == std::byte{0x80} && protocol >= 2 && protocol <= 5 &&
+         std::memcmp(head.data() + 2, kMagic, sizeof(kMagic)) == 0;
 }
 
 Result<ArrayFile> ReadPytorch(ZipArchive& archive, const ParseLimits& limits) {

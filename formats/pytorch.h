@@ -13,7 +13,7 @@
 namespace amn::formats {
 
 // True when `source` is a legacy (pre-1.6, non-zip) torch.save file: a raw
-// pickle stream (PROTO opcode 0x80 first).
+// pickle stream that starts with torch's pickled magic number.
 bool LooksLikeLegacyTorch(ByteSource& source);
 
 // Reads `<prefix>/data.pkl` (prefix: the single top-level folder, "archive"
