@@ -5,9 +5,10 @@ Files: the pth_reference / npz_reference fixtures (when AMN_FIXTURES_DIR or
 ../shared/fixtures has them) and generated ones: a ~300 MB PyTorch state dict
 (F32 and BF16 tensors of Llama-like shapes, one transposed view) and the same
 arrays as an .npz. Each command runs --reps times (median wall time). The peer
-numbers are in-process (the Python start-up and `import torch` are not
-counted); the amn numbers include process start-up, so small files favour the
-peer. remember writes to a tmpfs-or-not directory beside the generated files:
+is timed twice: in-process (Python start-up and `import torch` not counted)
+and as a `python3 -c` process, as a command-line user meets it; the amn
+numbers always include process start-up. `cp` of the same file is the floor
+for remember (the same bytes read and written). remember writes to a tmpfs-or-not directory beside the generated files:
 the disk is part of what is measured, as for a user.
 
 Usage: /usr/bin/python3 perf/compare_loaders.py [--amn build/gcc/cli/amn]
@@ -76,7 +77,7 @@ def generate():
 
 
 def torch_load(path):  # eager in torch 1.13: every storage is read
-    torch.load(path, weights_only=True)
+    torch.load(path, weights_only=True, map_location="cpu")
 
 
 def numpy_load(path):  # NpzFile is lazy: read every array
@@ -85,22 +86,35 @@ def numpy_load(path):  # NpzFile is lazy: read every array
             z[k]
 
 
+PEER_PROCESS = {
+    "torch.load": "import sys, torch; torch.load(sys.argv[1], weights_only=True, map_location='cpu')",
+    "numpy.load": "import sys, numpy as np\nwith np.load(sys.argv[1]) as z:\n    [z[k] for k in z.files]",
+}
+
+
 def row(label, path, peer_name, peer):
     size = os.path.getsize(path)
     out = os.path.join(args.workdir, "out.safetensors")
     threads = ["-j", str(args.threads)] if args.threads else []
     t_inspect = median_seconds(lambda: run_amn("inspect", path))
     t_remember = median_seconds(lambda: run_amn("remember", "-q", "--force", *threads, path, "-o", out))
+    # The copy floor: the same bytes read and written by cp (page cache as warm).
+    t_copy = median_seconds(lambda: shutil.copyfile(path, out))
     t_peer = median_seconds(lambda: peer(path))
+    t_peer_process = median_seconds(lambda: subprocess.run(
+        [sys.executable, "-c", PEER_PROCESS[peer_name], path], check=True))
     os.remove(out)
     print(f"| {label} | {size / 2**20:.1f} MiB | {t_inspect * 1e3:.1f} ms | {t_remember * 1e3:.1f} ms "
-          f"| {peer_name} {t_peer * 1e3:.1f} ms | {t_peer / t_inspect:.1f}x | {t_peer / t_remember:.1f}x |")
+          f"| {t_copy * 1e3:.1f} ms | {peer_name} {t_peer * 1e3:.1f} ms | {t_peer_process * 1e3:.0f} ms "
+          f"| {t_peer / t_inspect:.1f}x / {t_peer_process / t_inspect:.1f}x "
+          f"| {t_peer / t_remember:.2f}x / {t_peer_process / t_remember:.2f}x |")
 
 
 print(f"torch {torch.__version__}, numpy {np.__version__}, {os.cpu_count()} cores, "
       f"median of {args.reps}")
-print("| file | size | amn inspect | amn remember | peer | peer / inspect | peer / remember |")
-print("|---|---|---|---|---|---|---|")
+print("| file | size | amn inspect | amn remember | cp (floor) | peer in-process | peer as a process "
+      "| peer / inspect (in-process / process) | peer / remember (in-process / process) |")
+print("|---|---|---|---|---|---|---|---|---|")
 fixtures = os.environ.get("AMN_FIXTURES_DIR", os.path.join(root, "..", "shared", "fixtures"))
 for family, ext, peer_name, peer in (("pth_reference", ".pth", "torch.load", torch_load),
                                      ("npz_reference", ".npz", "numpy.load", numpy_load)):
