@@ -47,10 +47,7 @@ Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const 
     }
     out.tensors.push_back(std::move(t));
   }
-  FinishShard(out);
-  plan.total_bytes = out.header_bytes.size() + out.data_bytes;
-  plan.total_tensors = out.tensors.size();
-  plan.shards.push_back(std::move(out));
+  AddOnlyShard(plan, std::move(out));
   return plan;
 }
 

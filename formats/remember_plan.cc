@@ -41,6 +41,13 @@ Dtype DtypeOf(ElemType type) {
   }
 }
 
+void AddOnlyShard(RememberPlan& plan, OutputShard shard) {
+  FinishShard(shard);
+  plan.total_bytes = shard.header_bytes.size() + shard.data_bytes;
+  plan.total_tensors = shard.tensors.size();
+  plan.shards.push_back(std::move(shard));
+}
+
 void FinishShard(OutputShard& shard) {
   shard.data_bytes = 0;
   for (OutputTensor& t : shard.tensors) {
@@ -173,10 +180,7 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
     }
     out.tensors.push_back(std::move(o));
   }
-  FinishShard(out);
-  plan.total_bytes = out.header_bytes.size() + out.data_bytes;
-  plan.total_tensors = out.tensors.size();
-  plan.shards.push_back(std::move(out));
+  AddOnlyShard(plan, std::move(out));
   return plan;
 }
 

@@ -94,6 +94,9 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
 // Completes a shard whose tensors are filled in: data offsets, the header.
 void FinishShard(OutputShard& shard);
 
+// Finishes `shard` and makes it the plan's only shard (single-file inputs).
+void AddOnlyShard(RememberPlan& plan, OutputShard shard);
+
 // A GGUF file as one safetensors shard: tensor names kept, shapes in
 // row-major order (GGUF lists the fastest dimension first), quantized types
 // dequantized to `to`, plain types (F32, F16, BF16, F64, I8-I64) copied,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "formats/npy.h"
+#include "tests/array_view_bytes.h"
 #include "tests/fixtures.h"
 
 namespace amn::formats {
@@ -29,32 +30,6 @@ std::span<const std::byte> AsBytes(const std::vector<uint8_t>& bytes) {
 Result<ArrayFile> ParseNpyBytes(const std::vector<uint8_t>& bytes, ParseLimits limits = {}) {
   MemorySource source(AsBytes(bytes), "t.npy");
   return ReadNpy(source, "t", limits);
-}
-
-// The array's elements in row-major order, little-endian, read the way the
-// engine is meant to: through data_offset, storage_offset and strides, with
-// each element's bytes reversed when big_endian. `member` is the member's
-// whole uncompressed data.
-std::vector<uint8_t> GatherRowMajorLe(const ArrayEntry& entry, const std::vector<uint8_t>& member) {
-  const size_t size = DtypeBytes(entry.dtype);
-  std::vector<uint8_t> out;
-  if (entry.elements == 0) return out;
-  std::vector<uint64_t> index(entry.shape.size(), 0);
-  for (uint64_t n = 0; n < entry.elements; ++n) {
-    uint64_t element = entry.storage_offset;
-    for (size_t k = 0; k < index.size(); ++k) element += index[k] * entry.strides[k];
-    const uint64_t at = entry.data_offset + element * size;
-    EXPECT_LE(at + size, member.size());
-    if (at + size > member.size()) return out;
-    std::vector<uint8_t> bytes(member.begin() + at, member.begin() + at + size);
-    if (entry.big_endian) std::reverse(bytes.begin(), bytes.end());
-    out.insert(out.end(), bytes.begin(), bytes.end());
-    for (size_t k = index.size(); k-- > 0;) {  // odometer, last index fastest
-      if (++index[k] < entry.shape[k]) break;
-      index[k] = 0;
-    }
-  }
-  return out;
 }
 
 // ---- Files written by numpy --------------------------------------------
@@ -101,7 +76,7 @@ class NumpyWritten : public ::testing::Test {
     } else {
       EXPECT_TRUE(entry.contiguous());
     }
-    EXPECT_EQ(GatherRowMajorLe(entry, member), ReadBytes(dir_ / want["expected"].get<std::string>()));
+    EXPECT_EQ(test::RowMajorLeBytes(entry, member), ReadBytes(dir_ / want["expected"].get<std::string>()));
   }
 
   static inline fs::path dir_;
@@ -277,7 +252,7 @@ TEST(NpzFixture, GemmaScopeSmallMatchesItsReference) {
     EXPECT_FALSE(found->big_endian);
     const ArrayMember& member = file->members[found->member];
     EXPECT_FALSE(member.deflated);
-    EXPECT_EQ(GatherRowMajorLe(*found, MemberData(**archive, member, file_bytes)), want.data);
+    EXPECT_EQ(test::RowMajorLeBytes(*found, MemberData(**archive, member, file_bytes)), want.data);
   }
 }
 
@@ -339,7 +314,7 @@ TEST(NpyHeader, FortranStridesAndByteOrderFromHandBuiltBytes) {
   EXPECT_EQ(a.storage_elements, 6u);
   // Row-major little-endian: a[0][0..2], a[1][0..2], low byte first.
   const std::vector<uint8_t> want = {0, 0, 1, 1, 2, 2, 1, 10, 2, 11, 3, 12};
-  EXPECT_EQ(GatherRowMajorLe(a, bytes), want);
+  EXPECT_EQ(test::RowMajorLeBytes(a, bytes), want);
 }
 
 TEST(NpyHeader, AcceptsThePythonSpellingsNumpyMightWrite) {

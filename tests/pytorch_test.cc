@@ -4,6 +4,7 @@
 // Element bytes are read here, through each entry's strides, straight from
 // the file, so the views ReadPytorch describes are checked byte for byte.
 #include "formats/pytorch.h"
+#include "tests/array_view_bytes.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -40,32 +41,14 @@ std::string Hex(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-// The entry's elements in row-major order, little-endian, read from the
-// whole file through member offset, storage offset and strides (stored
-// members only).
+// The entry's bytes read from the whole file (stored members only).
 std::vector<uint8_t> RowMajorBytes(const std::vector<uint8_t>& file, const ArrayFile& arrays,
                                    const ArrayEntry& entry) {
   const ArrayMember& member = arrays.members.at(entry.member);
   EXPECT_FALSE(member.deflated) << entry.name;
-  const size_t element_bytes = DtypeBytes(entry.dtype);
-  std::vector<uint8_t> out;
-  if (entry.elements == 0) return out;
-  std::vector<uint64_t> index(entry.shape.size(), 0);
-  for (uint64_t n = 0; n < entry.elements; ++n) {
-    uint64_t element = entry.storage_offset;
-    for (size_t k = 0; k < index.size(); ++k) element += index[k] * entry.strides[k];
-    const uint64_t at = member.file_offset + entry.data_offset + element * element_bytes;
-    EXPECT_LE(at + element_bytes, file.size()) << entry.name;
-    if (at + element_bytes > file.size()) return {};
-    for (size_t b = 0; b < element_bytes; ++b) {
-      out.push_back(file[at + (entry.big_endian ? element_bytes - 1 - b : b)]);
-    }
-    for (size_t k = index.size(); k-- > 0;) {  // odometer, last index fastest
-      if (++index[k] < entry.shape[k]) break;
-      index[k] = 0;
-    }
-  }
-  return out;
+  EXPECT_LE(member.file_offset + member.bytes, file.size()) << entry.name;
+  if (member.file_offset + member.bytes > file.size()) return {};
+  return test::RowMajorLeBytes(entry, std::span(file).subspan(member.file_offset, member.bytes));
 }
 
 // Names, order, shapes, dtypes and bytes against [{name, shape, dtype, hex}].
