@@ -164,14 +164,19 @@ TEST(ArrayFormatsCli, LegacyTorchFileRefused) {
   EXPECT_EQ(dir.Entries(), std::vector<std::string>{"old.pth"});
 }
 
-// Generates files with Python; skips when python3 or the module is missing.
+// Generates files with the first Python that has the module (python3 on
+// PATH, then Debian's /usr/bin/python3); null when none has it.
 Json Generate(const TempDir& dir, const std::string& kind) {
   const std::string script = std::string(AMN_PROJECT_ROOT) + "/tests/array_formats_crosscheck.py";
-  const int status = std::system(("python3 " + Quote(script) + " " + Quote(dir.path()) + " " + kind +
-                                  " >/dev/null 2>&1")
-                                     .c_str());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return nullptr;
-  return Json::parse(SlurpText(dir.path() / ("expected-" + kind + ".json")));
+  for (const char* python : {"python3", "/usr/bin/python3"}) {
+    const int status = std::system((std::string(python) + " " + Quote(script) + " " +
+                                    Quote(dir.path()) + " " + kind + " >/dev/null 2>&1")
+                                       .c_str());
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      return Json::parse(SlurpText(dir.path() / ("expected-" + kind + ".json")));
+    }
+  }
+  return nullptr;
 }
 
 TEST(ArrayFormatsCli, MatchesNumpyLoad) {
