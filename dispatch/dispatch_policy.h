@@ -3,7 +3,6 @@
 #define AMN_DISPATCH_DISPATCH_POLICY_H_
 
 #include <cstddef>
-#include <span>
 
 #include "amn/status.h"
 
@@ -16,15 +15,6 @@ Status PrepareDispatch();
 // OK when the dispatch policy is valid and `out_elems` slots can take
 // `in_elems` results.
 Status CheckKernelCall(size_t in_elems, size_t out_elems);
-
-// The body of every checked span wrapper: check, then run the unchecked rows.
-template <typename TIn, typename TOut>
-Status CheckedRun(void (*rows)(const TIn*, size_t, TOut*), std::span<const TIn> in,
-                  std::span<TOut> out) {
-  AMN_RETURN_IF_ERROR(CheckKernelCall(in.size(), out.size()));
-  rows(in.data(), in.size(), out.data());
-  return Status::Ok();
-}
 
 }  // namespace amn::internal
 

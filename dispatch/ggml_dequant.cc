@@ -6,7 +6,10 @@
 #include <string>
 
 #include "dispatch/dispatch_policy.h"
-#include "dispatch/ggml_families.h"
+#include "dispatch/family_decoders.h"
+#include "kernels/ref/ggml_iquant_ref.h"
+#include "kernels/ref/ggml_kquant_ref.h"
+#include "kernels/ref/ggml_legacy_ref.h"
 
 namespace amn {
 namespace {
@@ -78,9 +81,15 @@ Status DequantGgml(GgmlType type, std::span<const uint8_t> blocks, ElemType out_
   }
   AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   if (n_blocks == 0) return Status::Ok();
-  if (internal::DequantGgmlLegacy(type, blocks.data(), n_blocks, out_type, out.data()) ||
-      internal::DequantGgmlKQuant(type, blocks.data(), n_blocks, out_type, out.data()) ||
-      internal::DequantGgmlIQuant(type, blocks.data(), n_blocks, out_type, out.data())) {
+  // The family of the kernel table that decodes `type`.
+  using Decoder = void (*)(const kernels::GgmlArgs&, size_t, size_t, ElemType, void*);
+  const uint32_t id = static_cast<uint32_t>(type);
+  Decoder decode = nullptr;
+  if (ref::GgmlLegacyBlockBytes(type) != 0) decode = internal::DecodeGgmlLegacy;
+  if (ref::KQuantBlockBytes(id) != 0) decode = internal::DecodeGgmlKQuant;
+  if (ref::IQuantBlockBytes(id) != 0) decode = internal::DecodeGgmlIQuant;
+  if (decode != nullptr) {
+    decode(kernels::GgmlArgs{id, blocks.data()}, 0, n_blocks, out_type, out.data());
     return Status::Ok();
   }
   return Status(StatusCode::kUnsupported,

@@ -33,6 +33,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/packed_int_store-inl.h"
 #include "kernels/ref/awq_ref.h"
 #include "kernels/ref/packed_words.h"
@@ -310,6 +311,27 @@ HWY_INLINE void DequantAwqKernel(const ref::AwqMatrix& m, bool out_in, size_t ro
     AwqInOut<kOut>(m, row_begin, row_end, out);
   }
 #endif
+}
+
+// The Awq family (kernels/kernel_args.h): rows [begin, end) of the
+// orientation.
+HWY_INLINE void DecodeAwq(const kernels::AwqArgs& a, size_t begin, size_t end, ElemType out_type,
+                          void* out) {
+  switch (out_type) {
+    case ElemType::kF32:
+      DequantAwqKernel<DequantOut::kF32>(a.matrix, a.out_in, begin, end, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      DequantAwqKernel<DequantOut::kBf16>(a.matrix, a.out_in, begin, end,
+                                          static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      DequantAwqKernel<DequantOut::kF16>(a.matrix, a.out_in, begin, end,
+                                         static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

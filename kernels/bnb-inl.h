@@ -33,6 +33,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/bnb_layout.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ref/bnb_ref.h"
@@ -584,6 +585,41 @@ HWY_INLINE void DequantBnbInt8Kernel(void (*reference)(const uint8_t*, const uin
   (void)reference;
   Int8Vector<kOut>(weight, scb, rows, cols, out);
 #endif
+}
+
+// The Bnb4 family (kernels/kernel_args.h): elements [begin, end).
+HWY_INLINE void DecodeBnb4(const kernels::Bnb4Args& a, size_t begin, size_t end, ElemType out_type,
+                           void* out) {
+  switch (out_type) {
+    case ElemType::kF32: DequantBnb4Kernel<BnbOut::kF32>(a, begin, end, static_cast<float*>(out)); break;
+    case ElemType::kBf16: DequantBnb4Kernel<BnbOut::kBf16>(a, begin, end, static_cast<uint16_t*>(out)); break;
+    case ElemType::kF16: DequantBnb4Kernel<BnbOut::kF16>(a, begin, end, static_cast<uint16_t*>(out)); break;
+    default: break;
+  }
+}
+
+// The BnbInt8 family (kernels/kernel_args.h): rows [begin, end).
+HWY_INLINE void DecodeBnbInt8(const kernels::BnbInt8Args& a, size_t begin, size_t end,
+                              ElemType out_type, void* out) {
+  const uint8_t* weight = a.weight + begin * a.cols;
+  const uint8_t* scb = a.scb + begin * 4;
+  const size_t rows = end - begin;
+  switch (out_type) {
+    case ElemType::kF32:
+      DequantBnbInt8Kernel<BnbOut::kF32>(ref::DequantBnbInt8ToF32, weight, scb, rows, a.cols,
+                                         static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      DequantBnbInt8Kernel<BnbOut::kBf16>(ref::DequantBnbInt8ToBf16, weight, scb, rows, a.cols,
+                                          static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      DequantBnbInt8Kernel<BnbOut::kF16>(ref::DequantBnbInt8ToF16, weight, scb, rows, a.cols,
+                                         static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/float_formats.h"
 #include "kernels/row_driver-inl.h"
 
@@ -206,6 +207,28 @@ HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) 
 }
 HWY_INLINE void F16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
   ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromF16>());
+}
+
+// The FloatConvert family (kernels/kernel_args.h): elements [begin, end)
+// of an F32/F16/BF16 tensor to another of the three.
+HWY_INLINE void DecodeFloatConvert(const kernels::ConvertArgs& a, size_t begin, size_t end,
+                                   ElemType out_type, void* out) {
+  const size_t n = end - begin;
+  const auto* in = static_cast<const uint8_t*>(a.in) + begin * ElemTypeBytes(a.in_type);
+  const auto* f32 = reinterpret_cast<const float*>(in);
+  const auto* u16 = reinterpret_cast<const uint16_t*>(in);
+  auto* o32 = static_cast<float*>(out);
+  auto* o16 = static_cast<uint16_t*>(out);
+  if (a.in_type == ElemType::kF32) {
+    if (out_type == ElemType::kBf16) F32ToBf16Kernel(f32, n, o16);
+    if (out_type == ElemType::kF16) F32ToF16Kernel(f32, n, o16);
+  } else if (a.in_type == ElemType::kBf16) {
+    if (out_type == ElemType::kF32) Bf16ToF32Kernel(u16, n, o32);
+    if (out_type == ElemType::kF16) Bf16ToF16Kernel(u16, n, o16);
+  } else if (a.in_type == ElemType::kF16) {
+    if (out_type == ElemType::kF32) F16ToF32Kernel(u16, n, o32);
+    if (out_type == ElemType::kBf16) F16ToBf16Kernel(u16, n, o16);
+  }
 }
 
 }  // namespace HWY_NAMESPACE

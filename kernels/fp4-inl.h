@@ -33,6 +33,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/float_formats.h"
 #include "kernels/fp8_convert-inl.h"
 #include "kernels/fp8_dequant-inl.h"
@@ -405,6 +406,68 @@ HWY_INLINE void DequantMxfp4TransposedKernel(
   (void)reference;
   Mxfp4TransposedRun<kOut>(blocks, scales, rows, groups, col_begin, col_end, out);
 #endif
+}
+
+// The Nvfp4 family (kernels/kernel_args.h): rows [begin, end).
+HWY_INLINE void DecodeNvfp4(const kernels::Nvfp4Args& a, size_t begin, size_t end,
+                            ElemType out_type, void* out) {
+  const uint8_t* packed = a.packed + begin * (a.cols / 2);
+  const uint8_t* scales = a.scales + begin * (a.cols / ref::kNvfp4GroupElems);
+  const size_t rows = end - begin;
+  switch (out_type) {
+    case ElemType::kF32:
+      DequantNvfp4Kernel<DequantOut::kF32>(ref::DequantNvfp4ToF32, packed, scales, a.global_scale,
+                                           rows, a.cols, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      DequantNvfp4Kernel<DequantOut::kBf16>(ref::DequantNvfp4ToBf16, packed, scales,
+                                            a.global_scale, rows, a.cols,
+                                            static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      DequantNvfp4Kernel<DequantOut::kF16>(ref::DequantNvfp4ToF16, packed, scales, a.global_scale,
+                                           rows, a.cols, static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
+}
+
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void Mxfp4StOut(void (*plain_ref)(const uint8_t*, const uint8_t*, size_t, size_t, TOut*),
+                           void (*transposed_ref)(const uint8_t*, const uint8_t*, size_t, size_t,
+                                                  size_t, size_t, TOut*),
+                           const kernels::Mxfp4StArgs& a, size_t begin, size_t end, TOut* out) {
+  if (a.transposed) {
+    DequantMxfp4TransposedKernel<kOut>(transposed_ref, a.blocks, a.scales, a.rows, a.groups, begin,
+                                       end, out);
+  } else {
+    DequantMxfp4Kernel<kOut>(plain_ref, a.blocks + begin * a.groups * ref::kMxfp4GroupBytes,
+                             a.scales + begin * a.groups, end - begin, a.groups, out);
+  }
+}
+
+// The Mxfp4St family (kernels/kernel_args.h): rows [begin, end) of the plain
+// or transposed layout.
+HWY_INLINE void DecodeMxfp4St(const kernels::Mxfp4StArgs& a, size_t begin, size_t end,
+                              ElemType out_type, void* out) {
+  switch (out_type) {
+    case ElemType::kF32:
+      Mxfp4StOut<DequantOut::kF32>(ref::DequantMxfp4StToF32, ref::DequantMxfp4StTransposedToF32, a,
+                                   begin, end, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      Mxfp4StOut<DequantOut::kBf16>(ref::DequantMxfp4StToBf16,
+                                    ref::DequantMxfp4StTransposedToBf16, a, begin, end,
+                                    static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      Mxfp4StOut<DequantOut::kF16>(ref::DequantMxfp4StToF16, ref::DequantMxfp4StTransposedToF16, a,
+                                   begin, end, static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/fp8_tables.h"
 #include "kernels/ref/fp8_ref.h"
 #include "kernels/row_driver-inl.h"
@@ -178,6 +179,28 @@ HWY_INLINE void E5m2ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
 }
 HWY_INLINE void E5m2ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
   Fp8Row<uint16_t, Fp8To16Chunk, E5m2ToF16Op>(ref::ConvertE5m2ToF16, in, n, out);
+}
+
+// The Fp8Convert family (kernels/kernel_args.h): elements [begin, end) of
+// E4M3FN or E5M2 codes to F32/BF16/F16.
+HWY_INLINE void DecodeFp8Convert(const kernels::ConvertArgs& a, size_t begin, size_t end,
+                                 ElemType out_type, void* out) {
+  const size_t n = end - begin;
+  const auto* in = static_cast<const uint8_t*>(a.in) + begin;
+  const bool e4m3 = a.in_type == ElemType::kF8E4m3;
+  switch (out_type) {
+    case ElemType::kF32:
+      (e4m3 ? E4m3ToF32Kernel : E5m2ToF32Kernel)(in, n, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      (e4m3 ? E4m3ToBf16Kernel : E5m2ToBf16Kernel)(in, n, static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      (e4m3 ? E4m3ToF16Kernel : E5m2ToF16Kernel)(in, n, static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/float_formats.h"
 #include "kernels/fp8_convert-inl.h"
@@ -284,6 +285,30 @@ HWY_INLINE void DequantE5m2ToF16Kernel(const uint8_t* codes, size_t rows, size_t
                                        const float* col_scales, size_t block_cols, uint16_t* out) {
   Fp8DequantRows<E5m2ToBf16Op, DequantOut::kF16>(ref::DequantE5m2ToF16, codes, rows, cols,
                                                  col_scales, block_cols, out);
+}
+
+// The Fp8Dequant family (kernels/kernel_args.h): rows [begin, end).
+HWY_INLINE void DecodeFp8Dequant(const kernels::Fp8ScaledArgs& a, size_t begin, size_t end,
+                                 ElemType out_type, void* out) {
+  const uint8_t* codes = a.codes + begin * a.cols;
+  const size_t rows = end - begin;
+  const bool e4m3 = a.code_type == ElemType::kF8E4m3;
+  switch (out_type) {
+    case ElemType::kF32:
+      (e4m3 ? DequantE4m3ToF32Kernel : DequantE5m2ToF32Kernel)(
+          codes, rows, a.cols, a.col_scales, a.block_cols, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      (e4m3 ? DequantE4m3ToBf16Kernel : DequantE5m2ToBf16Kernel)(
+          codes, rows, a.cols, a.col_scales, a.block_cols, static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      (e4m3 ? DequantE4m3ToF16Kernel : DequantE5m2ToF16Kernel)(
+          codes, rows, a.cols, a.col_scales, a.block_cols, static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

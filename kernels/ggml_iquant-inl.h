@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant-inl.h"
@@ -245,6 +246,20 @@ HWY_INLINE bool DequantIQuantToF16Kernel(uint32_t type, const uint8_t* blocks, s
 #else
   return iqv::TypeOut<uint16_t, false>(type, blocks, n_blocks, out);
 #endif
+}
+
+// The GgmlIQuant family (kernels/kernel_args.h): blocks [begin, end) of a
+// 256-element lattice I-quant (IQ1_* IQ2_* IQ3_*); other types are ignored.
+HWY_INLINE void DecodeGgmlIQuant(const kernels::GgmlArgs& a, size_t begin, size_t end,
+                                 ElemType out_type, void* out) {
+  const uint8_t* blocks = a.blocks + begin * ref::IQuantBlockBytes(a.type);
+  const size_t n = end - begin;
+  switch (out_type) {
+    case ElemType::kF32: DequantIQuantToF32Kernel(a.type, blocks, n, static_cast<float*>(out)); break;
+    case ElemType::kBf16: DequantIQuantToBf16Kernel(a.type, blocks, n, static_cast<uint16_t*>(out)); break;
+    case ElemType::kF16: DequantIQuantToF16Kernel(a.type, blocks, n, static_cast<uint16_t*>(out)); break;
+    default: break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
@@ -448,6 +449,20 @@ HWY_INLINE bool DequantKQuantToF16Kernel(uint32_t type, const uint8_t* blocks, s
 #else
   return kqv::TypeOut<uint16_t, false>(type, blocks, n_blocks, out);
 #endif
+}
+
+// The GgmlKQuant family (kernels/kernel_args.h): blocks [begin, end) of a
+// 256-element K-quant, IQ4_XS or TQ type; other types are ignored.
+HWY_INLINE void DecodeGgmlKQuant(const kernels::GgmlArgs& a, size_t begin, size_t end,
+                                 ElemType out_type, void* out) {
+  const uint8_t* blocks = a.blocks + begin * ref::KQuantBlockBytes(a.type);
+  const size_t n = end - begin;
+  switch (out_type) {
+    case ElemType::kF32: DequantKQuantToF32Kernel(a.type, blocks, n, static_cast<float*>(out)); break;
+    case ElemType::kBf16: DequantKQuantToBf16Kernel(a.type, blocks, n, static_cast<uint16_t*>(out)); break;
+    case ElemType::kF16: DequantKQuantToF16Kernel(a.type, blocks, n, static_cast<uint16_t*>(out)); break;
+    default: break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -24,6 +24,8 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "amn/ggml_type.h"
+#include "kernels/kernel_args.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_blocks.h"
 
@@ -304,6 +306,44 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
                      Decoder::template Chunk<false>(x, j0 + lanes, scales), y + j0);
       }
     }
+  }
+}
+
+template <class Decoder>
+HWY_INLINE void GgmlLegacyOut(const uint8_t* blocks, size_t n_blocks, ElemType out_type,
+                              void* out) {
+  switch (out_type) {
+    case ElemType::kF32:
+      DequantGgmlLegacyKernel<Decoder, GgmlStoreF32>(blocks, n_blocks, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      DequantGgmlLegacyKernel<Decoder, GgmlStoreBf16>(blocks, n_blocks,
+                                                      static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      DequantGgmlLegacyKernel<Decoder, GgmlStoreF16>(blocks, n_blocks,
+                                                     static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
+}
+
+// The GgmlLegacy family (kernels/kernel_args.h): blocks [begin, end) of a
+// 32-element ggml type (Q4_0 … Q8_1, IQ4_NL, MXFP4); other types are ignored.
+HWY_INLINE void DecodeGgmlLegacy(const kernels::GgmlArgs& a, size_t begin, size_t end,
+                                 ElemType out_type, void* out) {
+  const size_t n = end - begin;
+  switch (static_cast<GgmlType>(a.type)) {
+    case GgmlType::kQ4_0: GgmlLegacyOut<GgmlQ4_0>(a.blocks + begin * GgmlQ4_0::kBytes, n, out_type, out); break;
+    case GgmlType::kQ4_1: GgmlLegacyOut<GgmlQ4_1>(a.blocks + begin * GgmlQ4_1::kBytes, n, out_type, out); break;
+    case GgmlType::kQ5_0: GgmlLegacyOut<GgmlQ5_0>(a.blocks + begin * GgmlQ5_0::kBytes, n, out_type, out); break;
+    case GgmlType::kQ5_1: GgmlLegacyOut<GgmlQ5_1>(a.blocks + begin * GgmlQ5_1::kBytes, n, out_type, out); break;
+    case GgmlType::kQ8_0: GgmlLegacyOut<GgmlQ8_0>(a.blocks + begin * GgmlQ8_0::kBytes, n, out_type, out); break;
+    case GgmlType::kQ8_1: GgmlLegacyOut<GgmlQ8_1>(a.blocks + begin * GgmlQ8_1::kBytes, n, out_type, out); break;
+    case GgmlType::kIQ4_NL: GgmlLegacyOut<GgmlIq4Nl>(a.blocks + begin * GgmlIq4Nl::kBytes, n, out_type, out); break;
+    case GgmlType::kMXFP4: GgmlLegacyOut<GgmlMxfp4>(a.blocks + begin * GgmlMxfp4::kBytes, n, out_type, out); break;
+    default: break;
   }
 }
 

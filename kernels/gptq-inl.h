@@ -21,6 +21,7 @@
 
 #include "amn/weight_layout.h"
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/fp8_dequant-inl.h"
 #include "kernels/gptq_in_out-inl.h"
 #include "kernels/gptq_layout.h"
@@ -59,6 +60,27 @@ HWY_INLINE void DequantGptqKernel(const gptq::LayerView& layer, WeightOrientatio
     default: run(std::integral_constant<uint32_t, 8>()); break;
   }
 #endif
+}
+
+// The Gptq family (kernels/kernel_args.h): rows [begin, end) of the
+// orientation.
+HWY_INLINE void DecodeGptq(const kernels::GptqArgs& a, size_t begin, size_t end, ElemType out_type,
+                           void* out) {
+  switch (out_type) {
+    case ElemType::kF32:
+      DequantGptqKernel<DequantOut::kF32>(a.layer, a.orientation, begin, end, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      DequantGptqKernel<DequantOut::kBf16>(a.layer, a.orientation, begin, end,
+                                           static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      DequantGptqKernel<DequantOut::kF16>(a.layer, a.orientation, begin, end,
+                                          static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -28,6 +28,7 @@
 
 #include "amn/elem_type.h"
 #include "hwy/highway.h"
+#include "kernels/kernel_args.h"
 #include "kernels/packed_int_store-inl.h"
 #include "kernels/ref/packed_int_ref.h"
 #include "kernels/ref/packed_words.h"
@@ -314,6 +315,24 @@ HWY_INLINE void DequantPackedIntKernel(const ref::PackedIntMatrix& m, size_t row
       break;
   }
 #endif
+}
+
+// The PackedInt family (kernels/kernel_args.h): rows [begin, end).
+HWY_INLINE void DecodePackedInt(const kernels::PackedIntArgs& a, size_t begin, size_t end,
+                                ElemType out_type, void* out) {
+  switch (out_type) {
+    case ElemType::kF32:
+      DequantPackedIntKernel<DequantOut::kF32>(a, begin, end, static_cast<float*>(out));
+      break;
+    case ElemType::kBf16:
+      DequantPackedIntKernel<DequantOut::kBf16>(a, begin, end, static_cast<uint16_t*>(out));
+      break;
+    case ElemType::kF16:
+      DequantPackedIntKernel<DequantOut::kF16>(a, begin, end, static_cast<uint16_t*>(out));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace HWY_NAMESPACE

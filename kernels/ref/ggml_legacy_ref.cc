@@ -145,19 +145,33 @@ void DequantMxfp4(const uint8_t* blocks, size_t n_blocks, float* out) {
   }
 }
 
+size_t GgmlLegacyBlockBytes(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0: return ggml::kQ4_0Bytes;
+    case GgmlType::kQ4_1: return ggml::kQ4_1Bytes;
+    case GgmlType::kQ5_0: return ggml::kQ5_0Bytes;
+    case GgmlType::kQ5_1: return ggml::kQ5_1Bytes;
+    case GgmlType::kQ8_0: return ggml::kQ8_0Bytes;
+    case GgmlType::kQ8_1: return ggml::kQ8_1Bytes;
+    case GgmlType::kIQ4_NL: return ggml::kIq4NlBytes;
+    case GgmlType::kMXFP4: return ggml::kMxfp4Bytes;
+    default: return 0;
+  }
+}
+
 bool DequantGgmlLegacy(GgmlType type, const uint8_t* blocks, size_t n_blocks, ElemType out_type,
                        void* out) {
   void (*to_f32)(const uint8_t*, size_t, float*) = nullptr;
-  size_t block_bytes = 0;
+  const size_t block_bytes = GgmlLegacyBlockBytes(type);
   switch (type) {
-    case GgmlType::kQ4_0: to_f32 = DequantQ4_0; block_bytes = ggml::kQ4_0Bytes; break;
-    case GgmlType::kQ4_1: to_f32 = DequantQ4_1; block_bytes = ggml::kQ4_1Bytes; break;
-    case GgmlType::kQ5_0: to_f32 = DequantQ5_0; block_bytes = ggml::kQ5_0Bytes; break;
-    case GgmlType::kQ5_1: to_f32 = DequantQ5_1; block_bytes = ggml::kQ5_1Bytes; break;
-    case GgmlType::kQ8_0: to_f32 = DequantQ8_0; block_bytes = ggml::kQ8_0Bytes; break;
-    case GgmlType::kQ8_1: to_f32 = DequantQ8_1; block_bytes = ggml::kQ8_1Bytes; break;
-    case GgmlType::kIQ4_NL: to_f32 = DequantIq4Nl; block_bytes = ggml::kIq4NlBytes; break;
-    case GgmlType::kMXFP4: to_f32 = DequantMxfp4; block_bytes = ggml::kMxfp4Bytes; break;
+    case GgmlType::kQ4_0: to_f32 = DequantQ4_0; break;
+    case GgmlType::kQ4_1: to_f32 = DequantQ4_1; break;
+    case GgmlType::kQ5_0: to_f32 = DequantQ5_0; break;
+    case GgmlType::kQ5_1: to_f32 = DequantQ5_1; break;
+    case GgmlType::kQ8_0: to_f32 = DequantQ8_0; break;
+    case GgmlType::kQ8_1: to_f32 = DequantQ8_1; break;
+    case GgmlType::kIQ4_NL: to_f32 = DequantIq4Nl; break;
+    case GgmlType::kMXFP4: to_f32 = DequantMxfp4; break;
     default: return false;
   }
   if (out_type != ElemType::kF32 && out_type != ElemType::kF16 && out_type != ElemType::kBf16) {

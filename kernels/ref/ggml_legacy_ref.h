@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "amn/elem_type.h"
-#include "amn/ggml_dequant.h"
+#include "amn/ggml_type.h"
 
 namespace amn::ref {
 
@@ -29,6 +29,9 @@ void DequantQ8_0(const uint8_t* blocks, size_t n_blocks, float* out);
 void DequantQ8_1(const uint8_t* blocks, size_t n_blocks, float* out);
 void DequantIq4Nl(const uint8_t* blocks, size_t n_blocks, float* out);
 void DequantMxfp4(const uint8_t* blocks, size_t n_blocks, float* out);
+
+// Bytes of one block of a legacy type; 0 for any other type.
+size_t GgmlLegacyBlockBytes(GgmlType type);
 
 // Any legacy type to kF32/kF16/kBf16 (F32 values, then ref::F32BitsToBf16 /
 // F32BitsToF16). `out` may start at any byte. False (nothing written) when
