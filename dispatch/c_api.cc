@@ -70,8 +70,8 @@ amn_status CheckDispatch(const char* function) {
   return Fail(AMN_ERR_BAD_ENVIRONMENT, function, "AMN_ISA names no target of this build");
 }
 
-bool FloatType(amn_dtype type, ElemType* elem) {
-  switch (type) {
+bool FloatType(const amn_dtype& type, ElemType* elem) {
+  switch (EnumValue(type)) {
     case AMN_F32: *elem = ElemType::kF32; return true;
     case AMN_F16: *elem = ElemType::kF16; return true;
     case AMN_BF16: *elem = ElemType::kBf16; return true;
@@ -189,7 +189,7 @@ extern "C" {
 int amn_abi_version(void) { return AMN_ABI_VERSION; }
 
 const char* amn_status_string(amn_status status) {
-  switch (status) {
+  switch (amn::capi::EnumValue(status)) {
     case AMN_OK: return "ok";
     case AMN_ERR_INVALID_ARGUMENT: return "invalid argument";
     case AMN_ERR_BUFFER_TOO_SMALL: return "buffer too small";
@@ -205,7 +205,7 @@ const char* amn_last_error(void) { return amn::capi::t_last_error; }
 const char* amn_version(void) { return AMN_VERSION_STRING; }
 
 size_t amn_dtype_size(amn_dtype type) {
-  switch (type) {
+  switch (amn::capi::EnumValue(type)) {
     case AMN_F32: return 4;
     case AMN_F16:
     case AMN_BF16: return 2;

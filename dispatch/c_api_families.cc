@@ -29,10 +29,10 @@ std::span<std::byte> Out(void* dst, uint64_t out_bytes) {
   return {static_cast<std::byte*>(dst), static_cast<size_t>(out_bytes)};
 }
 
-bool Orientation(amn_orientation o, WeightOrientation* out) {
-  if (o == AMN_OUT_IN) {
+bool Orientation(const amn_orientation& o, WeightOrientation* out) {
+  if (EnumValue(o) == AMN_OUT_IN) {
     *out = WeightOrientation::kOutIn;
-  } else if (o == AMN_IN_OUT) {
+  } else if (EnumValue(o) == AMN_IN_OUT) {
     *out = WeightOrientation::kInOut;
   } else {
     return false;
@@ -56,7 +56,7 @@ uint32_t LoadLe32(const uint8_t* p) {
 }
 
 amn_status DequantizeGptq(const amn_gptq_params* p, uint64_t row_begin, uint64_t row_end,
-                          amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                          const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_gptq";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   GptqLayer layer;
@@ -66,7 +66,8 @@ amn_status DequantizeGptq(const amn_gptq_params* p, uint64_t row_begin, uint64_t
   if (bits != 2 && bits != 3 && bits != 4 && bits != 8) {
     return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "bits must be 2, 3, 4 or 8");
   }
-  if (p->zeros != AMN_GPTQ_ZEROS_V1 && p->zeros != AMN_GPTQ_ZEROS_V2) {
+  const int64_t zeros = EnumValue(p->zeros);
+  if (zeros != AMN_GPTQ_ZEROS_V1 && zeros != AMN_GPTQ_ZEROS_V2) {
     return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "zeros must be AMN_GPTQ_ZEROS_V1 or _V2");
   }
   if (!FloatType(p->scale_type, &layer.scale_type)) return BadScaleType(kFn);
@@ -125,7 +126,7 @@ amn_status DequantizeGptq(const amn_gptq_params* p, uint64_t row_begin, uint64_t
   layer.out_features = n;
   layer.groups = p->groups;
   layer.group_size = p->group_size;
-  layer.zeros_plus_one = p->zeros == AMN_GPTQ_ZEROS_V1;
+  layer.zeros_plus_one = zeros == AMN_GPTQ_ZEROS_V1;
   layer.qweight = Bytes(p->qweight, p->qweight_bytes);
   layer.qzeros = Bytes(p->qzeros, p->qzeros_bytes);
   layer.scales = Bytes(p->scales, p->scales_bytes);
@@ -135,7 +136,7 @@ amn_status DequantizeGptq(const amn_gptq_params* p, uint64_t row_begin, uint64_t
 }
 
 amn_status DequantizeAwq(const amn_awq_params* p, uint64_t row_begin, uint64_t row_end,
-                         amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                         const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_awq";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   AwqLayer layer;
@@ -180,7 +181,7 @@ amn_status DequantizeAwq(const amn_awq_params* p, uint64_t row_begin, uint64_t r
 }
 
 amn_status DequantizePackedInt(const amn_packed_int_params* p, uint64_t row_begin,
-                               uint64_t row_end, amn_dtype dst_type, void* dst,
+                               uint64_t row_end, const amn_dtype& dst_type, void* dst,
                                size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_packed_int";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
@@ -236,7 +237,7 @@ amn_status DequantizePackedInt(const amn_packed_int_params* p, uint64_t row_begi
 }
 
 amn_status DequantizeBnb4(const amn_bnb4_params* p, uint64_t begin, uint64_t end,
-                          amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                          const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_bnb4";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   ElemType out_type;
@@ -285,7 +286,7 @@ amn_status DequantizeBnb4(const amn_bnb4_params* p, uint64_t begin, uint64_t end
 }
 
 amn_status DequantizeBnbInt8(const amn_bnb_int8_params* p, uint64_t row_begin, uint64_t row_end,
-                             amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                             const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_bnb_int8";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   ElemType out_type;
@@ -309,7 +310,7 @@ amn_status DequantizeBnbInt8(const amn_bnb_int8_params* p, uint64_t row_begin, u
 }
 
 amn_status DequantizeNvfp4(const amn_nvfp4_params* p, uint64_t row_begin, uint64_t row_end,
-                           amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                           const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_nvfp4";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   ElemType out_type;
@@ -336,7 +337,7 @@ amn_status DequantizeNvfp4(const amn_nvfp4_params* p, uint64_t row_begin, uint64
 }
 
 amn_status DequantizeMxfp4(const amn_mxfp4_params* p, uint64_t row_begin, uint64_t row_end,
-                           amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                           const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   constexpr const char* kFn = "amn_dequantize_mxfp4";
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   ElemType out_type;

@@ -129,12 +129,14 @@ Status RunBlocks(const Fp8Call& c, size_t row_begin, size_t row_end, size_t bloc
 }
 
 amn_status DequantizeFp8(const amn_fp8_params* p, uint64_t row_begin, uint64_t row_end,
-                         amn_dtype dst_type, void* dst, size_t dst_bytes) {
+                         const amn_dtype& dst_type, void* dst, size_t dst_bytes) {
   if (p == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "params is NULL");
   Fp8Call c{};
-  if (p->code_type == AMN_E4M3) {
+  const int64_t code_type = EnumValue(p->code_type);
+  const int64_t scale_kind = EnumValue(p->scale_kind);
+  if (code_type == AMN_E4M3) {
     c.code_type = ElemType::kF8E4m3;
-  } else if (p->code_type == AMN_E5M2) {
+  } else if (code_type == AMN_E5M2) {
     c.code_type = ElemType::kF8E5m2;
   } else {
     return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "code_type must be AMN_E4M3 or AMN_E5M2");
@@ -150,7 +152,7 @@ amn_status DequantizeFp8(const amn_fp8_params* p, uint64_t row_begin, uint64_t r
   if (!Mul(p->rows, p->cols, &n_codes)) {
     return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "rows * cols overflows");
   }
-  switch (p->scale_kind) {
+  switch (scale_kind) {
     case AMN_FP8_SCALE_TENSOR:
       n_scales = 1;
       break;
@@ -189,7 +191,7 @@ amn_status DequantizeFp8(const amn_fp8_params* p, uint64_t row_begin, uint64_t r
   c.out = static_cast<std::byte*>(dst);
   const auto begin = static_cast<size_t>(row_begin);
   const auto end = static_cast<size_t>(row_end);
-  switch (p->scale_kind) {
+  switch (scale_kind) {
     case AMN_FP8_SCALE_TENSOR:
       return FromStatus(kFn, RunTensor(c, begin, end));
     case AMN_FP8_SCALE_ROW:

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
+#include <type_traits>
 
 #include "amn/amn.h"
 #include "amn/elem_type.h"
@@ -47,8 +49,19 @@ inline bool Mul(uint64_t a, uint64_t b, uint64_t* product) {
 // ceil(a / b) for b >= 1, without overflow.
 inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a == 0 ? 0 : (a - 1) / b + 1; }
 
+// The value of an enum a C caller passed. C lets any int sit in a C enum,
+// while C++ may assume none outside the enumerators' range: the value is
+// read as its underlying type, never loaded as the enum (UBSan's "enum").
+template <typename Enum>
+int64_t EnumValue(const Enum& e) {
+  std::underlying_type_t<Enum> value;
+  std::memcpy(&value, &e, sizeof(value));
+  return static_cast<int64_t>(value);
+}
+
 // amn_dtype -> ElemType for the three float types (outputs and scales).
-bool FloatType(amn_dtype type, ElemType* elem);
+// Enums from the caller are taken by reference, read with EnumValue.
+bool FloatType(const amn_dtype& type, ElemType* elem);
 
 // One input tensor of a call, as the caller described it.
 struct Input {
