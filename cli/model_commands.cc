@@ -81,12 +81,14 @@ struct ToOption {
   }
 };
 
-void AddToOption(CLI::App* cmd, ToOption& to) {
+void AddToOption(CLI::App* cmd, ToOption& to, bool& keep_passthrough) {
   to.option = cmd->add_option("--to", to.type,
-                              "Output element type: bf16, f16 or f32. Default: bf16 for quantized "
-                              "formats (safetensors, GGUF); NPY/NPZ/PyTorch keep their dtypes "
-                              "unless --to converts their float tensors")
+                              "Output element type of every float tensor, quantized or not: bf16, "
+                              "f16 or f32. Default: bf16 for quantized formats (safetensors, "
+                              "GGUF); NPY/NPZ/PyTorch keep their dtypes unless --to is given")
                   ->transform(CLI::CheckedTransformer(kToTypes, CLI::ignore_case));
+  cmd->add_flag("--keep-passthrough", keep_passthrough,
+                "Convert only quantized weights to --to; every other tensor keeps its dtype");
 }
 
 // --max-*: ParseLimits from the command line, tighten-only.
@@ -174,13 +176,14 @@ struct InspectOptions {
   std::string path;
   bool json = false;
   ToOption to;
+  bool keep_passthrough = false;
   LimitOptions limits;
 };
 
 int RunInspect(const InspectOptions& options) {
   auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
-  const InspectInfo info = model->Inspect(options.to.get());
+  const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
   const uint64_t took = info.remembered_bytes > info.current_bytes
                             ? info.remembered_bytes - info.current_bytes
                             : 0;
@@ -192,6 +195,8 @@ int RunInspect(const InspectOptions& options) {
                           {"companion_tensors", info.companion_tensors},
                           {"companion_dtypes", info.companion_dtypes},
                           {"passthrough_tensors", info.passthrough_tensors},
+                          {"converted_tensors", info.converted_tensors},
+                          {"keep_passthrough", info.keep_passthrough},
                           {"dropped_tensors", info.dropped_tensors},
                           {"current_bytes", info.current_bytes},
                           {"remembered_bytes", info.remembered_bytes},
@@ -242,7 +247,12 @@ int RunInspect(const InspectOptions& options) {
   } else {
     std::printf("Quantized:   %zu tensors (weights)\n", info.quantized_tensors);
   }
-  std::printf("Passthrough: %zu tensors (norms, embeddings, ...)\n", info.passthrough_tensors);
+  if (info.converted_tensors > 0 && info.to) {
+    std::printf("Passthrough: %zu tensors (norms, embeddings, ...), %zu of them converted to %s\n",
+                info.passthrough_tensors, info.converted_tensors, TypeLabel(*info.to).c_str());
+  } else {
+    std::printf("Passthrough: %zu tensors (norms, embeddings, ...)\n", info.passthrough_tensors);
+  }
   if (info.dropped_tensors > 0) {
     std::printf("Dropped:     %zu tensors (activation / KV-cache scales)\n", info.dropped_tensors);
   }
@@ -262,6 +272,7 @@ struct RememberCliOptions {
   std::string path;
   std::string output;
   ToOption to;
+  bool keep_passthrough = false;
   LimitOptions limits;
   unsigned threads = 0;
   bool force = false;
@@ -272,9 +283,9 @@ int RunRemember(const RememberCliOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
-  const InspectInfo info = model->Inspect(options.to.get());
+  const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
   const std::filesystem::path output =
-      options.output.empty() ? Model::DefaultOutputPath(options.path, options.to.get())
+      options.output.empty() ? Model::DefaultOutputPath(options.path, info.to)
                              : std::filesystem::path(options.output);
   if (!options.quiet) {
     std::printf("Parsing...   %zu tensors, %s\n",
@@ -287,6 +298,7 @@ int RunRemember(const RememberCliOptions& options) {
   }
   RememberOptions remember;
   remember.to = info.to;
+  remember.keep_passthrough = options.keep_passthrough;
   remember.threads = options.threads;
   remember.overwrite = options.force;
   remember.cancel = &g_interrupted;
@@ -332,7 +344,7 @@ Command AddInspectCommand(CLI::App& app) {
                   kPathHelp)
       ->required();
   cmd->add_flag("--json", options->json, "Print JSON");
-  AddToOption(cmd, options->to);
+  AddToOption(cmd, options->to, options->keep_passthrough);
   AddLimitOptions(cmd, options->limits);
   return {cmd, [options] { return RunInspect(*options); }};
 }
@@ -350,7 +362,7 @@ Command AddRememberCommand(CLI::App& app) {
   cmd->add_option("-o,--output", options->output,
                   "Output file or directory (default: the input's name with -FP8 etc. replaced "
                   "by -bf16/-f16/-f32, beside it; NPY/NPZ/PyTorch: the same stem .safetensors)");
-  AddToOption(cmd, options->to);
+  AddToOption(cmd, options->to, options->keep_passthrough);
   cmd->add_option("-j,--threads", options->threads,
                   "Worker threads (default: every core); the output is identical for any value")
       ->check(CLI::Range(1u, 4096u));

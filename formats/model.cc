@@ -17,6 +17,7 @@
 #include "amn/ggml_dequant.h"
 #include "formats/file_format.h"
 #include "formats/gguf.h"
+#include "formats/model_dir_output.h"
 #include "formats/model_files.h"
 #include "formats/ollama.h"
 #include "formats/quant_scheme.h"
@@ -56,10 +57,6 @@ constexpr std::string_view kQuantSuffixes[] = {
 
 std::string TypeSuffix(ElemType to) {
   return to == ElemType::kF32 ? "f32" : to == ElemType::kF16 ? "f16" : "bf16";
-}
-
-std::string TorchDtype(ElemType to) {
-  return to == ElemType::kF32 ? "float32" : to == ElemType::kF16 ? "float16" : "bfloat16";
 }
 
 std::string LayoutText(const formats::Fp8Weight& w, Dtype code) {
@@ -127,42 +124,6 @@ Status WriteText(const fs::path& path, const std::string& text) {
   out.close();
   if (!out) return IoError("cannot write", path);
   return Status::Ok();
-}
-
-// config.json without quantization_config and with torch_dtype = the output
-// type, so transformers loads the result as a plain model. Key order kept.
-Result<std::string> RewriteConfig(const std::string& text, ElemType to) {
-  nlohmann::ordered_json config;
-  try {
-    config = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return Status(StatusCode::kInvalid, "config.json is not valid JSON: " + std::string(e.what()));
-  }
-  if (!config.is_object()) return Status(StatusCode::kInvalid, "config.json is not an object");
-  config.erase("quantization_config");
-  config["torch_dtype"] = TorchDtype(to);
-  return config.dump(2) + "\n";
-}
-
-Result<std::string> IndexJson(const formats::ModelFiles& files, const formats::RememberPlan& plan) {
-  nlohmann::ordered_json index = nlohmann::ordered_json::object();
-  nlohmann::ordered_json metadata;
-  try {
-    metadata = nlohmann::ordered_json::parse(files.index_metadata_json);
-  } catch (const nlohmann::json::exception& e) {
-    return Status(StatusCode::kInvalid, "index metadata is not valid JSON: " + std::string(e.what()));
-  }
-  if (!metadata.is_object()) metadata = nlohmann::ordered_json::object();
-  uint64_t total = 0;
-  std::map<std::string, std::string> weight_map;
-  for (const formats::OutputShard& shard : plan.shards) {
-    total += shard.data_bytes;
-    for (const formats::OutputTensor& t : shard.tensors) weight_map[t.name] = shard.file_name;
-  }
-  metadata["total_size"] = total;
-  index["metadata"] = std::move(metadata);
-  index["weight_map"] = weight_map;
-  return index.dump(2) + "\n";
 }
 
 // Refuses outputs that would overwrite or sit inside the input.
@@ -240,10 +201,21 @@ nlohmann::json GgufValueJson(const formats::GgufValue& v) {
   return nullptr;
 }
 
-InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to) {
+// What a passthrough tensor of `dtype` and `bytes` becomes: its size in the
+// output, and whether remember converts it to `to`.
+uint64_t PassthroughBytes(std::optional<formats::Dtype> dtype, uint64_t bytes, ElemType to,
+                          bool keep_passthrough, InspectInfo& info) {
+  const formats::Dtype out = formats::DtypeOf(to);
+  if (keep_passthrough || !dtype || !formats::IsFloat(*dtype) || *dtype == out) return bytes;
+  ++info.converted_tensors;
+  return bytes / formats::DtypeBytes(*dtype) * formats::DtypeBytes(out);
+}
+
+InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to, bool keep_passthrough) {
   InspectInfo info;
   info.format = "gguf";
   info.to = to;
+  info.keep_passthrough = keep_passthrough;
   info.gguf_version = h.version;
   info.alignment = h.alignment;
   info.metadata_keys = h.metadata.size();
@@ -261,7 +233,8 @@ InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to) {
       }
     } else {
       ++info.passthrough_tensors;
-      info.remembered_bytes += t.bytes;
+      info.remembered_bytes += PassthroughBytes(formats::DtypeFromName(type->name), t.bytes, to,
+                                                keep_passthrough, info);
     }
     AddDtypeStat(info.dtypes, std::string(type->name), t.bytes);
   }
@@ -293,17 +266,18 @@ std::vector<TensorSummary> GgufTensors(const formats::GgufHeader& h, const fs::p
   return list;
 }
 
-InspectInfo InspectArrays(const formats::ArrayFile& file, std::optional<ElemType> to) {
+// NPY/NPZ/PyTorch: `to` already cleared when keep_passthrough is set.
+InspectInfo InspectArrays(const formats::ArrayFile& file, std::optional<ElemType> to,
+                          bool keep_passthrough) {
   InspectInfo info;
   info.format = file.format;
   info.to = to;
+  info.keep_passthrough = keep_passthrough;
   for (const formats::ArrayEntry& a : file.arrays) {
     const uint64_t bytes = a.elements * formats::DtypeBytes(a.dtype);
     ++info.passthrough_tensors;
     info.current_bytes += bytes;
-    info.remembered_bytes += to && formats::IsFloat(a.dtype)
-                                 ? a.elements * formats::DtypeBytes(formats::DtypeOf(*to))
-                                 : bytes;
+    info.remembered_bytes += to ? PassthroughBytes(a.dtype, bytes, *to, false, info) : bytes;
     AddDtypeStat(info.dtypes, std::string(formats::DtypeName(a.dtype)), bytes);
   }
   SortDtypeStats(info.dtypes);
@@ -373,10 +347,13 @@ const fs::path& Model::path() const {
   return impl_->gguf ? impl_->gguf_path : impl_->files.input;
 }
 
-InspectInfo Model::Inspect(std::optional<ElemType> requested) const {
-  if (impl_->arrays) return InspectArrays(impl_->array_file, requested);
+InspectInfo Model::Inspect(std::optional<ElemType> requested, bool keep_passthrough) const {
+  if (impl_->arrays) {
+    return InspectArrays(impl_->array_file, keep_passthrough ? std::nullopt : requested,
+                         keep_passthrough);
+  }
   const ElemType to = requested.value_or(ElemType::kBf16);
-  if (impl_->gguf) return InspectGguf(impl_->gguf_header, to);
+  if (impl_->gguf) return InspectGguf(impl_->gguf_header, to, keep_passthrough);
   InspectInfo info;
   info.format = "safetensors";
   info.scheme = impl_->scheme.description;
@@ -385,6 +362,7 @@ InspectInfo Model::Inspect(std::optional<ElemType> requested) const {
   info.shards = impl_->files.shards.size();
   info.sharded = impl_->files.is_directory;
   info.to = to;
+  info.keep_passthrough = keep_passthrough;
   const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));
   for (size_t s = 0; s < impl_->files.shards.size(); ++s) {
     const auto& tensors = impl_->files.shards[s].header.tensors;
@@ -410,7 +388,7 @@ InspectInfo Model::Inspect(std::optional<ElemType> requested) const {
         case TensorRole::kDropped: ++info.dropped_tensors; break;
         case TensorRole::kPassthrough:
           ++info.passthrough_tensors;
-          info.remembered_bytes += t.bytes();
+          info.remembered_bytes += PassthroughBytes(t.dtype, t.bytes(), to, keep_passthrough, info);
           break;
       }
       AddDtypeStat(info.dtypes, std::string(formats::DtypeName(t.dtype)), t.bytes());
@@ -480,10 +458,12 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   if (impl_->gguf || impl_->arrays) {
     formats::RememberPlan plan;
     if (impl_->gguf) {
-      AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to));
+      AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to,
+                                                           options.keep_passthrough));
     } else {
-      AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(impl_->array_path, impl_->array_file,
-                                                            options.to));
+      AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(
+                                     impl_->array_path, impl_->array_file,
+                                     options.keep_passthrough ? std::nullopt : options.to));
     }
     AMN_RETURN_IF_ERROR(CheckOutputPath(path(), output, options.overwrite));
     formats::EngineOptions engine = EngineFor(options);
@@ -502,7 +482,7 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
     return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
   }
   AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
-                       formats::PlanRemember(files, impl_->scheme, to));
+                       formats::PlanRemember(files, impl_->scheme, to, options.keep_passthrough));
   AMN_RETURN_IF_ERROR(CheckOutputPath(files.input, output, options.overwrite));
 
   formats::EngineOptions engine = EngineFor(options);
@@ -539,13 +519,17 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
     AMN_RETURN_IF_ERROR(write_shard(shard, temp.path() / shard.file_name));
   }
   if (files.has_index || plan.shards.size() > 1) {
-    AMN_ASSIGN_OR_RETURN(const std::string index, IndexJson(files, plan));
+    AMN_ASSIGN_OR_RETURN(const std::string index,
+                         formats::IndexJson(files.index_metadata_json, plan));
     AMN_RETURN_IF_ERROR(WriteText(temp.path() / "model.safetensors.index.json", index));
   }
   for (const fs::path& companion : files.companion_files) {
+    if (!formats::CopiedToOutput(companion, impl_->scheme.quantized)) continue;
     const fs::path target = temp.path() / companion.filename();
     if (companion.filename() == "config.json") {
-      AMN_ASSIGN_OR_RETURN(const std::string config, RewriteConfig(files.config_json, to));
+      AMN_ASSIGN_OR_RETURN(
+          const std::string config,
+          formats::RewriteConfigJson(files.config_json, formats::OutputFloatDtype(plan)));
       AMN_RETURN_IF_ERROR(WriteText(target, config));
     } else {
       fs::copy_file(companion, target, error);

@@ -36,6 +36,7 @@ constexpr uint64_t kMaxScaleBytesPerShard = uint64_t{256} << 20;
 // ggml: the input bytes [in_begin, in_begin + in_bytes) of the tensor.
 // Packed: output rows [row_begin, row_end). Array: row-major elements
 // [row_begin, row_end), in_bytes of them in the source dtype when converted.
+// Convert: the input bytes [in_begin, in_begin + in_bytes), whole elements.
 struct Chunk {
   size_t tensor = 0;
   uint64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
@@ -143,6 +144,21 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
           c.row_end = std::min(n, e + per_chunk);
           c.out_bytes = (c.row_end - e) * out_elem;
           if (out.dtype != out.array.entry.dtype) c.in_bytes = (c.row_end - e) * in_elem;
+          chunks.push_back(c);
+        }
+        break;
+      }
+      case Decode::kConvert: {
+        const uint64_t out_elem = DtypeBytes(out.dtype);
+        const uint64_t in_elem = DtypeBytes(out.source_dtype);
+        const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / std::max(out_elem, in_elem));
+        const uint64_t n = out.input_bytes / in_elem;
+        for (uint64_t e = 0; e < n; e += per_chunk) {
+          Chunk c;
+          c.tensor = t;
+          c.in_begin = e * in_elem;
+          c.in_bytes = (std::min(n, e + per_chunk) - e) * in_elem;
+          c.out_bytes = c.in_bytes / in_elem * out_elem;
           chunks.push_back(c);
         }
         break;
@@ -463,7 +479,8 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   uint64_t in_capacity = 0, out_capacity = 0;
   for (const Chunk& c : chunks) {
     const Decode decode = shard.tensors[c.tensor].decode;
-    if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray) {
+    if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray ||
+        decode == Decode::kConvert) {
       in_capacity = std::max(in_capacity, c.in_bytes);
     }
     out_capacity = std::max(out_capacity, c.out_bytes);
@@ -491,6 +508,9 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     }
     const std::span<std::byte> in(slot.in.data(), chunk.in_bytes);
     AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, at, in));
+    if (out.decode == Decode::kConvert) {
+      return ConvertFloats(FloatTypeOf(out.source_dtype), in, FloatTypeOf(out.dtype), out_bytes);
+    }
     const std::span<const uint8_t> in_u8(reinterpret_cast<const uint8_t*>(in.data()), in.size());
     if (out.decode == Decode::kFp8) {
       return DequantChunk(out.fp8_layout, chunk, scales.at(chunk.tensor), out.code_type,

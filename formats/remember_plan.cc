@@ -2,12 +2,37 @@
 #include "formats/remember_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "amn/ggml_dequant.h"
 
 namespace amn::formats {
 namespace {
+
+// The safetensors reference writer's dtype order: its Dtype enum, declared
+// in increasing alignment; `prepare` writes the highest rank first.
+int WriteRank(Dtype d) {
+  switch (d) {
+    case Dtype::kBool: return 0;
+    case Dtype::kU8: return 1;
+    case Dtype::kI8: return 2;
+    case Dtype::kF8E5m2: return 3;
+    case Dtype::kF8E4m3: return 4;
+    case Dtype::kF8E8m0: return 5;
+    case Dtype::kI16: return 6;
+    case Dtype::kU16: return 7;
+    case Dtype::kF16: return 8;
+    case Dtype::kBf16: return 9;
+    case Dtype::kI32: return 10;
+    case Dtype::kU32: return 11;
+    case Dtype::kF32: return 12;
+    case Dtype::kF64: return 13;
+    case Dtype::kI64: return 14;
+    case Dtype::kU64: return 15;
+  }
+  return 0;
+}
 
 // safetensors header: {"__metadata__": {...}, name: {dtype, shape,
 // data_offsets}, ...} in data order, padded with spaces to 8-byte alignment.
@@ -48,7 +73,41 @@ void AddOnlyShard(RememberPlan& plan, OutputShard shard) {
   plan.shards.push_back(std::move(shard));
 }
 
+void ConvertFloatTensor(OutputTensor& t, Dtype to) {
+  if (t.decode != Decode::kCopy || !IsFloat(t.dtype) || t.dtype == to) return;
+  const uint64_t elements = t.input_bytes / DtypeBytes(t.dtype);
+  t.decode = Decode::kConvert;
+  t.source_dtype = t.dtype;
+  t.dtype = to;
+  t.bytes = elements * DtypeBytes(to);
+}
+
+Dtype OutputFloatDtype(const RememberPlan& plan) {
+  std::map<Dtype, uint64_t> float_bytes;
+  bool dequantized = false;
+  for (const OutputShard& shard : plan.shards) {
+    for (const OutputTensor& t : shard.tensors) {
+      if (IsFloat(t.dtype)) float_bytes[t.dtype] += t.bytes;
+      dequantized |=
+          t.decode == Decode::kFp8 || t.decode == Decode::kGgml || t.decode == Decode::kPacked;
+    }
+  }
+  if (float_bytes.size() == 1) return float_bytes.begin()->first;
+  if (dequantized || float_bytes.empty()) return plan.to;
+  const auto most = std::max_element(
+      float_bytes.begin(), float_bytes.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second < b.second : WriteRank(a.first) < WriteRank(b.first);
+      });
+  return most->first;
+}
+
 void FinishShard(OutputShard& shard) {
+  std::stable_sort(shard.tensors.begin(), shard.tensors.end(),
+                   [](const OutputTensor& a, const OutputTensor& b) {
+                     const int ra = WriteRank(a.dtype), rb = WriteRank(b.dtype);
+                     return ra != rb ? ra > rb : a.name < b.name;
+                   });
+  shard.metadata["format"] = "pt";
   shard.data_bytes = 0;
   for (OutputTensor& t : shard.tensors) {
     t.data_begin = shard.data_bytes;
@@ -57,7 +116,8 @@ void FinishShard(OutputShard& shard) {
   shard.header_bytes = HeaderBytes(shard);
 }
 
-Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to) {
+Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to,
+                                  bool keep_passthrough) {
   if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
     return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
   }
@@ -114,6 +174,7 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
       } else {
         t.dtype = entry.dtype;
         t.bytes = entry.bytes();
+        if (!keep_passthrough) ConvertFloatTensor(t, plan.to);
       }
       out.tensors.push_back(std::move(t));
     }
@@ -146,7 +207,7 @@ std::optional<Dtype> PlainDtype(GgmlType type) {
 }  // namespace
 
 Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
-                                      ElemType to) {
+                                      ElemType to, bool keep_passthrough) {
   if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
     return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
   }
@@ -177,6 +238,7 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
     } else {
       o.dtype = *PlainDtype(info->type);
       o.bytes = t.bytes;
+      if (!keep_passthrough) ConvertFloatTensor(o, plan.to);
     }
     out.tensors.push_back(std::move(o));
   }

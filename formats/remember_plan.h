@@ -28,6 +28,7 @@ enum class Decode : uint8_t {
   kGgml,  // ggml blocks of type ggml_type
   kPacked,  // a packed safetensors scheme (packed), by output rows
   kArray,   // a strided / byte-swapped / converted plain array (array), by elements
+  kConvert,  // contiguous floats of source_dtype converted to dtype, by elements
 };
 
 // kArray: one array of an NPY/NPZ/PyTorch file and the member holding it.
@@ -48,6 +49,8 @@ struct OutputTensor {
   size_t input_file = 0;
   uint64_t input_offset = 0;
   uint64_t input_bytes = 0;
+  // kConvert: the stored float dtype (F64, F32, F16 or BF16).
+  Dtype source_dtype = Dtype::kF32;
   // kFp8: the weight's layout, code type and its scale tensor.
   Fp8Weight fp8_layout;
   ElemType code_type = ElemType::kF8E4m3;
@@ -66,7 +69,9 @@ struct OutputTensor {
 struct OutputShard {
   std::string file_name;  // the input shard's file name (directories) or empty
   size_t input_shard = 0;
-  std::vector<OutputTensor> tensors;  // in data order
+  std::vector<OutputTensor> tensors;  // in data order once FinishShard ran
+  // __metadata__; FinishShard sets "format": "pt" (transformers refuses
+  // files without it), other keys are the input's.
   std::map<std::string, std::string> metadata;
   uint64_t data_bytes = 0;
   // The complete header: 8-byte length, JSON padded with spaces to a
@@ -86,28 +91,49 @@ struct RememberPlan {
 Dtype DtypeOf(ElemType type);
 
 // Quantized weights become `to`, named and shaped as the scheme says
-// (QuantWeight::output_name/output_shape), in the place of their codes;
-// passthrough tensors keep dtype and bytes; companions and dropped tensors
-// are left out. Metadata is kept.
-Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to);
+// (QuantWeight::output_name/output_shape); the other float tensors (F64,
+// F32, F16, BF16) are converted to `to` (Decode::kConvert) unless
+// `keep_passthrough`, which copies them as they are; integer, bool and FP8
+// tensors that are no quantized weight keep dtype and bytes; companions and
+// dropped tensors are left out. Metadata is kept.
+Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to,
+                                  bool keep_passthrough);
 
-// Completes a shard whose tensors are filled in: data offsets, the header.
+// Makes a copied float tensor (F64, F32, F16, BF16) a conversion to `to`;
+// other tensors, and tensors already of dtype `to`, are left as they are.
+void ConvertFloatTensor(OutputTensor& t, Dtype to);
+
+// Completes a shard whose tensors are filled in, as the safetensors
+// reference writer (huggingface/safetensors `prepare`) lays a file out:
+// tensors sorted by dtype, widest first in its order (U64 I64 F64 F32 U32
+// I32 BF16 F16 U16 I16 F8_E8M0 F8_E4M3 F8_E5M2 I8 U8 BOOL), then by name
+// (bytewise), so every data offset is a multiple of its element size; data
+// offsets contiguous from 0; __metadata__ "format": "pt"; the header.
 void FinishShard(OutputShard& shard);
+
+// The float dtype a plan's output holds, for config.json's torch_dtype: the
+// one dtype of every F64/F32/F16/BF16 output tensor. When they differ (only
+// with keep_passthrough): plan.to, what the quantized weights were
+// dequantized to; without quantized weights, the float dtype holding the
+// most bytes (ties: the wider, in FinishShard's order). No float tensor:
+// plan.to.
+Dtype OutputFloatDtype(const RememberPlan& plan);
 
 // Finishes `shard` and makes it the plan's only shard (single-file inputs).
 void AddOnlyShard(RememberPlan& plan, OutputShard shard);
 
 // A GGUF file as one safetensors shard: tensor names kept, shapes in
 // row-major order (GGUF lists the fastest dimension first), quantized types
-// dequantized to `to`, plain types (F32, F16, BF16, F64, I8-I64) copied,
+// dequantized to `to`, plain float types (F32, F16, BF16, F64) converted to
+// `to` unless `keep_passthrough` (then copied), integer types copied,
 // string metadata copied into __metadata__. kUnsupported names a tensor
 // whose type this build cannot decode.
 Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
-                                      ElemType to);
+                                      ElemType to, bool keep_passthrough);
 
 // An NPY/NPZ/PyTorch file as one safetensors shard: each array becomes a
-// tensor of the same name and logical shape, in file order, row-major and
-// little-endian. Dtypes are kept unless `to` is set, which converts the
+// tensor of the same name and logical shape (laid out as FinishShard says),
+// row-major and little-endian. Dtypes are kept unless `to` is set, which converts the
 // float arrays (F64, F32, F16, BF16) to it; integer and bool arrays are
 // always kept. Arrays that are contiguous, little-endian, unconverted and
 // stored uncompressed are copied straight from the file (Decode::kCopy);

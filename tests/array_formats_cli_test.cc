@@ -6,6 +6,7 @@
 // --to conversions).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -33,8 +34,19 @@ std::string Hex(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-// Runs `amn remember` on `input` and checks the output's tensors, in order,
-// against expected [{name, dtype, shape, hex}] (null entries are skipped).
+// The safetensors reference writer (huggingface/safetensors `prepare`)
+// orders tensors by its Dtype enum, highest first, then by name; the enum is
+// declared in increasing alignment.
+int ReferenceRank(const std::string& dtype) {
+  static const std::vector<std::string> kEnum = {"BOOL", "U8",  "I8",  "F8_E5M2", "F8_E4M3",
+                                                 "F8_E8M0", "I16", "U16", "F16", "BF16", "I32",
+                                                 "U32", "F32", "F64", "I64", "U64"};
+  return static_cast<int>(std::find(kEnum.begin(), kEnum.end(), dtype) - kEnum.begin());
+}
+
+// Runs `amn remember` on `input` and checks the output's tensors, in the
+// reference writer's order, against expected [{name, dtype, shape, hex}]
+// (null entries are skipped).
 void ExpectRemembered(const fs::path& input, const Json& expected, const std::string& extra = "") {
   TempDir dir;
   const fs::path output = dir.path() / "out.safetensors";
@@ -48,10 +60,13 @@ void ExpectRemembered(const fs::path& input, const Json& expected, const std::st
   for (const auto& [key, value] : header.items()) {
     if (key != "__metadata__") order.push_back(key);
   }
-  std::vector<std::string> want_order;
+  std::vector<std::pair<int, std::string>> ranked;
   for (const Json& e : expected) {
-    if (!e.is_null()) want_order.push_back(e.at("name").get<std::string>());
+    if (!e.is_null()) ranked.emplace_back(-ReferenceRank(e.at("dtype")), e.at("name").get<std::string>());
   }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> want_order;
+  for (const auto& [rank, name] : ranked) want_order.push_back(name);
   if (expected.size() == want_order.size()) {
     EXPECT_EQ(order, want_order) << input;
   }

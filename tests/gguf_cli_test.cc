@@ -90,20 +90,24 @@ TEST_F(GgufCli, RememberWritesRowMajorSafetensors) {
   for (int i = 7; i >= 0; --i) n = n << 8 | file[i];
   const auto header = nlohmann::json::parse(file.begin() + 8, file.begin() + 8 + static_cast<long>(n));
   EXPECT_EQ(header["__metadata__"]["general.architecture"], "llama");
+  EXPECT_EQ(header["__metadata__"]["format"], "pt");
   EXPECT_FALSE(header["__metadata__"].contains("llama.block_count"));  // strings only
   EXPECT_EQ(header["token_embd.weight"]["shape"], nlohmann::json({2, 3}));
-  EXPECT_EQ(header["token_embd.weight"]["dtype"], "F32");
-  EXPECT_EQ(header["output_norm.weight"]["dtype"], "F16");
+  // The default --to bf16 holds for every float tensor, not only quantized ones.
+  EXPECT_EQ(header["token_embd.weight"]["dtype"], "BF16");
+  EXPECT_EQ(header["output_norm.weight"]["dtype"], "BF16");
   EXPECT_EQ(header["blk.0.attn_q.weight"]["dtype"], "BF16");
   auto data = [&](const std::string& name) {
     const auto& o = header[name]["data_offsets"];
     return std::vector<uint8_t>(file.begin() + 8 + static_cast<long>(n + o[0].get<uint64_t>()),
                                 file.begin() + 8 + static_cast<long>(n + o[1].get<uint64_t>()));
   };
-  const float f32[6] = {1, 2, 3, 4, 5, -6};
-  std::vector<uint8_t> f32_bytes(sizeof(f32));
-  std::memcpy(f32_bytes.data(), f32, sizeof(f32));
-  EXPECT_EQ(data("token_embd.weight"), f32_bytes) << "F32 bytes copied";
+  // F32 1 2 3 4 5 -6 are exact in BF16; F16 1, -2, 2^-24 are too, and 65504
+  // (F32 0x477FE000) rounds to nearest even up to 65536.
+  EXPECT_EQ(data("token_embd.weight"), std::vector<uint8_t>({0x80, 0x3F, 0x00, 0x40, 0x40, 0x40,
+                                                             0x80, 0x40, 0xA0, 0x40, 0xC0, 0xC0}));
+  EXPECT_EQ(data("output_norm.weight"),
+            std::vector<uint8_t>({0x80, 0x3F, 0x00, 0xC0, 0x80, 0x33, 0x80, 0x47}));
   // Q8_0: y = d * q, d the f16 0x3800 = 0.5 (ggml-quants.c dequantize_row_q8_0).
   const std::vector<uint8_t> q = data("blk.0.attn_q.weight");
   ASSERT_EQ(q.size(), 64u);
@@ -113,6 +117,29 @@ TEST_F(GgufCli, RememberWritesRowMajorSafetensors) {
     std::memcpy(&bits, &value, 4);
     EXPECT_EQ(q[2 * i] | q[2 * i + 1] << 8, ref::F32BitsToBf16(bits)) << i;
   }
+}
+
+TEST_F(GgufCli, KeepPassthroughCopiesPlainTensors) {
+  const fs::path out = dir_ / "kept.safetensors";
+  const fs::path in = dir_ / "tiny.gguf";
+  const CliResult r = RunAmn("remember -q --keep-passthrough " + Quote(in) + " -o " + Quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack o(out);
+  EXPECT_EQ(o.header["token_embd.weight"]["dtype"], "F32");
+  EXPECT_EQ(o.header["output_norm.weight"]["dtype"], "F16");
+  EXPECT_EQ(o.header["blk.0.attn_q.weight"]["dtype"], "BF16");
+  const float f32[6] = {1, 2, 3, 4, 5, -6};
+  std::vector<uint8_t> f32_bytes(sizeof(f32));
+  std::memcpy(f32_bytes.data(), f32, sizeof(f32));
+  EXPECT_EQ(o.Data("token_embd.weight"), f32_bytes) << "F32 bytes copied";
+  EXPECT_EQ(o.Data("output_norm.weight"),
+            std::vector<uint8_t>({0x00, 0x3C, 0x00, 0xC0, 0x01, 0x00, 0xFF, 0x7B}));
+  const auto info = nlohmann::json::parse(RunAmn("inspect --json --keep-passthrough " + Quote(in)).out);
+  EXPECT_EQ(info["converted_tensors"], 0);
+  EXPECT_EQ(info["remembered_bytes"], 24 + 8 + 64);
+  const auto converted = nlohmann::json::parse(RunAmn("inspect --json " + Quote(in)).out);
+  EXPECT_EQ(converted["converted_tensors"], 2);
+  EXPECT_EQ(converted["remembered_bytes"], 12 + 8 + 64);
 }
 
 // Every gguf_reference fixture wrapped in a GGUF file as one tensor, through
@@ -147,8 +174,8 @@ TEST_F(GgufCli, RealBlocksThroughRememberMatchGgufPy) {
 // A synthetic GGUF holding one [3, 2 blocks] tensor of every ggml type (plain
 // types [3, 4]) with pseudo-random bytes, through `amn remember --to` each
 // output type: quantized tensors must equal the scalar reference's bytes
-// (kernels/ref/, via tests/ggml_check.h), plain tensors are copied unchanged,
-// shapes are row-major, names kept.
+// (kernels/ref/, via tests/ggml_check.h), plain tensors are copied unchanged
+// (--keep-passthrough), shapes are row-major, names kept.
 TEST_F(GgufCli, EveryGgmlTypeThroughRemember) {
   struct Entry {
     GgmlType type;
@@ -183,7 +210,8 @@ TEST_F(GgufCli, EveryGgmlTypeThroughRemember) {
     SCOPED_TRACE(flag);
     const fs::path out = dir_ / "every.safetensors";
     const CliResult r =
-        RunAmn(std::string("remember -q --force --to ") + flag + " " + Quote(in) + " -o " + Quote(out));
+        RunAmn(std::string("remember -q --force --keep-passthrough --to ") + flag + " " + Quote(in) +
+               " -o " + Quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::vector<uint8_t> file = ReadBytes(out);
     uint64_t n = 0;

@@ -1,8 +1,9 @@
 // The C++ model API (amn/model.h) without the CLI: default output names,
-// progress reports, cancellation (nothing left behind), and scheme counts on
-// the generated demo model.
+// progress reports, cancellation (nothing left behind), keep_passthrough,
+// and scheme counts on the generated demo model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <string>
@@ -69,6 +70,32 @@ TEST_F(ModelApiOnDemo, InspectCountsTheScheme) {
   EXPECT_EQ(info.dropped_tensors, 8u);
   EXPECT_EQ(info.passthrough_tensors, 2u * 2 + 3);  // 2 norms per layer + embed, norm, lm_head
   EXPECT_EQ(info.scheme, "Fine-grained FP8, 128x128 blocks (E4M3)");
+}
+
+// RememberOptions::keep_passthrough: the demo's passthrough tensors (BF16
+// norms and embeddings) become F16 with `to` unless it is set.
+TEST_F(ModelApiOnDemo, KeepPassthroughKeepsTheOtherTensors) {
+  auto model = Model::Open(dir_ / "demo-FP8");
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->Inspect(ElemType::kF16).converted_tensors, 7u);
+  EXPECT_EQ(model->Inspect(ElemType::kF16, true).converted_tensors, 0u);
+  RememberOptions options;
+  options.to = ElemType::kF16;
+  ASSERT_TRUE(model->Remember(dir_ / "all", options).ok());
+  options.keep_passthrough = true;
+  ASSERT_TRUE(model->Remember(dir_ / "kept", options).ok());
+  auto dtypes = [](const fs::path& path) {
+    std::vector<std::string> names;
+    auto out = Model::Open(path);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (out.ok()) {
+      for (const DtypeStat& d : out->Inspect().dtypes) names.push_back(d.dtype);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  EXPECT_EQ(dtypes(dir_ / "all"), std::vector<std::string>{"F16"});
+  EXPECT_EQ(dtypes(dir_ / "kept"), (std::vector<std::string>{"BF16", "F16"}));
 }
 
 TEST_F(ModelApiOnDemo, ProgressReachesTheTotal) {

@@ -45,6 +45,8 @@ std::string Config(const Json& quantization_config) {
 }
 
 std::vector<uint8_t> Norm() { return {0x00, 0x3C, 0x00, 0x40, 0x00, 0xC0, 0x00, 0x00}; }  // F16 1 2 -2 0
+// The norm in the output: every float tensor becomes BF16 (1 2 -2 0 exactly).
+std::vector<uint8_t> NormBf16() { return {0x80, 0x3F, 0x00, 0x40, 0x00, 0xC0, 0x00, 0x00}; }
 
 // Runs remember on `input` into dir/out and returns the result.
 CliResult Remember(const fs::path& input, const fs::path& output, const std::string& flags = "") {
@@ -93,7 +95,8 @@ TEST(GptqCli, FixturesRememberToNnLinearOrientation) {
     EXPECT_EQ(out.header[name]["dtype"], "BF16");
     EXPECT_EQ(out.header[name]["shape"], Json({f->out, f->in}));
     EXPECT_EQ(out.Data(name), TransposeU16(f->expected, f->in, f->out)) << f->name;
-    EXPECT_EQ(out.Data("model.norm.weight"), Norm());
+    EXPECT_EQ(out.header["model.norm.weight"]["dtype"], "BF16");
+    EXPECT_EQ(out.Data("model.norm.weight"), NormBf16());
     EXPECT_FALSE(out.header.contains(std::string(kPrefix) + ".qzeros"));
     const Json config = Json::parse(SlurpText(dir.path() / "out" / "config.json"));
     EXPECT_FALSE(config.contains("quantization_config"));
@@ -182,7 +185,7 @@ TEST(GptqCli, ShardedDirectoryKeepsIndexConsistent) {
   const ReadBack one(dir.path() / "out" / "model-00001-of-00002.safetensors");
   EXPECT_EQ(one.Data(p + ".weight"), TransposeU16(f->expected, f->in, f->out));
   const ReadBack two(dir.path() / "out" / "model-00002-of-00002.safetensors");
-  EXPECT_EQ(two.Data("model.norm.weight"), Norm());
+  EXPECT_EQ(two.Data("model.norm.weight"), NormBf16());
   EXPECT_FALSE(two.header.contains(p + ".scales"));
   const Json out_index = Json::parse(SlurpText(dir.path() / "out" / "model.safetensors.index.json"));
   EXPECT_EQ(out_index["weight_map"], Json({{p + ".weight", "model-00001-of-00002.safetensors"},
@@ -267,7 +270,8 @@ TEST(BnbCli, FourBitFixturesRememberInTheirShape) {
     const std::string w = std::string(kPrefix) + ".weight";
     EXPECT_EQ(out.header[w]["shape"], Json({64, f->elements / 64}));
     EXPECT_EQ(out.Data(w), f->expected) << f->name;
-    EXPECT_EQ(out.header.size(), 1u) << out.header.dump();  // companions consumed
+    EXPECT_EQ(out.header.size(), 2u) << out.header.dump();  // companions consumed
+    EXPECT_EQ(out.header["__metadata__"], Json({{"format", "pt"}}));
     ++checked;
   }
   EXPECT_GE(checked, 4);
@@ -351,7 +355,7 @@ TEST(Nvfp4Cli, RemembersEveryCodeWithGroupScales) {
   const ReadBack out(dir.path() / "out.safetensors");
   EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({kRows, kCols}));
   EXPECT_EQ(out.Data(p + ".weight"), expected);
-  EXPECT_EQ(out.header.size(), 1u) << out.header.dump();  // companions consumed, input scale dropped
+  EXPECT_EQ(out.header.size(), 2u) << out.header.dump();  // companions consumed, input scale dropped
 }
 
 // RNE on the bit pattern (../shared/fixtures/README.md), for finite values.
@@ -413,7 +417,7 @@ TEST(CompressedTensorsCli, PackQuantizedInt4GroupAsymmetric) {
   const ReadBack out(dir.path() / "out.safetensors");
   EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({kRows, kCols}));
   EXPECT_EQ(out.Data(p + ".weight"), expected);
-  EXPECT_EQ(out.header.size(), 1u) << out.header.dump();
+  EXPECT_EQ(out.header.size(), 2u) << out.header.dump();  // the weight and __metadata__
 }
 
 // compressed-tensors float-quantized, group strategy: FP8 E4M3 codes with

@@ -39,13 +39,18 @@ struct InspectInfo {
   size_t quantized_tensors = 0;
   size_t companion_tensors = 0;  // scales, zero points, g_idx, absmax, quant_state, ...
   size_t passthrough_tensors = 0;
+  // Of the passthrough tensors: the floats (F64/F32/F16/BF16) remember
+  // converts to `to` (none with keep_passthrough).
+  size_t converted_tensors = 0;
   size_t dropped_tensors = 0;  // activation / KV-cache scales
   std::vector<std::string> companion_dtypes;  // in order of first appearance
   uint64_t current_bytes = 0;     // tensor data as stored
   uint64_t remembered_bytes = 0;  // tensor data after remember --to <type>
-  // The output type of quantized (and, with --to, float) tensors; empty when
-  // remember keeps every dtype (NPY/NPZ/PyTorch without --to).
+  // The output type of quantized and (unless keep_passthrough) other float
+  // tensors; empty when remember keeps every dtype (NPY/NPZ/PyTorch without
+  // --to, or with keep_passthrough).
   std::optional<ElemType> to;
+  bool keep_passthrough = false;
   std::vector<DtypeStat> dtypes;  // stored dtypes, most bytes first
   // GGUF only.
   uint32_t gguf_version = 0;
@@ -80,9 +85,14 @@ struct RememberProgress {
 };
 
 struct RememberOptions {
-  // kF32, kF16 or kBf16. Unset: BF16 for quantized formats (safetensors,
-  // GGUF); dtypes kept for NPY/NPZ/PyTorch, whose floats `to` converts.
+  // kF32, kF16 or kBf16: every float tensor (F64/F32/F16/BF16, quantized or
+  // not) is written as `to`; integer, bool and FP8 tensors that are no
+  // quantized weight keep their dtype. Unset: BF16 for quantized formats
+  // (safetensors, GGUF); dtypes kept for NPY/NPZ/PyTorch.
   std::optional<ElemType> to;
+  // Only quantized weights become `to`; every other tensor keeps its dtype
+  // and bytes (NPY/NPZ/PyTorch: nothing is converted).
+  bool keep_passthrough = false;
   unsigned threads = 0;           // 0: every core
   bool overwrite = false;         // replace an existing output
   std::function<void(const RememberProgress&)> progress;  // from the writing thread
@@ -105,14 +115,21 @@ class AMN_API Model {
   ~Model();
 
   const std::filesystem::path& path() const;
-  InspectInfo Inspect(std::optional<ElemType> to = std::nullopt) const;
+  // What remember with these options would write (sizes, converted tensors).
+  InspectInfo Inspect(std::optional<ElemType> to = std::nullopt,
+                      bool keep_passthrough = false) const;
   std::vector<TensorSummary> Tensors() const;
   std::vector<MetadataEntry> Metadata() const;
 
   // Writes the dequantized model to `output` (a file for a file input, a
   // directory for a directory input): temporary file(s) next to the target,
   // renamed into place only on success. Never modifies the input. Output
-  // bytes are identical for any thread count.
+  // bytes are identical for any thread count. Every file is laid out as the
+  // safetensors reference writer does (widest dtype first, then by name) with
+  // __metadata__ "format": "pt"; a directory gets config.json whose
+  // torch_dtype names the dtype of its float tensors (the dequantized
+  // tensors' type when keep_passthrough leaves several), the index, and the
+  // input's other files (docs/safetensors.md).
   Status Remember(const std::filesystem::path& output, const RememberOptions& options) const;
 
   // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ ->
