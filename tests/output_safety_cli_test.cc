@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -334,6 +335,59 @@ TEST_F(OutputSafety, NoMmapWritesTheSameBytes) {
 
 namespace amn::test {
 namespace {
+
+// Whether `pid` has `path` memory-mapped.
+bool Maps(pid_t pid, const fs::path& path) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.size() >= path.string().size() && line.ends_with(path.string())) return true;
+  }
+  return false;
+}
+
+// The CLI end of input_change_test: stopped while it reads a mapped input,
+// the input truncated, then continued. Exit 1, one line naming the file,
+// nothing written.
+TEST(InputChangeCli, TruncatedWhileMappedExitsOneNamingTheFile) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    TempDir dir;
+    const fs::path in = dir.path() / "big.npy", err = dir.path() / "err.txt";
+    ASSERT_TRUE(WriteF32Npy(in, size_t{6} << 20));
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 2);
+      execl(AMN_CLI_PATH, AMN_CLI_PATH, "remember", "-q", "-j", "1", "--to", "bf16", in.c_str(),
+            "-o", (dir.path() / "out.safetensors").c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    bool stopped = false;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (Maps(pid, in)) {
+        kill(pid, SIGSTOP);
+        stopped = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (stopped) {
+      ASSERT_EQ(truncate(in.c_str(), 128), 0);
+      kill(pid, SIGCONT);
+      waitpid(pid, &status, 0);
+    }
+    ASSERT_TRUE(WIFEXITED(status)) << "died of signal " << WTERMSIG(status);
+    if (!stopped || WEXITSTATUS(status) == 0) continue;  // finished before it was stopped
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    const std::string message = SlurpText(err);
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+    EXPECT_NE(message.find(in.string()), std::string::npos) << message;
+    EXPECT_EQ(All(dir.path()), (std::vector<std::string>{"big.npy", "err.txt"}));
+    return;
+  }
+  ADD_FAILURE() << "remember always finished before it could be stopped";
+}
 
 // Packed schemes view their codes through a map by default; --no-mmap reads
 // each packed tensor whole instead. Same bytes either way.
