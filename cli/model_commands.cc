@@ -2,6 +2,7 @@
 // dequantize): printing and argument handling around amn::Model.
 #include <signal.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -39,30 +40,34 @@ int Fail(const Status& status) {
   }
 }
 
-// Set by SIGINT/SIGTERM while remember runs; the library polls it between
-// chunks and removes its temporary output (a lock-free atomic store is
-// async-signal-safe).
+// Set by SIGINT, SIGTERM or SIGHUP while remember runs; the library polls it
+// between chunks and removes its temporary output (a lock-free atomic store
+// is async-signal-safe).
 std::atomic<bool> g_interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
 
-// Routes SIGINT and SIGTERM to g_interrupted for its lifetime.
+// Routes SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session) to
+// g_interrupted for its lifetime. A signal ignored when amn started (nohup,
+// `&` in a script) stays ignored.
 class InterruptGuard {
  public:
   InterruptGuard() {
     struct sigaction action = {};
     action.sa_handler = OnInterrupt;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      if (old_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &action, nullptr);
+    }
   }
   ~InterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
   }
 
  private:
-  struct sigaction old_int_ = {}, old_term_ = {};
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, kSignals.size()> old_ = {};
 };
 
 std::string ShapeText(const std::vector<uint64_t>& shape) {
@@ -277,6 +282,7 @@ struct RememberCliOptions {
   unsigned threads = 0;
   bool force = false;
   bool quiet = false;
+  bool no_mmap = false;
 };
 
 int RunRemember(const RememberCliOptions& options) {
@@ -301,6 +307,7 @@ int RunRemember(const RememberCliOptions& options) {
   remember.keep_passthrough = options.keep_passthrough;
   remember.threads = options.threads;
   remember.overwrite = options.force;
+  remember.use_mmap = !options.no_mmap;
   remember.cancel = &g_interrupted;
   {
     InterruptGuard interrupts;
@@ -366,7 +373,12 @@ Command AddRememberCommand(CLI::App& app) {
   cmd->add_option("-j,--threads", options->threads,
                   "Worker threads (default: every core); the output is identical for any value")
       ->check(CLI::Range(1u, 4096u));
-  cmd->add_flag("--force", options->force, "Replace an existing output");
+  cmd->add_flag("--force", options->force,
+                "Replace an existing output (in an existing directory, only the files amn "
+                "writes: its shards, index, config and copied side files)");
+  cmd->add_flag("--no-mmap", options->no_mmap,
+                "Never memory-map the input: read it with pread (one tensor at a time in "
+                "memory for packed schemes); for untrusted or changing files");
   cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");
   AddLimitOptions(cmd, options->limits);
   return {cmd, [options] { return RunRemember(*options); }};

@@ -42,10 +42,19 @@ Status CheckRange(const std::string& name, uint64_t size, uint64_t offset, uint6
   return Status::Ok();
 }
 
-// Opens `path` read-only and returns the descriptor and size of a regular
+FileStamp StampOf(const struct stat& st) {
+  FileStamp stamp;
+  stamp.device = static_cast<uint64_t>(st.st_dev);
+  stamp.inode = static_cast<uint64_t>(st.st_ino);
+  stamp.size = static_cast<uint64_t>(st.st_size);
+  stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return stamp;
+}
+
+// Opens `path` read-only and returns the descriptor and stamp of a regular
 // file. O_NONBLOCK keeps open() from waiting on a FIFO; it does not change
 // reads of a regular file.
-Status OpenRegularFile(const std::string& name, int* fd_out, uint64_t* size_out) {
+Status OpenRegularFile(const std::string& name, int* fd_out, FileStamp* stamp_out) {
   int fd = -1;
   do {
     fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -63,7 +72,7 @@ Status OpenRegularFile(const std::string& name, int* fd_out, uint64_t* size_out)
                   MessageSafe(name, kMessagePathBytes) + ": not a regular file");
   }
   *fd_out = fd;
-  *size_out = static_cast<uint64_t>(st.st_size);
+  *stamp_out = StampOf(st);
   return Status::Ok();
 }
 
@@ -101,13 +110,19 @@ std::string MessageSafe(std::string_view text, size_t max_bytes) {
 Result<std::unique_ptr<FileSource>> FileSource::Open(const std::filesystem::path& path) {
   std::string name = path.string();
   int fd = -1;
-  uint64_t size = 0;
-  AMN_RETURN_IF_ERROR(OpenRegularFile(name, &fd, &size));
+  FileStamp stamp;
+  AMN_RETURN_IF_ERROR(OpenRegularFile(name, &fd, &stamp));
   // The constructor is private, so no make_unique.
-  return std::unique_ptr<FileSource>(new FileSource(fd, size, std::move(name)));
+  return std::unique_ptr<FileSource>(new FileSource(fd, stamp, std::move(name)));
 }
 
 FileSource::~FileSource() { ::close(fd_); }
+
+Result<FileStamp> FileSource::CurrentStamp() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return IoError(name_, "cannot stat", errno);
+  return StampOf(st);
+}
 
 Status FileSource::ReadAt(uint64_t offset, std::span<std::byte> out) {
   AMN_RETURN_IF_ERROR(CheckRange(name_, size_, offset, out.size()));
@@ -144,8 +159,9 @@ Status MemorySource::ReadAt(uint64_t offset, std::span<std::byte> out) {
 Result<MappedFile> MappedFile::Open(const std::filesystem::path& path) {
   const std::string name = path.string();
   int fd = -1;
-  uint64_t size = 0;
-  AMN_RETURN_IF_ERROR(OpenRegularFile(name, &fd, &size));
+  FileStamp stamp;
+  AMN_RETURN_IF_ERROR(OpenRegularFile(name, &fd, &stamp));
+  const uint64_t size = stamp.size;
   if (size > std::numeric_limits<size_t>::max()) {
     ::close(fd);
     return Status(StatusCode::kLimitExceeded, MessageSafe(name, kMessagePathBytes) + ": " +
@@ -154,6 +170,7 @@ Result<MappedFile> MappedFile::Open(const std::filesystem::path& path) {
   }
   MappedFile mapped;
   mapped.path_ = path;
+  mapped.stamp_ = stamp;
   mapped.size_ = static_cast<size_t>(size);
   // mmap rejects a zero length: an empty file maps to an empty span.
   if (size != 0) {
@@ -164,6 +181,7 @@ Result<MappedFile> MappedFile::Open(const std::filesystem::path& path) {
       return IoError(name, "cannot map", error);
     }
     mapped.data_ = static_cast<const std::byte*>(data);
+    mapped.guard_ = MappingGuard::Register(data, mapped.size_);
   }
   // The mapping keeps the file alive; the descriptor is no longer needed.
   ::close(fd);
@@ -173,16 +191,27 @@ Result<MappedFile> MappedFile::Open(const std::filesystem::path& path) {
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      path_(std::move(other.path_)) {}
+      path_(std::move(other.path_)),
+      stamp_(other.stamp_),
+      guard_(std::move(other.guard_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
-    if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+    Unmap();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     path_ = std::move(other.path_);
+    stamp_ = other.stamp_;
+    guard_ = std::move(other.guard_);
   }
   return *this;
+}
+
+// The guard goes first: no fault can be expected in a range once unmapped.
+void MappedFile::Unmap() {
+  guard_ = MappingGuard();
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  data_ = nullptr;
 }
 
 void MappedFile::Evict(uint64_t offset, uint64_t bytes) const {
@@ -194,8 +223,6 @@ void MappedFile::Evict(uint64_t offset, uint64_t bytes) const {
   (void)::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
-MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
-}
+MappedFile::~MappedFile() { Unmap(); }
 
 }  // namespace amn::formats

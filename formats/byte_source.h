@@ -13,8 +13,20 @@
 #include <string_view>
 
 #include "amn/result.h"
+#include "formats/sigbus_guard.h"
 
 namespace amn::formats {
+
+// What tells cheaply whether a file changed: device, inode, size and
+// modification time (nanoseconds). Stamps differ when the file was replaced,
+// resized or written to.
+struct FileStamp {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
 
 // For error messages built from untrusted text (tensor names, paths, JSON
 // snippets): control bytes and DEL become \xNN and the text is cut to
@@ -46,11 +58,17 @@ class FileSource final : public ByteSource {
   uint64_t size() const override { return size_; }
   Status ReadAt(uint64_t offset, std::span<std::byte> out) override;
   const std::string& name() const override { return name_; }
+  // The file as it was when opened, and as it is now (fstat of the open
+  // descriptor): they differ when the file was written or resized since.
+  const FileStamp& stamp() const { return stamp_; }
+  Result<FileStamp> CurrentStamp() const;
 
  private:
-  FileSource(int fd, uint64_t size, std::string name) : fd_(fd), size_(size), name_(std::move(name)) {}
+  FileSource(int fd, const FileStamp& stamp, std::string name)
+      : fd_(fd), size_(stamp.size), stamp_(stamp), name_(std::move(name)) {}
   int fd_;
   uint64_t size_;
+  FileStamp stamp_;
   std::string name_;
 };
 
@@ -68,7 +86,10 @@ class MemorySource final : public ByteSource {
 };
 
 // A whole file mapped read-only (PROT_READ, MAP_PRIVATE): the input is never
-// modified. Movable, not copyable; unmaps on destruction.
+// modified. Movable, not copyable; unmaps on destruction. The mapping is
+// guarded (formats/sigbus_guard.h) when a guard slot is free: a read past the
+// end of a file that shrank after mapping then sees zeros and sets
+// faulted() instead of killing the process with SIGBUS.
 class MappedFile {
  public:
   static Result<MappedFile> Open(const std::filesystem::path& path);
@@ -80,6 +101,13 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::filesystem::path& path() const { return path_; }
+  // The file when it was mapped.
+  const FileStamp& stamp() const { return stamp_; }
+  // Whether reads are guarded against SIGBUS; unguarded mappings must not
+  // be read where the file might change (read the file instead).
+  bool guarded() const { return guard_.active(); }
+  // True once a read of the mapping hit a page the file no longer has.
+  bool faulted() const { return guard_.faulted(); }
   // Lets the kernel drop the pages of [offset, offset + bytes) from this
   // process (they are re-read from the file if touched again), so streaming
   // through a mapped file does not grow the resident set to the file's size.
@@ -87,9 +115,12 @@ class MappedFile {
 
  private:
   MappedFile() = default;
+  void Unmap();
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
   std::filesystem::path path_;
+  FileStamp stamp_;
+  MappingGuard guard_;
 };
 
 }  // namespace amn::formats

@@ -1,14 +1,12 @@
 // amn::Model: parse once (headers and scheme), then inspect or remember.
 #include "amn/model.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -22,6 +20,7 @@
 #include "formats/ollama.h"
 #include "formats/quant_scheme.h"
 #include "formats/remember_engine.h"
+#include "formats/remember_output.h"
 #include "formats/remember_plan.h"
 
 namespace amn {
@@ -71,62 +70,20 @@ std::string LayoutText(const formats::Fp8Weight& w, Dtype code) {
   return text;
 }
 
-Status IoError(const std::string& what, const fs::path& path) {
-  return Status(StatusCode::kIo, path.string() + ": " + what + ": " + std::strerror(errno));
-}
-
-// A file or directory next to `target` that disappears unless Keep() is
-// called: failures never leave a partial output that looks finished.
-class TempPath {
- public:
-  explicit TempPath(const fs::path& target)
-      : path_(target.parent_path() /
-              ("." + target.filename().string() + ".amn-partial-" + std::to_string(getpid()))) {}
-  ~TempPath() {
-    if (!kept_) {
-      std::error_code ignored;
-      fs::remove_all(path_, ignored);
-    }
+// Whether `path` or one of its existing ancestors is `ancestor` itself (same
+// device and inode, so through bind mounts, symlinks and hard links too).
+bool IsOrInside(const fs::path& path, const fs::path& ancestor) {
+  struct stat a {};
+  if (::stat(ancestor.c_str(), &a) != 0) return false;
+  for (fs::path p = path; !p.empty(); p = p.parent_path()) {
+    struct stat s {};
+    if (::stat(p.c_str(), &s) == 0 && s.st_dev == a.st_dev && s.st_ino == a.st_ino) return true;
+    if (p == p.parent_path()) break;
   }
-  const fs::path& path() const { return path_; }
-  // Moves the temporary into place, replacing `target` when allowed.
-  Status Commit(const fs::path& target, bool overwrite) {
-    std::error_code error;
-    if (overwrite && fs::is_directory(target) && !fs::is_directory(path_)) {
-      return Status(StatusCode::kInvalidArgument,
-                    target.string() + " is a directory; the output is a file");
-    }
-    if (overwrite && fs::is_directory(target)) fs::remove_all(target, error);
-    if (error) return Status(StatusCode::kIo, target.string() + ": cannot replace: " + error.message());
-    fs::rename(path_, target, error);
-    if (error) return Status(StatusCode::kIo, target.string() + ": cannot rename into place: " + error.message());
-    kept_ = true;
-    return Status::Ok();
-  }
-
- private:
-  fs::path path_;
-  bool kept_ = false;
-};
-
-Status WriteShardFile(const formats::RememberPlan& plan, const formats::OutputShard& shard,
-                      const fs::path& path, const formats::EngineOptions& engine) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", path);
-  Status status = formats::WriteShard(plan, shard, fd, path.string(), engine);
-  if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", path);
-  return status;
+  return false;
 }
 
-Status WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return IoError("cannot write", path);
-  return Status::Ok();
-}
-
-// Refuses outputs that would overwrite or sit inside the input.
+// Refuses outputs that would overwrite, hold or sit inside the input.
 Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overwrite) {
   std::error_code error;
   // absolute() first: weakly_canonical leaves a relative path that does not
@@ -138,7 +95,8 @@ Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overw
     return child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&
            child[parent.size()] == '/';
   };
-  if (in == out || inside(out_text, in_text) || inside(in_text, out_text)) {
+  if (in == out || inside(out_text, in_text) || inside(in_text, out_text) ||
+      IsOrInside(out, in) || IsOrInside(in, out)) {
     return Status(StatusCode::kInvalidArgument,
                   "output " + output.string() + " would overwrite or nest inside the input " +
                       input.string());
@@ -159,6 +117,7 @@ formats::EngineOptions EngineFor(const RememberOptions& options) {
   engine.threads = options.threads != 0 ? options.threads
                                         : std::max(1u, std::thread::hardware_concurrency());
   engine.cancel = options.cancel;
+  engine.use_mmap = options.use_mmap;
   return engine;
 }
 
@@ -455,88 +414,58 @@ std::vector<MetadataEntry> Model::Metadata() const {
 
 Status Model::Remember(const fs::path& output, const RememberOptions& options) const {
   const ElemType to = options.to.value_or(ElemType::kBf16);
-  if (impl_->gguf || impl_->arrays) {
-    formats::RememberPlan plan;
-    if (impl_->gguf) {
-      AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to,
-                                                           options.keep_passthrough));
-    } else {
-      AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(
-                                     impl_->array_path, impl_->array_file,
-                                     options.keep_passthrough ? std::nullopt : options.to));
+  formats::RememberPlan plan;
+  formats::DirectoryExtras extras;
+  bool directory = false;
+  if (impl_->gguf) {
+    AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to,
+                                                         options.keep_passthrough));
+  } else if (impl_->arrays) {
+    AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(
+                               impl_->array_path, impl_->array_file,
+                               options.keep_passthrough ? std::nullopt : options.to));
+  } else {
+    const formats::ModelFiles& files = impl_->files;
+    if (!impl_->scheme.unsupported.empty()) {
+      return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
     }
-    AMN_RETURN_IF_ERROR(CheckOutputPath(path(), output, options.overwrite));
-    formats::EngineOptions engine = EngineFor(options);
-    RememberProgress progress{0, plan.total_bytes, 0, plan.total_tensors};
-    engine.on_progress = [&](uint64_t bytes, size_t tensors) {
-      progress.bytes_done = bytes;
-      progress.tensors_done = tensors;
-      if (options.progress) options.progress(progress);
-    };
-    TempPath temp(output);
-    AMN_RETURN_IF_ERROR(WriteShardFile(plan, plan.shards.front(), temp.path(), engine));
-    return temp.Commit(output, options.overwrite);
-  }
-  const formats::ModelFiles& files = impl_->files;
-  if (!impl_->scheme.unsupported.empty()) {
-    return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
-  }
-  AMN_ASSIGN_OR_RETURN(const formats::RememberPlan plan,
-                       formats::PlanRemember(files, impl_->scheme, to, options.keep_passthrough));
-  AMN_RETURN_IF_ERROR(CheckOutputPath(files.input, output, options.overwrite));
-
-  formats::EngineOptions engine = EngineFor(options);
-  RememberProgress progress;
-  progress.bytes_total = plan.total_bytes;
-  progress.tensors_total = plan.total_tensors;
-  uint64_t shard_base_bytes = 0;
-  size_t shard_base_tensors = 0;
-  engine.on_progress = [&](uint64_t bytes, size_t tensors) {
-    progress.bytes_done = shard_base_bytes + bytes;
-    progress.tensors_done = shard_base_tensors + tensors;
-    if (options.progress) options.progress(progress);
-  };
-  auto write_shard = [&](const formats::OutputShard& shard, const fs::path& path) -> Status {
-    AMN_RETURN_IF_ERROR(WriteShardFile(plan, shard, path, engine));
-    shard_base_bytes += shard.header_bytes.size() + shard.data_bytes;
-    shard_base_tensors += shard.tensors.size();
-    return Status::Ok();
-  };
-
-  TempPath temp(output);
-  if (!files.is_directory) {
-    if (plan.shards.size() != 1) {
+    AMN_ASSIGN_OR_RETURN(plan, formats::PlanRemember(files, impl_->scheme, to, options.keep_passthrough));
+    directory = files.is_directory;
+    if (!directory && plan.shards.size() != 1) {
       return Status(StatusCode::kInvalid, files.input.string() + ": no tensor left to write");
     }
-    AMN_RETURN_IF_ERROR(write_shard(plan.shards.front(), temp.path()));
-    return temp.Commit(output, options.overwrite);
-  }
-
-  std::error_code error;
-  fs::create_directory(temp.path(), error);
-  if (error) return Status(StatusCode::kIo, temp.path().string() + ": " + error.message());
-  for (const formats::OutputShard& shard : plan.shards) {
-    AMN_RETURN_IF_ERROR(write_shard(shard, temp.path() / shard.file_name));
-  }
-  if (files.has_index || plan.shards.size() > 1) {
-    AMN_ASSIGN_OR_RETURN(const std::string index,
-                         formats::IndexJson(files.index_metadata_json, plan));
-    AMN_RETURN_IF_ERROR(WriteText(temp.path() / "model.safetensors.index.json", index));
-  }
-  for (const fs::path& companion : files.companion_files) {
-    if (!formats::CopiedToOutput(companion, impl_->scheme.quantized)) continue;
-    const fs::path target = temp.path() / companion.filename();
-    if (companion.filename() == "config.json") {
-      AMN_ASSIGN_OR_RETURN(
-          const std::string config,
-          formats::RewriteConfigJson(files.config_json, formats::OutputFloatDtype(plan)));
-      AMN_RETURN_IF_ERROR(WriteText(target, config));
-    } else {
-      fs::copy_file(companion, target, error);
-      if (error) return Status(StatusCode::kIo, companion.string() + ": cannot copy: " + error.message());
+    if (directory) {
+      for (const fs::path& companion : files.companion_files) {
+        if (!formats::CopiedToOutput(companion, impl_->scheme.quantized)) continue;
+        if (companion.filename() == "config.json") {
+          AMN_ASSIGN_OR_RETURN(
+              const std::string config,
+              formats::RewriteConfigJson(files.config_json, formats::OutputFloatDtype(plan)));
+          extras.texts.emplace_back("config.json", config);
+        } else {
+          extras.copies.push_back(companion);
+        }
+      }
+      extras.index_name = "model.safetensors.index.json";
+      if (files.has_index || plan.shards.size() > 1) {
+        AMN_ASSIGN_OR_RETURN(const std::string index,
+                             formats::IndexJson(files.index_metadata_json, plan));
+        extras.texts.emplace_back(extras.index_name, index);
+      }
     }
   }
-  return temp.Commit(output, options.overwrite);
+  AMN_RETURN_IF_ERROR(CheckOutputPath(path(), output, options.overwrite));
+  RememberProgress progress{0, plan.total_bytes, 0, plan.total_tensors};
+  auto report = [&](uint64_t bytes, size_t tensors) {
+    progress.bytes_done = bytes;
+    progress.tensors_done = tensors;
+    if (options.progress) options.progress(progress);
+  };
+  if (directory) {
+    return formats::WriteDirectoryOutput(plan, extras, output, options.overwrite,
+                                         EngineFor(options), report);
+  }
+  return formats::WriteFileOutput(plan, output, options.overwrite, EngineFor(options), report);
 }
 
 fs::path Model::DefaultOutputPath(const fs::path& input, std::optional<ElemType> requested) {

@@ -19,8 +19,7 @@
 #include "amn/convert.h"
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
-#include "formats/byte_source.h"
-#include "formats/zip_archive.h"
+#include "formats/engine_inputs.h"
 
 namespace amn::formats {
 namespace {
@@ -181,124 +180,6 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
   return chunks;
 }
 
-// Positioned reads of the plan's input files, one reader per file.
-class Inputs {
- public:
-  explicit Inputs(const std::vector<std::filesystem::path>& paths)
-      : paths_(paths), sources_(paths.size()), maps_(paths.size()) {}
-
-  // The whole file mapped read-only (packed schemes read their codes with
-  // strides, so chunks view the mapping instead of copying).
-  Result<const MappedFile*> Map(size_t file) {
-    std::lock_guard<std::mutex> lock(open_mutex_);
-    std::optional<MappedFile>& map = maps_[file];
-    if (!map) {
-      AMN_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::Open(paths_[file]));
-      map.emplace(std::move(mapped));
-    }
-    return &*map;
-  }
-
-  // The views of a packed job's tensors; kTruncated when the file is now
-  // shorter than its header said.
-  Result<PackedViews> Views(const PackedJob& job) {
-    PackedViews views;
-    auto view = [&](const InputSpan& span) -> Result<std::span<const std::byte>> {
-      AMN_ASSIGN_OR_RETURN(const MappedFile* map, Map(span.file));
-      const std::span<const std::byte> bytes = map->bytes();
-      if (span.offset > bytes.size() || span.bytes > bytes.size() - span.offset) {
-        return Status(StatusCode::kTruncated, paths_[span.file].string() + " ends before its tensor data")
-            .WithByteOffset(span.offset);
-      }
-      return bytes.subspan(span.offset, span.bytes);
-    };
-    AMN_ASSIGN_OR_RETURN(views.codes, view(job.codes));
-    for (size_t p = 0; p < kPartCount; ++p) {
-      if (!job.parts[p]) continue;
-      AMN_ASSIGN_OR_RETURN(views.parts[p], view(*job.parts[p]));
-    }
-    return views;
-  }
-
-  // Drops a finished packed job's pages from the resident set.
-  void Evict(const PackedJob& job) {
-    std::lock_guard<std::mutex> lock(open_mutex_);
-    auto evict = [&](const InputSpan& span) {
-      if (maps_[span.file]) maps_[span.file]->Evict(span.offset, span.bytes);
-    };
-    evict(job.codes);
-    for (const std::optional<InputSpan>& part : job.parts) {
-      if (part) evict(*part);
-    }
-  }
-
-  // The storage an array job reads: a view of the mapped file for a stored
-  // member, or the whole member inflated once (kept until Release).
-  Result<std::span<const std::byte>> Storage(size_t tensor, size_t file, const ArrayJob& job) {
-    const ArrayEntry& a = job.entry;
-    const uint64_t bytes = a.storage_elements * DtypeBytes(a.dtype);  // checked by the plan
-    std::span<const std::byte> member;
-    if (!job.member.deflated) {
-      AMN_ASSIGN_OR_RETURN(const MappedFile* map, Map(file));
-      member = map->bytes();
-      if (job.member.file_offset > member.size() || job.member.bytes > member.size() - job.member.file_offset) {
-        return Status(StatusCode::kTruncated, paths_[file].string() + " ends before its member '" +
-                                                  MessageSafe(job.member.name) + "'")
-            .WithByteOffset(job.member.file_offset);
-      }
-      member = member.subspan(job.member.file_offset, job.member.bytes);
-    } else {
-      std::lock_guard<std::mutex> lock(inflate_mutex_);
-      std::shared_ptr<const std::string>& inflated = inflated_[tensor];
-      if (!inflated) {
-        AMN_ASSIGN_OR_RETURN(auto archive, ZipArchive::OpenFile(paths_[file], ParseLimits{}));
-        const ZipEntry* entry = archive->Find(job.member.name);
-        if (entry == nullptr) {
-          return Status(StatusCode::kInvalid, paths_[file].string() + ": member '" +
-                                                  MessageSafe(job.member.name) + "' is gone");
-        }
-        AMN_ASSIGN_OR_RETURN(std::string data, archive->ReadEntry(*entry, job.member.bytes));
-        inflated = std::make_shared<const std::string>(std::move(data));
-      }
-      member = std::as_bytes(std::span<const char>(inflated->data(), inflated->size()));
-    }
-    if (a.data_offset > member.size() || bytes > member.size() - a.data_offset) {
-      return Status(StatusCode::kTruncated, "member '" + MessageSafe(job.member.name) +
-                                                "' is shorter than its array");
-    }
-    return member.subspan(a.data_offset, bytes);
-  }
-
-  // Frees what Storage kept for `tensor` and drops its mapped pages.
-  void Release(size_t tensor, size_t file, const ArrayJob& job) {
-    {
-      std::lock_guard<std::mutex> lock(inflate_mutex_);
-      inflated_.erase(tensor);
-    }
-    std::lock_guard<std::mutex> lock(open_mutex_);
-    if (!job.member.deflated && maps_[file]) maps_[file]->Evict(job.member.file_offset, job.member.bytes);
-  }
-
-  Status Read(size_t file, uint64_t offset, std::span<std::byte> out) {
-    std::unique_ptr<FileSource>& source = sources_[file];
-    {
-      std::lock_guard<std::mutex> lock(open_mutex_);
-      if (!source) {
-        AMN_ASSIGN_OR_RETURN(source, FileSource::Open(paths_[file]));
-      }
-    }
-    return source->ReadAt(offset, out);
-  }
-
- private:
-  const std::vector<std::filesystem::path>& paths_;
-  std::mutex open_mutex_;
-  std::vector<std::unique_ptr<FileSource>> sources_;
-  std::vector<std::optional<MappedFile>> maps_;
-  std::mutex inflate_mutex_;
-  std::map<size_t, std::shared_ptr<const std::string>> inflated_;  // by tensor
-};
-
 FloatType FloatTypeOf(Dtype d) {
   switch (d) {
     case Dtype::kF64: return FloatType::kF64;
@@ -328,7 +209,8 @@ Status GatherArrayChunk(const OutputTensor& out, std::span<const std::byte> stor
 }
 
 // F32 scales of every FP8 weight of this shard, by tensor index.
-Result<std::map<size_t, std::vector<float>>> LoadScales(const OutputShard& shard, Inputs& inputs) {
+Result<std::map<size_t, std::vector<float>>> LoadScales(const OutputShard& shard,
+                                                        EngineInputs& inputs) {
   std::map<size_t, std::vector<float>> scales;
   uint64_t total = 0;
   for (size_t t = 0; t < shard.tensors.size(); ++t) {
@@ -472,7 +354,7 @@ class Pipeline {
 
 Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
                   const std::string& out_name, const EngineOptions& options) {
-  Inputs inputs(plan.input_files);
+  EngineInputs inputs(plan.input_files, options.use_mmap);
   AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
   const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
 
@@ -495,16 +377,21 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
     if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
+    // Views may point into a map: a fault while reading it (the file
+    // shrank) leaves zeros behind and is reported here, not written.
     if (out.decode == Decode::kPacked) {
-      AMN_ASSIGN_OR_RETURN(const PackedViews views, inputs.Views(out.packed));
-      return DecodePackedRows(out.packed, views, chunk.row_begin, chunk.row_end, OutType(out.dtype),
-                              out_bytes);
+      AMN_ASSIGN_OR_RETURN(const PackedViews views, inputs.Views(chunk.tensor, out.packed));
+      AMN_RETURN_IF_ERROR(DecodePackedRows(out.packed, views, chunk.row_begin, chunk.row_end,
+                                           OutType(out.dtype), out_bytes));
+      return inputs.CheckMaps();
     }
     if (out.decode == Decode::kArray) {
       AMN_ASSIGN_OR_RETURN(const std::span<const std::byte> storage,
                            inputs.Storage(chunk.tensor, out.input_file, out.array));
-      return GatherArrayChunk(out, storage, chunk.row_begin, chunk.row_end - chunk.row_begin,
-                              std::span(slot.in.data(), chunk.in_bytes), out_bytes);
+      AMN_RETURN_IF_ERROR(GatherArrayChunk(out, storage, chunk.row_begin,
+                                           chunk.row_end - chunk.row_begin,
+                                           std::span(slot.in.data(), chunk.in_bytes), out_bytes));
+      return inputs.CheckMaps();
     }
     const std::span<std::byte> in(slot.in.data(), chunk.in_bytes);
     AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, at, in));
@@ -560,9 +447,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     pipeline.Release(c);
     if (chunks[c].last_of_tensor) {
       ++tensors_done;
-      const OutputTensor& done = shard.tensors[chunks[c].tensor];
-      if (done.decode == Decode::kPacked) inputs.Evict(done.packed);
-      if (done.decode == Decode::kArray) inputs.Release(chunks[c].tensor, done.input_file, done.array);
+      inputs.Release(chunks[c].tensor, shard.tensors[chunks[c].tensor]);
     }
     if (options.on_progress) options.on_progress(written, tensors_done);
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
@@ -573,7 +458,10 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   }
   for (std::thread& t : workers) t.join();
   const Status failure = pipeline.error();
-  return failure.ok() ? status : failure;
+  if (!failure.ok()) return failure;
+  AMN_RETURN_IF_ERROR(status);
+  // What was read is what the header described only if no input changed.
+  return inputs.CheckUnchanged();
 }
 
 }  // namespace amn::formats

@@ -25,6 +25,9 @@ struct EngineOptions {
   std::function<void(uint64_t bytes_written, size_t tensors_done)> on_progress;
   // When set and true, the shard stops after the current chunk (kCancelled).
   const std::atomic<bool>* cancel = nullptr;
+  // Packed schemes and strided arrays view a guarded memory map of their
+  // input; false reads them with pread instead (formats/engine_inputs.h).
+  bool use_mmap = true;
 };
 
 // Writes `shard` of `plan` to the open file descriptor `out_fd` (positioned

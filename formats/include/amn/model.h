@@ -94,7 +94,18 @@ struct RememberOptions {
   // and bytes (NPY/NPZ/PyTorch: nothing is converted).
   bool keep_passthrough = false;
   unsigned threads = 0;           // 0: every core
-  bool overwrite = false;         // replace an existing output
+  // Replace an existing output: a file is replaced; an existing directory
+  // keeps every file amn does not write (only its shards, index, config and
+  // copied side files are replaced, and stale shards of the same naming
+  // removed).
+  bool overwrite = false;
+  // Packed schemes (GPTQ, AWQ, bitsandbytes, ...) and strided arrays read a
+  // memory map of the input, guarded so that a file truncated under it gives
+  // an error, not SIGBUS (the guard installs a SIGBUS handler while Remember
+  // runs, chaining to the previous one). false: never map; read with pread,
+  // holding one tensor's input bytes at a time in memory (for untrusted or
+  // changing files, or hosts that own SIGBUS).
+  bool use_mmap = true;
   std::function<void(const RememberProgress&)> progress;  // from the writing thread
   // Checked between chunks: when it becomes true, Remember stops, removes its
   // temporary output and returns kCancelled (e.g. set from a SIGINT handler).
@@ -122,14 +133,19 @@ class AMN_API Model {
   std::vector<MetadataEntry> Metadata() const;
 
   // Writes the dequantized model to `output` (a file for a file input, a
-  // directory for a directory input): temporary file(s) next to the target,
-  // renamed into place only on success. Never modifies the input. Output
-  // bytes are identical for any thread count. Every file is laid out as the
-  // safetensors reference writer does (widest dtype first, then by name) with
-  // __metadata__ "format": "pt"; a directory gets config.json whose
-  // torch_dtype names the dtype of its float tensors (the dequantized
-  // tensors' type when keep_passthrough leaves several), the index, and the
-  // input's other files (docs/safetensors.md).
+  // directory for a directory input). The output is complete and fsynced,
+  // or absent: an unnamed file (O_TMPFILE) or hidden partial
+  // ".NAME.amn-partial-PID" beside the target, placed by one rename only on
+  // success; partials of dead earlier runs in that directory are removed.
+  // Fails before writing when the file system lacks the space, when the
+  // output is, holds or sits inside the input, and when an input changes
+  // while it is read. Never modifies the input. Output bytes are identical
+  // for any thread count.
+  // Every file is laid out as the safetensors reference writer does (widest
+  // dtype first, then by name) with __metadata__ "format": "pt"; a directory
+  // gets config.json whose torch_dtype names the dtype of its float tensors
+  // (the dequantized tensors' type when keep_passthrough leaves several), the
+  // index, and the input's other files (docs/safetensors.md).
   Status Remember(const std::filesystem::path& output, const RememberOptions& options) const;
 
   // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ ->
