@@ -301,7 +301,7 @@ InspectInfo InspectArrays(const formats::ArrayFile& file, std::optional<ElemType
     const uint64_t bytes = a.elements * formats::DtypeBytes(a.dtype);
     ++info.passthrough_tensors;
     info.current_bytes += bytes;
-    info.remembered_bytes += to && formats::IsFloat(a.dtype)
+    info.remembered_bytes += to && formats::ConvertsWithTo(a.dtype)
                                  ? a.elements * formats::DtypeBytes(formats::DtypeOf(*to))
                                  : bytes;
     AddDtypeStat(info.dtypes, std::string(formats::DtypeName(a.dtype)), bytes);
