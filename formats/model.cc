@@ -17,6 +17,7 @@
 #include "amn/ggml_dequant.h"
 #include "formats/file_format.h"
 #include "formats/gguf.h"
+#include "formats/model_config.h"
 #include "formats/model_files.h"
 #include "formats/ollama.h"
 #include "formats/quant_scheme.h"
@@ -384,6 +385,9 @@ InspectInfo Model::Inspect(std::optional<ElemType> requested) const {
   info.unsupported = impl_->scheme.unsupported;
   info.shards = impl_->files.shards.size();
   info.sharded = impl_->files.is_directory;
+  const formats::ModelIdentity identity = formats::ReadModelIdentity(impl_->files.config_json);
+  info.architecture = identity.architecture;
+  info.model_type = identity.model_type;
   info.to = to;
   const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));
   for (size_t s = 0; s < impl_->files.shards.size(); ++s) {
