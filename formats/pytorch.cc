@@ -405,6 +405,17 @@ class CheckpointReader {
     entry.member = *storage.member;
     const Status bounds = CheckArrayBounds(entry, out_.members[entry.member]);
     if (!bounds.ok()) return InContext(bounds, File());
+    // Views can name one storage many times (tied weights; or a memo
+    // replay): the output they plan is bounded like the data a file declares.
+    uint64_t bytes = 0;
+    if (MulOverflows(entry.elements, DtypeBytes(entry.dtype), &bytes) ||
+        __builtin_add_overflow(planned_bytes_, bytes, &planned_bytes_) ||
+        planned_bytes_ > limits_.max_total_bytes) {
+      return Status(StatusCode::kLimitExceeded, File() + ": tensors total more than " +
+                                                    std::to_string(limits_.max_total_bytes) +
+                                                    " bytes (views of shared storages included)")
+          .WithTensor(MessageSafe(name));
+    }
     name_bytes_ += name.size();
     if (name_bytes_ > limits_.max_header_bytes) {
       return Status(StatusCode::kLimitExceeded, File() + ": tensor names exceed " +
@@ -434,6 +445,7 @@ class CheckpointReader {
   uint64_t visits_ = 0;
   std::unordered_map<const PickleValue*, uint64_t> visit_counts_;  // CountVisits
   uint64_t name_bytes_ = 0;
+  uint64_t planned_bytes_ = 0;  // row-major bytes of every tensor so far
 };
 
 }  // namespace

@@ -168,5 +168,21 @@ TEST(PytorchZip, TightItemLimitBoundsTheWalkUpFront) {
   EXPECT_LT(allocated, uint64_t{64} << 10) << "bytes allocated while refusing";
 }
 
+TEST(PytorchZip, ViewsOfSharedStoragesCountTowardTheTotalBytes) {
+  // 2^10 names for one [2, 3] F32 view: 24 KiB of output from 24 bytes.
+  const std::string zip = test::MemoReplayTorchZip(10);
+  ParseLimits limits;
+  limits.max_total_bytes = 16 << 10;
+  Result<ArrayFile> file = ReadZip(zip, limits);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), StatusCode::kLimitExceeded) << file.status().ToString();
+  EXPECT_NE(file.status().message().find("views of shared storages"), std::string::npos)
+      << file.status().ToString();
+  limits.max_total_bytes = 24 << 10;
+  file = ReadZip(zip, limits);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->arrays.size(), 1024u);
+}
+
 }  // namespace
 }  // namespace amn::formats
