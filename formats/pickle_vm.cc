@@ -557,9 +557,24 @@ class Vm {
     }
     const PickleGlobal& g = *callable->global;
     switch (g.role) {
-      case PickleGlobalRole::kOrderedDict:
-        if (!args->items.empty()) return Error(StatusCode::kUnsupported, "OrderedDict with arguments");
-        return New(PickleKind::kDict, out);
+      case PickleGlobalRole::kOrderedDict: {
+        // Python 3 passes no arguments (the items follow as SETITEMS);
+        // Python 2's __reduce__ passes one list of [key, value] pairs.
+        AMN_RETURN_IF_ERROR(New(PickleKind::kDict, out));
+        if (args->items.empty()) return Status::Ok();
+        const PickleValue* pairs = args->items[0];
+        if (args->items.size() != 1 ||
+            (pairs->kind != PickleKind::kList && pairs->kind != PickleKind::kTuple)) {
+          return Error(StatusCode::kUnsupported, "OrderedDict with arguments other than a list of pairs");
+        }
+        for (const PickleValue* pair : pairs->items) {
+          if ((pair->kind != PickleKind::kList && pair->kind != PickleKind::kTuple) || pair->items.size() != 2) {
+            return Invalid("OrderedDict item is not a [key, value] pair");
+          }
+          AMN_RETURN_IF_ERROR(AddPair(*out, pair->items[0], pair->items[1]));
+        }
+        return Status::Ok();
+      }
       case PickleGlobalRole::kSize:
         if (args->items.size() != 1 || args->items[0]->kind != PickleKind::kTuple) {
           return Invalid("torch.Size expects one tuple");

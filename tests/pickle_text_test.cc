@@ -151,6 +151,22 @@ TEST(PickleText, Python2StringsMemoAndInstances) {
   EXPECT_EQ(v->items[5]->items[0]->integer, 3);
 }
 
+TEST(PickleText, Python2OrderedDict) {
+  // OrderedDict([('a', 1), ('b', None)]) at protocol 0 the way Python 2.7
+  // pickles it (written by hand: no Python 2 here):
+  // OrderedDict.__reduce__ passes the items as one list of [key, value].
+  const std::string p =
+      "ccollections\nOrderedDict\np0\n((lp1\n(lp2\nS'a'\np3\naI1\naa(lp4\nS'b'\np5\naNaatp6\nRp7\n."s;
+  PickleValuePtr v = Ok(p);
+  ASSERT_NE(v, nullptr);
+  ASSERT_EQ(v->kind, PickleKind::kDict);
+  ASSERT_EQ(v->pairs.size(), 2u);
+  EXPECT_EQ(v->pairs[0].first->text, "a");
+  EXPECT_EQ(v->pairs[0].second->integer, 1);
+  EXPECT_EQ(v->pairs[1].first->text, "b");
+  EXPECT_EQ(v->pairs[1].second->kind, PickleKind::kNone);
+}
+
 TEST(PickleText, MalformedOperandsNameTheOpcodeAndOffset) {
   struct Case {
     std::string pickle;
@@ -173,6 +189,7 @@ TEST(PickleText, MalformedOperandsNameTheOpcodeAndOffset) {
       {"(ios\nsystem\n."s, StatusCode::kInvalid, 1, "disallowed global 'os.system'"},
       {"(o."s, StatusCode::kInvalid, 1, "OBJ without a class"},
       {"(I1\nicollections\nOrderedDict\n."s, StatusCode::kUnsupported, 4, "OrderedDict with arguments"},
+      {"ccollections\nOrderedDict\n((lI1\natR."s, StatusCode::kInvalid, 33, "not a [key, value] pair"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.pickle);
