@@ -13,6 +13,8 @@
 #include "amn/version.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/printable.h"
+#include "cli/progress_bar.h"
 #include "perf/measure.h"
 
 namespace amn::cli {
@@ -96,11 +98,12 @@ int RunBench(const BenchOptions& options) {
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   size_t step = 0;
   const perf::BenchReport report = perf::RunBench(config, [&](const std::string& what) {
-    if (show_progress) std::fprintf(stderr, "\r\033[K[%zu] %s", ++step, what.c_str());
+    if (show_progress) DrawStatusLine("[" + std::to_string(++step) + "] " + what);
   });
-  if (show_progress) std::fprintf(stderr, "\r\033[K");
+  if (show_progress) ClearStatusLine();
   if (report.rows.empty()) {
-    std::fprintf(stderr, "amn bench: no kernel matches --kernel '%s'\n", options.kernel.c_str());
+    std::fprintf(stderr, "amn: bench: no kernel matches --kernel '%s'\n",
+                 Printable(options.kernel).c_str());
     return kExitUsage;
   }
   if (options.json) {

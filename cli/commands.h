@@ -7,6 +7,8 @@
 
 #include <functional>
 
+#include "cli/global_options.h"
+
 namespace amn::cli {
 
 struct Command {
@@ -18,7 +20,7 @@ Command AddTargetsCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
 Command AddParseCommand(CLI::App& app);
 Command AddInspectCommand(CLI::App& app);
-Command AddRememberCommand(CLI::App& app);
+Command AddRememberCommand(CLI::App& app, const GlobalOptions& globals);
 
 }  // namespace amn::cli
 

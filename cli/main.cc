@@ -5,11 +5,15 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "amn/targets.h"
 #include "amn/version.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/global_options.h"
+#include "cli/printable.h"
+#include "cli/usage_error.h"
 
 namespace amn::cli {
 namespace {
@@ -26,30 +30,36 @@ int Main(int argc, char** argv) {
                "amn");
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionLine());
-  std::string isa;
-  app.add_option("--isa", isa,
-                 "Cap kernel dispatch at this ISA target or below (see `amn targets`); "
-                 "overrides AMN_ISA");
+  GlobalOptions globals;
+  AddGlobalOptions(app, globals);
   app.footer("Environment: AMN_ISA=NAME caps dispatch like --isa.\n"
              "Exit codes: 0 ok, 1 the work failed, 2 usage error.");
 
   const Command commands[] = {AddParseCommand(app), AddInspectCommand(app),
-                              AddRememberCommand(app), AddTargetsCommand(app),
+                              AddRememberCommand(app, globals), AddTargetsCommand(app),
                               AddBenchCommand(app)};
+  for (const Command& command : commands) AddGlobalOptions(*command.app, globals);
 
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    return ReportUsageError(app, e, args);
   }
-  if (!isa.empty()) {
-    if (const Status status = SetTargetCap(isa); !status.ok()) {
-      std::fprintf(stderr, "amn: --isa: %s\n", status.message().c_str());
+  if (!globals.isa.empty()) {
+    if (const Status status = SetTargetCap(globals.isa); !status.ok()) {
+      std::fprintf(stderr, "amn: --isa: %s\n", Printable(status.message()).c_str());
       return kExitUsage;
     }
   } else if (const Status env = EnvironmentTargetStatus(); !env.ok()) {
-    std::fprintf(stderr, "amn: %s\n", env.message().c_str());
+    std::fprintf(stderr, "amn: %s\n", Printable(env.message()).c_str());
     return kExitUsage;
   }
   for (const Command& command : commands) {
@@ -65,7 +75,7 @@ int main(int argc, char** argv) {
   try {
     return amn::cli::Main(argc, argv);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc from a benchmark buffer
-    std::fprintf(stderr, "amn: %s\n", e.what());
+    std::fprintf(stderr, "amn: %s\n", amn::cli::Printable(e.what()).c_str());
     return amn::cli::kExitFailure;
   }
 }

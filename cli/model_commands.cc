@@ -11,9 +11,15 @@
 #include <string>
 
 #include "amn/model.h"
+#include "amn/targets.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/global_options.h"
+#include "cli/model_json.h"
+#include "cli/name_choice.h"
+#include "cli/printable.h"
 #include "cli/progress_bar.h"
+#include "cli/units.h"
 
 namespace amn::cli {
 namespace {
@@ -22,6 +28,7 @@ constexpr const char* kPathHelp =
     "Model: .safetensors file, directory of shards, .gguf file, ollama:<model>[:tag], .npy, .npz, "
     ".pth/.pt (.bin and other extensions are probed by magic)";
 
+// --to names (lower-case; NameChoice matches any case).
 const std::map<std::string, ElemType> kToTypes = {
     {"bf16", ElemType::kBf16}, {"bfloat16", ElemType::kBf16}, {"f16", ElemType::kF16},
     {"float16", ElemType::kF16}, {"fp16", ElemType::kF16},    {"f32", ElemType::kF32},
@@ -32,7 +39,7 @@ std::string TypeLabel(ElemType t) {
 }
 
 int Fail(const Status& status) {
-  std::fprintf(stderr, "amn: %s\n", status.ToString().c_str());
+  std::fprintf(stderr, "amn: %s\n", Printable(status.ToString()).c_str());
   switch (status.code()) {
     case StatusCode::kInvalidArgument: return kExitUsage;
     case StatusCode::kCancelled: return kExitInterrupted;
@@ -77,21 +84,25 @@ std::string ShapeText(const std::vector<uint64_t>& shape) {
 }
 
 // --to: unset means each format's default (BF16 for quantized formats,
-// dtypes kept for NPY/NPZ/PyTorch).
+// dtypes kept for NPY/NPZ/PyTorch). Read as a name, so CLI11 never prints
+// ElemType's byte values.
 struct ToOption {
-  ElemType type = ElemType::kBf16;
-  CLI::Option* option = nullptr;
+  std::string name;  // a key of kToTypes once validated
   std::optional<ElemType> get() const {
-    return option != nullptr && option->count() > 0 ? std::optional(type) : std::nullopt;
+    const auto it = kToTypes.find(name);
+    return it != kToTypes.end() ? std::optional(it->second) : std::nullopt;
   }
 };
 
 void AddToOption(CLI::App* cmd, ToOption& to, bool& keep_passthrough) {
-  to.option = cmd->add_option("--to", to.type,
-                              "Output element type of every float tensor, quantized or not: bf16, "
-                              "f16 or f32. Default: bf16 for quantized formats (safetensors, "
-                              "GGUF); NPY/NPZ/PyTorch keep their dtypes unless --to is given")
-                  ->transform(CLI::CheckedTransformer(kToTypes, CLI::ignore_case));
+  std::vector<std::string> names;
+  for (const auto& [name, type] : kToTypes) names.push_back(name);
+  cmd->add_option("--to", to.name,
+                  "Output element type of every float tensor, quantized or not: bf16, f16 or f32. Default: bf16 for quantized "
+                  "formats (safetensors, GGUF); NPY/NPZ/PyTorch keep their dtypes "
+                  "unless --to converts their float tensors")
+      ->type_name("TYPE")
+      ->check(NameChoice(std::move(names)));
   cmd->add_flag("--keep-passthrough", keep_passthrough,
                 "Convert only quantized weights to --to; every other tensor keeps its dtype");
 }
@@ -151,17 +162,17 @@ int RunParse(const ParseOptions& options) {
                                 {"bytes", t.bytes}, {"role", t.role}, {"scheme", t.scheme},
                                 {"shard", t.shard}});
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out).c_str());
     return kExitOk;
   }
-  std::printf("%s: %s, %zu tensors in %zu file%s\nScheme: %s\n", options.path.c_str(),
+  std::printf("%s: %s, %zu tensors in %zu file%s\nScheme: %s\n", Printable(options.path).c_str(),
               info.format.c_str(), tensors.size(), info.shards, info.shards == 1 ? "" : "s",
-              info.scheme.c_str());
+              Printable(info.scheme).c_str());
   const std::vector<MetadataEntry> metadata = model->Metadata();
   if (!metadata.empty()) std::printf("Metadata (%zu keys):\n", metadata.size());
   for (const MetadataEntry& m : metadata) {
     std::string value = m.json.size() > 72 ? m.json.substr(0, 69) + "..." : m.json;
-    std::printf("  %s (%s) = %s\n", m.key.c_str(), m.type.c_str(), value.c_str());
+    std::printf("  %s (%s) = %s\n", Printable(m.key).c_str(), m.type.c_str(), Printable(value).c_str());
   }
   std::printf("\n");
   size_t width = 4;
@@ -170,9 +181,9 @@ int RunParse(const ParseOptions& options) {
               "size", "role");
   for (const TensorSummary& t : tensors) {
     const std::string role = t.scheme.empty() ? t.role : t.role + " (" + t.scheme + ")";
-    std::printf("  %-*s  %-8s %-16s %10s  %s\n", static_cast<int>(width), t.name.c_str(),
+    std::printf("  %-*s  %-8s %-16s %10s  %s\n", static_cast<int>(width), Printable(t.name).c_str(),
                 t.dtype.c_str(), ShapeText(t.shape).c_str(), FormatBytes(t.bytes).c_str(),
-                role.c_str());
+                Printable(role).c_str());
   }
   return kExitOk;
 }
@@ -189,40 +200,13 @@ int RunInspect(const InspectOptions& options) {
   auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
   const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
+  if (options.json) {
+    std::printf("%s\n", DumpJson(InspectJson(options.path, info)).c_str());
+    return kExitOk;
+  }
   const uint64_t took = info.remembered_bytes > info.current_bytes
                             ? info.remembered_bytes - info.current_bytes
                             : 0;
-  if (options.json) {
-    nlohmann::json out = {{"path", options.path}, {"format", info.format},
-                          {"scheme", info.scheme}, {"quantized", info.quantized},
-                          {"shards", info.shards}, {"sharded", info.sharded},
-                          {"quantized_tensors", info.quantized_tensors},
-                          {"companion_tensors", info.companion_tensors},
-                          {"companion_dtypes", info.companion_dtypes},
-                          {"passthrough_tensors", info.passthrough_tensors},
-                          {"converted_tensors", info.converted_tensors},
-                          {"keep_passthrough", info.keep_passthrough},
-                          {"dropped_tensors", info.dropped_tensors},
-                          {"current_bytes", info.current_bytes},
-                          {"remembered_bytes", info.remembered_bytes},
-                          {"to", info.to ? TypeLabel(*info.to) : "kept"},
-                          {"unsupported", info.unsupported},
-                          {"dtypes", [&] {
-                             nlohmann::json list = nlohmann::json::array();
-                             for (const DtypeStat& d : info.dtypes) {
-                               list.push_back({{"dtype", d.dtype}, {"tensors", d.tensors},
-                                               {"bytes", d.bytes}});
-                             }
-                             return list;
-                           }()},
-                          {"gguf_version", info.gguf_version},
-                          {"architecture", info.architecture},
-                          {"alignment", info.alignment},
-                          {"metadata_keys", info.metadata_keys},
-                          {"lethe_took_bytes", took}};
-    std::printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
-  }
   if (info.format == "npy" || info.format == "npz" || info.format == "pytorch") {
     std::printf("Format:      %s (%zu arrays)\n",
                 info.format == "pytorch" ? "PyTorch zip checkpoint"
@@ -231,11 +215,19 @@ int RunInspect(const InspectOptions& options) {
                 info.passthrough_tensors);
   } else if (info.format == "gguf") {
     std::printf("Format:      GGUF v%u%s, alignment %llu, %zu metadata keys\n", info.gguf_version,
-                info.architecture.empty() ? "" : (" (" + info.architecture + ")").c_str(),
+                info.architecture.empty() ? "" : (" (" + Printable(info.architecture) + ")").c_str(),
                 static_cast<unsigned long long>(info.alignment), info.metadata_keys);
   } else {
     std::printf("Format:      %s (%s)\n", info.format.c_str(),
                 info.sharded ? (std::to_string(info.shards) + " shards").c_str() : "1 file");
+    if (!info.architecture.empty() || !info.model_type.empty()) {
+      const std::string type = info.model_type.empty() ? "" : "model_type " + info.model_type;
+      std::printf("Model:       %s\n",
+                  Printable(info.architecture.empty() ? type
+                            : type.empty()            ? info.architecture
+                                                      : info.architecture + " (" + type + ")")
+                      .c_str());
+    }
   }
   std::string types;
   for (const DtypeStat& d : info.dtypes) {
@@ -243,7 +235,7 @@ int RunInspect(const InspectOptions& options) {
              FormatBytes(d.bytes) + ")";
   }
   std::printf("Dtypes:      %s\n", types.c_str());
-  std::printf("Scheme:      %s\n", info.scheme.c_str());
+  std::printf("Scheme:      %s\n", Printable(info.scheme).c_str());
   std::string companion_dtypes;
   for (const std::string& d : info.companion_dtypes) companion_dtypes += (companion_dtypes.empty() ? "" : ", ") + d;
   if (info.companion_tensors > 0) {
@@ -263,7 +255,7 @@ int RunInspect(const InspectOptions& options) {
   }
   if (!info.unsupported.empty()) {
     std::printf("Size:        %s (quantized)\nRemember:    not supported: %s\n",
-                FormatBytes(info.current_bytes).c_str(), info.unsupported.c_str());
+                FormatBytes(info.current_bytes).c_str(), Printable(info.unsupported).c_str());
     return kExitOk;
   }
   std::printf("Size:        %s (%s) -> %s (%s)\n", FormatBytes(info.current_bytes).c_str(),
@@ -279,13 +271,13 @@ struct RememberCliOptions {
   ToOption to;
   bool keep_passthrough = false;
   LimitOptions limits;
-  unsigned threads = 0;
   bool force = false;
   bool quiet = false;
   bool no_mmap = false;
+  bool json = false;
 };
 
-int RunRemember(const RememberCliOptions& options) {
+int RunRemember(const RememberCliOptions& options, const GlobalOptions& globals) {
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::Open(options.path, options.limits.limits);
   if (!model.ok()) return Fail(model.status());
@@ -293,33 +285,49 @@ int RunRemember(const RememberCliOptions& options) {
   const std::filesystem::path output =
       options.output.empty() ? Model::DefaultOutputPath(options.path, info.to)
                              : std::filesystem::path(options.output);
-  if (!options.quiet) {
+  const bool text = !options.quiet && !options.json;
+  if (text) {
     std::printf("Parsing...   %zu tensors, %s\n",
                 info.quantized_tensors + info.companion_tensors + info.passthrough_tensors +
                     info.dropped_tensors,
-                info.scheme.c_str());
-    std::printf("Remembering  %s -> %s (%s)\n", options.path.c_str(), output.c_str(),
+                Printable(info.scheme).c_str());
+    std::printf("Remembering  %s -> %s (%s)\n", Printable(options.path).c_str(),
+                Printable(output.string()).c_str(),
                 info.to ? TypeLabel(*info.to).c_str() : "dtypes kept");
     std::fflush(stdout);
   }
   RememberOptions remember;
   remember.to = info.to;
   remember.keep_passthrough = options.keep_passthrough;
-  remember.threads = options.threads;
+  remember.threads = globals.threads;
   remember.overwrite = options.force;
   remember.use_mmap = !options.no_mmap;
   remember.cancel = &g_interrupted;
+  RememberProgress last;  // the plan's totals once the engine reports
   {
     InterruptGuard interrupts;
     ProgressBar bar(!options.quiet);
-    remember.progress = [&bar](const RememberProgress& p) { bar.Update(p); };
+    remember.progress = [&bar, &last](const RememberProgress& p) {
+      last = p;
+      bar.Update(p);
+    };
     const Status status = model->Remember(output, remember);
     if (!status.ok()) return Fail(status);
   }
-  if (!options.quiet) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("Output:      %s (%s) in %.1f s\n", output.c_str(),
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.json) {
+    RememberSummary summary;
+    summary.input = options.path;
+    summary.output = output;
+    summary.to = info.to ? TypeLabel(*info.to) : "kept";
+    summary.target = std::string(TargetName(ActiveTarget()));
+    summary.tensors = last.tensors_total;
+    summary.shard_bytes = last.bytes_total;
+    summary.seconds = seconds;
+    std::printf("%s\n", DumpJson(RememberJson(summary)).c_str());
+  } else if (text) {
+    std::printf("Output:      %s (%s) in %.1f s\n", Printable(output.string()).c_str(),
                 FormatBytes(info.remembered_bytes).c_str(), seconds);
   }
   return kExitOk;
@@ -356,7 +364,7 @@ Command AddInspectCommand(CLI::App& app) {
   return {cmd, [options] { return RunInspect(*options); }};
 }
 
-Command AddRememberCommand(CLI::App& app) {
+Command AddRememberCommand(CLI::App& app, const GlobalOptions& globals) {
   auto options = std::make_shared<RememberCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "remember", "Dequantize a model (quantized safetensors, GGUF) to plain BF16/F16/F32 "
@@ -370,9 +378,6 @@ Command AddRememberCommand(CLI::App& app) {
                   "Output file or directory (default: the input's name with -FP8 etc. replaced "
                   "by -bf16/-f16/-f32, beside it; NPY/NPZ/PyTorch: the same stem .safetensors)");
   AddToOption(cmd, options->to, options->keep_passthrough);
-  cmd->add_option("-j,--threads", options->threads,
-                  "Worker threads (default: every core); the output is identical for any value")
-      ->check(CLI::Range(1u, 4096u));
   cmd->add_flag("--force", options->force,
                 "Replace an existing output (in an existing directory, only the files amn "
                 "writes: its shards, index, config and copied side files)");
@@ -380,8 +385,11 @@ Command AddRememberCommand(CLI::App& app) {
                 "Never memory-map the input: read it with pread (one tensor at a time in "
                 "memory for packed schemes); for untrusted or changing files");
   cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");
+  cmd->add_flag("--json", options->json,
+                "Print a JSON summary on stdout instead of text: files, tensors, bytes written, "
+                "seconds, output type and ISA target");
   AddLimitOptions(cmd, options->limits);
-  return {cmd, [options] { return RunRemember(*options); }};
+  return {cmd, [options, &globals] { return RunRemember(*options, globals); }};
 }
 
 }  // namespace amn::cli

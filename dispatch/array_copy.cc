@@ -32,7 +32,13 @@ void SwapBytes(std::byte* data, size_t elem_bytes, uint64_t count) {
 }
 
 size_t FloatBytes(FloatType t) {
-  return t == FloatType::kF64 ? 8 : t == FloatType::kF32 ? 4 : 2;
+  switch (t) {
+    case FloatType::kF64: return 8;
+    case FloatType::kF32: return 4;
+    case FloatType::kF8E4m3:
+    case FloatType::kF8E5m2: return 1;
+    default: return 2;
+  }
 }
 
 template <typename T>
@@ -113,8 +119,17 @@ Status ConvertFloats(FloatType from, std::span<const std::byte> in, FloatType to
     if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
     return Status::Ok();
   }
-  if (to == FloatType::kF64) {
-    return Status(StatusCode::kInvalidArgument, "conversions to F64 are not offered");
+  if (to == FloatType::kF64 || to == FloatType::kF8E4m3 || to == FloatType::kF8E5m2) {
+    return Status(StatusCode::kInvalidArgument, "conversions to F64 or FP8 are not offered");
+  }
+  if (from == FloatType::kF8E4m3 || from == FloatType::kF8E5m2) {
+    const std::span<const uint8_t> q = As<uint8_t>(in);
+    const bool e4m3 = from == FloatType::kF8E4m3;
+    if (to == FloatType::kF32) return e4m3 ? ConvertE4m3ToF32(q, As<float>(out)) : ConvertE5m2ToF32(q, As<float>(out));
+    if (to == FloatType::kBf16) {
+      return e4m3 ? ConvertE4m3ToBf16(q, As<uint16_t>(out)) : ConvertE5m2ToBf16(q, As<uint16_t>(out));
+    }
+    return e4m3 ? ConvertE4m3ToF16(q, As<uint16_t>(out)) : ConvertE5m2ToF16(q, As<uint16_t>(out));
   }
   if (from == FloatType::kF64) {
     const std::span<const double> d = As<double>(in);

@@ -33,7 +33,7 @@ Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const 
     OutputTensor t;
     t.name = a.name;
     t.shape = a.shape;
-    t.dtype = to && IsFloat(a.dtype) ? DtypeOf(*to) : a.dtype;
+    t.dtype = to && ConvertsWithTo(a.dtype) ? DtypeOf(*to) : a.dtype;
     t.bytes = a.elements * DtypeBytes(t.dtype);
     const uint64_t elem = DtypeBytes(a.dtype);
     const bool big_endian = a.big_endian && elem > 1;

@@ -69,4 +69,8 @@ size_t DtypeBytes(Dtype dtype) { return TraitsOf(dtype).bytes; }
 
 bool IsFloat(Dtype dtype) { return TraitsOf(dtype).is_float; }
 
+bool ConvertsWithTo(Dtype dtype) {
+  return IsFloat(dtype) || dtype == Dtype::kF8E4m3 || dtype == Dtype::kF8E5m2;
+}
+
 }  // namespace amn::formats

@@ -22,6 +22,9 @@ std::string_view DtypeName(Dtype dtype);
 std::optional<Dtype> DtypeFromName(std::string_view name);  // exact, case-sensitive
 size_t DtypeBytes(Dtype dtype);
 bool IsFloat(Dtype dtype);  // F64, F32, F16, BF16 (not FP8)
+// What `remember --to` converts in NPY/NPZ/PyTorch files: IsFloat and FP8
+// E4M3/E5M2 (E8M0, a scale type without a conversion kernel, is kept).
+bool ConvertsWithTo(Dtype dtype);
 
 }  // namespace amn::formats
 

@@ -16,6 +16,7 @@
 #include "formats/file_format.h"
 #include "formats/gguf.h"
 #include "formats/model_dir_output.h"
+#include "formats/model_config.h"
 #include "formats/model_files.h"
 #include "formats/ollama.h"
 #include "formats/quant_scheme.h"
@@ -320,6 +321,9 @@ InspectInfo Model::Inspect(std::optional<ElemType> requested, bool keep_passthro
   info.unsupported = impl_->scheme.unsupported;
   info.shards = impl_->files.shards.size();
   info.sharded = impl_->files.is_directory;
+  const formats::ModelIdentity identity = formats::ReadModelIdentity(impl_->files.config_json);
+  info.architecture = identity.architecture;
+  info.model_type = identity.model_type;
   info.to = to;
   info.keep_passthrough = keep_passthrough;
   const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));

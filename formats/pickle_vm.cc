@@ -1,5 +1,6 @@
 // The pickle VM (pickle_vm.h). Opcode meanings follow CPython's
-// Lib/pickletools.py and the Unpickler in Lib/pickle.py: a stack of values,
+// Lib/pickletools.py and the Unpickler in Lib/pickle.py (protocols 0-5; the
+// text operands of protocols 0 and 1 are decoded in pickle_text.cc): a stack of values,
 // MARKs as positions in it (a MARK opens a frame that pops cannot reach
 // below), and a memo of shared values. Values live in an arena freed in one
 // go, so sharing and even cycles cost nothing to release and recursion never
@@ -12,6 +13,7 @@
 #include <unordered_map>
 
 #include "formats/byte_source.h"
+#include "formats/pickle_text.h"
 
 namespace amn::formats {
 namespace {
@@ -22,6 +24,7 @@ constexpr PickleGlobal kAllowedGlobals[] = {
     {"collections", "OrderedDict", PickleGlobalRole::kOrderedDict, std::nullopt},
     {"torch._utils", "_rebuild_tensor", PickleGlobalRole::kRebuildTensor, std::nullopt},
     {"torch._utils", "_rebuild_tensor_v2", PickleGlobalRole::kRebuildTensorV2, std::nullopt},
+    {"torch._utils", "_rebuild_tensor_v3", PickleGlobalRole::kRebuildTensorV3, std::nullopt},
     {"torch._utils", "_rebuild_parameter", PickleGlobalRole::kRebuildParameter, std::nullopt},
     {"torch._utils", "_rebuild_parameter_with_state", PickleGlobalRole::kRebuildParameterWithState,
      std::nullopt},
@@ -50,6 +53,8 @@ constexpr PickleGlobal kAllowedGlobals[] = {
     {"torch", "ByteStorage", PickleGlobalRole::kStorageType, Dtype::kU8},
     {"torch", "BoolStorage", PickleGlobalRole::kStorageType, Dtype::kBool},
     {"torch", "UntypedStorage", PickleGlobalRole::kStorageType, Dtype::kU8},
+    {"torch", "Float8_e4m3fnStorage", PickleGlobalRole::kStorageType, Dtype::kF8E4m3},
+    {"torch", "Float8_e5m2Storage", PickleGlobalRole::kStorageType, Dtype::kF8E5m2},
     {"torch", "ComplexFloatStorage", PickleGlobalRole::kStorageType, std::nullopt},
     {"torch", "ComplexDoubleStorage", PickleGlobalRole::kStorageType, std::nullopt},
     {"torch", "QInt8Storage", PickleGlobalRole::kStorageType, std::nullopt},
@@ -68,8 +73,14 @@ constexpr PickleGlobal kAllowedGlobals[] = {
     {"torch", "int8", PickleGlobalRole::kDtype, Dtype::kI8},
     {"torch", "uint8", PickleGlobalRole::kDtype, Dtype::kU8},
     {"torch", "bool", PickleGlobalRole::kDtype, Dtype::kBool},
+    {"torch", "uint16", PickleGlobalRole::kDtype, Dtype::kU16},
+    {"torch", "uint32", PickleGlobalRole::kDtype, Dtype::kU32},
+    {"torch", "uint64", PickleGlobalRole::kDtype, Dtype::kU64},
     {"torch", "float8_e4m3fn", PickleGlobalRole::kDtype, Dtype::kF8E4m3},
     {"torch", "float8_e5m2", PickleGlobalRole::kDtype, Dtype::kF8E5m2},
+    {"torch", "float8_e8m0fnu", PickleGlobalRole::kDtype, Dtype::kF8E8m0},
+    {"torch", "float8_e4m3fnuz", PickleGlobalRole::kDtype, std::nullopt},
+    {"torch", "float8_e5m2fnuz", PickleGlobalRole::kDtype, std::nullopt},
     {"torch", "complex64", PickleGlobalRole::kDtype, std::nullopt},
     {"torch", "complex128", PickleGlobalRole::kDtype, std::nullopt},
     {"torch", "Size", PickleGlobalRole::kSize, std::nullopt},
@@ -90,6 +101,9 @@ enum Op : uint8_t {
   kGlobal = 'c', kReduce = 'R', kBuild = 'b',
   kBinPut = 'q', kLongBinPut = 'r', kBinGet = 'h', kLongBinGet = 'j',
   kPersId = 'P', kBinPersId = 'Q',
+  // Protocols 0 and 1: text operands (one line each) and Python 2 strings.
+  kInt = 'I', kLong = 'L', kFloat = 'F', kString = 'S', kUnicode = 'V', kGet = 'g', kPut = 'p',
+  kBinString = 'T', kShortBinString = 'U', kInst = 'i', kObj = 'o',
   kProto = 0x80, kNewObj = 0x81, kTuple1 = 0x85, kTuple2 = 0x86, kTuple3 = 0x87,
   kNewTrue = 0x88, kNewFalse = 0x89, kLong1 = 0x8a, kLong4 = 0x8b,
   kShortBinUnicode = 0x8c, kBinUnicode8 = 0x8d, kBinBytes8 = 0x8e, kEmptySet = 0x8f,
@@ -130,6 +144,17 @@ std::string OpName(uint8_t op) {
     case kBinGet: return "BINGET";
     case kLongBinGet: return "LONG_BINGET";
     case kPersId: return "PERSID";
+    case kInt: return "INT";
+    case kLong: return "LONG";
+    case kFloat: return "FLOAT";
+    case kString: return "STRING";
+    case kUnicode: return "UNICODE";
+    case kGet: return "GET";
+    case kPut: return "PUT";
+    case kBinString: return "BINSTRING";
+    case kShortBinString: return "SHORT_BINSTRING";
+    case kInst: return "INST";
+    case kObj: return "OBJ";
     case kBinPersId: return "BINPERSID";
     case kProto: return "PROTO";
     case kNewObj: return "NEWOBJ";
@@ -217,7 +242,8 @@ class Vm {
     for (int i = bytes - 1; i >= 0; --i) *value = *value << 8 | static_cast<uint64_t>(p[i]);
     return Status::Ok();
   }
-  // A text line ending in '\n' (GLOBAL, PERSID), without the newline.
+  // A text line ending in '\n' (GLOBAL, PERSID, INST and the protocol 0 operands),
+  // without the newline.
   Status Line(std::string_view* out) {
     const auto* begin = reinterpret_cast<const char*>(in_.data() + pos_);
     const void* nl = std::memchr(begin, '\n', in_.size() - pos_);
@@ -411,15 +437,96 @@ class Vm {
     for (size_t i = 0; i < items.size(); i += 2) AMN_RETURN_IF_ERROR(AddPair(dict, items[i], items[i + 1]));
     return Status::Ok();
   }
-  Status Global(std::string_view module, std::string_view name) {
+  Status MakeGlobal(std::string_view module, std::string_view name, PickleValue** out) {
     const PickleGlobal* allowed = FindAllowedGlobal(module, name);
     if (allowed == nullptr) {
       return Invalid("disallowed global '" + MessageSafe(module, 100) + "." + MessageSafe(name, 100) + "'");
     }
-    PickleValue* v = nullptr;
-    AMN_RETURN_IF_ERROR(PushNew(PickleKind::kGlobal, &v));
-    v->global = allowed;
+    AMN_RETURN_IF_ERROR(New(PickleKind::kGlobal, out));
+    (*out)->global = allowed;
     return Status::Ok();
+  }
+  Status Global(std::string_view module, std::string_view name) {
+    PickleValue* v = nullptr;
+    AMN_RETURN_IF_ERROR(MakeGlobal(module, name, &v));
+    return Push(v);
+  }
+  // INST / OBJ (protocols 0 and 1): cls(*args), as REDUCE would call it.
+  Status Instantiate(const PickleValue* cls, const std::vector<PickleValue*>& args) {
+    PickleValue* tuple = nullptr;
+    AMN_RETURN_IF_ERROR(New(PickleKind::kTuple, &tuple));
+    for (const PickleValue* item : args) AMN_RETURN_IF_ERROR(AddItem(tuple, item));
+    PickleValue* result = nullptr;
+    AMN_RETURN_IF_ERROR(Call(cls, tuple, false, &result));
+    return Push(result);
+  }
+
+  // ---- text operands (protocols 0 and 1) ----
+  // A pickle_text.h result, or its error at this opcode.
+  template <typename T>
+  Status Decoded(Result<T> result, T* out) {
+    if (!result.ok()) return Error(result.status().code(), result.status().message());
+    *out = std::move(*result);
+    return Status::Ok();
+  }
+  // LONG, GET, PUT: a decimal line (LONG may end in Python 2's 'L').
+  Status DecimalLine(int64_t* out) {
+    std::string_view line;
+    AMN_RETURN_IF_ERROR(Line(&line));
+    if (op_ == kLong && !line.empty() && line.back() == 'L') line.remove_suffix(1);
+    return Decoded(ParsePickleDecimal(line), out);
+  }
+  // STRING, UNICODE: the decoded line as a string value.
+  Status QuotedLine() {
+    std::string_view line;
+    AMN_RETURN_IF_ERROR(Line(&line));
+    std::string text;
+    AMN_RETURN_IF_ERROR(Decoded(op_ == kUnicode ? DecodePickleUnicode(line) : DecodePickleString(line), &text));
+    // Line() counted the raw bytes; UTF-8 of bytes >= 0x80 can be longer.
+    if (text.size() > line.size()) AMN_RETURN_IF_ERROR(CountBytes(text.size() - line.size()));
+    PickleValue* v = nullptr;
+    AMN_RETURN_IF_ERROR(PushNew(PickleKind::kString, &v));
+    v->text = std::move(text);
+    return Status::Ok();
+  }
+  Status TextOpcode() {
+    std::string_view line;
+    int64_t value = 0;
+    PickleValue* v = nullptr;
+    switch (op_) {
+      case kInt:
+        AMN_RETURN_IF_ERROR(Line(&line));
+        if (line == "00" || line == "01") {  // Python 2.3+ writes bools as INT 00 / 01
+          AMN_RETURN_IF_ERROR(PushNew(PickleKind::kBool, &v));
+          v->boolean = line == "01";
+          return Status::Ok();
+        }
+        AMN_RETURN_IF_ERROR(Decoded(ParsePickleDecimal(line), &value));
+        return PushInt(value);
+      case kLong:
+        AMN_RETURN_IF_ERROR(DecimalLine(&value));
+        return PushInt(value);
+      case kFloat: {
+        double real = 0;
+        AMN_RETURN_IF_ERROR(Line(&line));
+        AMN_RETURN_IF_ERROR(Decoded(ParsePickleFloat(line), &real));
+        AMN_RETURN_IF_ERROR(PushNew(PickleKind::kFloat, &v));
+        v->real = real;
+        return Status::Ok();
+      }
+      case kString:
+      case kUnicode: return QuotedLine();
+      case kGet:
+        AMN_RETURN_IF_ERROR(DecimalLine(&value));
+        if (value < 0) return Invalid("memo key " + std::to_string(value) + " is not defined");
+        return Get(static_cast<uint64_t>(value));
+      case kPut:
+        AMN_RETURN_IF_ERROR(DecimalLine(&value));
+        if (value < 0) return Invalid("negative PUT argument");
+        return Put(static_cast<uint64_t>(value));
+      default: break;
+    }
+    return Invalid("unsupported pickle " + OpName(op_));
   }
   Status Persistent(PickleValue* pid) {
     if (!load_) return Error(StatusCode::kUnsupported, "persistent ids are not expected here");
@@ -450,9 +557,24 @@ class Vm {
     }
     const PickleGlobal& g = *callable->global;
     switch (g.role) {
-      case PickleGlobalRole::kOrderedDict:
-        if (!args->items.empty()) return Error(StatusCode::kUnsupported, "OrderedDict with arguments");
-        return New(PickleKind::kDict, out);
+      case PickleGlobalRole::kOrderedDict: {
+        // Python 3 passes no arguments (the items follow as SETITEMS);
+        // Python 2's __reduce__ passes one list of [key, value] pairs.
+        AMN_RETURN_IF_ERROR(New(PickleKind::kDict, out));
+        if (args->items.empty()) return Status::Ok();
+        const PickleValue* pairs = args->items[0];
+        if (args->items.size() != 1 ||
+            (pairs->kind != PickleKind::kList && pairs->kind != PickleKind::kTuple)) {
+          return Error(StatusCode::kUnsupported, "OrderedDict with arguments other than a list of pairs");
+        }
+        for (const PickleValue* pair : pairs->items) {
+          if ((pair->kind != PickleKind::kList && pair->kind != PickleKind::kTuple) || pair->items.size() != 2) {
+            return Invalid("OrderedDict item is not a [key, value] pair");
+          }
+          AMN_RETURN_IF_ERROR(AddPair(*out, pair->items[0], pair->items[1]));
+        }
+        return Status::Ok();
+      }
       case PickleGlobalRole::kSize:
         if (args->items.size() != 1 || args->items[0]->kind != PickleKind::kTuple) {
           return Invalid("torch.Size expects one tuple");
@@ -488,6 +610,7 @@ class Vm {
       }
       case PickleGlobalRole::kRebuildTensor:
       case PickleGlobalRole::kRebuildTensorV2:
+      case PickleGlobalRole::kRebuildTensorV3:
       case PickleGlobalRole::kRebuildParameter:
       case PickleGlobalRole::kRebuildParameterWithState:
       case PickleGlobalRole::kUnsupportedTensor:
@@ -689,6 +812,32 @@ class Vm {
         a->text.assign(id);
         return Persistent(a);
       }
+      case kInt:
+      case kLong:
+      case kFloat:
+      case kString:
+      case kUnicode:
+      case kGet:
+      case kPut: return TextOpcode();
+      case kBinString:
+        AMN_RETURN_IF_ERROR(Le(4, &n));
+        if ((n & 0x80000000u) != 0) return Invalid("negative BINSTRING length");
+        return Text(PickleKind::kString, n);
+      case kShortBinString: return TextOp(PickleKind::kString, 1);
+      case kInst: {
+        std::string_view module, name;
+        AMN_RETURN_IF_ERROR(Line(&module));
+        AMN_RETURN_IF_ERROR(Line(&name));
+        AMN_RETURN_IF_ERROR(MakeGlobal(module, name, &a));
+        AMN_RETURN_IF_ERROR(PopMark(&items));
+        return Instantiate(a, items);
+      }
+      case kObj:
+        AMN_RETURN_IF_ERROR(PopMark(&items));
+        if (items.empty()) return Invalid("OBJ without a class");
+        a = items.front();
+        items.erase(items.begin());
+        return Instantiate(a, items);
       case kNextBuffer:
       case kReadonlyBuffer:
         return Error(StatusCode::kUnsupported, "out-of-band buffers are not supported");

@@ -1,6 +1,7 @@
-// A small pickle VM for the streams torch.save writes (protocols 2-5, the
-// opcodes of Python's pickle module that torch emits; see pickletools.py for
-// their definitions). Nothing is ever executed: globals come from one fixed
+// A small pickle VM for the streams torch.save writes (protocols 0-5: the
+// opcodes of Python's pickle module that torch emits, and the text and
+// Python 2 opcodes of protocols 0 and 1 that old checkpoints use; see
+// pickletools.py for their definitions). Nothing is ever executed: globals come from one fixed
 // allowlist (pickle_vm.cc) and REDUCE / NEWOBJ / BUILD of them only record
 // their arguments for the caller to interpret. Every stack, memo, container
 // and byte count is bounded by PickleLimits.
@@ -48,6 +49,7 @@ enum class PickleGlobalRole : uint8_t {
   kOrderedDict,                // collections.OrderedDict: REDUCE/NEWOBJ -> empty dict
   kRebuildTensor,              // torch._utils._rebuild_tensor
   kRebuildTensorV2,            // torch._utils._rebuild_tensor_v2
+  kRebuildTensorV3,            // torch._utils._rebuild_tensor_v3 (dtype given, storage untyped)
   kRebuildParameter,           // torch._utils._rebuild_parameter
   kRebuildParameterWithState,  // torch._utils._rebuild_parameter_with_state
   kRebuildFromTypeV2,          // torch._tensor._rebuild_from_type_v2 (new_type torch.Tensor only)

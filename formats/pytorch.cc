@@ -1,10 +1,12 @@
 // PyTorch zip checkpoints (torch/serialization.py, _save and _load): data.pkl
 // run by the pickle VM, persistent ids ('storage', <T>Storage, key, location,
 // numel) naming raw storages `<prefix>/data/<key>`, and tensors as
-// _rebuild_tensor{,_v2}(storage, storage_offset, size, stride, ...) views of
-// them. Only headers are read; the storages stay where they are in the zip.
+// _rebuild_tensor{,_v2,_v3}(storage, storage_offset, size, stride, ...) views
+// of them (torch/_utils.py). Only headers are read; the storages stay where
+// they are in the zip.
 #include "formats/pytorch.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -25,6 +27,12 @@ constexpr uint64_t kMaxSmallEntryBytes = 64;  // byteorder, version
 constexpr size_t kMaxTensorNameBytes = 4096;
 
 bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
+
+// The rebuild functions whose arguments start (storage, storage_offset, size, stride).
+bool IsPlainRebuild(PickleGlobalRole role) {
+  return role == PickleGlobalRole::kRebuildTensor || role == PickleGlobalRole::kRebuildTensorV2 ||
+         role == PickleGlobalRole::kRebuildTensorV3;
+}
 
 // The same status with `context: ` in front of its message.
 Status InContext(const Status& status, const std::string& context) {
@@ -67,6 +75,7 @@ class CheckpointReader {
     }
     root_ = *root;
     out_.format = "pytorch";
+    AMN_RETURN_IF_ERROR(CheckWalkSize());
     AMN_RETURN_IF_ERROR(Walk(*root_, std::string(), 0));
     return std::move(out_);
   }
@@ -171,6 +180,58 @@ class CheckpointReader {
     return static_cast<int64_t>(storages_.size() - 1);
   }
 
+  Status TooDeep() const {
+    return Status(StatusCode::kLimitExceeded, File() + ": state dict nests deeper than " +
+                                                  std::to_string(pickle_limits_.max_depth));
+  }
+
+  // How many values Walk would visit from `value`, saturating at
+  // max_items + 1. Memo replays make the value graph a DAG whose paths can
+  // be exponentially many (64 levels of [m, m] name 2^64 tensors in 1.5 KB),
+  // so each container is counted once, in time and memory linear in the
+  // graph the VM built, before Walk builds a single name.
+  Status CountVisits(const PickleValue& value, uint64_t depth, uint64_t* out) {
+    if (depth > pickle_limits_.max_depth) return TooDeep();
+    *out = 1;
+    const bool container = value.kind == PickleKind::kDict || value.kind == PickleKind::kList ||
+                           value.kind == PickleKind::kTuple || value.kind == PickleKind::kSet ||
+                           value.kind == PickleKind::kFrozenSet;
+    if (!container) return Status::Ok();
+    constexpr uint64_t kCounting = UINT64_MAX;
+    const auto [it, first] = visit_counts_.try_emplace(&value, kCounting);
+    uint64_t& count = it->second;  // references into an unordered_map survive rehashing
+    if (!first) {
+      if (count == kCounting) return TooDeep();  // a container holds itself: Walk would never end
+      *out = count;
+      return Status::Ok();
+    }
+    const uint64_t cap = pickle_limits_.max_items + 1;
+    uint64_t total = 1;
+    auto add = [&](const PickleValue& child) {
+      uint64_t n = 0;
+      AMN_RETURN_IF_ERROR(CountVisits(child, depth + 1, &n));
+      total = std::min(cap, total + std::min(cap, n));
+      return Status::Ok();
+    };
+    for (const auto& pair : value.pairs) AMN_RETURN_IF_ERROR(add(*pair.second));
+    for (const PickleValue* item : value.items) AMN_RETURN_IF_ERROR(add(*item));
+    count = total;
+    *out = total;
+    return Status::Ok();
+  }
+
+  Status CheckWalkSize() {
+    uint64_t visits = 0;
+    AMN_RETURN_IF_ERROR(CountVisits(*root_, 0, &visits));
+    visit_counts_.clear();
+    if (visits > pickle_limits_.max_items) {
+      return Status(StatusCode::kLimitExceeded,
+                    File() + ": state dict has more than " + std::to_string(pickle_limits_.max_items) +
+                        " values, counting every use of a shared (memoized) container");
+    }
+    return Status::Ok();
+  }
+
   // nullopt when the joined name would be too long to name a tensor.
   static std::optional<std::string> Join(const std::string& path, const std::string& part) {
     if (path.size() + 1 + part.size() > kMaxTensorNameBytes) return std::nullopt;
@@ -182,10 +243,7 @@ class CheckpointReader {
   // where finding a tensor is an error.
   Status Walk(const PickleValue& value, const std::optional<std::string>& name, uint64_t depth) {
     // Memo replays make the value graph a DAG (or cyclic): bound the walk itself.
-    if (depth > pickle_limits_.max_depth) {
-      return Status(StatusCode::kLimitExceeded, File() + ": state dict nests deeper than " +
-                                                    std::to_string(pickle_limits_.max_depth));
-    }
+    if (depth > pickle_limits_.max_depth) return TooDeep();
     if (++visits_ > pickle_limits_.max_items) {
       return Status(StatusCode::kLimitExceeded, File() + ": state dict has more than " +
                                                     std::to_string(pickle_limits_.max_items) + " values");
@@ -215,8 +273,7 @@ class CheckpointReader {
       }
       case PickleKind::kObject: {
         const PickleGlobalRole role = value.global->role;
-        if (role != PickleGlobalRole::kRebuildTensor && role != PickleGlobalRole::kRebuildTensorV2 &&
-            role != PickleGlobalRole::kRebuildParameter &&
+        if (!IsPlainRebuild(role) && role != PickleGlobalRole::kRebuildParameter &&
             role != PickleGlobalRole::kRebuildParameterWithState &&
             role != PickleGlobalRole::kUnsupportedTensor) {
           return Status::Ok();  // a layout: not an array
@@ -257,6 +314,27 @@ class CheckpointReader {
     return Status::Ok();
   }
 
+  // _rebuild_tensor_v3's dtype argument: the element type of a storage that
+  // is untyped (numel counts bytes) or already of that type.
+  Status ApplyV3Dtype(const PickleValue& dtype, const Storage& storage, const std::string& name,
+                      ArrayEntry* entry) {
+    if (dtype.kind != PickleKind::kGlobal || dtype.global->role != PickleGlobalRole::kDtype) {
+      return TensorError(StatusCode::kInvalid, name, "the dtype of _rebuild_tensor_v3 is not a torch dtype");
+    }
+    const std::string dtype_name = "torch." + std::string(dtype.global->name);
+    if (!dtype.global->dtype.has_value()) {
+      return TensorError(StatusCode::kUnsupported, name, "dtype " + dtype_name + " is not supported");
+    }
+    const bool untyped = storage.type->name == "UntypedStorage";
+    if (!untyped && storage.type->dtype != dtype.global->dtype) {
+      return TensorError(StatusCode::kInvalid, name,
+                         "storage torch." + std::string(storage.type->name) + " does not hold " + dtype_name);
+    }
+    entry->dtype = *dtype.global->dtype;
+    if (untyped) entry->storage_elements = storage.numel / DtypeBytes(entry->dtype);
+    return Status::Ok();
+  }
+
   Status AddTensor(const PickleValue& object, const std::string& name) {
     const PickleValue* tensor = &object;
     const PickleGlobalRole role = object.global->role;
@@ -270,18 +348,20 @@ class CheckpointReader {
                            "parameter made by torch._utils." + std::string(a[0]->global->name) +
                                " (quantized, sparse, nested or subclass tensors are not supported)");
       }
-      if (a.size() != want || a[0]->kind != PickleKind::kObject ||
-          (a[0]->global->role != PickleGlobalRole::kRebuildTensor &&
-           a[0]->global->role != PickleGlobalRole::kRebuildTensorV2)) {
+      if (a.size() != want || a[0]->kind != PickleKind::kObject || !IsPlainRebuild(a[0]->global->role)) {
         return TensorError(StatusCode::kInvalid, name, "parameter is not (tensor, requires_grad, hooks)");
       }
       tensor = a[0];
     }
-    // _rebuild_tensor(storage, storage_offset, size, stride) and
-    // _rebuild_tensor_v2(..., requires_grad, backward_hooks[, metadata]).
+    // _rebuild_tensor(storage, storage_offset, size, stride),
+    // _rebuild_tensor_v2(..., requires_grad, backward_hooks[, metadata]) and
+    // _rebuild_tensor_v3(..., requires_grad, backward_hooks, dtype[, metadata]).
     const auto& a = tensor->args->items;
     const bool v2 = tensor->global->role == PickleGlobalRole::kRebuildTensorV2;
-    if ((v2 && a.size() != 6 && a.size() != 7) || (!v2 && a.size() != 4)) {
+    const bool v3 = tensor->global->role == PickleGlobalRole::kRebuildTensorV3;
+    const size_t min_args = v3 ? 7 : v2 ? 6 : 4;
+    const size_t max_args = v3 || v2 ? min_args + 1 : min_args;
+    if (a.size() < min_args || a.size() > max_args) {
       return TensorError(StatusCode::kInvalid, name,
                          "torch._utils." + std::string(tensor->global->name) + " with " +
                              std::to_string(a.size()) + " arguments");
@@ -301,6 +381,8 @@ class CheckpointReader {
     ArrayEntry entry;
     entry.name = name;
     entry.dtype = *storage.type->dtype;
+    entry.storage_elements = storage.numel;
+    if (v3) AMN_RETURN_IF_ERROR(ApplyV3Dtype(*a[6], storage, name, &entry));
     AMN_RETURN_IF_ERROR(IntTuple(*a[2], name, "size", &entry.shape));
     AMN_RETURN_IF_ERROR(IntTuple(*a[3], name, "stride", &entry.strides));
     if (entry.shape.size() != entry.strides.size()) {
@@ -313,7 +395,6 @@ class CheckpointReader {
       }
     }
     entry.storage_offset = static_cast<uint64_t>(a[1]->integer);
-    entry.storage_elements = storage.numel;
     entry.big_endian = big_endian_ && DtypeBytes(entry.dtype) > 1;
     if (!storage.member.has_value()) {
       const ZipEntry& zip = *storage.entry;
@@ -324,6 +405,17 @@ class CheckpointReader {
     entry.member = *storage.member;
     const Status bounds = CheckArrayBounds(entry, out_.members[entry.member]);
     if (!bounds.ok()) return InContext(bounds, File());
+    // Views can name one storage many times (tied weights; or a memo
+    // replay): the output they plan is bounded like the data a file declares.
+    uint64_t bytes = 0;
+    if (MulOverflows(entry.elements, DtypeBytes(entry.dtype), &bytes) ||
+        __builtin_add_overflow(planned_bytes_, bytes, &planned_bytes_) ||
+        planned_bytes_ > limits_.max_total_bytes) {
+      return Status(StatusCode::kLimitExceeded, File() + ": tensors total more than " +
+                                                    std::to_string(limits_.max_total_bytes) +
+                                                    " bytes (views of shared storages included)")
+          .WithTensor(MessageSafe(name));
+    }
     name_bytes_ += name.size();
     if (name_bytes_ > limits_.max_header_bytes) {
       return Status(StatusCode::kLimitExceeded, File() + ": tensor names exceed " +
@@ -351,7 +443,9 @@ class CheckpointReader {
   ArrayFile out_;
   std::set<std::string> names_;
   uint64_t visits_ = 0;
+  std::unordered_map<const PickleValue*, uint64_t> visit_counts_;  // CountVisits
   uint64_t name_bytes_ = 0;
+  uint64_t planned_bytes_ = 0;  // row-major bytes of every tensor so far
 };
 
 }  // namespace

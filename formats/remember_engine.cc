@@ -185,6 +185,8 @@ FloatType FloatTypeOf(Dtype d) {
     case Dtype::kF64: return FloatType::kF64;
     case Dtype::kF16: return FloatType::kF16;
     case Dtype::kBf16: return FloatType::kBf16;
+    case Dtype::kF8E4m3: return FloatType::kF8E4m3;
+    case Dtype::kF8E5m2: return FloatType::kF8E5m2;
     default: return FloatType::kF32;
   }
 }

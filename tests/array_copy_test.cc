@@ -147,5 +147,30 @@ TEST(ConvertFloats, HalvesAndSameType) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(ConvertFloats, Fp8Widens) {
+  // E4M3 1, -2, 448, 2^-9; E5M2 1, -2, 57344, 2^-16 (bits worked out by hand;
+  // E5M2 is the top byte of an F16).
+  const std::vector<uint8_t> e4m3 = {0x38, 0xC0, 0x7E, 0x01}, e5m2 = {0x3C, 0xC0, 0x7B, 0x01};
+  std::vector<float> f32(4);
+  ASSERT_TRUE(ConvertFloats(FloatType::kF8E4m3, std::as_bytes(std::span(e4m3)), FloatType::kF32,
+                            std::as_writable_bytes(std::span(f32)))
+                  .ok());
+  EXPECT_EQ(f32, (std::vector<float>{1.0f, -2.0f, 448.0f, 0x1p-9f}));
+  std::vector<uint16_t> half(4);
+  ASSERT_TRUE(ConvertFloats(FloatType::kF8E5m2, std::as_bytes(std::span(e5m2)), FloatType::kF16,
+                            std::as_writable_bytes(std::span(half)))
+                  .ok());
+  EXPECT_EQ(half, (std::vector<uint16_t>{0x3C00, 0xC000, 0x7B00, 0x0100}));
+  ASSERT_TRUE(ConvertFloats(FloatType::kF8E5m2, std::as_bytes(std::span(e5m2)), FloatType::kBf16,
+                            std::as_writable_bytes(std::span(half)))
+                  .ok());
+  EXPECT_EQ(half, (std::vector<uint16_t>{0x3F80, 0xC000, 0x4760, 0x3780}));
+  std::vector<uint8_t> narrow(4);
+  EXPECT_EQ(ConvertFloats(FloatType::kF32, std::as_bytes(std::span(f32)), FloatType::kF8E4m3,
+                          std::as_writable_bytes(std::span(narrow)))
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace amn

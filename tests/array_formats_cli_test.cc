@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "tests/cli_files.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
+#include "tests/torch_zips.h"
 
 namespace amn::test {
 namespace {
@@ -210,6 +212,25 @@ TEST(ArrayFormatsCli, MatchesTorchLoad) {
   if (expected.is_null()) GTEST_SKIP() << "python3 with torch not available";
   ExpectRemembered(dir.path() / "model.pth", expected.at("model.pth"));
   ExpectRemembered(dir.path() / "model.pth", expected.at("model.pth --to bf16"), "--to bf16");
+}
+
+// FP8 tensors of a .pth (tests/torch_zips.h: _rebuild_tensor_v3 on an
+// untyped storage, and a Float8_e5m2Storage) are kept as F8_E4M3 / F8_E5M2,
+// or widened by --to like other floats. Expected BF16 bits worked out by
+// hand: E4M3 1, 2, -1, 448, 2^-9 and E5M2 1, -2, 57344, 2^-16.
+TEST(ArrayFormatsCli, PthFp8KeptOrConverted) {
+  TempDir dir;
+  const fs::path input = dir.path() / "fp8.pth";
+  {
+    std::ofstream out(input, std::ios::binary);
+    out << Fp8TorchZip();
+  }
+  ExpectRemembered(input, Json::parse(R"([
+    {"name": "e4m3", "dtype": "F8_E4M3", "shape": [5], "hex": "3840b87e01"},
+    {"name": "e5m2", "dtype": "F8_E5M2", "shape": [2, 2], "hex": "3cc07b01"}])"));
+  ExpectRemembered(input, Json::parse(R"([
+    {"name": "e4m3", "dtype": "BF16", "shape": [5], "hex": "803f004080bfe043003b"},
+    {"name": "e5m2", "dtype": "BF16", "shape": [2, 2], "hex": "803f00c060478037"}])"), "--to bf16");
 }
 
 TEST(ArrayFormatsCli, LimitFlagsTightenAndAreCapped) {

@@ -330,7 +330,7 @@ TEST(PickleVm, MalformedStreams) {
       {"\x80\x02NK\x01s."s, StatusCode::kInvalid, 5},           // SETITEM on an int
       {"\x80\x02}(Nu."s, StatusCode::kInvalid, 5},              // SETITEMS with an odd count
       {"\x80\x02\xff."s, StatusCode::kInvalid, 2},              // unknown opcode
-      {"\x80\x02S'x'\n."s, StatusCode::kInvalid, 2},            // protocol 0 STRING: not handled
+      {"\x80\x02\x82\x01."s, StatusCode::kInvalid, 2},           // EXT1 (copyreg registry): not handled
       {"\x80\x06N."s, StatusCode::kUnsupported, 0},             // protocol 6
       {"\x80\x05\x97."s, StatusCode::kUnsupported, 2},          // NEXT_BUFFER
       {"\x80\x05\x98."s, StatusCode::kUnsupported, 2},          // READONLY_BUFFER

@@ -52,9 +52,13 @@ struct InspectInfo {
   std::optional<ElemType> to;
   bool keep_passthrough = false;
   std::vector<DtypeStat> dtypes;  // stored dtypes, most bytes first
+  // What the model is, where the files say: GGUF general.architecture
+  // ("llama"); safetensors config.json architectures[0]
+  // ("Qwen3ForCausalLM") and model_type ("qwen3"). Empty when unknown.
+  std::string architecture;
+  std::string model_type;
   // GGUF only.
   uint32_t gguf_version = 0;
-  std::string architecture;  // general.architecture
   uint64_t alignment = 0;
   size_t metadata_keys = 0;
 };
