@@ -207,13 +207,13 @@ TEST(Readback, Fp8ModelDirectories) {
     c.metadata = {{"producer", "test"}};
     c.output = dir.path() / "bf16";
     c.to = "BF16";
-    c.expected = {Expect(w, "BF16", {x->rows, x->cols}, x->expected)};
+    c.expected = Json::array({Expect(w, "BF16", {x->rows, x->cols}, x->expected)});
     RememberAndReadBack(c, dir.path());
     // F16: the fixture holds PyTorch's BF16 rounding of the same products.
     c.output = dir.path() / "f16";
     c.flags = "--to f16";
     c.to = "F16";
-    c.expected = {Expect(w, "F16", {x->rows, x->cols}, x->expected, "near_bf16")};
+    c.expected = Json::array({Expect(w, "F16", {x->rows, x->cols}, x->expected, "near_bf16")});
     RememberAndReadBack(c, dir.path());
     c.output = dir.path() / "f16-kept";
     c.flags = "--to f16 --keep-passthrough";
@@ -268,8 +268,8 @@ TEST(Readback, GptqShardedDirectoryWithIndex) {
     c.copied = WriteTokenizerFiles(model);
     c.not_copied = {"quantize_config.json"};
     c.absent = {p + ".qweight", p + ".qzeros", p + ".scales", p + ".g_idx"};
-    c.expected = {
-        Expect(p + ".weight", "BF16", {f->out, f->in}, TransposeU16(f->expected, f->in, f->out))};
+    c.expected = Json::array(
+        {Expect(p + ".weight", "BF16", {f->out, f->in}, TransposeU16(f->expected, f->in, f->out))});
     RememberAndReadBack(c, dir.path());
   }
 }
@@ -324,7 +324,7 @@ TEST(Readback, BitsandbytesFiles) {
     c.quantized = true;
     c.safetensors_input = true;
     c.absent = {w + ".absmax", w + ".quant_map", w + ".SCB"};
-    c.expected = {Expect(w, "BF16", shape, f->expected)};
+    c.expected = Json::array({Expect(w, "BF16", shape, f->expected)});
     RememberAndReadBack(c, dir.path());
   }
 }
