@@ -12,3 +12,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu)
+# FindZLIB searches only the find root (/usr/aarch64-linux-gnu); Debian's
+# zlib1g-dev:arm64 (pulled in by libzip-dev:arm64) installs under multiarch.
+set(ZLIB_LIBRARY /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/libz.so CACHE FILEPATH "arm64 zlib")
