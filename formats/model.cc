@@ -23,6 +23,7 @@
 #include "formats/remember_engine.h"
 #include "formats/remember_output.h"
 #include "formats/remember_plan.h"
+#include "formats/utf8.h"
 
 namespace amn {
 namespace fs = std::filesystem;
@@ -149,7 +150,7 @@ nlohmann::json GgufValueJson(const formats::GgufValue& v) {
     case GgufValueType::kF32: case GgufValueType::kF64:
       return std::isfinite(v.f) ? nlohmann::json(v.f) : nlohmann::json(std::to_string(v.f));
     case GgufValueType::kBool: return v.b;
-    case GgufValueType::kString: return v.s;
+    case GgufValueType::kString: return formats::EscapeInvalidUtf8(v.s);
     case GgufValueType::kArray: {
       nlohmann::json first = nlohmann::json::array();
       for (const formats::GgufValue& item : v.items) first.push_back(GgufValueJson(item));
@@ -179,7 +180,9 @@ InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to, bool keep_pas
   info.gguf_version = h.version;
   info.alignment = h.alignment;
   info.metadata_keys = h.metadata.size();
-  if (const formats::GgufValue* arch = h.Find("general.architecture")) info.architecture = arch->s;
+  if (const formats::GgufValue* arch = h.Find("general.architecture")) {
+    info.architecture = formats::EscapeInvalidUtf8(arch->s);
+  }
   const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));
   for (const formats::GgufTensorInfo& t : h.tensors) {
     const GgmlTypeInfo* type = FindGgmlType(t.type);
@@ -188,7 +191,7 @@ InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to, bool keep_pas
       ++info.quantized_tensors;
       info.remembered_bytes += t.elements * out_elem;
       if (info.unsupported.empty() && !GgmlTypeDecodable(type->type)) {
-        info.unsupported = std::string(type->name) + " tensors (e.g. '" + t.name +
+        info.unsupported = std::string(type->name) + " tensors (e.g. '" + formats::MessageSafe(t.name) +
                            "') cannot be dequantized by this build yet";
       }
     } else {
@@ -214,7 +217,7 @@ std::vector<TensorSummary> GgufTensors(const formats::GgufHeader& h, const fs::p
   for (const formats::GgufTensorInfo& t : h.tensors) {
     const GgmlTypeInfo* type = FindGgmlType(t.type);
     TensorSummary s;
-    s.name = t.name;
+    s.name = formats::EscapeInvalidUtf8(t.name);
     s.dtype = std::string(type->name);
     s.shape.assign(t.dims.rbegin(), t.dims.rend());
     s.bytes = t.bytes;
@@ -253,7 +256,7 @@ std::vector<TensorSummary> ArrayTensors(const formats::ArrayFile& file, const fs
   std::vector<TensorSummary> list;
   for (const formats::ArrayEntry& a : file.arrays) {
     TensorSummary s;
-    s.name = a.name;
+    s.name = formats::EscapeInvalidUtf8(a.name);
     s.dtype = std::string(formats::DtypeName(a.dtype));
     s.shape = a.shape;
     s.bytes = a.elements * formats::DtypeBytes(a.dtype);
@@ -397,13 +400,14 @@ std::vector<MetadataEntry> Model::Metadata() const {
   std::vector<MetadataEntry> list;
   if (impl_->arrays) {
     for (const auto& [key, value] : impl_->array_file.metadata) {
-      list.push_back({key, "string", nlohmann::json(value).dump()});
+      list.push_back({formats::EscapeInvalidUtf8(key), "string",
+                      nlohmann::json(formats::EscapeInvalidUtf8(value)).dump()});
     }
     return list;
   }
   if (impl_->gguf) {
     for (const formats::GgufKeyValue& kv : impl_->gguf_header.metadata) {
-      list.push_back({kv.key, std::string(formats::GgufValueTypeName(kv.value.type)),
+      list.push_back({formats::EscapeInvalidUtf8(kv.key), std::string(formats::GgufValueTypeName(kv.value.type)),
                       GgufValueJson(kv.value).dump()});
     }
     return list;

@@ -327,7 +327,7 @@ Result<ModelFiles> OpenModelFiles(const fs::path& path, const ParseLimits& limit
   } catch (const std::bad_alloc&) {
     return Error(StatusCode::kLimitExceeded, path, "out of memory");
   } catch (const std::exception& error) {
-    return Error(StatusCode::kIo, path, MessageSafe(error.what(), 400));
+    return Error(StatusCode::kIo, path, JsonErrorText(error));
   }
 }
 
