@@ -71,7 +71,7 @@ TEST(FileMagicCli, ExtensionThatLiesIsRefusedNamingWhatTheBytesAre) {
       {"model.safetensors", GgufBytes(), "a GGUF file"},
       {"model.safetensors", TorchBytes(), "a ZIP archive with data.pkl"},
       {"arrays.npz", "plain text, not an archive\n", "none of the formats amn reads"},
-      {"arrays.npz", TorchBytes(), "(a PyTorch checkpoint)"},
+      {"arrays.npz", TorchBytes(), "a ZIP archive with data.pkl (a PyTorch checkpoint)"},
       {"arrays.npy", GgufBytes(), "a GGUF file"},
       {"weights.pth", SafetensorsBytes(), "a safetensors file"},
       {"weights.pth", pickle_list, "a raw pickle stream"},

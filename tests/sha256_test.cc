@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -47,7 +48,7 @@ TEST(Sha256, SplitUpdatesAgree) {
 TEST(Sha256, FileMatchesPythonHashlib) {
   const auto path = std::filesystem::temp_directory_path() / ("amn_sha256_" + std::to_string(getpid()));
   std::string bytes;
-  for (int i = 0; i < 3 * (1 << 20) + 17; ++i) bytes += static_cast<char>((i * 7919) >> 3);
+  for (uint32_t i = 0; i < 3 * (1u << 20) + 17; ++i) bytes += static_cast<char>((i * 7919u) >> 3);
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   const Result<std::string> ours = Sha256OfFile(path);
   ASSERT_TRUE(ours.ok()) << ours.status().ToString();
