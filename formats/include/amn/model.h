@@ -65,6 +65,8 @@ struct InspectInfo {
 
 // One metadata entry: GGUF key/values (arrays summarized as
 // {"type", "count", "first": [...]}) or safetensors __metadata__ strings.
+// Keys, names and strings that are not UTF-8 are given with each stray byte
+// written \xNN, the rule remember uses for its keys (docs/formats.md).
 struct MetadataEntry {
   std::string key;
   std::string type;   // "string", "u32", "array", ...
@@ -72,7 +74,7 @@ struct MetadataEntry {
 };
 
 struct TensorSummary {
-  std::string name;
+  std::string name;   // as remember writes it (\xNN for bytes that are not UTF-8)
   std::string dtype;  // safetensors spelling, "F8_E4M3"
   std::vector<uint64_t> shape;
   uint64_t bytes = 0;
