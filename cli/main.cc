@@ -75,7 +75,15 @@ int main(int argc, char** argv) {
   try {
     return amn::cli::Main(argc, argv);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc from a benchmark buffer
-    std::fprintf(stderr, "amn: %s\n", amn::cli::Printable(e.what()).c_str());
+    // Never a JSON library's tagged message ("[json.exception.type_error.316]
+    // ..."): say what failed in amn's words.
+    std::string what = e.what();
+    if (what.starts_with("[json.exception.")) {
+      const size_t end = what.find("] ");
+      what = "internal error while writing JSON: " +
+             (end == std::string::npos ? std::string("malformed text") : what.substr(end + 2));
+    }
+    std::fprintf(stderr, "amn: %s\n", amn::cli::Printable(what).c_str());
     return amn::cli::kExitFailure;
   }
 }

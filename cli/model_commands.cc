@@ -20,13 +20,16 @@
 #include "cli/printable.h"
 #include "cli/progress_bar.h"
 #include "cli/units.h"
+#include "formats/utf8.h"
 
 namespace amn::cli {
 namespace {
 
 constexpr const char* kPathHelp =
-    "Model: .safetensors file, directory of shards, .gguf file, ollama:<model>[:tag], .npy, .npz, "
-    ".pth/.pt (.bin and other extensions are probed by magic)";
+    "Model: .safetensors file, directory of shards (safetensors, or PyTorch pytorch_model*.bin), "
+    ".gguf file, ollama:[host/][namespace/]model[:tag] (e.g. ollama:hf.co/ORG/REPO:TAG), "
+    "hf:ORG/NAME[@REV] (local Hugging Face cache), .npy, .npz, .pth/.pt, .bin (the first bytes "
+    "decide the format; a known extension must agree with them)";
 
 // --to names (lower-case; NameChoice matches any case).
 const std::map<std::string, ElemType> kToTypes = {
@@ -107,12 +110,17 @@ void AddToOption(CLI::App* cmd, ToOption& to, bool& keep_passthrough) {
                 "Convert only quantized weights to --to; every other tensor keeps its dtype");
 }
 
-// --max-*: ParseLimits from the command line, tighten-only.
+// --max-*: ParseLimits from the command line, tighten-only; and --verify,
+// how the input is opened.
 struct LimitOptions {
   ParseLimits limits;
+  bool verify = false;
 };
 
 void AddLimitOptions(CLI::App* cmd, LimitOptions& o) {
+  cmd->add_flag("--verify", o.verify,
+                "For ollama: and hf: names, recompute the sha256 of each blob (the Ollama model "
+                "blob; the Hugging Face files stored by their sha256) and refuse a mismatch");
   const ParseLimits cap = ParseLimits::BuiltIn();
   auto size_option = [&](const char* name, uint64_t& field, const std::string& what) {
     cmd->add_option(name, field, what + " (default and largest allowed: " + FormatBytes(field) +
@@ -145,7 +153,7 @@ struct ParseOptions {
 };
 
 int RunParse(const ParseOptions& options) {
-  auto model = Model::Open(options.path, options.limits.limits);
+  auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
   if (!model.ok()) return Fail(model.status());
   const InspectInfo info = model->Inspect();
   const std::vector<TensorSummary> tensors = model->Tensors();
@@ -171,7 +179,9 @@ int RunParse(const ParseOptions& options) {
   const std::vector<MetadataEntry> metadata = model->Metadata();
   if (!metadata.empty()) std::printf("Metadata (%zu keys):\n", metadata.size());
   for (const MetadataEntry& m : metadata) {
-    std::string value = m.json.size() > 72 ? m.json.substr(0, 69) + "..." : m.json;
+    // Cut long values on a character boundary, never inside one.
+    std::string value =
+        m.json.size() > 72 ? m.json.substr(0, formats::Utf8CutPoint(m.json, 69)) + "..." : m.json;
     std::printf("  %s (%s) = %s\n", Printable(m.key).c_str(), m.type.c_str(), Printable(value).c_str());
   }
   std::printf("\n");
@@ -197,7 +207,7 @@ struct InspectOptions {
 };
 
 int RunInspect(const InspectOptions& options) {
-  auto model = Model::Open(options.path, options.limits.limits);
+  auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
   if (!model.ok()) return Fail(model.status());
   const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
   if (options.json) {
@@ -279,7 +289,7 @@ struct RememberCliOptions {
 
 int RunRemember(const RememberCliOptions& options, const GlobalOptions& globals) {
   const auto start = std::chrono::steady_clock::now();
-  auto model = Model::Open(options.path, options.limits.limits);
+  auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
   if (!model.ok()) return Fail(model.status());
   const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
   const std::filesystem::path output =
@@ -339,7 +349,7 @@ Command AddParseCommand(CLI::App& app) {
   auto options = std::make_shared<ParseOptions>();
   CLI::App* cmd = app.add_subcommand(
       "parse", "Parse a .safetensors file, sharded model directory, .gguf file, "
-               "ollama:<model>[:tag], .npy/.npz file or PyTorch .pth/.pt checkpoint and list its "
+               "ollama: or hf: name, .npy/.npz file or PyTorch .pth/.pt/.bin checkpoint and list its "
                "metadata and tensors (name, dtype, shape, size, role)");
   cmd->add_option("path", options->path,
                   kPathHelp)

@@ -3,6 +3,8 @@
 
 #include <system_error>
 
+#include "formats/utf8.h"
+
 namespace amn::cli {
 namespace {
 
@@ -12,8 +14,25 @@ std::string TypeLabel(ElemType t) {
 
 }  // namespace
 
+// Strings and keys that are not UTF-8 (file names, GGUF strings) written by
+// the \xNN rule, so the JSON is valid and nothing is lost or replaced.
+nlohmann::json Utf8Safe(const nlohmann::json& json) {
+  if (json.is_string()) return formats::EscapeInvalidUtf8(json.get_ref<const std::string&>());
+  if (json.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const nlohmann::json& item : json) out.push_back(Utf8Safe(item));
+    return out;
+  }
+  if (json.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, value] : json.items()) out[formats::EscapeInvalidUtf8(key)] = Utf8Safe(value);
+    return out;
+  }
+  return json;
+}
+
 std::string DumpJson(const nlohmann::json& json) {
-  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return Utf8Safe(json).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 nlohmann::json InspectJson(const std::string& path, const InspectInfo& info) {

@@ -8,8 +8,9 @@
 
 namespace amn::cli {
 
-// `text` with every byte below 0x20 and 0x7f written as \xNN (newlines and
-// tabs too: what this returns is one line).
+// `text` with every byte below 0x20, 0x7f and every byte that is no part of
+// a well-formed UTF-8 sequence written as \xNN (newlines and tabs too: what
+// this returns is one line of valid UTF-8).
 std::string Printable(std::string_view text);
 
 }  // namespace amn::cli

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/units.h"
+#include "formats/utf8.h"
 
 namespace amn::cli {
 namespace {
@@ -80,7 +81,7 @@ std::string ProgressText(const RememberProgress& p, double seconds, size_t width
 void DrawStatusLine(const std::string& text) {
   const size_t columns = TerminalColumns();
   const size_t width = columns > 1 ? columns - 1 : 0;
-  std::fprintf(stderr, "\r%s\033[K", text.substr(0, width).c_str());
+  std::fprintf(stderr, "\r%s\033[K", text.substr(0, formats::Utf8CutPoint(text, width)).c_str());
   std::fflush(stderr);
 }
 

@@ -3,6 +3,7 @@
 
 #include "formats/byte_source.h"
 #include "formats/remember_plan.h"
+#include "formats/utf8.h"
 
 namespace amn::formats {
 
@@ -15,14 +16,19 @@ Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const 
   plan.to = to ? DtypeOf(*to) : Dtype::kF32;
   plan.input_files = {file};
   OutputShard out;
-  out.metadata = arrays.metadata;
-  std::set<std::string_view> names;
+  for (const auto& [key, value] : arrays.metadata) {
+    out.metadata[EscapeInvalidUtf8(key)] = EscapeInvalidUtf8(value);
+  }
+  // Names that are not UTF-8 (NPZ member names, pickle keys) are written by
+  // the \xNN rule (utf8.h); two names that become one are refused.
+  std::set<std::string> names;
   for (const ArrayEntry& a : arrays.arrays) {
-    if (a.name == "__metadata__" || !names.insert(a.name).second) {
+    std::string name = EscapeInvalidUtf8(a.name);
+    if (name == "__metadata__" || !names.insert(name).second) {
       return Status(StatusCode::kInvalid,
-                    file.string() + ": two arrays are named '" + MessageSafe(a.name) +
+                    file.string() + ": two arrays would be written as '" + MessageSafe(name) +
                         "' (or the name is reserved by safetensors)")
-          .WithTensor(MessageSafe(a.name));
+          .WithTensor(MessageSafe(name));
     }
     if (a.member >= arrays.members.size()) {
       return Status(StatusCode::kInvalid, file.string() + ": array names no member")
@@ -31,7 +37,7 @@ Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const 
     const ArrayMember& member = arrays.members[a.member];
     AMN_RETURN_IF_ERROR(CheckArrayBounds(a, member));
     OutputTensor t;
-    t.name = a.name;
+    t.name = std::move(name);
     t.shape = a.shape;
     t.dtype = to && ConvertsWithTo(a.dtype) ? DtypeOf(*to) : a.dtype;
     t.bytes = a.elements * DtypeBytes(t.dtype);

@@ -5,8 +5,11 @@
 // NAME.quant_map (F32 [16]) and, with double quant, NAME.nested_absmax and
 // NAME.nested_quant_map (F32 [256]). The output keeps NAME with the
 // quant_state's shape.
-// INT8 (LLM.int8): NAME (I8 [rows, cols]) with NAME.SCB (F32 [rows]);
-// NAME.weight_format, when present, is consumed too.
+// INT8 (LLM.int8): bitsandbytes' Linear8bitLt._save_to_state_dict stores its
+// extras at module level: MODULE.weight (I8 [rows, cols]), MODULE.SCB (F32
+// [rows]) and MODULE.weight_format (U8 scalar, 0 = row-major; older releases
+// wrote 1..3 for col32/col_turing/col_ampere tiles, which are refused). The
+// output keeps MODULE.weight; SCB and weight_format are consumed.
 #include <nlohmann/json.hpp>
 
 #include "formats/byte_source.h"
@@ -133,7 +136,8 @@ Status AddBnb4(SchemeBuilder& b, const std::string& state_name, TensorRef state_
 }
 
 Status AddBnbInt8(SchemeBuilder& b, const std::string& scb_name, TensorRef scb) {
-  const std::string name = scb_name.substr(0, scb_name.size() - 4);
+  const std::string module = scb_name.substr(0, scb_name.size() - 3);  // keeps the '.'
+  const std::string name = module + "weight";
   AMN_ASSIGN_OR_RETURN(const TensorRef weight, b.Require(scb_name, name, {Dtype::kI8}));
   const TensorEntry& e = b.entry(weight);
   if (e.shape.size() != 2) return TensorError(name, "must be 2-D, got " + ShapeText(e.shape));
@@ -142,8 +146,21 @@ Status AddBnbInt8(SchemeBuilder& b, const std::string& scb_name, TensorRef scb) 
   w.kind = QuantKind::kBnbInt8;
   w.weight = weight;
   w.part(Part::kScale) = scb;
-  if (const std::optional<TensorRef> format = b.Find(name + ".weight_format")) {
-    w.part(Part::kMeta) = *format;  // a layout tag
+  if (const std::optional<TensorRef> format = b.Find(module + "weight_format")) {
+    const TensorEntry& f = b.entry(*format);
+    if (f.dtype != Dtype::kU8 || f.elements != 1) {
+      return TensorError(f.name, "must be one U8 layout tag, got " + std::string(DtypeName(f.dtype)) +
+                                     " " + ShapeText(f.shape));
+    }
+    AMN_ASSIGN_OR_RETURN(const std::string tag, b.ReadData(*format, 1));
+    if (tag.size() != 1 || tag[0] != 0) {
+      b.Unsupported("tensor '" + MessageSafe(f.name) + "' says weight layout " +
+                    std::to_string(tag.empty() ? 0 : static_cast<uint8_t>(tag[0])) +
+                    " (a bitsandbytes GPU tile layout: col32, col_turing or col_ampere); only "
+                    "layout 0 (row-major) can be read");
+      return Status::Ok();
+    }
+    w.part(Part::kMeta) = *format;
   }
   w.out_features = e.shape[0];
   w.in_features = e.shape[1];

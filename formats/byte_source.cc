@@ -15,6 +15,8 @@
 #include <system_error>
 #include <utility>
 
+#include "formats/utf8.h"
+
 namespace amn::formats {
 namespace {
 
@@ -91,16 +93,19 @@ std::string JsonErrorText(const std::exception& error) {
 std::string MessageSafe(std::string_view text, size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  const size_t n = text.size() < max_bytes ? text.size() : max_bytes;
+  const size_t n = Utf8CutPoint(text, max_bytes);
   out.reserve(n + 8);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n;) {
+    const size_t length = Utf8SequenceLength(text, i);
     const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x20 || byte == 0x7f) {
+    if (length == 0 || byte < 0x20 || byte == 0x7f) {
       out += "\\x";
       out += kHex[byte >> 4];
       out += kHex[byte & 15];
+      ++i;
     } else {
-      out += static_cast<char>(byte);
+      out.append(text.substr(i, length));
+      i += length;
     }
   }
   if (n < text.size()) out += "...";

@@ -29,8 +29,9 @@ struct FileStamp {
 };
 
 // For error messages built from untrusted text (tensor names, paths, JSON
-// snippets): control bytes and DEL become \xNN and the text is cut to
-// `max_bytes` with "...", so a message stays one readable line.
+// snippets): control bytes, DEL and bytes that are not UTF-8 become \xNN,
+// and the text is cut to at most `max_bytes` (never inside a character) with
+// "...", so a message stays one readable line of valid UTF-8.
 // Paths get kMessagePathBytes (PATH_MAX), everything else the default.
 std::string MessageSafe(std::string_view text, size_t max_bytes = 200);
 inline constexpr size_t kMessagePathBytes = 4096;

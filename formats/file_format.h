@@ -16,10 +16,12 @@ enum class FileFormat { kSafetensors, kGguf, kNpy, kNpz, kPytorch };
 
 std::string_view FileFormatName(FileFormat format);  // "safetensors", "gguf", "npy", "npz", "pytorch"
 
-// A directory is safetensors shards. Extensions: .safetensors, .gguf, .npy,
-// .npz, .pth/.pt. Otherwise the magic decides: "GGUF" -> GGUF, "\x93NUMPY" ->
-// NPY, a ZIP -> PyTorch when it has a */data.pkl member, else NPZ; anything
-// else is read as safetensors. A legacy (pre-1.6, raw pickle) torch.save
+// A directory is safetensors shards. The magic decides: "GGUF" -> GGUF,
+// "\x93NUMPY" -> NPY, a ZIP -> PyTorch when it has a */data.pkl member, else
+// NPZ; anything else is read as safetensors. A known extension (.safetensors,
+// .gguf, .npy, .npz, .pth/.pt) must agree with the magic: a .gguf that is a
+// ZIP, a .safetensors that is GGUF, a .pth that is no ZIP is kInvalid naming
+// the file and what its bytes look like (never parsed as the wrong format). A legacy (pre-1.6, raw pickle) torch.save
 // file is kUnsupported with a message saying how to re-save it, whatever
 // its extension. A missing path is kIo.
 Result<FileFormat> DetectFileFormat(const std::filesystem::path& path, const ParseLimits& limits);

@@ -14,15 +14,18 @@
 
 #include "amn/ggml_dequant.h"
 #include "formats/file_format.h"
+#include "formats/hf_cache.h"
 #include "formats/gguf.h"
 #include "formats/model_dir_output.h"
 #include "formats/model_config.h"
 #include "formats/model_files.h"
 #include "formats/ollama.h"
+#include "formats/pytorch_dir.h"
 #include "formats/quant_scheme.h"
 #include "formats/remember_engine.h"
 #include "formats/remember_output.h"
 #include "formats/remember_plan.h"
+#include "formats/utf8.h"
 
 namespace amn {
 namespace fs = std::filesystem;
@@ -41,6 +44,10 @@ struct Model::Impl {
   bool arrays = false;
   fs::path array_path;
   formats::ArrayFile array_file;
+  // A PyTorch checkpoint directory (arrays is set too: array_file merges
+  // its shards for inspect and parse).
+  bool torch_dir = false;
+  formats::PytorchDir torch;
 };
 
 namespace {
@@ -149,7 +156,7 @@ nlohmann::json GgufValueJson(const formats::GgufValue& v) {
     case GgufValueType::kF32: case GgufValueType::kF64:
       return std::isfinite(v.f) ? nlohmann::json(v.f) : nlohmann::json(std::to_string(v.f));
     case GgufValueType::kBool: return v.b;
-    case GgufValueType::kString: return v.s;
+    case GgufValueType::kString: return formats::EscapeInvalidUtf8(v.s);
     case GgufValueType::kArray: {
       nlohmann::json first = nlohmann::json::array();
       for (const formats::GgufValue& item : v.items) first.push_back(GgufValueJson(item));
@@ -179,7 +186,9 @@ InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to, bool keep_pas
   info.gguf_version = h.version;
   info.alignment = h.alignment;
   info.metadata_keys = h.metadata.size();
-  if (const formats::GgufValue* arch = h.Find("general.architecture")) info.architecture = arch->s;
+  if (const formats::GgufValue* arch = h.Find("general.architecture")) {
+    info.architecture = formats::EscapeInvalidUtf8(arch->s);
+  }
   const uint64_t out_elem = formats::DtypeBytes(formats::DtypeOf(to));
   for (const formats::GgufTensorInfo& t : h.tensors) {
     const GgmlTypeInfo* type = FindGgmlType(t.type);
@@ -188,7 +197,7 @@ InspectInfo InspectGguf(const formats::GgufHeader& h, ElemType to, bool keep_pas
       ++info.quantized_tensors;
       info.remembered_bytes += t.elements * out_elem;
       if (info.unsupported.empty() && !GgmlTypeDecodable(type->type)) {
-        info.unsupported = std::string(type->name) + " tensors (e.g. '" + t.name +
+        info.unsupported = std::string(type->name) + " tensors (e.g. '" + formats::MessageSafe(t.name) +
                            "') cannot be dequantized by this build yet";
       }
     } else {
@@ -214,7 +223,7 @@ std::vector<TensorSummary> GgufTensors(const formats::GgufHeader& h, const fs::p
   for (const formats::GgufTensorInfo& t : h.tensors) {
     const GgmlTypeInfo* type = FindGgmlType(t.type);
     TensorSummary s;
-    s.name = t.name;
+    s.name = formats::EscapeInvalidUtf8(t.name);
     s.dtype = std::string(type->name);
     s.shape.assign(t.dims.rbegin(), t.dims.rend());
     s.bytes = t.bytes;
@@ -253,7 +262,7 @@ std::vector<TensorSummary> ArrayTensors(const formats::ArrayFile& file, const fs
   std::vector<TensorSummary> list;
   for (const formats::ArrayEntry& a : file.arrays) {
     TensorSummary s;
-    s.name = a.name;
+    s.name = formats::EscapeInvalidUtf8(a.name);
     s.dtype = std::string(formats::DtypeName(a.dtype));
     s.shape = a.shape;
     s.bytes = a.elements * formats::DtypeBytes(a.dtype);
@@ -272,12 +281,34 @@ Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
 Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits) {
+  return Open(path, limits, OpenOptions{});
+}
+
+Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits, const OpenOptions& options) {
   auto impl = std::make_unique<Impl>();
   fs::path file = path;
   if (path.string().starts_with(formats::kOllamaPrefix)) {
     AMN_ASSIGN_OR_RETURN(file, formats::ResolveOllama(path.string()));
+    if (options.verify) AMN_RETURN_IF_ERROR(formats::VerifyOllamaBlob(file));
+  } else if (path.string().starts_with(formats::kHfPrefix)) {
+    AMN_ASSIGN_OR_RETURN(file, formats::ResolveHfCache(path.string()));
+    if (options.verify) AMN_RETURN_IF_ERROR(formats::VerifyHfSnapshot(file));
+  } else if (options.verify) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--verify checks the blobs of ollama: and hf: names, which are named by their "
+                  "sha256; " + formats::MessageSafe(path.string(), formats::kMessagePathBytes) +
+                      " is neither");
   }
   const ParseLimits clamped = limits.Clamped();
+  std::error_code error;
+  if (fs::is_directory(file, error) && formats::IsPytorchDir(file)) {
+    AMN_ASSIGN_OR_RETURN(impl->torch, formats::OpenPytorchDir(file, clamped));
+    impl->array_file = formats::MergedArrays(impl->torch);
+    impl->arrays = true;
+    impl->torch_dir = true;
+    impl->array_path = file;
+    return Model(std::move(impl));
+  }
   AMN_ASSIGN_OR_RETURN(const formats::FileFormat format, formats::DetectFileFormat(file, clamped));
   switch (format) {
     case formats::FileFormat::kGguf: {
@@ -309,8 +340,10 @@ const fs::path& Model::path() const {
 
 InspectInfo Model::Inspect(std::optional<ElemType> requested, bool keep_passthrough) const {
   if (impl_->arrays) {
-    return InspectArrays(impl_->array_file, keep_passthrough ? std::nullopt : requested,
-                         keep_passthrough);
+    // A PyTorch directory converts like a safetensors one (BF16 by default).
+    const std::optional<ElemType> to =
+        impl_->torch_dir ? std::optional(requested.value_or(ElemType::kBf16)) : requested;
+    return InspectArrays(impl_->array_file, keep_passthrough ? std::nullopt : to, keep_passthrough);
   }
   const ElemType to = requested.value_or(ElemType::kBf16);
   if (impl_->gguf) return InspectGguf(impl_->gguf_header, to, keep_passthrough);
@@ -397,13 +430,14 @@ std::vector<MetadataEntry> Model::Metadata() const {
   std::vector<MetadataEntry> list;
   if (impl_->arrays) {
     for (const auto& [key, value] : impl_->array_file.metadata) {
-      list.push_back({key, "string", nlohmann::json(value).dump()});
+      list.push_back({formats::EscapeInvalidUtf8(key), "string",
+                      nlohmann::json(formats::EscapeInvalidUtf8(value)).dump()});
     }
     return list;
   }
   if (impl_->gguf) {
     for (const formats::GgufKeyValue& kv : impl_->gguf_header.metadata) {
-      list.push_back({kv.key, std::string(formats::GgufValueTypeName(kv.value.type)),
+      list.push_back({formats::EscapeInvalidUtf8(kv.key), std::string(formats::GgufValueTypeName(kv.value.type)),
                       GgufValueJson(kv.value).dump()});
     }
     return list;
@@ -424,6 +458,28 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   if (impl_->gguf) {
     AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to,
                                                          options.keep_passthrough));
+  } else if (impl_->torch_dir) {
+    // Floats become `to` (BF16 unless set), as for a safetensors directory.
+    AMN_ASSIGN_OR_RETURN(plan, formats::PlanPytorchDirRemember(
+                               impl_->torch, options.keep_passthrough ? std::nullopt
+                                                                      : std::optional(to)));
+    directory = true;
+    for (const fs::path& companion : impl_->torch.companion_files) {
+      if (companion.filename() == "config.json") {
+        AMN_ASSIGN_OR_RETURN(
+            const std::string config,
+            formats::RewriteConfigJson(impl_->torch.config_json, formats::OutputFloatDtype(plan)));
+        extras.texts.emplace_back("config.json", config);
+      } else {
+        extras.copies.push_back(companion);
+      }
+    }
+    extras.index_name = "model.safetensors.index.json";
+    if (impl_->torch.has_index || plan.shards.size() > 1) {
+      AMN_ASSIGN_OR_RETURN(const std::string index,
+                           formats::IndexJson(impl_->torch.index_metadata_json, plan));
+      extras.texts.emplace_back(extras.index_name, index);
+    }
   } else if (impl_->arrays) {
     AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(
                                impl_->array_path, impl_->array_file,
@@ -479,6 +535,16 @@ fs::path Model::DefaultOutputPath(const fs::path& input, std::optional<ElemType>
     return input.parent_path() / (input.stem().string() + suffix + ".safetensors");
   }
   const ElemType to = requested.value_or(ElemType::kBf16);
+  if (input.string().starts_with(formats::kHfPrefix)) {
+    std::string stem = formats::HfRepoName(input.string());
+    for (std::string_view suffix : kQuantSuffixes) {
+      if (stem.size() > suffix.size() && stem.ends_with(suffix)) {
+        stem.resize(stem.size() - suffix.size());
+        break;
+      }
+    }
+    return fs::path(stem + "-" + TypeSuffix(to));
+  }
   if (input.string().starts_with(formats::kOllamaPrefix)) {
     std::string name = input.string().substr(formats::kOllamaPrefix.size());
     std::replace(name.begin(), name.end(), ':', '-');

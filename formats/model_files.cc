@@ -35,7 +35,8 @@ Status Error(StatusCode code, const fs::path& path, const std::string& message) 
   return Status(code, PathText(path) + ": " + message);
 }
 
-// Reads a whole small file (index, config.json) of at most `max_bytes`.
+}  // namespace
+
 Result<std::string> ReadSmallFile(const fs::path& path, uint64_t max_bytes) {
   AMN_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, FileSource::Open(path));
   if (source->size() > max_bytes) {
@@ -48,6 +49,8 @@ Result<std::string> ReadSmallFile(const fs::path& path, uint64_t max_bytes) {
       source->ReadAt(0, std::span(reinterpret_cast<std::byte*>(text.data()), text.size())));
   return text;
 }
+
+namespace {
 
 // Parses strict JSON into a DOM, refusing duplicate keys in any object and
 // nesting deeper than kMaxIndexDepth. JSON errors come back as kInvalid with
@@ -104,13 +107,11 @@ bool IsBareFileName(const std::string& name) {
          name.find('\0') == std::string::npos;
 }
 
-struct Index {
-  std::string metadata_json = "{}";
-  std::map<std::string, std::string> weight_map;  // tensor -> shard file name
-  std::vector<std::string> shard_names;           // distinct values, sorted
-};
+using Index = ShardIndex;
 
-Result<Index> ReadIndex(const fs::path& path, const ParseLimits& limits) {
+}  // namespace
+
+Result<ShardIndex> ReadShardIndex(const fs::path& path, const ParseLimits& limits) {
   AMN_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, limits.max_header_bytes));
   AMN_ASSIGN_OR_RETURN(Json json, ParseStrictJson(path, text));
   if (!json.is_object()) return Error(StatusCode::kInvalid, path, "the index is not a JSON object");
@@ -149,6 +150,8 @@ Result<Index> ReadIndex(const fs::path& path, const ParseLimits& limits) {
   index.shard_names.assign(shard_names.begin(), shard_names.end());
   return index;
 }
+
+namespace {
 
 struct DirectoryListing {
   bool has_index = false;
@@ -268,7 +271,7 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
   std::vector<fs::path> shard_paths;
   if (listing.has_index) {
     files.has_index = true;
-    AMN_ASSIGN_OR_RETURN(index, ReadIndex(index_path, limits));
+    AMN_ASSIGN_OR_RETURN(index, ReadShardIndex(index_path, limits));
     files.index_metadata_json = index.metadata_json;
     for (const std::string& name : index.shard_names) {
       const fs::path path = dir / name;
@@ -327,7 +330,7 @@ Result<ModelFiles> OpenModelFiles(const fs::path& path, const ParseLimits& limit
   } catch (const std::bad_alloc&) {
     return Error(StatusCode::kLimitExceeded, path, "out of memory");
   } catch (const std::exception& error) {
-    return Error(StatusCode::kIo, path, MessageSafe(error.what(), 400));
+    return Error(StatusCode::kIo, path, JsonErrorText(error));
   }
 }
 

@@ -56,6 +56,21 @@ struct ModelFiles {
 // an object. A missing path is kIo.
 Result<ModelFiles> OpenModelFiles(const std::filesystem::path& path, const ParseLimits& limits);
 
+// A Hugging Face shard index (model.safetensors.index.json,
+// pytorch_model.bin.index.json): its "metadata" object as JSON text and its
+// weight_map (tensor -> bare shard file name), read as OpenModelFiles reads
+// one (strict JSON, bounded by `limits`).
+struct ShardIndex {
+  std::string metadata_json = "{}";
+  std::map<std::string, std::string> weight_map;  // tensor -> shard file name
+  std::vector<std::string> shard_names;           // distinct values, sorted
+};
+Result<ShardIndex> ReadShardIndex(const std::filesystem::path& path, const ParseLimits& limits);
+
+// A whole small file (an index, config.json) of at most `max_bytes`
+// (kLimitExceeded above it).
+Result<std::string> ReadSmallFile(const std::filesystem::path& path, uint64_t max_bytes);
+
 }  // namespace amn::formats
 
 #endif  // AMN_FORMATS_MODEL_FILES_H_

@@ -1,4 +1,4 @@
-// Resolving ollama:<model>[:tag] through Ollama's local manifest store.
+// Resolving ollama:[host/][namespace/]model[:tag] through Ollama's local manifest store.
 #include "formats/ollama.h"
 
 #include <cstdlib>
@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "formats/byte_source.h"
+#include "formats/sha256.h"
 
 namespace amn::formats {
 namespace fs = std::filesystem;
@@ -33,24 +35,41 @@ Result<fs::path> ResolveOllama(std::string_view spec) {
   if (!spec.starts_with(kOllamaPrefix)) {
     return Status(StatusCode::kInvalidArgument, "not an ollama: name");
   }
+  // Ollama's names: [host/][namespace/]model[:tag], host registry.ollama.ai
+  // and namespace "library" by default (hf.co/ORG/REPO:TAG for models pulled
+  // from Hugging Face). The tag is after the last ':' that follows the last
+  // '/', so a host:port is never taken for a tag.
   std::string_view name = spec.substr(kOllamaPrefix.size());
   std::string_view tag = "latest";
-  if (const size_t colon = name.rfind(':'); colon != std::string_view::npos) {
+  const size_t last_slash = name.rfind('/');
+  if (const size_t colon = name.rfind(':');
+      colon != std::string_view::npos && (last_slash == std::string_view::npos || colon > last_slash)) {
     tag = name.substr(colon + 1);
     name = name.substr(0, colon);
   }
-  std::string_view space = "library";
-  if (const size_t slash = name.find('/'); slash != std::string_view::npos) {
-    space = name.substr(0, slash);
-    name = name.substr(slash + 1);
+  std::vector<std::string_view> parts;
+  for (size_t at = 0;;) {
+    const size_t slash = name.find('/', at);
+    parts.push_back(name.substr(at, slash == std::string_view::npos ? std::string_view::npos : slash - at));
+    if (slash == std::string_view::npos) break;
+    at = slash + 1;
   }
-  if (!SafeComponent(name) || !SafeComponent(tag) || !SafeComponent(space)) {
+  std::string_view host = "registry.ollama.ai", space = "library";
+  if (parts.size() == 3) {
+    host = parts[0];
+    space = parts[1];
+  } else if (parts.size() == 2) {
+    space = parts[0];
+  }
+  name = parts.back();
+  if (parts.size() > 3 || !SafeComponent(name) || !SafeComponent(tag) || !SafeComponent(space) ||
+      !SafeComponent(host)) {
     return Status(StatusCode::kInvalidArgument,
-                  "'" + MessageSafe(spec) + "' is not ollama:<model>[:tag]");
+                  "'" + MessageSafe(spec) + "' is not ollama:[host/][namespace/]model[:tag]");
   }
   const fs::path models = ModelsDir();
   const fs::path manifest =
-      models / "manifests" / "registry.ollama.ai" / std::string(space) / std::string(name) / std::string(tag);
+      models / "manifests" / std::string(host) / std::string(space) / std::string(name) / std::string(tag);
   std::error_code error;
   if (!fs::is_regular_file(manifest, error)) {
     return Status(StatusCode::kIo, "no Ollama manifest at " + manifest.string() +
@@ -88,6 +107,18 @@ Result<fs::path> ResolveOllama(std::string_view spec) {
                                        ", which is missing");
   }
   return blob;
+}
+
+Status VerifyOllamaBlob(const fs::path& blob) {
+  const std::string name = blob.filename().string();
+  constexpr std::string_view kSha = "sha256-";
+  const bool hex = name.size() == kSha.size() + 64 &&
+                   name.find_first_not_of("0123456789abcdefABCDEF", kSha.size()) == std::string::npos;
+  if (!name.starts_with(kSha) || !hex) {
+    return Status(StatusCode::kUnsupported, MessageSafe(blob.string(), kMessagePathBytes) +
+                                                ": not named sha256-<64 hex digits>; nothing to verify against");
+  }
+  return VerifyBlobSha256(blob, std::string_view(name).substr(kSha.size()));
 }
 
 }  // namespace amn::formats

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "amn/ggml_dequant.h"
+#include "formats/byte_source.h"
+#include "formats/utf8.h"
 
 namespace amn::formats {
 namespace {
@@ -215,13 +218,24 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
   plan.to = DtypeOf(to);
   plan.input_files = {file};
   OutputShard out;
+  // Names and strings that are not UTF-8 are written by the \xNN rule
+  // (utf8.h): a safetensors header is JSON, which must be UTF-8.
   for (const GgufKeyValue& kv : header.metadata) {
-    if (kv.value.type == GgufValueType::kString) out.metadata[kv.key] = kv.value.s;
+    if (kv.value.type == GgufValueType::kString) {
+      out.metadata[EscapeInvalidUtf8(kv.key)] = EscapeInvalidUtf8(kv.value.s);
+    }
   }
+  std::set<std::string> names;
   for (const GgufTensorInfo& t : header.tensors) {
     const GgmlTypeInfo* info = FindGgmlType(t.type);  // known: the parser checked
     OutputTensor o;
-    o.name = t.name;
+    o.name = EscapeInvalidUtf8(t.name);
+    if (o.name == "__metadata__" || !names.insert(o.name).second) {
+      return Status(StatusCode::kInvalid, file.string() + ": two tensors would be written as '" +
+                                              MessageSafe(o.name) +
+                                              "' (or the name is reserved by safetensors)")
+          .WithTensor(MessageSafe(o.name));
+    }
     o.shape.assign(t.dims.rbegin(), t.dims.rend());
     o.input_offset = header.data_offset + t.offset;
     o.input_bytes = t.bytes;
@@ -229,7 +243,7 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
       if (!GgmlTypeDecodable(info->type)) {
         return Status(StatusCode::kUnsupported, file.string() + ": " + std::string(info->name) +
                                                     " blocks cannot be dequantized by this build yet")
-            .WithTensor(t.name);
+            .WithTensor(MessageSafe(t.name));
       }
       o.decode = Decode::kGgml;
       o.ggml_type = t.type;

@@ -542,7 +542,7 @@ Result<SafetensorsHeader> ReadSafetensorsHeader(ByteSource& source, const ParseL
                                                   ": out of memory reading the header");
   } catch (const std::exception& error) {
     return Status(StatusCode::kInvalid,
-                  MessageSafe(source.name(), kMessagePathBytes) + ": " + MessageSafe(error.what()));
+                  MessageSafe(source.name(), kMessagePathBytes) + ": " + JsonErrorText(error));
   }
 }
 

@@ -288,17 +288,52 @@ TEST(BnbCli, Int8FixtureRemembers) {
     TempDir dir;
     const std::string w = std::string(kPrefix) + ".weight";
     SafetensorsBuilder m;
+    // The names bitsandbytes' Linear8bitLt._save_to_state_dict writes: SCB
+    // and weight_format belong to the module, not to MODULE.weight.
     m.Add(w, "I8", {f->rows, f->cols}, f->weight);
-    m.Add(w + ".SCB", "F32", {f->rows}, f->scb);
+    m.Add(std::string(kPrefix) + ".SCB", "F32", {f->rows}, f->scb);
+    m.Add(std::string(kPrefix) + ".weight_format", "U8", {}, {0});
     ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
     WriteText(dir.path() / "config.json", Config({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}));
     const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const ReadBack out(dir.path() / "out.safetensors");
     EXPECT_EQ(out.Data(w), f->expected) << f->name;
+    EXPECT_EQ(out.header.size(), 2u) << out.header.dump();  // SCB, weight_format consumed
     ++checked;
   }
   EXPECT_EQ(checked, 1);
+}
+
+// bitsandbytes' Linear8bitLt saves MODULE.weight (I8), MODULE.SCB (F32 row
+// absmax) and MODULE.weight_format (U8 scalar 0): no fixture needed to prove
+// the names are recognised and the companions consumed.
+TEST(BnbCli, Int8ModuleLevelCompanions) {
+  const std::string p = kPrefix;
+  TempDir dir;
+  SafetensorsBuilder m;
+  m.Add(p + ".weight", "I8", {2, 3}, {1, 0xFE, 3, 4, 0xFB, 127});  // 1 -2 3 / 4 -5 127
+  m.Add(p + ".SCB", "F32", {2}, {0, 0, 0xFE, 0x42, 0, 0, 0x7E, 0x43});  // 127, 254
+  m.Add(p + ".weight_format", "U8", {}, {0});
+  m.Add("model.norm.weight", "F16", {4}, Norm());
+  ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
+  WriteText(dir.path() / "config.json", Config({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}));
+  const CliResult inspect = RunAmn("inspect --json " + Quote(dir.path() / "model.safetensors"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const Json info = Json::parse(inspect.out);
+  EXPECT_EQ(info["scheme"], "bitsandbytes INT8 (LLM.int8, row-wise SCB)") << inspect.out;
+  EXPECT_EQ(info["quantized_tensors"], 1) << inspect.out;
+  EXPECT_EQ(info["companion_tensors"], 2) << inspect.out;
+  EXPECT_EQ(info["passthrough_tensors"], 1) << inspect.out;
+  const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.header.size(), 3u) << out.header.dump();  // weight, norm, __metadata__
+  EXPECT_EQ(out.header[p + ".weight"]["shape"], Json({2, 3}));
+  // w * SCB / 127: row 0 keeps w, row 1 doubles it (BF16 big halves of f32).
+  EXPECT_EQ(out.Data(p + ".weight"),
+            std::vector<uint8_t>({0x80, 0x3F, 0x00, 0xC0, 0x40, 0x40,
+                                  0x00, 0x41, 0x20, 0xC1, 0x7E, 0x43}));
 }
 
 // --- Hand-derived tensors (no real-model fixtures exist for these) ---------
@@ -582,8 +617,8 @@ TEST(QuantSchemesCli, InconsistentCompanionsAreRefused) {
        }, {{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}, p + ".weight"},
       {"INT8 without a row scale per row", [&](SafetensorsBuilder& m) {
          m.Add(p + ".weight", "I8", {4, 4}, std::vector<uint8_t>(16, 1));
-         m.Add(p + ".weight.SCB", "F32", {3}, std::vector<uint8_t>(12, 0));
-       }, {{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}, p + ".weight.SCB"},
+         m.Add(p + ".SCB", "F32", {3}, std::vector<uint8_t>(12, 0));
+       }, {{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}, p + ".SCB"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -634,6 +669,11 @@ TEST(QuantSchemesCli, UnsupportedLayoutsAreListedButNotRemembered) {
       {"compressed-tensors format", packed,
        {{"quant_method", "compressed-tensors"}, {"format", "marlin-24"}}, "marlin-24"},
       {"unknown method", gptq, {{"quant_method", "hqq"}}, "hqq"},
+      {"bitsandbytes INT8 in a GPU tile layout", [&](SafetensorsBuilder& m) {
+         m.Add(p + ".weight", "I8", {4, 4}, std::vector<uint8_t>(16, 1));
+         m.Add(p + ".SCB", "F32", {4}, std::vector<uint8_t>(16, 0));
+         m.Add(p + ".weight_format", "U8", {}, {2});
+       }, {{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}, "weight layout 2"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -287,7 +287,9 @@ TEST(Readback, BitsandbytesFiles) {
     Json shape;
     if (f->format == 1) {
       m.Add(w, "I8", {f->rows, f->cols}, f->weight);
-      m.Add(w + ".SCB", "F32", {f->rows}, f->scb);
+      // bitsandbytes saves SCB and weight_format at module level.
+      m.Add(std::string(kPrefix) + ".SCB", "F32", {f->rows}, f->scb);
+      m.Add(std::string(kPrefix) + ".weight_format", "U8", {}, {0});
       quant["load_in_8bit"] = true;
       shape = {f->rows, f->cols};
     } else {
@@ -323,7 +325,8 @@ TEST(Readback, BitsandbytesFiles) {
     c.to = "BF16";
     c.quantized = true;
     c.safetensors_input = true;
-    c.absent = {w + ".absmax", w + ".quant_map", w + ".SCB"};
+    c.absent = {w + ".absmax", w + ".quant_map", std::string(kPrefix) + ".SCB",
+                std::string(kPrefix) + ".weight_format"};
     c.expected = Json::array({Expect(w, "BF16", shape, f->expected)});
     RememberAndReadBack(c, dir.path());
   }

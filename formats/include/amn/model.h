@@ -65,6 +65,8 @@ struct InspectInfo {
 
 // One metadata entry: GGUF key/values (arrays summarized as
 // {"type", "count", "first": [...]}) or safetensors __metadata__ strings.
+// Keys, names and strings that are not UTF-8 are given with each stray byte
+// written \xNN, the rule remember uses for its keys (docs/formats.md).
 struct MetadataEntry {
   std::string key;
   std::string type;   // "string", "u32", "array", ...
@@ -72,7 +74,7 @@ struct MetadataEntry {
 };
 
 struct TensorSummary {
-  std::string name;
+  std::string name;   // as remember writes it (\xNN for bytes that are not UTF-8)
   std::string dtype;  // safetensors spelling, "F8_E4M3"
   std::vector<uint64_t> shape;
   uint64_t bytes = 0;
@@ -116,15 +118,28 @@ struct RememberOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// How Model::Open finds its input.
+struct OpenOptions {
+  // For ollama: and hf: names, recompute the SHA-256 of each blob named by
+  // its digest (the Ollama model blob; the Hugging Face LFS blobs) and refuse
+  // a mismatch (kInvalid naming the blob). kInvalidArgument for other paths.
+  bool verify = false;
+};
+
 class AMN_API Model {
  public:
-  // A .safetensors file, a directory of shards, a GGUF file,
-  // "ollama:<model>[:tag]", a .npy/.npz file or a PyTorch .pth/.pt zip
-  // checkpoint (by extension; .bin and unknown extensions by magic, see
+  // A .safetensors file, a directory of shards, a Hugging Face PyTorch
+  // directory (pytorch_model.bin or pytorch_model-*-of-*.bin shards with
+  // pytorch_model.bin.index.json), a GGUF file,
+  // "ollama:[host/][namespace/]model[:tag]", "hf:ORG/NAME[@REV]" (the local
+  // Hugging Face cache), a .npy/.npz file or a PyTorch .pth/.pt zip
+  // checkpoint (by magic; a known extension must agree with it, see
   // formats/file_format.h). Reads headers only, every declared size and count
   // bounded by `limits` (tightened only: fields above the built-in caps are
   // lowered to them).
   static Result<Model> Open(const std::filesystem::path& path, const ParseLimits& limits = {});
+  static Result<Model> Open(const std::filesystem::path& path, const ParseLimits& limits,
+                            const OpenOptions& options);
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
   ~Model();
@@ -155,6 +170,7 @@ class AMN_API Model {
   // model-FP8.safetensors -> model-bf16.safetensors; Qwen3-8B-FP8/ ->
   // Qwen3-8B-bf16/; model-Q4_K_M.gguf -> model-Q4_K_M-bf16.safetensors;
   // ollama:llama3.2:1b -> llama3.2-1b-bf16.safetensors (current directory);
+  // hf:Qwen/Qwen3-8B-FP8@main -> Qwen3-8B-bf16/ (current directory);
   // params.npz / model.pth / pytorch_model.bin -> the same stem
   // .safetensors, with -bf16 etc. when `to` is set. Unset `to` means BF16
   // except for those array formats.
