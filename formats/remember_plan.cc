@@ -133,8 +133,9 @@ Dtype OutputFloatDtype(const RememberPlan& plan) {
 }
 
 Status FinishShard(OutputShard& shard, const std::atomic<bool>* cancel) {
-  // Sorted through indices, then moved once: an OutputTensor is over a
-  // kilobyte, and sorting the tensors themselves moves each O(log n) times.
+  // Sorted through indices, then each tensor moved once: an OutputTensor is
+  // over a kilobyte, and sorting the tensors themselves moves each O(log n)
+  // times.
   std::vector<size_t> order(shard.tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) {
@@ -152,10 +153,21 @@ Status FinishShard(OutputShard& shard, const std::atomic<bool>* cancel) {
     return Status(StatusCode::kInvalid, "two output tensors are named '" + MessageSafe(*twice) + "'")
         .WithTensor(MessageSafe(*twice));
   }
-  std::vector<OutputTensor> sorted;
-  sorted.reserve(order.size());
-  for (const size_t i : order) sorted.push_back(std::move(shard.tensors[i]));
-  shard.tensors = std::move(sorted);
+  // Position k takes tensor order[k]: applied in place, cycle by cycle (no
+  // second array of tensors to allocate and fault in).
+  for (size_t start = 0; start < order.size(); ++start) {
+    if (order[start] == start) continue;
+    OutputTensor held = std::move(shard.tensors[start]);
+    size_t k = start;
+    while (order[k] != start) {
+      const size_t from = order[k];
+      shard.tensors[k] = std::move(shard.tensors[from]);
+      order[k] = k;
+      k = from;
+    }
+    shard.tensors[k] = std::move(held);
+    order[k] = k;
+  }
   shard.metadata["format"] = "pt";
   shard.data_bytes = 0;
   for (OutputTensor& t : shard.tensors) {
