@@ -10,8 +10,12 @@
 namespace amn::formats {
 
 // a * b (a + b) into *out; false, with *out unspecified, when it overflows 64 bits.
-inline bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-inline bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+inline bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* out) {
+  return !__builtin_add_overflow(a, b, out);
+}
 
 inline std::optional<uint64_t> CheckedMul(uint64_t a, uint64_t b) {
   uint64_t out = 0;

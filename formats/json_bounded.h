@@ -28,18 +28,19 @@ inline constexpr int kMaxJsonDepth = 512;
 // parse event of a value within the bound (nlohmann's parser_callback_t:
 // returning false drops the value).
 template <class Json>
-Result<Json> ParseBoundedJson(std::string_view text, const std::string& file, int max_depth = kMaxJsonDepth,
+Result<Json> ParseBoundedJson(std::string_view text, const std::string& file,
+                              int max_depth = kMaxJsonDepth,
                               const typename Json::parser_callback_t& hook = nullptr) {
   struct TooDeep {};
-  const typename Json::parser_callback_t callback = [&](int depth, typename Json::parse_event_t event,
-                                                        Json& parsed) {
-    // `depth` counts the containers enclosing the event; an opening bracket
-    // is reported at the depth of the container it opens.
-    const bool opens = event == Json::parse_event_t::object_start ||
-                       event == Json::parse_event_t::array_start;
-    if (opens && depth >= max_depth) throw TooDeep{};
-    return hook ? hook(depth, event, parsed) : true;
-  };
+  const typename Json::parser_callback_t callback =
+      [&](int depth, typename Json::parse_event_t event, Json& parsed) {
+        // `depth` counts the containers enclosing the event; an opening bracket
+        // is reported at the depth of the container it opens.
+        const bool opens =
+            event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
+        if (opens && depth >= max_depth) throw TooDeep{};
+        return hook ? hook(depth, event, parsed) : true;
+      };
   try {
     return Json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const TooDeep&) {

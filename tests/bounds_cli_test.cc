@@ -2,6 +2,7 @@
 // JSON nesting bounds, limits on the planned output of every input kind,
 // many tensors planned in O(n log n), and a signal during planning.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "formats/checked_math.h"
 #include "tests/cli_files.h"
@@ -52,7 +51,8 @@ std::string ManyTinyTensors(size_t n) {
   for (size_t i = 0; i < n; ++i) {
     char name[16];
     std::snprintf(name, sizeof(name), "t%07zu", i);
-    header += (i ? ",\"" : "\"") + std::string(name) + "\":{\"dtype\":\"BF16\",\"shape\":[8,8],\"data_offsets\":[" +
+    header += (i ? ",\"" : "\"") + std::string(name) +
+              "\":{\"dtype\":\"BF16\",\"shape\":[8,8],\"data_offsets\":[" +
               std::to_string(i * 128) + "," + std::to_string(i * 128 + 128) + "]}";
   }
   header += "}";
@@ -134,8 +134,8 @@ TEST(CheckedMath, ElementCountOverflowAndZeroDimensions) {
 // clear error, never planned with wrapped sizes.
 TEST(CheckedMath, PytorchStrideZeroViewPast2To62Elements) {
   TempDir dir;
-  const std::string pickle = TorchStateDict(
-      {{"w", {"ByteStorage", "0", 1, 0, {1u << 30, 1u << 30, 8}, {0, 0, 0}, ""}}});
+  const std::string pickle =
+      TorchStateDict({{"w", {"ByteStorage", "0", 1, 0, {1u << 30, 1u << 30, 8}, {0, 0, 0}, ""}}});
   const fs::path in = dir.path() / "v.pth";
   WriteFile(in, TorchZip(pickle, {{"0", std::string(1, '\0')}}));
   const fs::path out = dir.path() / "out.safetensors";
@@ -163,7 +163,8 @@ std::vector<LimitCase> OutputLimitCases() {
                                    "],\"data_offsets\":[0," + std::to_string(2 * n) + "]}}",
                                2 * n),
                    "f32"});
-  std::string npy_header = "{'descr': '<f2', 'fortran_order': False, 'shape': (" + std::to_string(n) + ",), }";
+  std::string npy_header =
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (" + std::to_string(n) + ",), }";
   npy_header.append(64 - (10 + npy_header.size() + 1) % 64, ' ');
   npy_header += '\n';
   std::string npy = "\x93NUMPY\x01\x00"s;
@@ -173,12 +174,14 @@ std::vector<LimitCase> OutputLimitCases() {
   // A 2-byte F16 storage viewed 300,000 times (stride 0).
   const std::string pickle =
       TorchStateDict({{"w", {"HalfStorage", "0", 1, 0, {static_cast<uint32_t>(n)}, {0}, ""}}});
-  cases.push_back({"PyTorch stride-0 view", "m.pth", TorchZip(pickle, {{"0", std::string(2, '\0')}}), "f32"});
+  cases.push_back(
+      {"PyTorch stride-0 view", "m.pth", TorchZip(pickle, {{"0", std::string(2, '\0')}}), "f32"});
   // Q8_0 (34 bytes per 32 elements) dequantized to BF16 (64 bytes).
   const uint64_t blocks = 19000;
   GgufWriter g;
   g.Header(1, 0).Tensor("w", {32 * blocks}, /*Q8_0=*/8, 0).PadTo(32).Zeros(34 * blocks);
-  cases.push_back({"GGUF Q8_0 to BF16", "m.gguf", std::string(g.bytes().begin(), g.bytes().end()), "bf16"});
+  cases.push_back(
+      {"GGUF Q8_0 to BF16", "m.gguf", std::string(g.bytes().begin(), g.bytes().end()), "bf16"});
   return cases;
 }
 
@@ -224,7 +227,8 @@ TEST(ManyTensors, HundredThousandTinyTensorsRememberedExactly) {
     EXPECT_EQ(back.header.at(name).at("dtype"), "BF16");
     EXPECT_EQ(back.header.at(name).at("shape"), nlohmann::json::array({8, 8}));
     // Name order is data order (one dtype): tensor i at byte 128 i.
-    EXPECT_EQ(back.header.at(name).at("data_offsets"), nlohmann::json::array({i * 128, i * 128 + 128}));
+    EXPECT_EQ(back.header.at(name).at("data_offsets"),
+              nlohmann::json::array({i * 128, i * 128 + 128}));
     EXPECT_EQ(back.Data(name), std::vector<uint8_t>(128, static_cast<uint8_t>(i % 251)));
   }
 }
@@ -298,8 +302,9 @@ TEST(Cancel, SigtermDuringPlanningEndsTheRunPromptly) {
     EXPECT_LT(SecondsSince(signalled), 1.0);
     // Interrupted (exit 130), killed by the signal before the handler was
     // installed, or finished before the signal landed.
-    const bool ended = (WIFEXITED(status) && (WEXITSTATUS(status) == 130 || WEXITSTATUS(status) == 0)) ||
-                       (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    const bool ended =
+        (WIFEXITED(status) && (WEXITSTATUS(status) == 130 || WEXITSTATUS(status) == 0)) ||
+        (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
     EXPECT_TRUE(ended) << status;
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       EXPECT_EQ(dir.Entries(), std::vector<std::string>{"many.safetensors"});
