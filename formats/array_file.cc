@@ -3,12 +3,10 @@
 #include "formats/array_file.h"
 
 #include "formats/byte_source.h"
+#include "formats/checked_math.h"
 
 namespace amn::formats {
 namespace {
-
-bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
-bool AddOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
 
 Status BoundsError(const ArrayEntry& entry, const std::string& what) {
   return Status(StatusCode::kInvalid, what).WithTensor(MessageSafe(entry.name));
@@ -37,8 +35,8 @@ Status CheckArrayBounds(const ArrayEntry& entry, const ArrayMember& member) {
     return BoundsError(entry, "strides and shape have different ranks");
   }
   uint64_t storage_bytes = 0, storage_end = 0;
-  if (MulOverflows(entry.storage_elements, DtypeBytes(entry.dtype), &storage_bytes) ||
-      AddOverflows(entry.data_offset, storage_bytes, &storage_end) || storage_end > member.bytes) {
+  if (!CheckedMul(entry.storage_elements, DtypeBytes(entry.dtype), &storage_bytes) ||
+      !CheckedAdd(entry.data_offset, storage_bytes, &storage_end) || storage_end > member.bytes) {
     return BoundsError(entry, "storage of " + std::to_string(entry.storage_elements) +
                                   " elements from byte " + std::to_string(entry.data_offset) +
                                   " runs past the end of '" + MessageSafe(member.name) + "' (" +
@@ -48,7 +46,7 @@ Status CheckArrayBounds(const ArrayEntry& entry, const ArrayMember& member) {
   uint64_t last = entry.storage_offset;
   for (size_t k = 0; k < entry.shape.size(); ++k) {
     uint64_t step = 0;
-    if (MulOverflows(entry.shape[k] - 1, entry.strides[k], &step) || AddOverflows(last, step, &last)) {
+    if (!CheckedMul(entry.shape[k] - 1, entry.strides[k], &step) || !CheckedAdd(last, step, &last)) {
       return BoundsError(entry, "strides overflow");
     }
   }

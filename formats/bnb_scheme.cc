@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/byte_source.h"
+#include "formats/checked_math.h"
+#include "formats/json_bounded.h"
 #include "formats/scheme_builder.h"
 
 namespace amn::formats {
@@ -31,12 +33,9 @@ struct QuantState {
 };
 
 Result<QuantState> ParseQuantState(const std::string& text, const std::string& tensor) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return TensorError(tensor, "quant_state is not valid JSON: " + JsonErrorText(e));
-  }
+  const Result<nlohmann::json> parsed = ParseBoundedJson<nlohmann::json>(text, "quant_state");
+  if (!parsed.ok()) return TensorError(tensor, parsed.status().message());
+  nlohmann::json json = *parsed;
   auto bad = [&](const std::string& what) { return TensorError(tensor, "quant_state " + what); };
   if (!json.is_object()) return bad("is not a JSON object");
   QuantState s;
@@ -45,11 +44,12 @@ Result<QuantState> ParseQuantState(const std::string& text, const std::string& t
   }
   for (const auto& d : json["shape"]) {
     if (!d.is_number_unsigned()) return bad("\"shape\" holds " + MessageSafe(d.dump()) + ", not a size");
-    const uint64_t v = d.get<uint64_t>();
-    if (v != 0 && s.elements > UINT64_MAX / 2 / v) return bad("\"shape\" overflows");
-    s.shape.push_back(v);
-    s.elements *= v;
+    s.shape.push_back(d.get<uint64_t>());
   }
+  // Bounded by half the 64-bit range: the output is at least 2 bytes per element.
+  const std::optional<uint64_t> elements = ElementCount(s.shape);
+  if (!elements || *elements > UINT64_MAX / 2) return bad("\"shape\" overflows");
+  s.elements = *elements;
   if (!json.contains("blocksize") || !json["blocksize"].is_number_unsigned()) {
     return bad("has no integer \"blocksize\"");
   }

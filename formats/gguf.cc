@@ -8,6 +8,7 @@
 #include <set>
 
 #include "amn/ggml_dequant.h"
+#include "formats/checked_math.h"
 
 namespace amn::formats {
 namespace {
@@ -18,8 +19,6 @@ constexpr int kMaxArrayDepth = 8;
 constexpr uint64_t kMaxNameBytes = 1 << 16;
 constexpr uint64_t kMaxAlignment = 1 << 20;
 constexpr size_t kWindow = 1 << 16;
-
-bool MulOverflows(uint64_t a, uint64_t b, uint64_t& out) { return __builtin_mul_overflow(a, b, &out); }
 
 // Sequential little-endian reads through a 64 KiB window of the source.
 class Cursor {
@@ -241,7 +240,7 @@ class Parser {
         v.elem_type = static_cast<GgufValueType>(elem);
         AMN_RETURN_IF_ERROR(Count(v.count));
         uint64_t min_bytes = 0;
-        if (MulOverflows(v.count, MinBytes(elem), min_bytes) || min_bytes > cursor_.remaining()) {
+        if (!CheckedMul(v.count, MinBytes(elem), &min_bytes) || min_bytes > cursor_.remaining()) {
           return cursor_.Truncated(min_bytes);
         }
         // Tokenizer vocabularies are large arrays; bound the total work.
@@ -275,7 +274,7 @@ class Parser {
     for (uint32_t d = 0; d < n_dims; ++d) {
       uint64_t dim = 0;
       AMN_RETURN_IF_ERROR(Count(dim));
-      if (MulOverflows(info.elements, dim, info.elements)) {
+      if (!CheckedMul(info.elements, dim, &info.elements)) {
         return Invalid("tensor '" + MessageSafe(info.name) + "': element count overflows", at);
       }
       info.dims.push_back(dim);
@@ -295,7 +294,7 @@ class Parser {
                          std::string(type->name) + " block (" + std::to_string(type->block_elems) + ")",
                      at);
     }
-    if (MulOverflows(info.elements / type->block_elems, type->block_bytes, info.bytes)) {
+    if (!CheckedMul(info.elements / type->block_elems, type->block_bytes, &info.bytes)) {
       return Invalid("tensor '" + MessageSafe(info.name) + "': byte size overflows", at);
     }
     return Status::Ok();

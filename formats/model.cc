@@ -33,6 +33,7 @@ using formats::Dtype;
 using formats::TensorRole;
 
 struct Model::Impl {
+  ParseLimits limits;  // clamped; max_total_bytes also bounds the planned output
   bool gguf = false;
   // safetensors
   formats::ModelFiles files;
@@ -300,6 +301,7 @@ Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits, const
                       " is neither");
   }
   const ParseLimits clamped = limits.Clamped();
+  impl->limits = clamped;
   std::error_code error;
   if (fs::is_directory(file, error) && formats::IsPytorchDir(file)) {
     AMN_ASSIGN_OR_RETURN(impl->torch, formats::OpenPytorchDir(file, clamped));
@@ -457,12 +459,13 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   bool directory = false;
   if (impl_->gguf) {
     AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to,
-                                                         options.keep_passthrough));
+                                                         options.keep_passthrough, options.cancel));
   } else if (impl_->torch_dir) {
     // Floats become `to` (BF16 unless set), as for a safetensors directory.
     AMN_ASSIGN_OR_RETURN(plan, formats::PlanPytorchDirRemember(
                                impl_->torch, options.keep_passthrough ? std::nullopt
-                                                                      : std::optional(to)));
+                                                                      : std::optional(to),
+                               options.cancel));
     directory = true;
     for (const fs::path& companion : impl_->torch.companion_files) {
       if (companion.filename() == "config.json") {
@@ -483,13 +486,15 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   } else if (impl_->arrays) {
     AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(
                                impl_->array_path, impl_->array_file,
-                               options.keep_passthrough ? std::nullopt : options.to));
+                               options.keep_passthrough ? std::nullopt : options.to,
+                               options.cancel));
   } else {
     const formats::ModelFiles& files = impl_->files;
     if (!impl_->scheme.unsupported.empty()) {
       return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
     }
-    AMN_ASSIGN_OR_RETURN(plan, formats::PlanRemember(files, impl_->scheme, to, options.keep_passthrough));
+    AMN_ASSIGN_OR_RETURN(plan, formats::PlanRemember(files, impl_->scheme, to, options.keep_passthrough,
+                                                     options.cancel));
     directory = files.is_directory;
     if (!directory && plan.shards.size() != 1) {
       return Status(StatusCode::kInvalid, files.input.string() + ": no tensor left to write");
@@ -513,6 +518,15 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
         extras.texts.emplace_back(extras.index_name, index);
       }
     }
+  }
+  // The limit on what a model declares bounds what it makes, too: a view
+  // repeated, a 4-bit weight dequantized or F16 widened to F32 can plan far
+  // more output than the input holds. Refused before anything is written.
+  if (plan.total_bytes > impl_->limits.max_total_bytes) {
+    return Status(StatusCode::kLimitExceeded,
+                  path().string() + ": the output would be " + std::to_string(plan.total_bytes) +
+                      " bytes, over the limit of " + std::to_string(impl_->limits.max_total_bytes) +
+                      " (limits.max_total_bytes, --max-bytes)");
   }
   AMN_RETURN_IF_ERROR(CheckOutputPath(path(), output, options.overwrite));
   RememberProgress progress{0, plan.total_bytes, 0, plan.total_tensors};

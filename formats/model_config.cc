@@ -3,13 +3,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "formats/json_bounded.h"
+
 namespace amn::formats {
 
 ModelIdentity ReadModelIdentity(std::string_view config_json) {
   ModelIdentity identity;
   if (config_json.empty()) return identity;
-  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return identity;  // also a parse failure (discarded)
+  const Result<nlohmann::json> parsed = ParseBoundedJson<nlohmann::json>(config_json, "config.json");
+  if (!parsed.ok() || !parsed->is_object()) return identity;  // unreadable: no identity
+  const nlohmann::json& config = *parsed;
   if (const auto it = config.find("architectures");
       it != config.end() && it->is_array() && !it->empty() && it->front().is_string()) {
     identity.architecture = it->front().get<std::string>();

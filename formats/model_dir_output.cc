@@ -1,10 +1,10 @@
 // config.json, the index and the companion files of a directory output.
 #include "formats/model_dir_output.h"
 
-#include <map>
+#include <string>
 #include <nlohmann/json.hpp>
 
-#include "formats/byte_source.h"
+#include "formats/json_bounded.h"
 
 namespace amn::formats {
 namespace {
@@ -34,12 +34,7 @@ std::string TorchDtypeName(Dtype dtype) {
 }
 
 Result<std::string> RewriteConfigJson(const std::string& text, Dtype float_dtype) {
-  Json config;
-  try {
-    config = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return Status(StatusCode::kInvalid, "config.json is not valid JSON: " + JsonErrorText(e));
-  }
+  AMN_ASSIGN_OR_RETURN(Json config, ParseBoundedJson<Json>(text, "config.json"));
   if (!config.is_object()) return Status(StatusCode::kInvalid, "config.json is not an object");
   const std::string name = TorchDtypeName(float_dtype);
   StateDtype(config, name, /*always=*/true);
@@ -50,18 +45,14 @@ Result<std::string> RewriteConfigJson(const std::string& text, Dtype float_dtype
 }
 
 Result<std::string> IndexJson(const std::string& input_metadata_json, const RememberPlan& plan) {
-  Json metadata;
-  try {
-    metadata = Json::parse(input_metadata_json);
-  } catch (const nlohmann::json::exception& e) {
-    return Status(StatusCode::kInvalid,
-                  "index metadata is not valid JSON: " + JsonErrorText(e));
-  }
+  AMN_ASSIGN_OR_RETURN(Json metadata, ParseBoundedJson<Json>(input_metadata_json, "index metadata"));
   if (!metadata.is_object()) metadata = Json::object();
   uint64_t total_bytes = 0, total_elements = 0;
-  std::map<std::string, std::string> weight_map;
+  // A sorted map, not ordered_json (which finds each key linearly): the
+  // index lists every tensor, in name order.
+  nlohmann::json weight_map = nlohmann::json::object();
   for (const OutputShard& shard : plan.shards) {
-    total_bytes += shard.data_bytes;
+    total_bytes += shard.data_bytes;  // each under the plan's checked total
     for (const OutputTensor& t : shard.tensors) {
       weight_map[t.name] = shard.file_name;
       total_elements += t.bytes / DtypeBytes(t.dtype);
@@ -69,10 +60,18 @@ Result<std::string> IndexJson(const std::string& input_metadata_json, const Reme
   }
   metadata["total_size"] = total_bytes;
   if (metadata.contains("total_parameters")) metadata["total_parameters"] = total_elements;
-  Json index = Json::object();
-  index["metadata"] = std::move(metadata);
-  index["weight_map"] = weight_map;
-  return index.dump(2) + "\n";
+  // {"metadata": ..., "weight_map": ...} as dump(2) writes it: each member
+  // indented one more level (JSON strings never hold a raw newline).
+  auto nested = [](const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+      out += c;
+      if (c == '\n') out += "  ";
+    }
+    return out;
+  };
+  return "{\n  \"metadata\": " + nested(metadata.dump(2)) + ",\n  \"weight_map\": " +
+         nested(weight_map.dump(2)) + "\n}\n";
 }
 
 bool CopiedToOutput(const std::filesystem::path& file, bool quantized) {

@@ -14,6 +14,8 @@
 #include <utility>
 
 #include "formats/byte_source.h"
+#include "formats/checked_math.h"
+#include "formats/json_bounded.h"
 
 namespace amn::formats {
 namespace {
@@ -58,15 +60,10 @@ namespace {
 Result<Json> ParseStrictJson(const fs::path& path, const std::string& text) {
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
-  bool too_deep = false;
-  const Json::parser_callback_t callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
+  const Json::parser_callback_t hook = [&](int, Json::parse_event_t event, Json& parsed) {
     // Once something is wrong the result is refused anyway: stop tracking and
     // keep nothing more.
-    if (too_deep || !duplicate.empty()) return false;
-    if (depth > kMaxIndexDepth) {
-      too_deep = true;
-      return false;
-    }
+    if (!duplicate.empty()) return false;
     switch (event) {
       case Json::parse_event_t::object_start:
         open_objects.emplace_back();
@@ -84,17 +81,7 @@ Result<Json> ParseStrictJson(const fs::path& path, const std::string& text) {
     }
     return true;
   };
-  Json json;
-  try {
-    json = Json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const Json::parse_error& error) {
-    return Error(StatusCode::kInvalid, path, "invalid JSON: " + JsonErrorText(error))
-        .WithByteOffset(error.byte == 0 ? 0 : error.byte - 1);
-  }
-  if (too_deep) {
-    return Error(StatusCode::kInvalid, path,
-                 "JSON nested deeper than " + std::to_string(kMaxIndexDepth) + " levels");
-  }
+  AMN_ASSIGN_OR_RETURN(Json json, ParseBoundedJson<Json>(text, PathText(path), kMaxIndexDepth, hook));
   if (!duplicate.empty()) {
     return Error(StatusCode::kInvalid, path, "duplicate key \"" + MessageSafe(duplicate) + "\"");
   }
@@ -218,7 +205,7 @@ Status CheckShards(const ModelFiles& files, const Index* index, const fs::path& 
   uint64_t total_bytes = 0;
   for (size_t s = 0; s < files.shards.size(); ++s) {
     const Shard& shard = files.shards[s];
-    if (__builtin_add_overflow(total_bytes, shard.header.data_bytes, &total_bytes) ||
+    if (!CheckedAdd(total_bytes, shard.header.data_bytes, &total_bytes) ||
         total_bytes > limits.max_total_bytes) {
       return Error(StatusCode::kLimitExceeded, shard.path,
                    "the shards' data sections add up to more than " +

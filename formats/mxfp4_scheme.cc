@@ -3,6 +3,7 @@
 // PREFIX_scales (U8 E8M0 [..., rows, groups]). The output is PREFIX laid out
 // as transformers' convert_moe_packed_tensors returns it: the last two
 // dimensions swapped, [..., groups * 32, rows].
+#include "formats/checked_math.h"
 #include "formats/scheme_builder.h"
 
 namespace amn::formats {
@@ -30,8 +31,9 @@ Status AddMxfp4(SchemeBuilder& b, const std::string& name, TensorRef blocks) {
   const size_t n = e.shape.size();
   w.mx_rows = e.shape[n - 3];
   w.mx_groups = e.shape[n - 2];
-  w.experts = 1;
-  for (size_t i = 0; i + 3 < n; ++i) w.experts *= e.shape[i];
+  // Sub-products of the blocks tensor's shape, whose element count the
+  // header reader checked: none overflows.
+  w.experts = ElementCount(std::span(e.shape).first(n - 3)).value_or(0);
   w.output_name = prefix;
   w.output_shape.assign(e.shape.begin(), e.shape.end() - 3);
   w.output_shape.push_back(w.mx_groups * 32);

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <utility>
 
+#include "formats/checked_math.h"
+
 namespace amn::formats {
 namespace {
 
@@ -23,9 +25,6 @@ constexpr uint64_t kVersionOffset = 6;
 constexpr uint64_t kLengthOffset = 8;
 // numpy's own limit (NPY_MAXDIMS in numpy 2): no numpy array has more.
 constexpr size_t kMaxDims = 64;
-
-bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add_overflow(a, b, out); }
 
 std::string Where(std::string_view name) { return MessageSafe(name, kMessagePathBytes) + ": "; }
 

@@ -10,6 +10,7 @@
 
 #include "formats/byte_source.h"
 #include "formats/sha256.h"
+#include "formats/json_bounded.h"
 
 namespace amn::formats {
 namespace fs = std::filesystem;
@@ -83,7 +84,8 @@ Result<fs::path> ResolveOllama(std::string_view spec) {
   text << in.rdbuf();
   std::string digest;
   try {
-    const nlohmann::json json = nlohmann::json::parse(text.str());
+    AMN_ASSIGN_OR_RETURN(const nlohmann::json json,
+                         ParseBoundedJson<nlohmann::json>(text.str(), manifest.string()));
     for (const auto& layer : json.at("layers")) {
       if (layer.value("mediaType", "") == "application/vnd.ollama.image.model") {
         digest = layer.at("digest").get<std::string>();

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/checked_math.h"
 #include "formats/pickle_vm.h"
 
 namespace amn::formats {
@@ -25,8 +26,6 @@ constexpr uint64_t kMaxSmallEntryBytes = 64;  // byteorder, version
 // Dotted names longer than this cannot name a tensor (real ones are under
 // 200 bytes); it also bounds the strings a walk builds per visit.
 constexpr size_t kMaxTensorNameBytes = 4096;
-
-bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
 // The rebuild functions whose arguments start (storage, storage_offset, size, stride).
 bool IsPlainRebuild(PickleGlobalRole role) {
@@ -168,7 +167,7 @@ class CheckpointReader {
     }
     if (type->dtype.has_value()) {
       uint64_t bytes = 0;
-      if (MulOverflows(numel, DtypeBytes(*type->dtype), &bytes) || bytes != entry->bytes) {
+      if (!CheckedMul(numel, DtypeBytes(*type->dtype), &bytes) || bytes != entry->bytes) {
         return Status(StatusCode::kInvalid,
                       "storage '" + MessageSafe(member_name) + "' declares " + std::to_string(numel) +
                           " elements of torch." + std::string(type->name) + " but holds " +
@@ -388,12 +387,9 @@ class CheckpointReader {
     if (entry.shape.size() != entry.strides.size()) {
       return TensorError(StatusCode::kInvalid, name, "size and stride have different lengths");
     }
-    entry.elements = 1;
-    for (uint64_t dim : entry.shape) {
-      if (MulOverflows(entry.elements, dim, &entry.elements)) {
-        return TensorError(StatusCode::kInvalid, name, "element count overflows");
-      }
-    }
+    const std::optional<uint64_t> elements = ElementCount(entry.shape);
+    if (!elements) return TensorError(StatusCode::kInvalid, name, "element count overflows");
+    entry.elements = *elements;
     entry.storage_offset = static_cast<uint64_t>(a[1]->integer);
     entry.big_endian = big_endian_ && DtypeBytes(entry.dtype) > 1;
     if (!storage.member.has_value()) {
@@ -408,8 +404,8 @@ class CheckpointReader {
     // Views can name one storage many times (tied weights; or a memo
     // replay): the output they plan is bounded like the data a file declares.
     uint64_t bytes = 0;
-    if (MulOverflows(entry.elements, DtypeBytes(entry.dtype), &bytes) ||
-        __builtin_add_overflow(planned_bytes_, bytes, &planned_bytes_) ||
+    if (!CheckedMul(entry.elements, DtypeBytes(entry.dtype), &bytes) ||
+        !CheckedAdd(planned_bytes_, bytes, &planned_bytes_) ||
         planned_bytes_ > limits_.max_total_bytes) {
       return Status(StatusCode::kLimitExceeded, File() + ": tensors total more than " +
                                                     std::to_string(limits_.max_total_bytes) +

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "formats/byte_source.h"
+#include "formats/checked_math.h"
 #include "formats/file_format.h"
 #include "formats/model_files.h"
 
@@ -168,11 +169,12 @@ Result<PytorchDir> OpenPytorchDir(const fs::path& dir, const ParseLimits& limits
   return out;
 }
 
-Result<RememberPlan> PlanPytorchDirRemember(const PytorchDir& dir, std::optional<ElemType> to) {
+Result<RememberPlan> PlanPytorchDirRemember(const PytorchDir& dir, std::optional<ElemType> to,
+                                            const std::atomic<bool>* cancel) {
   RememberPlan plan;
   std::set<std::string> names;
   for (size_t s = 0; s < dir.shards.size(); ++s) {
-    AMN_ASSIGN_OR_RETURN(RememberPlan part, PlanArrayRemember(dir.shards[s], dir.files[s], to));
+    AMN_ASSIGN_OR_RETURN(RememberPlan part, PlanArrayRemember(dir.shards[s], dir.files[s], to, cancel));
     plan.to = part.to;
     for (OutputShard& shard : part.shards) {
       shard.file_name = SafetensorsShardName(dir.shards[s].filename().string());
@@ -186,7 +188,11 @@ Result<RememberPlan> PlanPytorchDirRemember(const PytorchDir& dir, std::optional
               .WithTensor(MessageSafe(t.name));
         }
       }
-      plan.total_bytes += shard.header_bytes.size() + shard.data_bytes;
+      if (!CheckedAdd(plan.total_bytes, shard.header_bytes.size(), &plan.total_bytes) ||
+          !CheckedAdd(plan.total_bytes, shard.data_bytes, &plan.total_bytes)) {
+        return Status(StatusCode::kLimitExceeded,
+                      PathText(dir.shards[s]) + ": the output size overflows 64 bits");
+      }
       plan.total_tensors += shard.tensors.size();
       plan.shards.push_back(std::move(shard));
     }

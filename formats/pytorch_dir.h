@@ -8,6 +8,7 @@
 #ifndef AMN_FORMATS_PYTORCH_DIR_H_
 #define AMN_FORMATS_PYTORCH_DIR_H_
 
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -52,7 +53,8 @@ std::string SafetensorsShardName(const std::string& bin_name);
 // One output shard per input shard (PlanArrayRemember's rules: float tensors
 // converted to `to` when it is set, others kept), named by
 // SafetensorsShardName.
-Result<RememberPlan> PlanPytorchDirRemember(const PytorchDir& dir, std::optional<ElemType> to);
+Result<RememberPlan> PlanPytorchDirRemember(const PytorchDir& dir, std::optional<ElemType> to,
+                                            const std::atomic<bool>* cancel = nullptr);
 
 // Every shard's arrays as one ArrayFile (for inspect and parse).
 ArrayFile MergedArrays(const PytorchDir& dir);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/byte_source.h"
+#include "formats/json_bounded.h"
 
 namespace amn::formats {
 namespace {
@@ -117,12 +118,7 @@ Status ReadFields(const Json& q, const std::string& source, QuantConfig& config)
 }
 
 Result<Json> ParseObject(const std::string& text, const std::string& source) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalid, source + " is not valid JSON: " + JsonErrorText(e));
-  }
+  AMN_ASSIGN_OR_RETURN(Json json, ParseBoundedJson<Json>(text, source));
   if (!json.is_object()) return Status(StatusCode::kInvalid, source + " is not a JSON object");
   return json;
 }

@@ -5,10 +5,12 @@
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "amn/ggml_dequant.h"
 #include "formats/byte_source.h"
 #include "formats/utf8.h"
+#include "formats/checked_math.h"
 
 namespace amn::formats {
 namespace {
@@ -37,21 +39,39 @@ int WriteRank(Dtype d) {
   return 0;
 }
 
+Status SizeOverflow(const std::string& name) {
+  return Status(StatusCode::kLimitExceeded, "the output size overflows 64 bits")
+      .WithTensor(MessageSafe(name));
+}
+
 // safetensors header: {"__metadata__": {...}, name: {dtype, shape,
 // data_offsets}, ...} in data order, padded with spaces to 8-byte alignment.
-std::string HeaderBytes(const OutputShard& shard) {
-  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+// Written entry by entry, as nlohmann's dump() writes the same object (an
+// ordered_json object would look every name up linearly: quadratic).
+std::string HeaderBytes(const OutputShard& shard, const std::atomic<bool>* cancel, Status* status) {
+  std::string text = "{";
   if (!shard.metadata.empty()) {
-    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : shard.metadata) meta[key] = value;
-    json["__metadata__"] = std::move(meta);
+    text += "\"__metadata__\":" + nlohmann::json(shard.metadata).dump();
   }
-  for (const OutputTensor& t : shard.tensors) {
-    json[t.name] = {{"dtype", std::string(DtypeName(t.dtype))},
-                    {"shape", t.shape},
-                    {"data_offsets", {t.data_begin, t.data_begin + t.bytes}}};
+  for (size_t i = 0; i < shard.tensors.size(); ++i) {
+    if (Status polled = PollCancel(cancel, i); !polled.ok()) {
+      *status = std::move(polled);
+      return std::string();
+    }
+    const OutputTensor& t = shard.tensors[i];
+    if (text.size() > 1) text += ',';
+    text += nlohmann::json(t.name).dump();
+    text += ":{\"dtype\":\"";
+    text += DtypeName(t.dtype);
+    text += "\",\"shape\":[";
+    for (size_t k = 0; k < t.shape.size(); ++k) {
+      if (k != 0) text += ',';
+      text += std::to_string(t.shape[k]);
+    }
+    text += "],\"data_offsets\":[" + std::to_string(t.data_begin) + "," +
+            std::to_string(t.data_begin + t.bytes) + "]}";
   }
-  std::string text = json.dump();
+  text += '}';
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
   std::string bytes(8, '\0');
   uint64_t n = text.size();
@@ -69,20 +89,31 @@ Dtype DtypeOf(ElemType type) {
   }
 }
 
-void AddOnlyShard(RememberPlan& plan, OutputShard shard) {
-  FinishShard(shard);
-  plan.total_bytes = shard.header_bytes.size() + shard.data_bytes;
-  plan.total_tensors = shard.tensors.size();
-  plan.shards.push_back(std::move(shard));
+Status PollCancel(const std::atomic<bool>* cancel, size_t i) {
+  if (i % kCancelPollTensors == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    return Status(StatusCode::kCancelled, "interrupted while planning the output");
+  }
+  return Status::Ok();
 }
 
-void ConvertFloatTensor(OutputTensor& t, Dtype to) {
-  if (t.decode != Decode::kCopy || !IsFloat(t.dtype) || t.dtype == to) return;
+Status AddOnlyShard(RememberPlan& plan, OutputShard shard, const std::atomic<bool>* cancel) {
+  AMN_RETURN_IF_ERROR(FinishShard(shard, cancel));
+  if (!CheckedAdd(shard.header_bytes.size(), shard.data_bytes, &plan.total_bytes)) {
+    return Status(StatusCode::kLimitExceeded, "the output size overflows 64 bits");
+  }
+  plan.total_tensors = shard.tensors.size();
+  plan.shards.push_back(std::move(shard));
+  return Status::Ok();
+}
+
+Status ConvertFloatTensor(OutputTensor& t, Dtype to) {
+  if (t.decode != Decode::kCopy || !IsFloat(t.dtype) || t.dtype == to) return Status::Ok();
   const uint64_t elements = t.input_bytes / DtypeBytes(t.dtype);
   t.decode = Decode::kConvert;
   t.source_dtype = t.dtype;
   t.dtype = to;
-  t.bytes = elements * DtypeBytes(to);
+  if (!CheckedMul(elements, DtypeBytes(to), &t.bytes)) return SizeOverflow(t.name);
+  return Status::Ok();
 }
 
 Dtype OutputFloatDtype(const RememberPlan& plan) {
@@ -104,23 +135,55 @@ Dtype OutputFloatDtype(const RememberPlan& plan) {
   return most->first;
 }
 
-void FinishShard(OutputShard& shard) {
-  std::stable_sort(shard.tensors.begin(), shard.tensors.end(),
-                   [](const OutputTensor& a, const OutputTensor& b) {
-                     const int ra = WriteRank(a.dtype), rb = WriteRank(b.dtype);
-                     return ra != rb ? ra > rb : a.name < b.name;
-                   });
+Status FinishShard(OutputShard& shard, const std::atomic<bool>* cancel) {
+  // Sorted through indices, then each tensor moved once: an OutputTensor is
+  // over a kilobyte, and sorting the tensors themselves moves each O(log n)
+  // times.
+  std::vector<size_t> order(shard.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) {
+    const OutputTensor& a = shard.tensors[i];
+    const OutputTensor& b = shard.tensors[j];
+    const int ra = WriteRank(a.dtype), rb = WriteRank(b.dtype);
+    return ra != rb ? ra > rb : a.name < b.name;
+  });
+  // One name twice would make a header with a duplicate key.
+  std::vector<std::string_view> names;
+  names.reserve(shard.tensors.size());
+  for (const OutputTensor& t : shard.tensors) names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end()) {
+    return Status(StatusCode::kInvalid, "two output tensors are named '" + MessageSafe(*twice) + "'")
+        .WithTensor(MessageSafe(*twice));
+  }
+  // Position k takes tensor order[k]: applied in place, cycle by cycle (no
+  // second array of tensors to allocate and fault in).
+  for (size_t start = 0; start < order.size(); ++start) {
+    if (order[start] == start) continue;
+    OutputTensor held = std::move(shard.tensors[start]);
+    size_t k = start;
+    while (order[k] != start) {
+      const size_t from = order[k];
+      shard.tensors[k] = std::move(shard.tensors[from]);
+      order[k] = k;
+      k = from;
+    }
+    shard.tensors[k] = std::move(held);
+    order[k] = k;
+  }
   shard.metadata["format"] = "pt";
   shard.data_bytes = 0;
   for (OutputTensor& t : shard.tensors) {
     t.data_begin = shard.data_bytes;
-    shard.data_bytes += t.bytes;
+    if (!CheckedAdd(shard.data_bytes, t.bytes, &shard.data_bytes)) return SizeOverflow(t.name);
   }
-  shard.header_bytes = HeaderBytes(shard);
+  Status status;
+  shard.header_bytes = HeaderBytes(shard, cancel, &status);
+  return status;
 }
 
 Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to,
-                                  bool keep_passthrough) {
+                                  bool keep_passthrough, const std::atomic<bool>* cancel) {
   if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
     return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
   }
@@ -137,7 +200,9 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
     out.file_name = files.is_directory ? in.path.filename().string() : std::string();
     out.input_shard = s;
     out.metadata = in.header.metadata;
+    out.tensors.reserve(in.header.tensors.size());
     for (size_t i = 0; i < in.header.tensors.size(); ++i) {
+      AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
       const TensorEntry& entry = in.header.tensors[i];
       const TensorRole role = scheme.roles[s][i];
       if (role == TensorRole::kCompanion || role == TensorRole::kDropped) continue;
@@ -152,7 +217,7 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
         t.name = w.output_name;
         t.shape = w.output_shape;
         t.dtype = plan.to;
-        t.bytes = w.output_elements * DtypeBytes(plan.to);  // at most 4 elements per code byte
+        if (!CheckedMul(w.output_elements, DtypeBytes(plan.to), &t.bytes)) return SizeOverflow(t.name);
         if (w.kind == QuantKind::kFp8) {
           const TensorEntry& scale = files.shards[w.fp8.scale.shard].header.tensors[w.fp8.scale.index];
           t.decode = Decode::kFp8;
@@ -177,13 +242,16 @@ Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& sc
       } else {
         t.dtype = entry.dtype;
         t.bytes = entry.bytes();
-        if (!keep_passthrough) ConvertFloatTensor(t, plan.to);
+        if (!keep_passthrough) AMN_RETURN_IF_ERROR(ConvertFloatTensor(t, plan.to));
       }
       out.tensors.push_back(std::move(t));
     }
     if (out.tensors.empty()) continue;  // a shard of scales only
-    FinishShard(out);
-    plan.total_bytes += out.header_bytes.size() + out.data_bytes;
+    AMN_RETURN_IF_ERROR(FinishShard(out, cancel));
+    if (!CheckedAdd(plan.total_bytes, out.header_bytes.size(), &plan.total_bytes) ||
+        !CheckedAdd(plan.total_bytes, out.data_bytes, &plan.total_bytes)) {
+      return Status(StatusCode::kLimitExceeded, "the output size overflows 64 bits");
+    }
     plan.total_tensors += out.tensors.size();
     plan.shards.push_back(std::move(out));
   }
@@ -210,7 +278,8 @@ std::optional<Dtype> PlainDtype(GgmlType type) {
 }  // namespace
 
 Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
-                                      ElemType to, bool keep_passthrough) {
+                                      ElemType to, bool keep_passthrough,
+                                      const std::atomic<bool>* cancel) {
   if (to != ElemType::kF32 && to != ElemType::kF16 && to != ElemType::kBf16) {
     return Status(StatusCode::kInvalidArgument, "remember writes F32, F16 or BF16");
   }
@@ -226,7 +295,10 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
     }
   }
   std::set<std::string> names;
-  for (const GgufTensorInfo& t : header.tensors) {
+  out.tensors.reserve(header.tensors.size());
+  for (size_t i = 0; i < header.tensors.size(); ++i) {
+    AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
+    const GgufTensorInfo& t = header.tensors[i];
     const GgmlTypeInfo* info = FindGgmlType(t.type);  // known: the parser checked
     OutputTensor o;
     o.name = EscapeInvalidUtf8(t.name);
@@ -248,15 +320,15 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
       o.decode = Decode::kGgml;
       o.ggml_type = t.type;
       o.dtype = plan.to;
-      o.bytes = t.elements * DtypeBytes(plan.to);
+      if (!CheckedMul(t.elements, DtypeBytes(plan.to), &o.bytes)) return SizeOverflow(t.name);
     } else {
       o.dtype = *PlainDtype(info->type);
       o.bytes = t.bytes;
-      if (!keep_passthrough) ConvertFloatTensor(o, plan.to);
+      if (!keep_passthrough) AMN_RETURN_IF_ERROR(ConvertFloatTensor(o, plan.to));
     }
     out.tensors.push_back(std::move(o));
   }
-  AddOnlyShard(plan, std::move(out));
+  AMN_RETURN_IF_ERROR(AddOnlyShard(plan, std::move(out), cancel));
   return plan;
 }
 

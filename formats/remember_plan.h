@@ -5,6 +5,7 @@
 #ifndef AMN_FORMATS_REMEMBER_PLAN_H_
 #define AMN_FORMATS_REMEMBER_PLAN_H_
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -90,18 +91,27 @@ struct RememberPlan {
 // Dtype for an ElemType output (kF32/kF16/kBf16).
 Dtype DtypeOf(ElemType type);
 
+// Planning loops over every tensor call this each time: every
+// kCancelPollTensors tensors it reads `cancel` (EngineOptions::cancel, set
+// by a signal) and ends the plan with kCancelled once it is set.
+inline constexpr size_t kCancelPollTensors = 1024;
+Status PollCancel(const std::atomic<bool>* cancel, size_t i);
+
 // Quantized weights become `to`, named and shaped as the scheme says
 // (QuantWeight::output_name/output_shape); the other float tensors (F64,
 // F32, F16, BF16) are converted to `to` (Decode::kConvert) unless
 // `keep_passthrough`, which copies them as they are; integer, bool and FP8
 // tensors that are no quantized weight keep dtype and bytes; companions and
-// dropped tensors are left out. Metadata is kept.
+// dropped tensors are left out. Metadata is kept. Every size is checked
+// (formats/checked_math.h): an output that overflows 64 bits is
+// kLimitExceeded; `cancel` as PollCancel says.
 Result<RememberPlan> PlanRemember(const ModelFiles& files, const ModelScheme& scheme, ElemType to,
-                                  bool keep_passthrough);
+                                  bool keep_passthrough, const std::atomic<bool>* cancel = nullptr);
 
 // Makes a copied float tensor (F64, F32, F16, BF16) a conversion to `to`;
 // other tensors, and tensors already of dtype `to`, are left as they are.
-void ConvertFloatTensor(OutputTensor& t, Dtype to);
+// kLimitExceeded when the converted size overflows 64 bits.
+Status ConvertFloatTensor(OutputTensor& t, Dtype to);
 
 // Completes a shard whose tensors are filled in, as the safetensors
 // reference writer (huggingface/safetensors `prepare`) lays a file out:
@@ -109,7 +119,9 @@ void ConvertFloatTensor(OutputTensor& t, Dtype to);
 // I32 BF16 F16 U16 I16 F8_E8M0 F8_E4M3 F8_E5M2 I8 U8 BOOL), then by name
 // (bytewise), so every data offset is a multiple of its element size; data
 // offsets contiguous from 0; __metadata__ "format": "pt"; the header.
-void FinishShard(OutputShard& shard);
+// O(n log n) in tensors. kInvalid when two tensors share a name,
+// kLimitExceeded when the data size overflows 64 bits.
+Status FinishShard(OutputShard& shard, const std::atomic<bool>* cancel = nullptr);
 
 // The float dtype a plan's output holds, for config.json's torch_dtype: the
 // one dtype of every F64/F32/F16/BF16 output tensor. When they differ (only
@@ -120,7 +132,7 @@ void FinishShard(OutputShard& shard);
 Dtype OutputFloatDtype(const RememberPlan& plan);
 
 // Finishes `shard` and makes it the plan's only shard (single-file inputs).
-void AddOnlyShard(RememberPlan& plan, OutputShard shard);
+Status AddOnlyShard(RememberPlan& plan, OutputShard shard, const std::atomic<bool>* cancel = nullptr);
 
 // A GGUF file as one safetensors shard: tensor names kept, shapes in
 // row-major order (GGUF lists the fastest dimension first), quantized types
@@ -129,7 +141,8 @@ void AddOnlyShard(RememberPlan& plan, OutputShard shard);
 // string metadata copied into __metadata__. kUnsupported names a tensor
 // whose type this build cannot decode.
 Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const GgufHeader& header,
-                                      ElemType to, bool keep_passthrough);
+                                      ElemType to, bool keep_passthrough,
+                                      const std::atomic<bool>* cancel = nullptr);
 
 // An NPY/NPZ/PyTorch file as one safetensors shard: each array becomes a
 // tensor of the same name and logical shape (laid out as FinishShard says),
@@ -140,7 +153,8 @@ Result<RememberPlan> PlanGgufRemember(const std::filesystem::path& file, const G
 // the rest are gathered (Decode::kArray). Duplicate names and names
 // safetensors reserves ("__metadata__") are kInvalid; metadata is kept.
 Result<RememberPlan> PlanArrayRemember(const std::filesystem::path& file, const ArrayFile& arrays,
-                                       std::optional<ElemType> to);
+                                       std::optional<ElemType> to,
+                                       const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace amn::formats
 

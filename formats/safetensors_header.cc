@@ -18,16 +18,14 @@
 #include <string_view>
 #include <utility>
 
+#include "formats/checked_math.h"
+
 namespace amn::formats {
 namespace {
 
 using Json = nlohmann::json;
 
 constexpr uint64_t kLengthFieldBytes = 8;
-
-bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
 
 uint64_t LoadLe64(const std::byte* p) {
   uint64_t value = 0;
@@ -373,15 +371,9 @@ bool HeaderSax::FinishTensor() {
       return Fail(StatusCode::kInvalid, std::string("missing \"") + name + "\"");
   }
   // A zero dimension makes the product zero whatever the others are.
-  uint64_t elements = 1;
-  if (std::find(current_.shape.begin(), current_.shape.end(), 0) != current_.shape.end()) {
-    elements = 0;
-  }
-  for (const uint64_t dim : current_.shape) {
-    if (elements != 0 && !CheckedMul(elements, dim, &elements)) {
-      return Fail(StatusCode::kInvalid, "the shape's element count overflows 64 bits");
-    }
-  }
+  const std::optional<uint64_t> count = ElementCount(current_.shape);
+  if (!count) return Fail(StatusCode::kInvalid, "the shape's element count overflows 64 bits");
+  const uint64_t elements = *count;
   uint64_t expected_bytes = 0;
   if (!CheckedMul(elements, DtypeBytes(current_.dtype), &expected_bytes)) {
     return Fail(StatusCode::kInvalid, "the tensor's byte size (" + std::to_string(elements) +

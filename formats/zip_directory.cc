@@ -14,6 +14,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "formats/checked_math.h"
+
 namespace amn::formats {
 namespace {
 
@@ -49,9 +51,6 @@ uint32_t Le32(const std::byte* p) {
 uint64_t Le64(const std::byte* p) {
   return static_cast<uint64_t>(Le32(p)) | static_cast<uint64_t>(Le32(p + 4)) << 32;
 }
-
-bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add_overflow(a, b, out); }
-bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
 std::string Range(uint64_t begin, uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
