@@ -8,6 +8,7 @@
 #include <string>
 
 #include "formats/byte_source.h"
+#include "formats/json_access.h"
 
 namespace amn::formats {
 namespace fs = std::filesystem;
@@ -25,6 +26,34 @@ fs::path ModelsDir() {
   if (const char* dir = std::getenv("OLLAMA_MODELS"); dir != nullptr && *dir != '\0') return dir;
   const char* home = std::getenv("HOME");
   return fs::path(home != nullptr ? home : "") / ".ollama" / "models";
+}
+
+// The digest of the manifest's model layer ("" when it has none).
+Result<std::string> ModelLayerDigest(const fs::path& manifest, const std::string& text) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return Status(StatusCode::kInvalid, MessageSafe(manifest.string(), kMessagePathBytes) + ": " +
+                                            JsonErrorText(e))
+        .WithByteOffset(e.byte == 0 ? 0 : e.byte - 1);
+  }
+  const JsonAt root{manifest.string(), ""};
+  AMN_ASSIGN_OR_RETURN(const nlohmann::json* layers_value, JsonRequired(json, root, "layers"));
+  const JsonAt layers_at = root.Member("layers");
+  AMN_ASSIGN_OR_RETURN(const nlohmann::json* layers, JsonArray(*layers_value, layers_at));
+  for (size_t i = 0; i < layers->size(); ++i) {
+    const nlohmann::json& layer = (*layers)[i];
+    const JsonAt at = layers_at.Element(i);
+    AMN_RETURN_IF_ERROR(JsonObject(layer, at).status());
+    const auto media = layer.find("mediaType");
+    if (media == layer.end()) continue;
+    AMN_ASSIGN_OR_RETURN(const std::string media_type, JsonString(*media, at.Member("mediaType")));
+    if (media_type != "application/vnd.ollama.image.model") continue;
+    AMN_ASSIGN_OR_RETURN(const nlohmann::json* digest, JsonRequired(layer, at, "digest"));
+    return JsonString(*digest, at.Member("digest"));
+  }
+  return std::string();
 }
 
 }  // namespace
@@ -62,18 +91,7 @@ Result<fs::path> ResolveOllama(std::string_view spec) {
   std::ifstream in(manifest);
   std::stringstream text;
   text << in.rdbuf();
-  std::string digest;
-  try {
-    const nlohmann::json json = nlohmann::json::parse(text.str());
-    for (const auto& layer : json.at("layers")) {
-      if (layer.value("mediaType", "") == "application/vnd.ollama.image.model") {
-        digest = layer.at("digest").get<std::string>();
-        break;
-      }
-    }
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalid, manifest.string() + ": " + JsonErrorText(e));
-  }
+  AMN_ASSIGN_OR_RETURN(const std::string digest, ModelLayerDigest(manifest, text.str()));
   if (digest.empty()) {
     return Status(StatusCode::kInvalid, manifest.string() + ": no model layer in the manifest");
   }
