@@ -28,8 +28,9 @@ fs::path ModelsDir() {
   return fs::path(home != nullptr ? home : "") / ".ollama" / "models";
 }
 
-// The digest of the manifest's model layer ("" when it has none).
-Result<std::string> ModelLayerDigest(const fs::path& manifest, const std::string& text) {
+}  // namespace
+
+Result<std::string> ReadOllamaModelDigest(const std::string& text, const fs::path& manifest) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
@@ -55,8 +56,6 @@ Result<std::string> ModelLayerDigest(const fs::path& manifest, const std::string
   }
   return std::string();
 }
-
-}  // namespace
 
 Result<fs::path> ResolveOllama(std::string_view spec) {
   if (!spec.starts_with(kOllamaPrefix)) {
@@ -91,7 +90,7 @@ Result<fs::path> ResolveOllama(std::string_view spec) {
   std::ifstream in(manifest);
   std::stringstream text;
   text << in.rdbuf();
-  AMN_ASSIGN_OR_RETURN(const std::string digest, ModelLayerDigest(manifest, text.str()));
+  AMN_ASSIGN_OR_RETURN(const std::string digest, ReadOllamaModelDigest(text.str(), manifest));
   if (digest.empty()) {
     return Status(StatusCode::kInvalid, manifest.string() + ": no model layer in the manifest");
   }

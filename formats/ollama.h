@@ -7,6 +7,7 @@
 #define AMN_FORMATS_OLLAMA_H_
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "amn/result.h"
@@ -20,6 +21,13 @@ inline constexpr std::string_view kOllamaPrefix = "ollama:";
 // the manifest or blob is missing, kInvalid for a manifest without a model
 // layer.
 Result<std::filesystem::path> ResolveOllama(std::string_view spec);
+
+// The digest of the model layer of a manifest's JSON `text` ("" when it has
+// none); `manifest` names the file in messages. A wrong type or missing key
+// is kInvalid naming it (`key "layers[3].digest": expected string, got
+// number`).
+Result<std::string> ReadOllamaModelDigest(const std::string& text,
+                                          const std::filesystem::path& manifest);
 
 }  // namespace amn::formats
 
