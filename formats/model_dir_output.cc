@@ -4,6 +4,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "formats/byte_source.h"
+
 namespace amn::formats {
 namespace {
 
@@ -36,7 +38,7 @@ Result<std::string> RewriteConfigJson(const std::string& text, Dtype float_dtype
   try {
     config = Json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return Status(StatusCode::kInvalid, "config.json is not valid JSON: " + std::string(e.what()));
+    return Status(StatusCode::kInvalid, "config.json is not valid JSON: " + JsonErrorText(e));
   }
   if (!config.is_object()) return Status(StatusCode::kInvalid, "config.json is not an object");
   const std::string name = TorchDtypeName(float_dtype);
@@ -53,7 +55,7 @@ Result<std::string> IndexJson(const std::string& input_metadata_json, const Reme
     metadata = Json::parse(input_metadata_json);
   } catch (const nlohmann::json::exception& e) {
     return Status(StatusCode::kInvalid,
-                  "index metadata is not valid JSON: " + std::string(e.what()));
+                  "index metadata is not valid JSON: " + JsonErrorText(e));
   }
   if (!metadata.is_object()) metadata = Json::object();
   uint64_t total_bytes = 0, total_elements = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "formats/byte_source.h"
 
@@ -56,8 +57,10 @@ Result<OutputLock> OutputLock::Acquire(const fs::path& target) {
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
       const std::string pid = HolderPid(fd);
+      const bool same = SameFile(fd, path);
       ::close(fd);
       if (error != EWOULDBLOCK) return lock;
+      if (!same) continue;  // held by one removing it (a finished or stale lock)
       return Status(StatusCode::kIo, PathText(target) + ": another amn (PID " + pid +
                                          ") is writing this output (lock " + PathText(path) + ")");
     }
@@ -76,6 +79,27 @@ Result<OutputLock> OutputLock::Acquire(const fs::path& target) {
     return lock;
   }
   return lock;
+}
+
+void OutputLock::RemoveStale(const fs::path& dir) {
+  std::error_code error;
+  std::vector<fs::path> locks;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > kLockTag.size() + 1 && name[0] == '.' && name.ends_with(kLockTag)) {
+      locks.push_back(it->path());
+    }
+  }
+  for (const fs::path& path : locks) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        SameFile(fd, path)) {
+      ::unlink(path.c_str());
+    }
+    ::close(fd);
+  }
 }
 
 OutputLock::OutputLock(OutputLock&& other) noexcept

@@ -21,6 +21,10 @@ class OutputLock {
   static Result<OutputLock> Acquire(const std::filesystem::path& target);
   // ".NAME.amn-lock" beside `target`.
   static std::filesystem::path LockPathFor(const std::filesystem::path& target);
+  // Removes the lock files in `dir` that no process holds (left by a run
+  // that was killed). Safe against a writer taking one meanwhile: Acquire
+  // starts over when its file was unlinked under it.
+  static void RemoveStale(const std::filesystem::path& dir);
 
   OutputLock(OutputLock&& other) noexcept;
   OutputLock& operator=(OutputLock&&) = delete;

@@ -52,6 +52,7 @@ Status WriteFileOutput(const RememberPlan& plan, const fs::path& output, bool ov
   }
   AMN_ASSIGN_OR_RETURN(const OutputLock lock, OutputLock::Acquire(output));
   RemoveOrphanedPartials(DirOf(output));
+  OutputLock::RemoveStale(DirOf(output));
   AMN_RETURN_IF_ERROR(CheckFreeSpace(DirOf(output), {ShardBytes(plan.shards.front())}, output));
   AMN_ASSIGN_OR_RETURN(StagedFile file, StagedFile::Create(output));
   AMN_RETURN_IF_ERROR(
@@ -68,6 +69,7 @@ Status WriteDirectoryOutput(const RememberPlan& plan, const DirectoryExtras& ext
   AMN_ASSIGN_OR_RETURN(const OutputLock lock, OutputLock::Acquire(target));
   const bool merging = overwrite && fs::is_directory(target, error);
   RemoveOrphanedPartials(DirOf(target));
+  OutputLock::RemoveStale(DirOf(target));
   if (merging) RemoveOrphanedPartials(target);
 
   std::vector<uint64_t> sizes;
