@@ -194,8 +194,8 @@ struct DirectoryListing {
 };
 
 // Regular files (symlinks followed inside `tree`, as in a Hugging Face cache
-// snapshot), not recursive. Shards and the index leaving the tree are
-// refused, other files skipped with a warning.
+// snapshot), not recursive. The index and configs leaving the tree are
+// refused, side files skipped with a warning.
 Result<DirectoryListing> ListDirectory(const fs::path& dir, const fs::path& tree,
                                        const ParseLimits& limits) {
   DirectoryListing listing;
@@ -211,11 +211,13 @@ Result<DirectoryListing> ListDirectory(const fs::path& dir, const fs::path& tree
     std::error_code type_error;
     if (!it->is_regular_file(type_error)) continue;
     const fs::path name = it->path().filename();
-    const bool read_for_meaning = name == kIndexName || name.extension() == kShardExtension ||
-                                  name == kConfigName || name == kQuantizeConfigName;
-    if (read_for_meaning) {
-      AMN_RETURN_IF_ERROR(CheckInsideTree(it->path(), tree));
-    } else if (const fs::path target = OutsideTree(it->path(), tree); !target.empty()) {
+    // Shards are checked once OpenDirectory knows which of them it reads.
+    const bool read_for_meaning = name == kIndexName || name == kConfigName ||
+                                  name == kQuantizeConfigName;
+    const bool side_file = !read_for_meaning && name.extension() != kShardExtension;
+    if (read_for_meaning) AMN_RETURN_IF_ERROR(CheckInsideTree(it->path(), tree));
+    if (const fs::path target = side_file ? OutsideTree(it->path(), tree) : fs::path();
+        !target.empty()) {
       listing.warnings.push_back(PathText(it->path()) + ": skipped: a symlink to " +
                                  PathText(target) + ", outside the model directory " +
                                  PathText(tree));
@@ -329,7 +331,6 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
         return Error(StatusCode::kInvalid, index_path,
                      "weight_map names the shard " + MessageSafe(name) + ", which is missing");
       }
-      AMN_RETURN_IF_ERROR(CheckInsideTree(path, tree));
       shard_paths.push_back(path);
     }
   } else {
@@ -340,6 +341,7 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
                  listing.has_index ? "the index names no shards" : "no *.safetensors files");
   }
   for (const fs::path& path : shard_paths) {
+    AMN_RETURN_IF_ERROR(CheckInsideTree(path, tree));
     AMN_ASSIGN_OR_RETURN(Shard shard, ReadShard(path, limits));
     files.shards.push_back(std::move(shard));
   }
