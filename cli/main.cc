@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,11 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return amn::cli::Main(argc, argv);
-  } catch (const std::exception& e) {  // e.g. std::bad_alloc from a benchmark buffer
+  } catch (const std::bad_alloc&) {  // e.g. a benchmark buffer; the library reports its own
+    std::fprintf(stderr, "amn: out of memory while running '%s'\n",
+                 argc > 1 ? amn::cli::Printable(argv[1]).c_str() : "amn");
+    return amn::cli::kExitFailure;
+  } catch (const std::exception& e) {
     // Never a JSON library's tagged message ("[json.exception.type_error.316]
     // ..."): say what failed in amn's words.
     std::string what = e.what();

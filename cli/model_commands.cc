@@ -209,6 +209,10 @@ struct InspectOptions {
 int RunInspect(const InspectOptions& options) {
   auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
   if (!model.ok()) return Fail(model.status());
+  // What remember would leave out.
+  for (const std::string& warning : model->Warnings()) {
+    std::fprintf(stderr, "amn: warning: %s\n", Printable(warning).c_str());
+  }
   const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
   if (options.json) {
     std::printf("%s\n", DumpJson(InspectJson(options.path, info)).c_str());
@@ -291,6 +295,10 @@ int RunRemember(const RememberCliOptions& options, const GlobalOptions& globals)
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
   if (!model.ok()) return Fail(model.status());
+  // Even with -q: something of the input is left out of the output.
+  for (const std::string& warning : model->Warnings()) {
+    std::fprintf(stderr, "amn: warning: %s\n", Printable(warning).c_str());
+  }
   const InspectInfo info = model->Inspect(options.to.get(), options.keep_passthrough);
   const std::filesystem::path output =
       options.output.empty() ? Model::DefaultOutputPath(options.path, info.to)

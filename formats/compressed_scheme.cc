@@ -67,6 +67,11 @@ Status AddPackedInt(SchemeBuilder& b, const std::string& name, TensorRef packed)
                   "' is not supported (tensor, channel and group are)");
     return Status::Ok();
   }
+  if (args.strategy == "group" && args.group_size && *args.group_size <= 0) {
+    return TensorError(name, "config_groups." + MessageSafe(args.group, 64) +
+                                 ".weights.group_size is " + std::to_string(*args.group_size) +
+                                 "; strategy group needs a positive group size");
+  }
   QuantWeight w;
   w.kind = QuantKind::kPackedInt;
   w.weight = packed;
@@ -103,6 +108,10 @@ Status AddPackedInt(SchemeBuilder& b, const std::string& name, TensorRef packed)
     if (s.size() != 2 || s[0] != w.out_features || s[1] == 0) {
       return TensorError(se.name, "shape " + ShapeText(s) + " should be [" +
                                       std::to_string(w.out_features) + ", groups]");
+    }
+    if (args.strategy == "channel" && s[1] != 1) {
+      return TensorError(se.name, "shape " + ShapeText(s) + " should be [" +
+                                      std::to_string(w.out_features) + ", 1] (strategy channel)");
     }
     w.groups = s[1];
     w.group_size = w.in_features / w.groups;

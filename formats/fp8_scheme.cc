@@ -2,8 +2,9 @@
 // NAME_scale (per-tensor: one element; per-channel: [rows] or [rows, 1];
 // compressed-tensors group strategy: [rows, k] with k dividing cols) or
 // NAME_scale_inv (blocks [ceil(rows/R), ceil(cols/C)], R x C from
-// quantization_config.weight_block_size, else 128 x 128, else inferred from
-// the grid; one element is per-tensor), of dtype F32, BF16 or F16. The scale
+// quantization_config.weight_block_size, else 128 x 128, else a grid
+// dividing the weight into equal whole blocks; any other grid is refused; one
+// element is per-tensor), of dtype F32, BF16 or F16. The scale
 // is multiplied, never divided.
 #include <string_view>
 
@@ -33,18 +34,20 @@ Status ClassifyScale(const TensorEntry& weight, const TensorEntry& scale, bool i
   }
   const bool two_d = shape.size() == 2;
   const std::vector<uint64_t>& s = scale.shape;
+  // Blocks come from weight_block_size, else the canonical 128 x 128.
   uint64_t block_rows = config.block_rows.value_or(kDefaultBlock);
   uint64_t block_cols = config.block_cols.value_or(kDefaultBlock);
   auto fits = [&](uint64_t br, uint64_t bc) {
     return two_d && s.size() == 2 && s[0] == CeilDiv(w.rows, br) && s[1] == CeilDiv(w.cols, bc);
   };
-  // Without weight_block_size, a block grid that is not 128 x 128 gives its
-  // block size away: R = ceil(rows / grid rows).
-  if (!config.block_rows && inverse_name && !fits(block_rows, block_cols) && s.size() == 2 &&
-      s[0] > 0 && s[1] > 0 && w.rows > 0 && w.cols > 0 &&
-      fits(CeilDiv(w.rows, s[0]), CeilDiv(w.cols, s[1]))) {
-    block_rows = CeilDiv(w.rows, s[0]);
-    block_cols = CeilDiv(w.cols, s[1]);
+  // Without weight_block_size, a grid that tiles the weight into equal whole
+  // blocks names its block (the safetensors reference's [8, 8] weight with a
+  // [2, 2] grid: 4 x 4). A grid that does not ([3, 3] over 256 x 256 would
+  // need 86 x 86 blocks with a ragged edge) is refused, never guessed.
+  if (!config.block_rows && inverse_name && !fits(block_rows, block_cols) && two_d &&
+      s.size() == 2 && s[0] > 0 && s[1] > 0 && w.rows % s[0] == 0 && w.cols % s[1] == 0) {
+    block_rows = w.rows / s[0];
+    block_cols = w.cols / s[1];
   }
   // compressed-tensors' group strategy: one scale per row and group.
   const bool group_shape = !inverse_name && two_d && s.size() == 2 && s[0] == w.rows && s[1] > 1 &&
@@ -68,7 +71,10 @@ Status ClassifyScale(const TensorEntry& weight, const TensorEntry& scale, bool i
                            std::to_string(w.rows) + "] / [" + std::to_string(w.rows) +
                            ", 1], per-group [" + std::to_string(w.rows) + ", k], nor " +
                            std::to_string(block_rows) + "x" + std::to_string(block_cols) +
-                           " blocks of weight " + ShapeText(shape));
+                           " blocks (" +
+                           (config.block_rows ? "weight_block_size of " + config.source
+                                              : std::string("no weight_block_size declared")) +
+                           ") of weight " + MessageSafe(weight.name) + " " + ShapeText(shape));
   }
   if (w.layout == Fp8Layout::kBlock) {
     w.block_rows = block_rows;

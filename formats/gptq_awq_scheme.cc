@@ -41,12 +41,14 @@ std::string GroupText(const QuantWeight& w) {
   return w.group_size >= w.in_features ? "one group" : "group " + std::to_string(w.group_size);
 }
 
-// The group size from the config (-1 or 0: one group), else from safetensors
+// The group size from the config (-1: one group; 0 or below is an error), else from safetensors
 // metadata (GPTQ's "gptq_group_size"), else ceil(K / groups).
 Result<uint64_t> GroupSize(const SchemeBuilder& b, const std::string& name, uint64_t k,
                            uint64_t groups) {
   std::optional<int64_t> configured = b.config().group_size;
+  std::string origin = b.config().source + " group_size";
   if (!configured) {
+    origin = "__metadata__ gptq_group_size";
     const auto& meta = b.files().shards.front().header.metadata;
     if (const auto it = meta.find("gptq_group_size"); it != meta.end()) {
       try {
@@ -57,7 +59,13 @@ Result<uint64_t> GroupSize(const SchemeBuilder& b, const std::string& name, uint
     }
   }
   if (configured) {
-    if (*configured <= 0) return k;
+    // -1 is the canonical "one group over all inputs"; 0 and other negative
+    // sizes are no layout GPTQModel or AutoAWQ writes.
+    if (*configured == -1) return k;
+    if (*configured <= 0) {
+      return TensorError(name, origin + " is " + std::to_string(*configured) +
+                                   "; it must be positive, or -1 for one group");
+    }
     return static_cast<uint64_t>(*configured);
   }
   if (groups == 0) return TensorError(name, "has no groups (scales has 0 rows)");

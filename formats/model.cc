@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "amn/ggml_dequant.h"
+#include "formats/byte_source.h"
 #include "formats/file_format.h"
 #include "formats/hf_cache.h"
 #include "formats/gguf.h"
@@ -286,6 +288,19 @@ Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits) {
 }
 
 Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits, const OpenOptions& options) {
+  // Limits bound every allocation a file declares; what can still fail is
+  // the host running short, reported as such instead of a bare bad_alloc.
+  try {
+    return OpenUnguarded(path, limits, options);
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kLimitExceeded,
+                  formats::MessageSafe(path.string(), formats::kMessagePathBytes) +
+                      ": out of memory while reading the model");
+  }
+}
+
+Result<Model> Model::OpenUnguarded(const fs::path& path, const ParseLimits& limits,
+                                   const OpenOptions& options) {
   auto impl = std::make_unique<Impl>();
   fs::path file = path;
   if (path.string().starts_with(formats::kOllamaPrefix)) {
@@ -333,6 +348,10 @@ Result<Model> Model::Open(const fs::path& path, const ParseLimits& limits, const
   AMN_ASSIGN_OR_RETURN(impl->files, formats::OpenModelFiles(file, clamped));
   AMN_ASSIGN_OR_RETURN(impl->scheme, formats::DetectScheme(impl->files));
   return Model(std::move(impl));
+}
+
+std::vector<std::string> Model::Warnings() const {
+  return impl_->gguf || impl_->arrays ? std::vector<std::string>() : impl_->files.warnings;
 }
 
 const fs::path& Model::path() const {
@@ -453,6 +472,15 @@ std::vector<MetadataEntry> Model::Metadata() const {
 }
 
 Status Model::Remember(const fs::path& output, const RememberOptions& options) const {
+  try {
+    return RememberUnguarded(output, options);
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kLimitExceeded, formats::MessageSafe(output.string(), formats::kMessagePathBytes) +
+                                                  ": out of memory while writing the output");
+  }
+}
+
+Status Model::RememberUnguarded(const fs::path& output, const RememberOptions& options) const {
   const ElemType to = options.to.value_or(ElemType::kBf16);
   formats::RememberPlan plan;
   formats::DirectoryExtras extras;
@@ -503,10 +531,13 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
       for (const fs::path& companion : files.companion_files) {
         if (!formats::CopiedToOutput(companion, impl_->scheme.quantized)) continue;
         if (companion.filename() == "config.json") {
-          AMN_ASSIGN_OR_RETURN(
-              const std::string config,
-              formats::RewriteConfigJson(files.config_json, formats::OutputFloatDtype(plan)));
-          extras.texts.emplace_back("config.json", config);
+          auto config = formats::RewriteConfigJson(files.config_json, formats::OutputFloatDtype(plan));
+          if (!config.ok()) {
+            return Status(config.status().code(),
+                          formats::MessageSafe(companion.string(), formats::kMessagePathBytes) +
+                              ": " + config.status().message());
+          }
+          extras.texts.emplace_back("config.json", *config);
         } else {
           extras.copies.push_back(companion);
         }

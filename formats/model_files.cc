@@ -88,6 +88,42 @@ Result<Json> ParseStrictJson(const fs::path& path, const std::string& text) {
   return json;
 }
 
+// The tree a model's files must resolve into: the directory itself, or the
+// models--ORG--NAME folder around a Hugging Face cache snapshot
+// (models--ORG--NAME/snapshots/REV), whose files link into ../../blobs.
+fs::path ModelTree(const fs::path& dir) {
+  std::error_code error;
+  fs::path tree = fs::canonical(dir, error);
+  if (error) return fs::absolute(dir, error).lexically_normal();
+  const fs::path snapshots = tree.parent_path();
+  if (snapshots.filename() == "snapshots" &&
+      snapshots.parent_path().filename().string().starts_with("models--")) {
+    return snapshots.parent_path();
+  }
+  return tree;
+}
+
+// Where `path` leads once every symlink is resolved, when that is outside
+// `tree`; empty when it stays inside (or cannot be resolved: opening it
+// reports that).
+fs::path OutsideTree(const fs::path& path, const fs::path& tree) {
+  std::error_code error;
+  const fs::path target = fs::canonical(path, error);
+  if (error) return {};
+  const fs::path relative = target.lexically_relative(tree);
+  if (!relative.empty() && *relative.begin() != "..") return {};
+  return target;
+}
+
+// kInvalid when a file the model is read from leaves the tree.
+Status CheckInsideTree(const fs::path& path, const fs::path& tree) {
+  const fs::path target = OutsideTree(path, tree);
+  if (target.empty()) return Status::Ok();
+  return Error(StatusCode::kInvalid, path,
+               "is a symlink to " + PathText(target) + ", outside the model directory " +
+                   PathText(tree) + "; refusing to read it");
+}
+
 // A weight_map value must name a file in the index's own directory.
 bool IsBareFileName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
@@ -144,11 +180,14 @@ struct DirectoryListing {
   bool has_index = false;
   std::vector<fs::path> shards;      // *.safetensors, sorted by name
   std::vector<fs::path> companions;  // the other regular files, sorted by name
+  std::vector<std::string> warnings;
 };
 
-// Regular files (symlinks followed, as in a Hugging Face cache snapshot),
-// not recursive.
-Result<DirectoryListing> ListDirectory(const fs::path& dir, const ParseLimits& limits) {
+// Regular files (symlinks followed inside `tree`, as in a Hugging Face cache
+// snapshot), not recursive. The index and configs leaving the tree are
+// refused, side files skipped with a warning.
+Result<DirectoryListing> ListDirectory(const fs::path& dir, const fs::path& tree,
+                                       const ParseLimits& limits) {
   DirectoryListing listing;
   std::error_code error;
   fs::directory_iterator it(dir, error);
@@ -162,6 +201,18 @@ Result<DirectoryListing> ListDirectory(const fs::path& dir, const ParseLimits& l
     std::error_code type_error;
     if (!it->is_regular_file(type_error)) continue;
     const fs::path name = it->path().filename();
+    // Shards are checked once OpenDirectory knows which of them it reads.
+    const bool read_for_meaning = name == kIndexName || name == kConfigName ||
+                                  name == kQuantizeConfigName;
+    const bool side_file = !read_for_meaning && name.extension() != kShardExtension;
+    if (read_for_meaning) AMN_RETURN_IF_ERROR(CheckInsideTree(it->path(), tree));
+    if (const fs::path target = side_file ? OutsideTree(it->path(), tree) : fs::path();
+        !target.empty()) {
+      listing.warnings.push_back(PathText(it->path()) + ": skipped: a symlink to " +
+                                 PathText(target) + ", outside the model directory " +
+                                 PathText(tree));
+      continue;
+    }
     if (name == kIndexName) {
       listing.has_index = true;
     } else if (name.extension() == kShardExtension) {
@@ -194,6 +245,7 @@ Result<std::string> ReadConfig(const fs::path& dir, const ParseLimits& limits,
   const fs::path path = dir / name;
   std::error_code error;
   if (!fs::is_regular_file(path, error)) return std::string();
+  AMN_RETURN_IF_ERROR(CheckInsideTree(path, ModelTree(dir)));
   return ReadSmallFile(path, limits.max_header_bytes);
 }
 
@@ -250,8 +302,10 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
   ModelFiles files;
   files.input = dir;
   files.is_directory = true;
-  AMN_ASSIGN_OR_RETURN(DirectoryListing listing, ListDirectory(dir, limits));
+  const fs::path tree = ModelTree(dir);
+  AMN_ASSIGN_OR_RETURN(DirectoryListing listing, ListDirectory(dir, tree, limits));
   files.companion_files = std::move(listing.companions);
+  files.warnings = std::move(listing.warnings);
 
   const fs::path index_path = dir / kIndexName;
   Index index;
@@ -277,6 +331,7 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
                  listing.has_index ? "the index names no shards" : "no *.safetensors files");
   }
   for (const fs::path& path : shard_paths) {
+    AMN_RETURN_IF_ERROR(CheckInsideTree(path, tree));
     AMN_ASSIGN_OR_RETURN(Shard shard, ReadShard(path, limits));
     files.shards.push_back(std::move(shard));
   }

@@ -34,9 +34,13 @@ struct ModelFiles {
   std::string index_metadata_json = "{}";
   bool has_index = false;
   // Other regular files of the directory (not *.safetensors, not the index;
-  // symlinks followed; not recursive), sorted by name: copied to the output
-  // as they are (config.json is rewritten). Empty for a single-file input.
+  // symlinks followed only inside the model's tree, see OpenModelFiles; not
+  // recursive), sorted by name: copied to the output as they are
+  // (config.json is rewritten). Empty for a single-file input.
   std::vector<std::filesystem::path> companion_files;
+  // Things skipped on the way, one line each (a side file whose symlink
+  // leaves the model's tree), for the caller to show.
+  std::vector<std::string> warnings;
   // config.json as text, if the directory (or the file's directory, for a
   // single file) has one; empty otherwise.
   std::string config_json;
@@ -54,6 +58,13 @@ struct ModelFiles {
 // no shards, an index naming a missing shard, a tensor in two shards, a
 // weight_map entry that disagrees with the headers, index JSON that is not
 // an object. A missing path is kIo.
+// The model directory is the boundary: every file is followed through
+// symlinks only while its resolved target stays inside the model's tree (the
+// directory itself, or for a Hugging Face cache snapshot
+// .../models--ORG--NAME/snapshots/REV the whole models--ORG--NAME, whose
+// snapshot files link to ../../blobs/HASH). A side file that leaves it is
+// skipped with a warning; a shard, the index, config.json or
+// quantize_config.json that leaves it is refused (kInvalid naming it).
 Result<ModelFiles> OpenModelFiles(const std::filesystem::path& path, const ParseLimits& limits);
 
 // A Hugging Face shard index (model.safetensors.index.json,

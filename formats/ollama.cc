@@ -11,6 +11,7 @@
 #include "formats/byte_source.h"
 #include "formats/sha256.h"
 #include "formats/json_bounded.h"
+#include "formats/json_access.h"
 
 namespace amn::formats {
 namespace fs = std::filesystem;
@@ -31,6 +32,28 @@ fs::path ModelsDir() {
 }
 
 }  // namespace
+
+Result<std::string> ReadOllamaModelDigest(const std::string& text, const fs::path& manifest) {
+  AMN_ASSIGN_OR_RETURN(const nlohmann::json json,
+                       ParseBoundedJson<nlohmann::json>(
+                           text, MessageSafe(manifest.string(), kMessagePathBytes)));
+  const JsonAt root{manifest.string(), ""};
+  AMN_ASSIGN_OR_RETURN(const nlohmann::json* layers_value, JsonRequired(json, root, "layers"));
+  const JsonAt layers_at = root.Member("layers");
+  AMN_ASSIGN_OR_RETURN(const nlohmann::json* layers, JsonArray(*layers_value, layers_at));
+  for (size_t i = 0; i < layers->size(); ++i) {
+    const nlohmann::json& layer = (*layers)[i];
+    const JsonAt at = layers_at.Element(i);
+    AMN_RETURN_IF_ERROR(JsonObject(layer, at).status());
+    const auto media = layer.find("mediaType");
+    if (media == layer.end()) continue;
+    AMN_ASSIGN_OR_RETURN(const std::string media_type, JsonString(*media, at.Member("mediaType")));
+    if (media_type != "application/vnd.ollama.image.model") continue;
+    AMN_ASSIGN_OR_RETURN(const nlohmann::json* digest, JsonRequired(layer, at, "digest"));
+    return JsonString(*digest, at.Member("digest"));
+  }
+  return std::string();
+}
 
 Result<fs::path> ResolveOllama(std::string_view spec) {
   if (!spec.starts_with(kOllamaPrefix)) {
@@ -82,19 +105,7 @@ Result<fs::path> ResolveOllama(std::string_view spec) {
   std::ifstream in(manifest);
   std::stringstream text;
   text << in.rdbuf();
-  std::string digest;
-  try {
-    AMN_ASSIGN_OR_RETURN(const nlohmann::json json,
-                         ParseBoundedJson<nlohmann::json>(text.str(), manifest.string()));
-    for (const auto& layer : json.at("layers")) {
-      if (layer.value("mediaType", "") == "application/vnd.ollama.image.model") {
-        digest = layer.at("digest").get<std::string>();
-        break;
-      }
-    }
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalid, manifest.string() + ": " + JsonErrorText(e));
-  }
+  AMN_ASSIGN_OR_RETURN(const std::string digest, ReadOllamaModelDigest(text.str(), manifest));
   if (digest.empty()) {
     return Status(StatusCode::kInvalid, manifest.string() + ": no model layer in the manifest");
   }

@@ -9,6 +9,7 @@
 #define AMN_FORMATS_OLLAMA_H_
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "amn/result.h"
@@ -27,6 +28,12 @@ Result<std::filesystem::path> ResolveOllama(std::string_view spec);
 // the name: kInvalid naming the blob on a mismatch, kUnsupported for a blob
 // not named by a sha256.
 Status VerifyOllamaBlob(const std::filesystem::path& blob);
+// The digest of the model layer of a manifest's JSON `text` ("" when it has
+// none); `manifest` names the file in messages. A wrong type or missing key
+// is kInvalid naming it (`key "layers[3].digest": expected string, got
+// number`).
+Result<std::string> ReadOllamaModelDigest(const std::string& text,
+                                          const std::filesystem::path& manifest);
 
 }  // namespace amn::formats
 

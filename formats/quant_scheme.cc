@@ -152,8 +152,17 @@ void DropActivationScales(SchemeBuilder& b) {
 }  // namespace
 
 Result<ModelScheme> DetectScheme(const ModelFiles& files) {
-  AMN_ASSIGN_OR_RETURN(const QuantConfig config,
-                       ReadQuantConfig(files.config_json, files.quantize_config_json));
+  Result<QuantConfig> read = ReadQuantConfig(files.config_json, files.quantize_config_json);
+  if (!read.ok()) {
+    // Its messages start with the file's name; put the model's directory
+    // in front so that the user knows which config.json.
+    const std::filesystem::path dir = files.is_directory ? files.input : files.input.parent_path();
+    return Status(read.status().code(),
+                  dir.empty() ? read.status().message()
+                              : MessageSafe((dir / "").string(), kMessagePathBytes) +
+                                    read.status().message());
+  }
+  const QuantConfig config = std::move(read).value();
   ModelScheme scheme;
   SchemeBuilder b(files, config, scheme);
   if (!KnownMethod(config.method)) {

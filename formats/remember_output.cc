@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "formats/byte_source.h"
+#include "formats/output_lock.h"
 #include "formats/staged_output.h"
 
 namespace amn::formats {
@@ -49,7 +50,9 @@ Status WriteFileOutput(const RememberPlan& plan, const fs::path& output, bool ov
     return Status(StatusCode::kInvalidArgument,
                   PathText(output) + " is a directory; the output is a file");
   }
+  AMN_ASSIGN_OR_RETURN(const OutputLock lock, OutputLock::Acquire(output));
   RemoveOrphanedPartials(DirOf(output));
+  OutputLock::RemoveStale(DirOf(output));
   AMN_RETURN_IF_ERROR(CheckFreeSpace(DirOf(output), {ShardBytes(plan.shards.front())}, output));
   AMN_ASSIGN_OR_RETURN(StagedFile file, StagedFile::Create(output));
   AMN_RETURN_IF_ERROR(
@@ -63,8 +66,10 @@ Status WriteDirectoryOutput(const RememberPlan& plan, const DirectoryExtras& ext
                             const OutputProgress& progress) {
   const fs::path target = output.has_filename() ? output : output.parent_path();  // "out/"
   std::error_code error;
+  AMN_ASSIGN_OR_RETURN(const OutputLock lock, OutputLock::Acquire(target));
   const bool merging = overwrite && fs::is_directory(target, error);
   RemoveOrphanedPartials(DirOf(target));
+  OutputLock::RemoveStale(DirOf(target));
   if (merging) RemoveOrphanedPartials(target);
 
   std::vector<uint64_t> sizes;

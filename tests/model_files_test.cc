@@ -179,16 +179,46 @@ TEST(ModelFiles, ShardedDirectoryWithoutIndexTakesEverySafetensorsFileByName) {
   EXPECT_EQ(files->config_json, "{}");
 }
 
-TEST(ModelFiles, SymlinkedShardsAreFollowed) {
-  // Hugging Face cache snapshots are directories of symlinks into blobs/.
-  TempDir blobs, snapshot;
-  const fs::path blob = blobs.Write("3f2a", ShardBytes({{"w", 4}}));
-  fs::create_symlink(blob, snapshot.path() / "model.safetensors");
-  fs::create_symlink(blobs.Write("9c1d", "{\"a\":1}"), snapshot.path() / "config.json");
-  const auto files = OpenModelFiles(snapshot.path(), ParseLimits{});
+TEST(ModelFiles, SymlinkedShardsAreFollowedInsideTheCacheRepo) {
+  // Hugging Face cache snapshots are directories of symlinks into the
+  // repo's blobs/ (models--ORG--NAME/snapshots/REV/x -> ../../blobs/HASH).
+  TempDir cache;
+  const fs::path repo = cache.path() / "models--org--name";
+  const fs::path snapshot = repo / "snapshots" / "0123";
+  fs::create_directories(snapshot);
+  fs::create_directories(repo / "blobs");
+  cache.Write("models--org--name/blobs/3f2a", ShardBytes({{"w", 4}}));
+  cache.Write("models--org--name/blobs/9c1d", "{\"a\":1}");
+  fs::create_symlink("../../blobs/3f2a", snapshot / "model.safetensors");
+  fs::create_symlink("../../blobs/9c1d", snapshot / "config.json");
+  const auto files = OpenModelFiles(snapshot, ParseLimits{});
   ASSERT_TRUE(files.ok()) << files.status().ToString();
   EXPECT_EQ(ShardNames(*files), (std::vector<std::string>{"model.safetensors"}));
   EXPECT_EQ(files->config_json, "{\"a\":1}");
+  EXPECT_TRUE(files->warnings.empty());
+}
+
+TEST(ModelFiles, SymlinksOutOfTheModelDirectoryAreRefusedOrSkipped) {
+  TempDir outside, model;
+  model.Write("model.safetensors", ShardBytes({{"w", 4}}));
+  fs::create_symlink(outside.Write("secret", "{}"), model.path() / "tokenizer.json");
+  const auto files = OpenModelFiles(model.path(), ParseLimits{});
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_TRUE(files->companion_files.empty());
+  ASSERT_EQ(files->warnings.size(), 1u);
+  EXPECT_NE(files->warnings[0].find("tokenizer.json"), std::string::npos) << files->warnings[0];
+  // A shard, or config.json, that leaves the directory is refused.
+  for (const char* name : {"config.json", "b.safetensors"}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    dir.Write("model.safetensors", ShardBytes({{"w", 4}}));
+    const std::string contents = std::string(name) == "config.json" ? "{}" : ShardBytes({{"v", 2}});
+    fs::create_symlink(outside.Write(std::string("target-") + name, contents), dir.path() / name);
+    const auto refused = OpenModelFiles(dir.path(), ParseLimits{});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(refused.status().message().find(name), std::string::npos) << refused.status().ToString();
+  }
 }
 
 TEST(ModelFiles, SingleFileReadsConfigNextToIt) {

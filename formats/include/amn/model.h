@@ -145,6 +145,9 @@ class AMN_API Model {
   ~Model();
 
   const std::filesystem::path& path() const;
+  // What Open skipped, one line each (e.g. a side file whose symlink leaves
+  // the model directory: docs/limits.md); shown by the CLI as warnings.
+  std::vector<std::string> Warnings() const;
   // What remember with these options would write (sizes, converted tensors).
   InspectInfo Inspect(std::optional<ElemType> to = std::nullopt,
                       bool keep_passthrough = false) const;
@@ -180,6 +183,10 @@ class AMN_API Model {
  private:
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
+  // Open and Remember without their out-of-memory guard.
+  static Result<Model> OpenUnguarded(const std::filesystem::path& path, const ParseLimits& limits,
+                                     const OpenOptions& options);
+  Status RememberUnguarded(const std::filesystem::path& output, const RememberOptions& options) const;
   std::unique_ptr<Impl> impl_;
 };
 
