@@ -18,6 +18,14 @@ uint32_t LoadF32Bits(const float* p) {
 
 void StoreF32Bits(uint32_t bits, float* p) { std::memcpy(p, &bits, sizeof(bits)); }
 
+// Inputs may sit at any address (the C ABI promises it), so 16-bit inputs
+// are loaded bytewise too.
+uint16_t LoadU16(const uint16_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return bits;
+}
+
 bool IsF32Nan(uint32_t bits) { return (bits & fmt::kF32AbsMask) > fmt::kF32ExpMask; }
 
 // Rounds `value >> shift` to nearest, ties to even. shift in [1, 31].
@@ -97,19 +105,19 @@ void ConvertF32ToF16(const float* in, size_t n_elems, uint16_t* out) {
 }
 
 void ConvertBf16ToF32(const uint16_t* in, size_t n_elems, float* out) {
-  for (size_t i = 0; i < n_elems; ++i) StoreF32Bits(Bf16ToF32Bits(in[i]), out + i);
+  for (size_t i = 0; i < n_elems; ++i) StoreF32Bits(Bf16ToF32Bits(LoadU16(in + i)), out + i);
 }
 
 void ConvertF16ToF32(const uint16_t* in, size_t n_elems, float* out) {
-  for (size_t i = 0; i < n_elems; ++i) StoreF32Bits(F16ToF32Bits(in[i]), out + i);
+  for (size_t i = 0; i < n_elems; ++i) StoreF32Bits(F16ToF32Bits(LoadU16(in + i)), out + i);
 }
 
 void ConvertF16ToBf16(const uint16_t* in, size_t n_elems, uint16_t* out) {
-  for (size_t i = 0; i < n_elems; ++i) out[i] = F32BitsToBf16(F16ToF32Bits(in[i]));
+  for (size_t i = 0; i < n_elems; ++i) out[i] = F32BitsToBf16(F16ToF32Bits(LoadU16(in + i)));
 }
 
 void ConvertBf16ToF16(const uint16_t* in, size_t n_elems, uint16_t* out) {
-  for (size_t i = 0; i < n_elems; ++i) out[i] = F32BitsToF16(Bf16ToF32Bits(in[i]));
+  for (size_t i = 0; i < n_elems; ++i) out[i] = F32BitsToF16(Bf16ToF32Bits(LoadU16(in + i)));
 }
 
 }  // namespace amn::ref
