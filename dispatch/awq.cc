@@ -1,21 +1,18 @@
-// Dispatch for AutoAWQ GEMM and compressed-tensors pack-quantized: the families Awq, PackedInt of the kernel
-// table (dispatch/kernel_table.h), compiled for every target. No math here.
+// Dispatch for AutoAWQ GEMM: the family Awq of the kernel table
+// (dispatch/kernel_table.h), compiled for every target. No math here.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "dispatch/awq.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/awq-inl.h"
-#include "kernels/packed_int-inl.h"
 #include "dispatch/family_dispatch.h"
 
 AMN_FAMILY_TARGET_BEGIN
 AMN_FAMILY_ENTRY(Awq)
-AMN_FAMILY_ENTRY(PackedInt)
 AMN_TU_PROBE(Awq)
 AMN_FAMILY_TARGET_END
 
 #if HWY_ONCE
 AMN_FAMILY_EXPORT(Awq)
-AMN_FAMILY_EXPORT(PackedInt)
 AMN_TU_PROBE_EXPORT(Awq)
 #endif  // HWY_ONCE

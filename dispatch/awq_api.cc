@@ -10,9 +10,6 @@
 
 namespace amn {
 
-// Pack-quantized layers share the AWQ TU (dispatch/awq.cc), so its table.
-TargetId PackedIntTarget() { return AwqTarget(); }
-
 namespace {
 
 // a * b, or false when it overflows 64 bits.

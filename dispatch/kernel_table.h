@@ -30,7 +30,7 @@
   X(BnbInt8, Bnb, DecodeBnbInt8, "bnb")                                         \
   X(Gptq, Gptq, DecodeGptq, "gptq")                                             \
   X(Awq, Awq, DecodeAwq, "awq")                                                 \
-  X(PackedInt, Awq, DecodePackedInt, "packed_int")
+  X(PackedInt, PackedInt, DecodePackedInt, "packed_int")
 
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u

@@ -351,6 +351,7 @@ Result<Model> Model::OpenUnguarded(const fs::path& path, const ParseLimits& limi
 }
 
 std::vector<std::string> Model::Warnings() const {
+  if (impl_->torch_dir) return impl_->torch.warnings;
   return impl_->gguf || impl_->arrays ? std::vector<std::string>() : impl_->files.warnings;
 }
 

@@ -115,15 +115,6 @@ fs::path OutsideTree(const fs::path& path, const fs::path& tree) {
   return target;
 }
 
-// kInvalid when a file the model is read from leaves the tree.
-Status CheckInsideTree(const fs::path& path, const fs::path& tree) {
-  const fs::path target = OutsideTree(path, tree);
-  if (target.empty()) return Status::Ok();
-  return Error(StatusCode::kInvalid, path,
-               "is a symlink to " + PathText(target) + ", outside the model directory " +
-                   PathText(tree) + "; refusing to read it");
-}
-
 // A weight_map value must name a file in the index's own directory.
 bool IsBareFileName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
@@ -133,6 +124,14 @@ bool IsBareFileName(const std::string& name) {
 using Index = ShardIndex;
 
 }  // namespace
+
+Status CheckInsideModelTree(const fs::path& path, const fs::path& tree) {
+  const fs::path target = OutsideTree(path, tree);
+  if (target.empty()) return Status::Ok();
+  return Error(StatusCode::kInvalid, path,
+               "is a symlink to " + PathText(target) + ", outside the model directory " +
+                   PathText(tree) + "; refusing to read it");
+}
 
 Result<ShardIndex> ReadShardIndex(const fs::path& path, const ParseLimits& limits) {
   AMN_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, limits.max_header_bytes));
@@ -174,21 +173,10 @@ Result<ShardIndex> ReadShardIndex(const fs::path& path, const ParseLimits& limit
   return index;
 }
 
-namespace {
-
-struct DirectoryListing {
-  bool has_index = false;
-  std::vector<fs::path> shards;      // *.safetensors, sorted by name
-  std::vector<fs::path> companions;  // the other regular files, sorted by name
-  std::vector<std::string> warnings;
-};
-
-// Regular files (symlinks followed inside `tree`, as in a Hugging Face cache
-// snapshot), not recursive. The index and configs leaving the tree are
-// refused, side files skipped with a warning.
-Result<DirectoryListing> ListDirectory(const fs::path& dir, const fs::path& tree,
-                                       const ParseLimits& limits) {
-  DirectoryListing listing;
+Result<ModelDirListing> ListModelDir(const fs::path& dir, const ModelDirNaming& naming,
+                                     const ParseLimits& limits) {
+  ModelDirListing listing;
+  listing.tree = ModelTree(dir);
   std::error_code error;
   fs::directory_iterator it(dir, error);
   uint64_t entries = 0;
@@ -201,21 +189,22 @@ Result<DirectoryListing> ListDirectory(const fs::path& dir, const fs::path& tree
     std::error_code type_error;
     if (!it->is_regular_file(type_error)) continue;
     const fs::path name = it->path().filename();
-    // Shards are checked once OpenDirectory knows which of them it reads.
-    const bool read_for_meaning = name == kIndexName || name == kConfigName ||
+    // Shards are checked once the caller knows which of them it reads.
+    const bool read_for_meaning = name == naming.index_name || name == kConfigName ||
                                   name == kQuantizeConfigName;
-    const bool side_file = !read_for_meaning && name.extension() != kShardExtension;
-    if (read_for_meaning) AMN_RETURN_IF_ERROR(CheckInsideTree(it->path(), tree));
-    if (const fs::path target = side_file ? OutsideTree(it->path(), tree) : fs::path();
+    const bool shard = !read_for_meaning && naming.is_shard(name.string());
+    if (read_for_meaning) AMN_RETURN_IF_ERROR(CheckInsideModelTree(it->path(), listing.tree));
+    if (const fs::path target = read_for_meaning || shard ? fs::path()
+                                                           : OutsideTree(it->path(), listing.tree);
         !target.empty()) {
       listing.warnings.push_back(PathText(it->path()) + ": skipped: a symlink to " +
                                  PathText(target) + ", outside the model directory " +
-                                 PathText(tree));
+                                 PathText(listing.tree));
       continue;
     }
-    if (name == kIndexName) {
+    if (name == naming.index_name) {
       listing.has_index = true;
-    } else if (name.extension() == kShardExtension) {
+    } else if (shard) {
       listing.shards.push_back(it->path());
     } else {
       listing.companions.push_back(it->path());
@@ -230,6 +219,19 @@ Result<DirectoryListing> ListDirectory(const fs::path& dir, const fs::path& tree
   return listing;
 }
 
+Result<std::string> ReadModelConfig(const fs::path& dir, const ParseLimits& limits,
+                                    std::string_view name) {
+  const fs::path path = dir / name;
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return std::string();
+  AMN_RETURN_IF_ERROR(CheckInsideModelTree(path, ModelTree(dir)));
+  return ReadSmallFile(path, limits.max_header_bytes);
+}
+
+namespace {
+
+bool IsSafetensorsShard(const std::string& name) { return name.ends_with(kShardExtension); }
+
 Result<Shard> ReadShard(const fs::path& path, const ParseLimits& limits) {
   AMN_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source, FileSource::Open(path));
   Shard shard;
@@ -237,16 +239,6 @@ Result<Shard> ReadShard(const fs::path& path, const ParseLimits& limits) {
   shard.file_bytes = source->size();
   AMN_ASSIGN_OR_RETURN(shard.header, ReadSafetensorsHeader(*source, limits));
   return shard;
-}
-
-// config.json next to the model, or "" when there is none.
-Result<std::string> ReadConfig(const fs::path& dir, const ParseLimits& limits,
-                               std::string_view name = kConfigName) {
-  const fs::path path = dir / name;
-  std::error_code error;
-  if (!fs::is_regular_file(path, error)) return std::string();
-  AMN_RETURN_IF_ERROR(CheckInsideTree(path, ModelTree(dir)));
-  return ReadSmallFile(path, limits.max_header_bytes);
 }
 
 // Across shards: no tensor twice, the data within max_total_bytes, and, with
@@ -302,8 +294,8 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
   ModelFiles files;
   files.input = dir;
   files.is_directory = true;
-  const fs::path tree = ModelTree(dir);
-  AMN_ASSIGN_OR_RETURN(DirectoryListing listing, ListDirectory(dir, tree, limits));
+  AMN_ASSIGN_OR_RETURN(ModelDirListing listing,
+                       ListModelDir(dir, {kIndexName, IsSafetensorsShard}, limits));
   files.companion_files = std::move(listing.companions);
   files.warnings = std::move(listing.warnings);
 
@@ -331,13 +323,13 @@ Result<ModelFiles> OpenDirectory(const fs::path& dir, const ParseLimits& limits)
                  listing.has_index ? "the index names no shards" : "no *.safetensors files");
   }
   for (const fs::path& path : shard_paths) {
-    AMN_RETURN_IF_ERROR(CheckInsideTree(path, tree));
+    AMN_RETURN_IF_ERROR(CheckInsideModelTree(path, listing.tree));
     AMN_ASSIGN_OR_RETURN(Shard shard, ReadShard(path, limits));
     files.shards.push_back(std::move(shard));
   }
   AMN_RETURN_IF_ERROR(CheckShards(files, listing.has_index ? &index : nullptr, index_path, limits));
-  AMN_ASSIGN_OR_RETURN(files.config_json, ReadConfig(dir, limits));
-  AMN_ASSIGN_OR_RETURN(files.quantize_config_json, ReadConfig(dir, limits, kQuantizeConfigName));
+  AMN_ASSIGN_OR_RETURN(files.config_json, ReadModelConfig(dir, limits));
+  AMN_ASSIGN_OR_RETURN(files.quantize_config_json, ReadModelConfig(dir, limits, kQuantizeConfigName));
   return files;
 }
 
@@ -348,8 +340,8 @@ Result<ModelFiles> OpenSingleFile(const fs::path& path, const ParseLimits& limit
   files.shards.push_back(std::move(shard));
   AMN_RETURN_IF_ERROR(CheckShards(files, nullptr, {}, limits));
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  AMN_ASSIGN_OR_RETURN(files.config_json, ReadConfig(dir, limits));
-  AMN_ASSIGN_OR_RETURN(files.quantize_config_json, ReadConfig(dir, limits, kQuantizeConfigName));
+  AMN_ASSIGN_OR_RETURN(files.config_json, ReadModelConfig(dir, limits));
+  AMN_ASSIGN_OR_RETURN(files.quantize_config_json, ReadModelConfig(dir, limits, kQuantizeConfigName));
   return files;
 }
 

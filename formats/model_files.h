@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "amn/limits.h"
@@ -77,6 +78,34 @@ struct ShardIndex {
   std::vector<std::string> shard_names;           // distinct values, sorted
 };
 Result<ShardIndex> ReadShardIndex(const std::filesystem::path& path, const ParseLimits& limits);
+
+// A model directory's regular files, not recursive, symlinks followed only
+// inside its tree (the directory itself, or around a Hugging Face cache
+// snapshot the whole models--ORG--NAME). The index, config.json and
+// quantize_config.json leaving the tree are refused (kInvalid naming them),
+// side files leaving it skipped with a warning; shards are listed as they
+// are (the caller checks the ones it reads with CheckInsideModelTree).
+struct ModelDirNaming {
+  std::string_view index_name;                // e.g. model.safetensors.index.json
+  bool (*is_shard)(const std::string& name);  // a weight file's name
+};
+struct ModelDirListing {
+  std::filesystem::path tree;
+  bool has_index = false;
+  std::vector<std::filesystem::path> shards;      // sorted by name
+  std::vector<std::filesystem::path> companions;  // the other files, sorted by name
+  std::vector<std::string> warnings;
+};
+Result<ModelDirListing> ListModelDir(const std::filesystem::path& dir,
+                                     const ModelDirNaming& naming, const ParseLimits& limits);
+
+// kInvalid naming `path` when it resolves outside `tree` (ModelDirListing::tree).
+Status CheckInsideModelTree(const std::filesystem::path& path, const std::filesystem::path& tree);
+
+// `name` (config.json by default) in `dir` as text, "" when there is none;
+// refused when it leaves the model's tree; bounded by limits.max_header_bytes.
+Result<std::string> ReadModelConfig(const std::filesystem::path& dir, const ParseLimits& limits,
+                                    std::string_view name = "config.json");
 
 // A whole small file (an index, config.json) of at most `max_bytes`
 // (kLimitExceeded above it).

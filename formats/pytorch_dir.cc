@@ -61,32 +61,12 @@ std::string SafetensorsShardName(const std::string& bin_name) {
 Result<PytorchDir> OpenPytorchDir(const fs::path& dir, const ParseLimits& limits) {
   PytorchDir out;
   out.dir = dir;
-  std::vector<fs::path> listed;
+  AMN_ASSIGN_OR_RETURN(ModelDirListing listing,
+                       ListModelDir(dir, {kPytorchIndexName, IsShardName}, limits));
+  out.has_index = listing.has_index;
+  out.companion_files = std::move(listing.companions);
+  out.warnings = std::move(listing.warnings);
   std::error_code error;
-  uint64_t entries = 0;
-  for (fs::directory_iterator it(dir, error); !error && it != fs::directory_iterator();
-       it.increment(error)) {
-    if (++entries > limits.max_item_count) {
-      return Error(StatusCode::kLimitExceeded, dir,
-                   "more than " + std::to_string(limits.max_item_count) +
-                       " directory entries (limits.max_item_count)");
-    }
-    std::error_code type_error;
-    if (!it->is_regular_file(type_error)) continue;
-    const std::string name = it->path().filename().string();
-    if (name == kPytorchIndexName) {
-      out.has_index = true;
-    } else if (IsShardName(name)) {
-      listed.push_back(it->path());
-    } else {
-      out.companion_files.push_back(it->path());
-    }
-  }
-  if (error) return Error(StatusCode::kIo, dir, "cannot list the directory: " + error.message());
-  const auto by_name = [](const fs::path& a, const fs::path& b) {
-    return a.filename().native() < b.filename().native();
-  };
-  std::sort(out.companion_files.begin(), out.companion_files.end(), by_name);
   const fs::path index_path = dir / kPytorchIndexName;
   ShardIndex index;
   if (out.has_index) {
@@ -100,16 +80,10 @@ Result<PytorchDir> OpenPytorchDir(const fs::path& dir, const ParseLimits& limits
       }
       out.shards.push_back(path);
     }
-    // Shards the index does not name are left alone, like other files.
-    for (const fs::path& path : listed) {
-      if (std::find(out.shards.begin(), out.shards.end(), path) == out.shards.end()) {
-        out.companion_files.push_back(path);
-      }
-    }
-    std::sort(out.companion_files.begin(), out.companion_files.end(), by_name);
+    // Shards the index does not name are neither converted nor copied, as
+    // in a safetensors directory.
   } else {
-    out.shards = std::move(listed);
-    std::sort(out.shards.begin(), out.shards.end(), by_name);
+    out.shards = std::move(listing.shards);
   }
   if (out.shards.empty()) {
     return Error(StatusCode::kInvalid, dir,
@@ -119,6 +93,7 @@ Result<PytorchDir> OpenPytorchDir(const fs::path& dir, const ParseLimits& limits
   uint64_t total_bytes = 0;
   for (size_t s = 0; s < out.shards.size(); ++s) {
     const fs::path& path = out.shards[s];
+    AMN_RETURN_IF_ERROR(CheckInsideModelTree(path, listing.tree));
     AMN_ASSIGN_OR_RETURN(const FileFormat format, DetectFileFormat(path, limits));
     if (format != FileFormat::kPytorch) {
       return Error(StatusCode::kInvalid, path,
@@ -162,10 +137,7 @@ Result<PytorchDir> OpenPytorchDir(const fs::path& dir, const ParseLimits& limits
       }
     }
   }
-  const fs::path config = dir / "config.json";
-  if (fs::is_regular_file(config, error)) {
-    AMN_ASSIGN_OR_RETURN(out.config_json, ReadSmallFile(config, limits.max_header_bytes));
-  }
+  AMN_ASSIGN_OR_RETURN(out.config_json, ReadModelConfig(dir, limits));
   return out;
 }
 

@@ -29,9 +29,11 @@ struct PytorchDir {
   std::vector<ArrayFile> files;               // one per shard
   bool has_index = false;
   std::string index_metadata_json = "{}";
-  // The other regular files (not shards, not the index; symlinks followed;
-  // not recursive), sorted by name; copied to a directory output.
+  // The other regular files (not shards, not the index; symlinks followed
+  // only inside the model's tree, as ListModelDir does; not recursive),
+  // sorted by name; copied to a directory output.
   std::vector<std::filesystem::path> companion_files;
+  std::vector<std::string> warnings;  // side files skipped, one line each
   std::string config_json;  // "" when there is none
 };
 

@@ -111,5 +111,52 @@ TEST(PytorchDirCli, AnIndexThatDisagreesIsRefused) {
   EXPECT_NE(text.err.find("pytorch_model-00001-of-00001.bin"), std::string::npos) << text.err;
 }
 
+// The model directory is the boundary here too (issue 20): a side file
+// linked outside is skipped with a warning, a shard or config.json linked
+// outside is refused, a shard the index does not name is not copied.
+TEST(PytorchDirCli, SymlinksLeavingTheDirectoryAreNotFollowed) {
+  TempDir dir;
+  const fs::path model = dir.path() / "linked";
+  fs::create_directory(model);
+  WriteText(model / "pytorch_model.bin", Shard("w"));
+  WriteText(dir.path() / "secret.txt", "not part of the model");
+  fs::create_symlink(dir.path() / "secret.txt", model / "tokenizer.json");
+  const CliResult side = RunAmn("remember -q " + Quote(model) + " -o " + Quote(dir.path() / "a"));
+  ASSERT_EQ(side.exit_code, 0) << side.err;
+  EXPECT_NE(side.err.find("warning"), std::string::npos) << side.err;
+  EXPECT_NE(side.err.find("tokenizer.json"), std::string::npos) << side.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "a" / "tokenizer.json"));
+
+  fs::create_symlink(dir.path() / "secret.txt", model / "config.json");
+  const CliResult config = RunAmn("remember -q " + Quote(model) + " -o " + Quote(dir.path() / "b"));
+  EXPECT_EQ(config.exit_code, 1);
+  EXPECT_NE(config.err.find("outside the model directory"), std::string::npos) << config.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "b"));
+  fs::remove(model / "config.json");
+
+  fs::rename(model / "pytorch_model.bin", dir.path() / "elsewhere.bin");
+  fs::create_symlink(dir.path() / "elsewhere.bin", model / "pytorch_model.bin");
+  const CliResult shard = RunAmn("remember -q " + Quote(model) + " -o " + Quote(dir.path() / "c"));
+  EXPECT_EQ(shard.exit_code, 1);
+  EXPECT_NE(shard.err.find("pytorch_model.bin"), std::string::npos) << shard.err;
+  EXPECT_NE(shard.err.find("outside the model directory"), std::string::npos) << shard.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "c"));
+}
+
+TEST(PytorchDirCli, ShardsTheIndexDoesNotNameAreNotCopied) {
+  TempDir dir;
+  const fs::path model = dir.path() / "stray";
+  fs::create_directory(model);
+  WriteText(model / "pytorch_model-00001-of-00001.bin", Shard("a"));
+  WriteText(model / "pytorch_model-old.bin", Shard("b"));
+  WriteText(model / "pytorch_model.bin.index.json",
+            R"({"weight_map": {"a": "pytorch_model-00001-of-00001.bin"}})");
+  const CliResult r = RunAmn("remember -q " + Quote(model) + " -o " + Quote(dir.path() / "out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "out" / "model-00001-of-00001.safetensors"));
+  EXPECT_FALSE(fs::exists(dir.path() / "out" / "pytorch_model-old.bin"));
+  EXPECT_FALSE(fs::exists(dir.path() / "out" / "model-old.safetensors"));
+}
+
 }  // namespace
 }  // namespace amn::test

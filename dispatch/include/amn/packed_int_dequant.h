@@ -63,8 +63,7 @@ struct PackedIntLayer {
 AMN_API Status DequantPackedInt(const PackedIntLayer& layer, uint64_t row_begin, uint64_t row_end,
                                 ElemType out_type, std::span<std::byte> out);
 
-// Probe: the target the pack-quantized dispatch table runs now (the same
-// table as AwqTarget()).
+// Probe: the target the pack-quantized dispatch table runs now.
 AMN_API TargetId PackedIntTarget();
 
 }  // namespace amn
