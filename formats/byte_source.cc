@@ -91,23 +91,8 @@ std::string JsonErrorText(const std::exception& error) {
 }
 
 std::string MessageSafe(std::string_view text, size_t max_bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
   const size_t n = Utf8CutPoint(text, max_bytes);
-  out.reserve(n + 8);
-  for (size_t i = 0; i < n;) {
-    const size_t length = Utf8SequenceLength(text, i);
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (length == 0 || byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
-      ++i;
-    } else {
-      out.append(text.substr(i, length));
-      i += length;
-    }
-  }
+  std::string out = EscapeInvalidUtf8(text.substr(0, n), /*controls=*/true);
   if (n < text.size()) out += "...";
   return out;
 }

@@ -39,14 +39,14 @@ bool IsValidUtf8(std::string_view text) {
   return true;
 }
 
-std::string EscapeInvalidUtf8(std::string_view text) {
+std::string EscapeInvalidUtf8(std::string_view text, bool controls) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const size_t n = Utf8SequenceLength(text, i);
-    if (n == 0) {
-      const auto b = static_cast<unsigned char>(text[i]);
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (n == 0 || (controls && (b < 0x20 || b == 0x7f))) {
       out += "\\x";
       out += kHex[b >> 4];
       out += kHex[b & 15];

@@ -19,8 +19,10 @@ size_t Utf8SequenceLength(std::string_view text, size_t at);
 
 bool IsValidUtf8(std::string_view text);
 
-// `text` with each byte outside a well-formed sequence written as \xNN.
-std::string EscapeInvalidUtf8(std::string_view text);
+// `text` with each byte outside a well-formed sequence written as \xNN,
+// and with `controls` also each byte below 0x20 and 0x7f (then the result
+// is one printable line).
+std::string EscapeInvalidUtf8(std::string_view text, bool controls = false);
 
 // The largest n <= max_bytes such that text[0, n) does not end inside a
 // well-formed multi-byte sequence (a cut that never splits a character).

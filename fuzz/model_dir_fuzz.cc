@@ -7,8 +7,6 @@
 // name append); any other input is the directory's only file,
 // model.safetensors (so plain safetensors seeds work as they are).
 // Errors are expected; crashes, sanitizer reports, leaks and hangs are bugs.
-#include <unistd.h>
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -19,10 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "formats/model_files.h"
-#include "formats/quant_scheme.h"
-#include "formats/remember_plan.h"
 #include "fuzz/fuzz_limits.h"
+#include "fuzz/whole_input.h"
 
 namespace {
 
@@ -40,19 +36,6 @@ constexpr std::array<const char*, 7> kNames = {
     "tokenizer.json",
 };
 
-// A private directory, removed when the fuzzer exits.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::string dir = (fs::temp_directory_path() / "amn_dir_fuzz_XXXXXX").string();
-    if (::mkdtemp(dir.data()) == nullptr) std::abort();
-    path = dir;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
 
 void Append(const fs::path& path, const uint8_t* data, size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::app);
@@ -82,14 +65,8 @@ void WriteDirectory(const fs::path& dir, const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ScratchDir dir;
+  static const amn::fuzz::ScratchDir dir("amn_dir_fuzz");
   WriteDirectory(dir.path, data, size);
-  const auto files = OpenModelFiles(dir.path, amn::fuzz::SmallLimits());
-  if (!files.ok()) return 0;
-  const auto scheme = DetectScheme(*files);
-  if (!scheme.ok()) return 0;
-  for (const bool keep : {false, true}) {
-    (void)PlanRemember(*files, *scheme, amn::ElemType::kBf16, keep);
-  }
+  amn::fuzz::PlanSafetensorsModel(dir.path, amn::fuzz::SmallLimits());
   return 0;
 }

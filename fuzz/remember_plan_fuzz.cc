@@ -4,8 +4,6 @@
 // sizes) for BF16 and with --keep-passthrough; nothing is written. The
 // input goes through a scratch file because the readers open paths.
 // Errors are expected; crashes, sanitizer reports, leaks and hangs are bugs.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,32 +14,18 @@
 #include "formats/byte_source.h"
 #include "formats/file_format.h"
 #include "formats/gguf.h"
-#include "formats/model_files.h"
-#include "formats/quant_scheme.h"
 #include "formats/remember_plan.h"
 #include "fuzz/fuzz_limits.h"
+#include "fuzz/whole_input.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace amn::formats;
 
-// A private directory, removed when the fuzzer exits.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::string dir = (fs::temp_directory_path() / "amn_plan_fuzz_XXXXXX").string();
-    if (::mkdtemp(dir.data()) == nullptr) std::abort();
-    path = dir;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
 
 const fs::path& ScratchFile() {
-  static const ScratchDir dir;
+  static const amn::fuzz::ScratchDir dir("amn_plan_fuzz");
   static const fs::path path = dir.path / "input.bin";
   return path;
 }
@@ -68,14 +52,9 @@ void Plan(const fs::path& path, const amn::ParseLimits& limits) {
                                 keep ? std::nullopt : std::optional(amn::ElemType::kBf16));
         break;
       }
-      case FileFormat::kSafetensors: {
-        const auto files = OpenModelFiles(path, limits);
-        if (!files.ok()) return;
-        const auto scheme = DetectScheme(*files);
-        if (!scheme.ok()) return;
-        (void)PlanRemember(*files, *scheme, amn::ElemType::kBf16, keep);
+      case FileFormat::kSafetensors:
+        if (!keep) amn::fuzz::PlanSafetensorsModel(path, limits);  // plans both itself
         break;
-      }
     }
   }
 }
