@@ -471,12 +471,15 @@ TEST_P(Fp4Test, Mxfp4HandVector) {
 // a multiple of any vector), sub-ranges and misaligned outputs.
 TEST_P(Fp4Test, RandomShapesAndRanges) {
   uint32_t seed = 7;
+  uint64_t case_number = 0;
   for (size_t rows : {1, 2, 3, 17, 70, 129}) {
     for (size_t groups : {1, 2, 3, 5, 64, 65, 90}) {
       const std::vector<uint8_t> codes = PseudoRandomBytes(rows * groups * 16, seed++);
       std::vector<uint8_t> e4m3 = PseudoRandomBytes(rows * groups * 2, seed++);
       std::vector<uint8_t> e8m0 = PseudoRandomBytes(rows * groups, seed++);
       for (ElemType type : kOutTypes) {
+        // 4 is prime to the 3 output types and the 7 group counts.
+        if (!RunCase(case_number++, 4)) continue;
         const size_t cols = groups * 32;  // NVFP4: 2 * groups 16-groups
         e4m3.resize(rows * cols / 16);
         EXPECT_TRUE(Nvfp4MatchesReference(codes, e4m3, 0.37f, rows, cols, 0, rows, type,

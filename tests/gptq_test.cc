@@ -529,6 +529,12 @@ TEST_P(GptqTest, RandomLayersMatchReference) {
           // Groups that straddle vectors (48), that align with them (64),
           // and one group for the whole layer.
           const size_t group_size = seed % 3 == 0 ? 48 : seed % 3 == 1 ? 64 : shape.first;
+          // One case in 4 under emulation: 4 is prime to the 3 output and
+          // scale types, so every combination still runs.
+          if (!RunCase(seed, 4)) {
+            ++seed;
+            continue;
+          }
           const OwnedLayer o = RandomLayer(bits, shape.first, shape.second, group_size, with_g_idx,
                                            scale_type, seed++);
           EXPECT_TRUE(MatchesReferenceRows(o, out_type, seed % 7));
