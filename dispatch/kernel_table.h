@@ -32,6 +32,18 @@
   X(Awq, Awq, DecodeAwq, "awq")                                                 \
   X(PackedInt, Awq, DecodePackedInt, "packed_int")
 
+// The encoders (amn/quantize.h), the same way. X(Family, Tu, Ref, "group"):
+//   Family   the encoder Encode<Family> (kernels/, per target) and its side
+//            inputs kernels::<Family>Args (kernels/encode_args.h);
+//   Tu       the dispatch TU (dispatch/<tu>.cc) and its probe <Tu>Target();
+//   Ref      its scalar reference ref::<Ref> (kernels/ref/encode_ref.h);
+//   "group"  the registry's family name for its kernels.
+#define AMN_ENCODER_FAMILIES(X)                                   \
+  X(AbsMaxGrid, Encode, EncodeAbsMaxGrid, "fp8_encode")           \
+  X(Fp8Quant, Encode, EncodeFp8Quant, "fp8_encode")               \
+  X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
+  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")
+
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u
 #define AMN_TO_F16 2u

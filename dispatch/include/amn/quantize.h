@@ -14,6 +14,7 @@
 #include "amn/elem_type.h"
 #include "amn/export.h"
 #include "amn/status.h"
+#include "amn/targets.h"
 
 namespace amn {
 
@@ -120,6 +121,9 @@ AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_
 // error (may be null) gets x' = code * SCB / 127 as DequantBnbInt8 computes it.
 AMN_API Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<float> scb,
                                std::span<int8_t> codes, QuantError* error);
+
+// Probe: the target the encoders' dispatch table runs right now.
+AMN_API TargetId EncodeTarget();
 
 }  // namespace amn
 
