@@ -44,6 +44,17 @@
   X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
   X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")
 
+// X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
+// type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
+// that Run<Family>Sample builds for `variant` (dispatch/kernel_samples.h).
+#define AMN_ENCODERS(X)              \
+  X(e4m3, Fp8Quant, 0)               \
+  X(e5m2, Fp8Quant, 1)               \
+  X(amax128, AbsMaxGrid, 0)          \
+  X(nf4, Bnb4Quant, 0)               \
+  X(fp4, Bnb4Quant, 1)               \
+  X(int8_rowwise, BnbInt8Quant, 0)
+
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u
 #define AMN_TO_F16 2u

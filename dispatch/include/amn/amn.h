@@ -434,7 +434,8 @@ AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* par
  * inputs (scales, zeros, codebooks), so any input bytes are valid. Kernel i
  * turns n_elems outputs' worth of input bytes into n_elems elements of its
  * output dtype; amn_kernel_run uses the best target of this CPU (or the
- * cap), amn_kernel_run_reference the scalar reference. An engine tests
+ * cap), amn_kernel_run_reference the scalar reference (encoders: block_elems
+ * inputs per unit, output sized by amn_kernel_output_bytes). An engine tests
  * itself by comparing the two byte for byte. Indexes are stable within one
  * library build only: look kernels up by name. */
 
@@ -451,8 +452,14 @@ AMN_API amn_status amn_kernel_block_elems(size_t i, size_t* block_elems);
 /* Input bytes kernel i reads for n_elems outputs (a multiple of its block). */
 AMN_API amn_status amn_kernel_input_bytes(size_t i, size_t n_elems, size_t* bytes);
 
-/* Kernel i's output element type (AMN_F32, AMN_F16 or AMN_BF16). */
+/* Kernel i's output element type (AMN_F32, AMN_F16 or AMN_BF16; for an
+ * encoder "<in>_to_<scheme>", its code type or the type of its scales). */
 AMN_API amn_status amn_kernel_output_dtype(size_t i, amn_dtype* dtype);
+
+/* Output bytes kernel i writes for n_elems inputs (a multiple of its block):
+ * n_elems elements of its output dtype, or for an encoder whole units of
+ * codes and their scales. */
+AMN_API amn_status amn_kernel_output_bytes(size_t i, size_t n_elems, size_t* bytes);
 
 /* Runs kernel i: reads amn_kernel_input_bytes(i, n_elems) bytes of src
  * (src_bytes may be larger), writes n_elems outputs to dst, which holds
