@@ -21,10 +21,13 @@
 
 #include "amn/quantize.h"
 #include "kernels/bnb_encode_tables.h"
+#include "kernels/bnb_layout.h"
 #include "kernels/encode_common.h"
 #include "kernels/ref/bnb_encode_ref.h"
 #include "kernels/ref/fp8_encode_ref.h"
 #include "kernels/ref/fp8_ref.h"
+#include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/target_param.h"
 
 namespace amn::test {
@@ -378,6 +381,50 @@ TEST_P(QuantizeTest, NonFiniteRefusedAtReferenceIndex) {
         EXPECT_NE(c.ToString().find(want), std::string::npos) << c.ToString();
       }
     }
+  }
+}
+
+// The bnb_reference fixtures re-encode byte for byte on this target (as
+// quantize_ref_test.cc checks the reference): plain 4-bit with absmax
+// recomputed, double quant with the recovered absmax given, INT8 with SCB
+// given.
+TEST_P(QuantizeTest, BnbFixturesReencodeByteForByte) {
+  const auto files = FixtureFiles("bnb_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "bnb_reference");
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    const std::optional<BnbFixture> f = ReadBnbFixture(path);
+    ASSERT_TRUE(f.has_value());
+    const uint64_t n = f->expected.size() / 2;
+    Input in{ElemType::kBf16, f->format == 1 ? f->rows : 1, f->format == 1 ? f->cols : n,
+             f->expected, 0};
+    if (f->format == 1) {
+      std::vector<float> scb(f->rows);
+      std::memcpy(scb.data(), f->scb.data(), 4 * scb.size());
+      std::vector<int8_t> codes(n);
+      ASSERT_TRUE(QuantizeBnbInt8(in.rows_view(), true, scb, codes, nullptr).ok());
+      EXPECT_EQ(std::memcmp(codes.data(), f->weight.data(), n), 0);
+      continue;
+    }
+    const bool fp4 = LoadLe32(&f->quant_map[4]) != Bits(bnb::kNf4Codebook[1]);
+    const uint64_t nb = (n + f->block_size - 1) / f->block_size;
+    std::vector<float> absmax(nb);
+    if (f->format == 2) {
+      bnb::Bnb4View view;
+      view.absmax = f->absmax.data();
+      view.double_quant = true;
+      view.nested_absmax = f->nested_absmax.data();
+      view.nested_quant_map = f->nested_quant_map.data();
+      view.nested_block_size = 256;
+      view.nested_offset_bits = Bits(f->nested_offset);
+      for (uint64_t b = 0; b < nb; ++b) absmax[b] = FromBits(bnb::AbsmaxBits(view, b));
+    }
+    std::vector<std::byte> packed((n + 1) / 2);
+    ASSERT_TRUE(QuantizeBnb4(in.rows_view(), f->block_size, fp4 ? Bnb4Type::kFp4 : Bnb4Type::kNf4,
+                             f->format == 2, absmax, packed, nullptr)
+                    .ok());
+    EXPECT_EQ(std::memcmp(packed.data(), f->packed.data(), packed.size()), 0);
+    if (f->format == 0) EXPECT_EQ(std::memcmp(absmax.data(), f->absmax.data(), 4 * nb), 0);
   }
 }
 
