@@ -424,7 +424,9 @@ TEST_P(QuantizeTest, BnbFixturesReencodeByteForByte) {
                              f->format == 2, absmax, packed, nullptr)
                     .ok());
     EXPECT_EQ(std::memcmp(packed.data(), f->packed.data(), packed.size()), 0);
-    if (f->format == 0) EXPECT_EQ(std::memcmp(absmax.data(), f->absmax.data(), 4 * nb), 0);
+    if (f->format == 0) {
+      EXPECT_EQ(std::memcmp(absmax.data(), f->absmax.data(), 4 * nb), 0);
+    }
   }
 }
 
