@@ -64,7 +64,8 @@ HWY_INLINE bool LoadEncodeTile(const uint8_t* HWY_RESTRICT in, ElemType type, ui
     finite = finite && kernels::IsFiniteF32Bits(bits);
     xs[k] = kernels::F32FromBits(bits);
   }
-  for (size_t pad = count; pad < count + n; ++pad) xs[pad] = 0.0f;
+  // xs has kEncodePad >= n floats after the tile.
+  hn::StoreU(hn::Zero(df), df, xs + count);
   return finite;
 }
 
