@@ -14,6 +14,7 @@
 #include "amn/elem_type.h"
 #include "amn/export.h"
 #include "amn/status.h"
+#include "amn/targets.h"
 
 namespace amn {
 
@@ -91,8 +92,10 @@ AMN_API void Bnb4Codebook(Bnb4Type type, std::span<float, 16> out);
 // absmax f32 [ceil(n / block_size)] = max |x| of each block unless
 // absmax_given (then read: re-encoding with a model's own absmax, codes clamp
 // to the codebook's ends); packed u8 [ceil(n / 2)], element 2k in the high
-// nibble of byte k, each code the codebook entry nearest to x / absmax
-// (bitsandbytes' tie rule). error (may be null) gets x' = cb[code] * absmax.
+// nibble of byte k, each code the codebook entry nearest to x / absmax as
+// bitsandbytes' CUDA kernel decides it: x * (1 / absmax) through its F32
+// decision tree, a value on a pivot taking the lower code (exact rule:
+// kernels/ref/bnb_encode_ref.h). error (may be null) gets x' = cb[code] * absmax.
 AMN_API Status QuantizeBnb4(const FloatRows& in, uint64_t block_size, Bnb4Type type,
                             bool absmax_given, std::span<float> absmax,
                             std::span<std::byte> packed, QuantError* error);
@@ -105,7 +108,11 @@ AMN_API void BnbDynamicMap(std::span<float, 256> out);
 // quantize_4bit with compress_statistics): offset = mean(absmax), then
 // blocks of nested_block_size (bitsandbytes uses 256) over absmax - offset:
 // nested_absmax f32 [ceil(nb / nested_block_size)] = each block's max |v|,
-// codes u8 [nb] = the dynamic map entry nearest to v / nested_absmax.
+// codes u8 [nb] = the dynamic map entry nearest to v / nested_absmax as
+// bitsandbytes' CUDA dQuantize finds it (v * (1 / nested_absmax), binary
+// search, midpoint ties keep the search's pivot). The mean is summed in
+// double in index order and rounded once (torch.mean's F32 order is not
+// reproduced): docs/schemes/forget.md.
 AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_block_size,
                                  std::span<uint8_t> codes, std::span<float> nested_absmax,
                                  float* offset);
@@ -118,6 +125,9 @@ AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_
 // error (may be null) gets x' = code * SCB / 127 as DequantBnbInt8 computes it.
 AMN_API Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<float> scb,
                                std::span<int8_t> codes, QuantError* error);
+
+// Probe: the target the encoders' dispatch table runs right now.
+AMN_API TargetId EncodeTarget();
 
 }  // namespace amn
 
