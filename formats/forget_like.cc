@@ -1,6 +1,7 @@
 // Side values and side tensors taken from an existing quantized model.
 #include "formats/forget_like.h"
 
+#include <cstring>
 #include <map>
 
 #include "amn/array_copy.h"
@@ -142,6 +143,17 @@ Result<LikeWeights> WeightsLike(RememberPlan& source, const ModelFiles& like,
         }
         AMN_ASSIGN_OR_RETURN(job.side, r.Floats(*q.part(Part::kScale)));
       } else if (q.kind == QuantKind::kBnb4) {
+        // The encoders use bitsandbytes' own codebook: a model storing
+        // another (a synthetic one) cannot have its codes reproduced.
+        AMN_ASSIGN_OR_RETURN(const std::vector<float> stored, r.Floats(*q.part(Part::kQuantMap)));
+        std::vector<float> codebook(16);
+        Bnb4Codebook(job.bnb_type, std::span<float, 16>(codebook.data(), 16));
+        if (stored.size() != 16 || std::memcmp(stored.data(), codebook.data(), 64) != 0) {
+          return Mismatch(r.Entry(*q.part(Part::kQuantMap)).name,
+                          "is not bitsandbytes' " +
+                              std::string(job.bnb_type == Bnb4Type::kFp4 ? "FP4" : "NF4") +
+                              " codebook; forget encodes with that codebook only");
+        }
         if (q.double_quant) {
           AMN_ASSIGN_OR_RETURN(job.side, RecoveredAbsmax(r, q));
         } else {
