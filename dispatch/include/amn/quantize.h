@@ -91,8 +91,10 @@ AMN_API void Bnb4Codebook(Bnb4Type type, std::span<float, 16> out);
 // absmax f32 [ceil(n / block_size)] = max |x| of each block unless
 // absmax_given (then read: re-encoding with a model's own absmax, codes clamp
 // to the codebook's ends); packed u8 [ceil(n / 2)], element 2k in the high
-// nibble of byte k, each code the codebook entry nearest to x / absmax
-// (bitsandbytes' tie rule). error (may be null) gets x' = cb[code] * absmax.
+// nibble of byte k, each code the codebook entry nearest to x / absmax as
+// bitsandbytes' CUDA kernel decides it: x * (1 / absmax) through its F32
+// decision tree, a value on a pivot taking the lower code (exact rule:
+// kernels/ref/bnb_encode_ref.h). error (may be null) gets x' = cb[code] * absmax.
 AMN_API Status QuantizeBnb4(const FloatRows& in, uint64_t block_size, Bnb4Type type,
                             bool absmax_given, std::span<float> absmax,
                             std::span<std::byte> packed, QuantError* error);

@@ -1,0 +1,194 @@
+// Scalar bitsandbytes encoders: see bnb_encode_ref.h for the formulas.
+#include "kernels/ref/bnb_encode_ref.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/bnb_encode_tables.h"
+#include "kernels/bnb_layout.h"
+#include "kernels/ref/bnb_ref.h"
+
+namespace amn::ref {
+
+namespace {
+
+using kernels::BitsOfF32;
+using kernels::F32FromBits;
+
+// xn as the CUDA kernel forms it, except that ±0 is never scaled (an
+// all-zero block has inv = Inf and 0 * Inf would be NaN).
+float Normalise(float x, float inv) { return x == 0.0f ? x : x * inv; }
+
+}  // namespace
+
+// csrc/kernels.cu dQuantizeNF4, the tree written out.
+uint8_t QuantizeNf4Value(float x) {
+  const auto& p = bnb::kNf4Pivots;
+  if (x > p[7]) {
+    if (x > p[11]) {
+      if (x > p[13]) return x > p[14] ? 15 : 14;
+      return x > p[12] ? 13 : 12;
+    }
+    if (x > p[9]) return x > p[10] ? 11 : 10;
+    return x > p[8] ? 9 : 8;
+  }
+  if (x > p[3]) {
+    if (x > p[5]) return x > p[6] ? 7 : 6;
+    return x > p[4] ? 5 : 4;
+  }
+  if (x > p[1]) return x > p[2] ? 3 : 2;
+  return x > p[0] ? 1 : 0;
+}
+
+// csrc/kernels.cu dQuantizeFP4, except the sign: the sign bit, not x < 0.
+uint8_t QuantizeFp4Value(float x) {
+  const uint8_t sign = std::signbit(x) ? 8 : 0;
+  const float a = std::fabs(x);
+  const auto& p = bnb::kFp4Pivots;
+  uint8_t code;
+  if (a > p[3]) {
+    if (a > p[5]) {
+      code = a > p[6] ? 3 : 2;
+    } else {
+      code = a > p[4] ? 5 : 4;
+    }
+  } else if (a > p[1]) {
+    code = a > p[2] ? 7 : 6;
+  } else {
+    code = a > p[0] ? 1 : 0;
+  }
+  return static_cast<uint8_t>(code + sign);
+}
+
+// csrc/kernels.cu dQuantize<0>: a 7-step binary search from pivot 127, then
+// the nearer of the last pivot and its bracketing neighbour by comparing with
+// their F32 midpoint; a value exactly on the midpoint keeps the pivot.
+uint8_t QuantizeDynamicValue(const float* map, float x) {
+  int pivot = 127, upper_pivot = 255, lower_pivot = 0;
+  float lower = -1.0f, upper = 1.0f;
+  float val = map[pivot];
+  for (int i = 64; i > 0; i >>= 1) {
+    if (x > val) {
+      lower_pivot = pivot;
+      lower = val;
+      pivot += i;
+    } else {
+      upper_pivot = pivot;
+      upper = val;
+      pivot -= i;
+    }
+    val = map[pivot];
+  }
+  if (upper_pivot == 255) upper = map[upper_pivot];
+  if (lower_pivot == 0) lower = map[lower_pivot];
+  if (x > val) {
+    const float midpoint = (upper + val) * 0.5f;
+    return static_cast<uint8_t>(x > midpoint ? upper_pivot : pivot);
+  }
+  const float midpoint = (lower + val) * 0.5f;
+  return static_cast<uint8_t>(x < midpoint ? lower_pivot : pivot);
+}
+
+std::array<float, 256> BnbDynamicMapRef() {
+  std::array<float, 256> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = F32FromBits(bnb::kDynamicMapBits[i]);
+  return out;
+}
+
+uint64_t QuantizeBnb4Ref(const uint8_t* in, ElemType type, uint64_t n, uint64_t block_size,
+                         bool fp4, bool absmax_given, float* absmax, uint8_t* packed,
+                         kernels::ErrorSums* errors) {
+  const auto& codebook = fp4 ? bnb::kFp4Codebook : bnb::kNf4Codebook;
+  for (uint64_t begin = 0, b = 0; begin < n; begin += block_size, ++b) {
+    const uint64_t end = std::min(n, begin + block_size);
+    if (!absmax_given) {
+      float m = 0.0f;
+      for (uint64_t i = begin; i < end; ++i) {
+        const uint32_t bits = kernels::LoadInputBits(in, type, i);
+        if (!kernels::IsFiniteF32Bits(bits)) return i;
+        m = std::max(m, F32FromBits(bits & 0x7FFFFFFFu));
+      }
+      absmax[b] = m;
+    }
+    const float inv = 1.0f / absmax[b];
+    for (uint64_t i = begin; i < end; ++i) {
+      const uint32_t bits = kernels::LoadInputBits(in, type, i);
+      if (!kernels::IsFiniteF32Bits(bits)) return i;
+      const float x = F32FromBits(bits);
+      const float xn = Normalise(x, inv);
+      const uint8_t code = fp4 ? QuantizeFp4Value(xn) : QuantizeNf4Value(xn);
+      if (i % 2 == 0) {
+        packed[i / 2] = static_cast<uint8_t>(code << 4);
+      } else {
+        packed[i / 2] = static_cast<uint8_t>(packed[i / 2] | code);
+      }
+      if (errors != nullptr) {
+        // FP4 code 8 decodes to -0.0 (bnb::CodebookBits' sign-of-zero rule).
+        const float cb = (code == 8 && fp4) ? -0.0f : codebook[code];
+        kernels::AddError(*errors, i, x, cb * absmax[b]);
+      }
+    }
+  }
+  return kernels::kAllFinite;
+}
+
+void QuantizeBnbNestedRef(const float* absmax, uint64_t nb, uint64_t nested_block_size,
+                          uint8_t* codes, float* nested_absmax, float* offset) {
+  if (nb == 0) {
+    *offset = 0.0f;
+    return;
+  }
+  double sum = 0.0;
+  for (uint64_t i = 0; i < nb; ++i) sum += static_cast<double>(absmax[i]);
+  const float mean = static_cast<float>(sum / static_cast<double>(nb));
+  *offset = mean;
+  static const std::array<float, 256> kMap = BnbDynamicMapRef();
+  for (uint64_t begin = 0, b = 0; begin < nb; begin += nested_block_size, ++b) {
+    const uint64_t end = std::min(nb, begin + nested_block_size);
+    float m = 0.0f;
+    for (uint64_t i = begin; i < end; ++i) m = std::max(m, std::fabs(absmax[i] - mean));
+    nested_absmax[b] = m;
+    const float inv = 1.0f / m;
+    for (uint64_t i = begin; i < end; ++i) {
+      codes[i] = QuantizeDynamicValue(kMap.data(), Normalise(absmax[i] - mean, inv));
+    }
+  }
+}
+
+uint64_t QuantizeBnbInt8Ref(const uint8_t* in, ElemType type, uint64_t rows, uint64_t cols,
+                            bool scb_given, float* scb, int8_t* codes,
+                            kernels::ErrorSums* errors) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t row0 = r * cols;
+    if (!scb_given) {
+      float m = 0.0f;
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint32_t bits = kernels::LoadInputBits(in, type, row0 + c);
+        if (!kernels::IsFiniteF32Bits(bits)) return row0 + c;
+        m = std::max(m, F32FromBits(bits & 0x7FFFFFFFu));
+      }
+      scb[r] = m;
+    }
+    const float scale = 127.0f / scb[r];
+    for (uint64_t c = 0; c < cols; ++c) {
+      const uint64_t i = row0 + c;
+      const uint32_t bits = kernels::LoadInputBits(in, type, i);
+      if (!kernels::IsFiniteF32Bits(bits)) return i;
+      const float x = F32FromBits(bits);
+      int8_t code = 0;
+      if (x != 0.0f) {
+        // Round half to even (torch.round) of the F32 product, then clamp.
+        const float q = std::nearbyint(std::clamp(x * scale, -127.0f, 127.0f));
+        code = static_cast<int8_t>(q);
+      }
+      codes[i] = code;
+      if (errors != nullptr) {
+        kernels::AddError(*errors, i, x,
+                          F32FromBits(BnbInt8ElementBits(code, BitsOfF32(scb[r]))));
+      }
+    }
+  }
+  return kernels::kAllFinite;
+}
+
+}  // namespace amn::ref
