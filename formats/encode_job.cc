@@ -8,10 +8,6 @@ namespace {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-bool PerTensor(const EncodeJob& job) {
-  return job.kind == EncodeKind::kFp8 && job.group_rows >= job.rows && job.group_cols >= job.cols;
-}
-
 // The chunk's elements as the kernels take them: rows of the weight, or
 // (bnb 4-bit, which blocks the flat tensor) one row of all of them.
 FloatRows RowsOf(const EncodeJob& job, uint64_t begin, uint64_t end,
@@ -32,12 +28,16 @@ FloatRows RowsOf(const EncodeJob& job, uint64_t begin, uint64_t end,
 // The FP8 group of a chunk: per-tensor scales are whole-tensor groups, so a
 // chunk of r rows is one group of r rows.
 uint64_t GroupRows(const EncodeJob& job, uint64_t chunk_rows) {
-  return PerTensor(job) ? std::max<uint64_t>(1, chunk_rows) : job.group_rows;
+  return PerTensorFp8(job) ? std::max<uint64_t>(1, chunk_rows) : job.group_rows;
 }
 
 }  // namespace
 
 uint64_t Elements(const EncodeJob& job) { return job.rows * job.cols; }
+
+bool PerTensorFp8(const EncodeJob& job) {
+  return job.kind == EncodeKind::kFp8 && job.group_rows >= job.rows && job.group_cols >= job.cols;
+}
 
 uint64_t SideCount(const EncodeJob& job) {
   switch (job.kind) {
@@ -51,7 +51,7 @@ uint64_t SideCount(const EncodeJob& job) {
 
 uint64_t EncodeUnitElems(const EncodeJob& job) {
   if (job.kind == EncodeKind::kBnb4) return job.block_size;
-  if (job.kind == EncodeKind::kFp8 && !PerTensor(job)) return job.group_rows * job.cols;
+  if (job.kind == EncodeKind::kFp8 && !PerTensorFp8(job)) return job.group_rows * job.cols;
   return std::max<uint64_t>(1, job.cols);
 }
 
@@ -62,7 +62,7 @@ uint64_t EncodedBytes(const EncodeJob& job, uint64_t begin, uint64_t end) {
 uint64_t SideFirst(const EncodeJob& job, uint64_t begin) {
   switch (job.kind) {
     case EncodeKind::kFp8:
-      if (PerTensor(job)) return 0;
+      if (PerTensorFp8(job)) return 0;
       return begin / job.cols / job.group_rows * CeilDiv(job.cols, job.group_cols);
     case EncodeKind::kBnb4: return begin / job.block_size;
     case EncodeKind::kBnbInt8: return begin / job.cols;
@@ -73,7 +73,7 @@ uint64_t SideFirst(const EncodeJob& job, uint64_t begin) {
 uint64_t SideSpan(const EncodeJob& job, uint64_t begin, uint64_t end) {
   switch (job.kind) {
     case EncodeKind::kFp8: {
-      if (PerTensor(job)) return 1;
+      if (PerTensorFp8(job)) return 1;
       const uint64_t rows = (end - begin) / job.cols;
       return CeilDiv(rows, job.group_rows) * CeilDiv(job.cols, job.group_cols);
     }

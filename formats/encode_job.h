@@ -39,6 +39,9 @@ struct EncodeJob {
 };
 
 uint64_t Elements(const EncodeJob& job);
+// FP8 with one scale for the whole tensor: each chunk's amax is one value,
+// and the tensor's is their max.
+bool PerTensorFp8(const EncodeJob& job);
 // Entries of `side`: scale groups, bnb blocks or rows.
 uint64_t SideCount(const EncodeJob& job);
 // Chunk boundaries are multiples of this many elements: a row (FP8

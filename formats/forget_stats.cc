@@ -76,8 +76,7 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
         // Each piece writes its own entries (chunks hold whole side groups).
         const uint64_t first = SideFirst(job, piece.begin);
         const std::span<float> amax =
-            first == 0 && SideSpan(job, piece.begin, piece.end) == 1 &&
-                    job.kind == EncodeKind::kFp8 && job.group_rows >= job.rows
+            PerTensorFp8(job)
                 ? std::span<float>(&chunk_max[piece.target][piece.index], 1)
                 : std::span<float>(job.side).subspan(first, SideSpan(job, piece.begin, piece.end));
         status = AbsMaxChunk(job, piece.begin, piece.end, in, amax);
@@ -98,8 +97,7 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
 
   for (size_t t = 0; t < targets.size(); ++t) {
     EncodeJob& job = *targets[t].job;
-    const bool per_tensor = job.kind == EncodeKind::kFp8 && job.group_rows >= job.rows;
-    if (per_tensor && !job.side.empty()) {
+    if (PerTensorFp8(job) && !job.side.empty()) {
       // A max is exact, so the order of the chunks' maxima does not matter.
       float amax = 0.0f;
       for (const float m : chunk_max[t]) {

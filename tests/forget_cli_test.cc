@@ -6,6 +6,7 @@
 // one error line and nothing left behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "tests/cli_files.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
+#include "tests/gguf_writer.h"
 #include "tests/npy_writer.h"
 #include "tests/quant_fixture_files.h"
 
@@ -306,6 +308,69 @@ TEST(ForgetCli, EverySchemeWritesTheLoadersLayout) {
   }
 }
 
+float Bf16ToF32(const std::vector<uint8_t>& bytes, size_t i) {
+  const uint32_t bits = (uint32_t{bytes[2 * i]} | uint32_t{bytes[2 * i + 1]} << 8) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::vector<float> F32s(const std::vector<uint8_t>& bytes) {
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+// The FP8 scales follow the documented formula, amax / 448 in F32 over the
+// group (partial edge blocks included), computed here from the input alone;
+// the decoded result stays close to the input for every scheme.
+TEST(ForgetCli, ScalesFollowTheFormulaAndDecodeClose) {
+  const size_t rows = 96, cols = 160;
+  TempDir dir;
+  ASSERT_TRUE(PlainModel(rows, cols).Write(dir.path() / "m.safetensors"));
+  const std::vector<uint8_t> w = Weight(rows, cols);
+  auto amax = [&](size_t r0, size_t r1, size_t c0, size_t c1) {
+    float m = 0;
+    for (size_t r = r0; r < std::min(r1, rows); ++r) {
+      for (size_t c = c0; c < std::min(c1, cols); ++c) m = std::max(m, std::fabs(Bf16ToF32(w, r * cols + c)));
+    }
+    return m;
+  };
+  ASSERT_EQ(Forget(dir.path() / "m.safetensors", dir.path() / "fg.safetensors", "--scheme fp8-fine-grained").exit_code, 0);
+  const std::vector<float> blocks = F32s(ReadBack(dir.path() / "fg.safetensors").Data(kW + "_scale_inv"));
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0], amax(0, 128, 0, 128) / 448.0f);
+  EXPECT_EQ(blocks[1], amax(0, 128, 128, 256) / 448.0f);
+  ASSERT_EQ(Forget(dir.path() / "m.safetensors", dir.path() / "pt.safetensors", "--scheme fp8 --fp8-format e5m2").exit_code, 0);
+  const ReadBack pt(dir.path() / "pt.safetensors");
+  EXPECT_EQ(pt.header[kW]["dtype"], "F8_E5M2");
+  EXPECT_EQ(F32s(pt.Data(kW + "_scale")), std::vector<float>{amax(0, rows, 0, cols) / 57344.0f});
+  ASSERT_EQ(Forget(dir.path() / "m.safetensors", dir.path() / "pc.safetensors", "--scheme fp8-per-channel").exit_code, 0);
+  const std::vector<float> channels = F32s(ReadBack(dir.path() / "pc.safetensors").Data(kW + "_scale"));
+  ASSERT_EQ(channels.size(), rows);
+  for (size_t r = 0; r < rows; r += 17) EXPECT_EQ(channels[r], amax(r, r + 1, 0, cols) / 448.0f) << r;
+  ASSERT_EQ(Forget(dir.path() / "m.safetensors", dir.path() / "i8.safetensors", "--scheme int8").exit_code, 0);
+  const std::vector<float> scb = F32s(ReadBack(dir.path() / "i8.safetensors").Data(kModule + "SCB"));
+  ASSERT_EQ(scb.size(), rows);
+  for (size_t r = 0; r < rows; r += 17) EXPECT_EQ(scb[r], amax(r, r + 1, 0, cols)) << r;
+  // Decoded by remember (the library's dequantizers), compared here.
+  for (const std::string scheme : {"fp8", "fp8-per-channel", "fp8-fine-grained", "nf4", "fp4-dq", "int8"}) {
+    const fs::path q = dir.path() / (scheme + ".safetensors"), back = dir.path() / (scheme + "-back.safetensors");
+    ASSERT_EQ(Forget(dir.path() / "m.safetensors", q, "--scheme " + scheme).exit_code, 0) << scheme;
+    ASSERT_EQ(RunAmn("remember -q " + Quote(q) + " -o " + Quote(back)).exit_code, 0) << scheme;
+    const std::vector<uint8_t> decoded = ReadBack(back).Data(kW);
+    double err = 0, ref = 0;
+    for (size_t i = 0; i < rows * cols; ++i) {
+      const double x = Bf16ToF32(w, i), y = Bf16ToF32(decoded, i);
+      err += (x - y) * (x - y);
+      ref += x * x;
+    }
+    const double bound = scheme.starts_with("fp8") ? 0.05 : scheme == "int8" ? 0.02 : 0.15;
+    EXPECT_LT(std::sqrt(err / ref), bound) << scheme;
+    EXPECT_GT(err, 0.0) << scheme;
+  }
+}
+
 // Double quant's quant_state carries bitsandbytes' nested keys, the offset
 // written as Python's json.dumps writes a float.
 TEST(ForgetCli, DoubleQuantStateHasTheNestedKeys) {
@@ -424,6 +489,46 @@ TEST(ForgetCli, NpyInput) {
   const CliResult inspect = RunAmn("inspect --json " + Quote(dir.path() / "a.safetensors"));
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_EQ(Json::parse(inspect.out)["quantized_tensors"], 1) << inspect.out;
+}
+
+// GGUF holding plain floats: its linear weight is encoded (GGUF dims are
+// fastest first: {64, 2} is a [2, 64] matrix), the embedding stays; a GGUF
+// of ggml blocks is already quantized.
+TEST(ForgetCli, GgufInput) {
+  TempDir dir;
+  auto write = [&](const fs::path& path, uint32_t q_type) {
+    GgufWriter w(3);
+    w.Header(2, 1);
+    w.KvStr("general.architecture", "llama");
+    w.Tensor("token_embd.weight", {64, 2}, 0, 0);
+    w.Tensor("blk.0.attn_q.weight", {64, 2}, q_type, 512);
+    w.PadTo(32);
+    std::vector<float> values(128);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) / 64.0f - 1.0f;
+    w.Raw(values.data(), 512);
+    if (q_type == 0) {
+      w.Raw(values.data(), 512);
+    } else {
+      std::vector<uint8_t> q8(4 * 34, 0);  // Q8_0: 4 blocks of 32
+      w.Raw(q8.data(), q8.size());
+    }
+    const std::vector<uint8_t> bytes = w.bytes();
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  };
+  write(dir.path() / "plain.gguf", 0);
+  write(dir.path() / "q8.gguf", 8);
+  const CliResult r = Forget(dir.path() / "plain.gguf", dir.path() / "out.safetensors", "--scheme int8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack out(dir.path() / "out.safetensors");
+  EXPECT_EQ(out.header["blk.0.attn_q.weight"]["dtype"], "I8");
+  EXPECT_EQ(out.header["blk.0.attn_q.weight"]["shape"], Json({2, 64}));
+  EXPECT_EQ(out.header["blk.0.attn_q.SCB"]["shape"], Json({2}));
+  EXPECT_EQ(out.header["token_embd.weight"]["dtype"], "F32");
+  const CliResult q8 = Forget(dir.path() / "q8.gguf", dir.path() / "q8.safetensors", "--scheme int8");
+  EXPECT_EQ(q8.exit_code, 2);
+  EXPECT_NE(q8.err.find("already quantized (GGUF Q8_0); remember it first"), std::string::npos) << q8.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "q8.safetensors"));
 }
 
 // Refused with one error line and a usage exit code; nothing left behind.
