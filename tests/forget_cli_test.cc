@@ -491,6 +491,38 @@ TEST(ForgetCli, NpyInput) {
   EXPECT_EQ(Json::parse(inspect.out)["quantized_tensors"], 1) << inspect.out;
 }
 
+// A PyTorch checkpoint (pth_reference: rnn.weight_hh_l0 starts two floats
+// into a storage it shares, so its floats are gathered): every weight
+// encoded per tensor, each scale amax / 448 of the reference bytes torch.load
+// gives.
+TEST(ForgetCli, PthInputSharedStorage) {
+  const auto files = FixtureFiles("pth_reference", ".pth");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "pth_reference");
+  const fs::path pth = FixturesDir() / "pth_reference" / "algzoo_rnn_small.pth";
+  const Json reference = Json::parse(SlurpText(FixturesDir() / "pth_reference" / "algzoo_rnn_small_reference.json"));
+  TempDir dir;
+  const CliResult r = Forget(pth, dir.path() / "q.safetensors", "--scheme fp8 --only weight");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ReadBack out(dir.path() / "q.safetensors");
+  int checked = 0;
+  for (const Json& t : reference["tensors"]) {
+    const std::string name = t["name"], hex = t["data_hex"];
+    float amax = 0;
+    for (size_t i = 0; i + 8 <= hex.size(); i += 8) {
+      uint32_t bits = 0;
+      for (int b = 0; b < 4; ++b) bits |= static_cast<uint32_t>(std::stoul(hex.substr(i + 2 * b, 2), nullptr, 16)) << (8 * b);
+      float f;
+      std::memcpy(&f, &bits, 4);
+      amax = std::max(amax, std::fabs(f));
+    }
+    EXPECT_EQ(out.header[name]["dtype"], "F8_E4M3") << name;
+    EXPECT_EQ(out.header[name]["shape"], t["shape"]) << name;
+    EXPECT_EQ(F32s(out.Data(name + "_scale")), std::vector<float>{amax / 448.0f}) << name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+}
+
 // GGUF holding plain floats: its linear weight is encoded (GGUF dims are
 // fastest first: {64, 2} is a [2, 64] matrix), the embedding stays; a GGUF
 // of ggml blocks is already quantized.
