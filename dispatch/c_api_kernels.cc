@@ -41,6 +41,14 @@ amn_status InputBytes(const char* fn, const KernelInfo& k, size_t n_elems, uint6
   return AMN_OK;
 }
 
+// Output bytes for n_elems outputs (KernelOutBytes with checked arithmetic;
+// n_elems is already a multiple of the kernel's block).
+bool OutputBytes(const KernelInfo& k, size_t n_elems, uint64_t* bytes) {
+  const bool ok = k.out_unit_bytes == 0 ? Mul(n_elems, ElemTypeBytes(k.out), bytes)
+                                        : Mul(n_elems / k.block_elems, k.out_unit_bytes, bytes);
+  return ok && *bytes <= SIZE_MAX;
+}
+
 amn_status Run(const char* fn, bool reference, size_t i, const void* src, size_t src_bytes,
                void* dst, size_t dst_bytes, size_t n_elems) {
   const KernelInfo* k = FindKernel(i);
@@ -48,7 +56,7 @@ amn_status Run(const char* fn, bool reference, size_t i, const void* src, size_t
   uint64_t in_bytes = 0, out_bytes = 0;
   const amn_status sized = InputBytes(fn, *k, n_elems, &in_bytes);
   if (sized != AMN_OK) return sized;
-  if (!Mul(n_elems, ElemTypeBytes(k->out), &out_bytes) || out_bytes > SIZE_MAX) {
+  if (!OutputBytes(*k, n_elems, &out_bytes)) {
     return Fail(AMN_ERR_INVALID_ARGUMENT, fn, "output size overflows");
   }
   if (!ValidSpan(src, src_bytes)) {
@@ -113,6 +121,22 @@ amn_status amn_kernel_output_dtype(size_t i, amn_dtype* dtype) {
   if (k == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "no kernel at this index");
   if (dtype == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "dtype is NULL");
   *dtype = ToDtype(k->out);
+  return Succeed();
+}
+
+amn_status amn_kernel_output_bytes(size_t i, size_t n_elems, size_t* bytes) {
+  constexpr const char* kFn = "amn_kernel_output_bytes";
+  const amn::KernelInfo* k = FindKernel(i);
+  if (k == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "no kernel at this index");
+  if (bytes == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "bytes is NULL");
+  if (n_elems % k->block_elems != 0) {
+    return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "n_elems is not a multiple of the kernel's block");
+  }
+  uint64_t out = 0;
+  if (!OutputBytes(*k, n_elems, &out)) {
+    return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "output size overflows");
+  }
+  *bytes = static_cast<size_t>(out);
   return Succeed();
 }
 

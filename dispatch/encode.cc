@@ -1,28 +1,29 @@
-// The encoders of dispatch/encoders.h. For now the scalar references.
+// Dispatch for the encoders (amn/quantize.h): the families AbsMaxGrid,
+// Fp8Quant, Bnb4Quant and BnbInt8Quant of the kernel table
+// (dispatch/kernel_table.h AMN_ENCODER_FAMILIES), compiled for every target
+// in this one TU. No math here.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dispatch/encode.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/bnb_encode-inl.h"
+#include "kernels/fp8_encode-inl.h"
+#include "amn/quantize.h"
 #include "dispatch/encoders.h"
-#include "kernels/ref/bnb_encode_ref.h"
-#include "kernels/ref/fp8_encode_ref.h"
+#include "dispatch/family_dispatch.h"
 
-namespace amn::internal {
+AMN_FAMILY_TARGET_BEGIN
+AMN_ENCODER_ENTRY(AbsMaxGrid)
+AMN_ENCODER_ENTRY(Fp8Quant)
+AMN_ENCODER_ENTRY(Bnb4Quant)
+AMN_ENCODER_ENTRY(BnbInt8Quant)
+AMN_TU_PROBE(Encode)
+AMN_FAMILY_TARGET_END
 
-uint64_t EncodeAbsMaxGrid(const uint8_t* in, ElemType type, uint64_t rows, uint64_t cols,
-                          uint64_t group_rows, uint64_t group_cols, float* amax) {
-  return ref::AbsMaxGridRef(in, type, rows, cols, group_rows, group_cols, amax);
-}
-uint64_t EncodeFp8(const uint8_t* in, ElemType type, uint64_t rows, uint64_t cols,
-                   uint64_t group_rows, uint64_t group_cols, bool e5m2, const float* scales,
-                   uint8_t* codes, kernels::ErrorSums* errors) {
-  return ref::QuantizeFp8Ref(in, type, rows, cols, group_rows, group_cols, e5m2, scales, codes,
-                             errors);
-}
-uint64_t EncodeBnb4(const uint8_t* in, ElemType type, uint64_t n, uint64_t block_size, bool fp4,
-                    bool absmax_given, float* absmax, uint8_t* packed,
-                    kernels::ErrorSums* errors) {
-  return ref::QuantizeBnb4Ref(in, type, n, block_size, fp4, absmax_given, absmax, packed, errors);
-}
-uint64_t EncodeBnbInt8(const uint8_t* in, ElemType type, uint64_t rows, uint64_t cols,
-                       bool scb_given, float* scb, int8_t* codes, kernels::ErrorSums* errors) {
-  return ref::QuantizeBnbInt8Ref(in, type, rows, cols, scb_given, scb, codes, errors);
-}
-
-}  // namespace amn::internal
+#if HWY_ONCE
+AMN_ENCODER_EXPORT(AbsMaxGrid)
+AMN_ENCODER_EXPORT(Fp8Quant)
+AMN_ENCODER_EXPORT(Bnb4Quant)
+AMN_ENCODER_EXPORT(BnbInt8Quant)
+AMN_TU_PROBE_EXPORT(Encode)
+#endif  // HWY_ONCE

@@ -14,9 +14,11 @@
 #include "amn/ggml_dequant.h"
 #include "amn/gptq_dequant.h"
 #include "dispatch/dispatch_policy.h"
+#include "dispatch/encoders.h"
 #include "dispatch/family_decoders.h"
 #include "dispatch/kernel_samples.h"
 #include "kernels/ref/decode_ref.h"
+#include "kernels/ref/encode_ref.h"
 
 namespace amn {
 namespace {
@@ -65,6 +67,39 @@ void AddLine(std::vector<KernelInfo>& kernels, unsigned outputs, std::string_vie
   if ((outputs & AMN_TO_F32) != 0) Add<F, kVariant, ElemType::kF32>(kernels, to_f32);
 }
 
+// The encoders: one registry kernel per input type and table line.
+#define AMN_ENCODER_TRAITS(Family, Tu, Ref, group)                             \
+  struct Family##EncodeTraits {                                                \
+    using Args = kernels::Family##Args;                                        \
+    static constexpr std::string_view kGroup = group;                          \
+    static constexpr internal::EncodeFn<Args> kEncode = internal::Encode##Family; \
+    static constexpr internal::EncodeFn<Args> kReference = ref::Ref;           \
+    static constexpr auto kRunSample = internal::Run##Family##Sample;          \
+    static constexpr auto kLayout = internal::Family##SampleLayout;            \
+    static constexpr auto kProbe = Tu##Target;                                 \
+  };
+AMN_ENCODER_FAMILIES(AMN_ENCODER_TRAITS)
+#undef AMN_ENCODER_TRAITS
+
+template <class F, uint32_t kVariant, ElemType kIn>
+void RunEncoder(const void* in, size_t n_elems, void* out) {
+  (void)internal::PrepareDispatch();
+  F::kRunSample(F::kEncode, kVariant, kIn, in, n_elems, out);
+}
+template <class F, uint32_t kVariant, ElemType kIn>
+void RunEncoderReference(const void* in, size_t n_elems, void* out) {
+  F::kRunSample(F::kReference, kVariant, kIn, in, n_elems, out);
+}
+
+template <class F, uint32_t kVariant, ElemType kIn>
+void AddEncoder(std::vector<KernelInfo>& kernels, std::string_view name) {
+  const internal::EncodeSampleLayout layout = F::kLayout(kVariant);
+  KernelInfo info{name, F::kGroup, kIn, layout.out, RunEncoder<F, kVariant, kIn>,
+                  RunEncoderReference<F, kVariant, kIn>, F::kProbe, 0, layout.block_elems};
+  info.out_unit_bytes = layout.out_unit_bytes;
+  kernels.push_back(info);
+}
+
 using internal::GptqVariant;
 using internal::kAwqInOut;
 using internal::kAwqOutIn;
@@ -79,6 +114,12 @@ std::vector<KernelInfo> MakeKernels() {
                                    #stem "_to_f32");
   AMN_KERNELS(AMN_ADD_LINE)
 #undef AMN_ADD_LINE
+#define AMN_ADD_ENCODER(stem, Family, variant)                                          \
+  AddEncoder<Family##EncodeTraits, variant, ElemType::kBf16>(kernels, "bf16_to_" #stem); \
+  AddEncoder<Family##EncodeTraits, variant, ElemType::kF16>(kernels, "f16_to_" #stem);   \
+  AddEncoder<Family##EncodeTraits, variant, ElemType::kF32>(kernels, "f32_to_" #stem);
+  AMN_ENCODERS(AMN_ADD_ENCODER)
+#undef AMN_ADD_ENCODER
   return kernels;
 }
 

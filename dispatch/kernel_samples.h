@@ -14,6 +14,8 @@
 #include "amn/elem_type.h"
 #include "amn/ggml_type.h"
 #include "dispatch/kernel_table.h"
+#include "kernels/encode_args.h"
+#include "kernels/encode_common.h"
 #include "kernels/kernel_args.h"
 
 namespace amn::internal {
@@ -43,6 +45,23 @@ constexpr uint32_t GptqVariant(uint32_t bits, bool in_out) { return bits | (in_o
 // runs `decode` (the dispatched decoder or the reference) over the sample
 // tensor whose packed input is `in`, writing n_elems outputs of out_type.
 // n_elems is a multiple of the layout's block_elems.
+// Encoder samples: what one registry unit of an encoder is, and
+// Run<Family>Sample, which runs `encode` (dispatched or reference) over
+// n_elems input elements of `in_type` in units of block_elems.
+struct EncodeSampleLayout {
+  ElemType out = ElemType::kF32;
+  uint32_t block_elems = 256;
+  uint32_t out_unit_bytes = 0;
+};
+template <class Args>
+using EncodeFn = uint64_t (*)(const Args& args, kernels::ErrorSums* errors);
+#define AMN_DECLARE_ENCODE_SAMPLE(Family, Tu, Ref, group)                                 \
+  EncodeSampleLayout Family##SampleLayout(uint32_t variant);                              \
+  void Run##Family##Sample(EncodeFn<kernels::Family##Args> encode, uint32_t variant,      \
+                           ElemType in_type, const void* in, size_t n_elems, void* out);
+AMN_ENCODER_FAMILIES(AMN_DECLARE_ENCODE_SAMPLE)
+#undef AMN_DECLARE_ENCODE_SAMPLE
+
 #define AMN_DECLARE_SAMPLE(Family, Tu, Ref, group)                                        \
   SampleLayout Family##SampleLayout(uint32_t variant);                                    \
   void Run##Family##Sample(DecodeFn<kernels::Family##Args> decode, uint32_t variant,      \

@@ -32,6 +32,29 @@
   X(Awq, Awq, DecodeAwq, "awq")                                                 \
   X(PackedInt, Awq, DecodePackedInt, "packed_int")
 
+// The encoders (amn/quantize.h), the same way. X(Family, Tu, Ref, "group"):
+//   Family   the encoder Encode<Family> (kernels/, per target) and its side
+//            inputs kernels::<Family>Args (kernels/encode_args.h);
+//   Tu       the dispatch TU (dispatch/<tu>.cc) and its probe <Tu>Target();
+//   Ref      its scalar reference ref::<Ref> (kernels/ref/encode_ref.h);
+//   "group"  the registry's family name for its kernels.
+#define AMN_ENCODER_FAMILIES(X)                                   \
+  X(AbsMaxGrid, Encode, EncodeAbsMaxGrid, "fp8_encode")           \
+  X(Fp8Quant, Encode, EncodeFp8Quant, "fp8_encode")               \
+  X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
+  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")
+
+// X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
+// type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
+// that Run<Family>Sample builds for `variant` (dispatch/kernel_samples.h).
+#define AMN_ENCODERS(X)              \
+  X(e4m3, Fp8Quant, 0)               \
+  X(e5m2, Fp8Quant, 1)               \
+  X(amax128, AbsMaxGrid, 0)          \
+  X(nf4, Bnb4Quant, 0)               \
+  X(fp4, Bnb4Quant, 1)               \
+  X(int8_rowwise, BnbInt8Quant, 0)
+
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u
 #define AMN_TO_F16 2u

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "amn/quantize.h"
+#include "dispatch/dispatch_policy.h"
 #include "dispatch/encoders.h"
 #include "kernels/bnb_layout.h"
 #include "kernels/encode_common.h"
@@ -86,6 +87,10 @@ const uint8_t* Bytes(std::span<const std::byte> s) {
   return reinterpret_cast<const uint8_t*>(s.data());
 }
 
+kernels::EncodeInput Input(const FloatRows& in) {
+  return kernels::EncodeInput{Bytes(in.bytes), in.type, in.rows, in.cols};
+}
+
 void Report(const kernels::ErrorSums& sums, uint64_t n, QuantError* error) {
   if (error == nullptr) return;
   const kernels::ErrorTotals t = kernels::ReduceErrors(sums);
@@ -101,9 +106,10 @@ Status AbsMaxGrid(const FloatRows& in, uint64_t group_rows, uint64_t group_cols,
   AMN_RETURN_IF_ERROR(CheckRows(kFn, in, &n));
   AMN_RETURN_IF_ERROR(CheckGrid(kFn, in, group_rows, group_cols, &entries));
   AMN_RETURN_IF_ERROR(CheckCount(kFn, "amax", amax.size(), entries));
+  AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   if (n == 0) return Status::Ok();
-  const uint64_t bad = internal::EncodeAbsMaxGrid(Bytes(in.bytes), in.type, in.rows, in.cols,
-                                                  group_rows, group_cols, amax.data());
+  const uint64_t bad = internal::EncodeAbsMaxGrid(
+      kernels::AbsMaxGridArgs{Input(in), group_rows, group_cols, amax.data()}, nullptr);
   if (bad != kernels::kAllFinite) return NonFinite(kFn, bad);
   return Status::Ok();
 }
@@ -121,11 +127,12 @@ Status QuantizeFp8(const FloatRows& in, uint64_t group_rows, uint64_t group_cols
     return InvalidArgument(kFn, "unknown FP8 format");
   }
   AMN_RETURN_IF_ERROR(CheckNonNegative(kFn, "scales", scales, /*zero_allowed=*/false));
+  AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   kernels::ErrorSums sums;
   if (n != 0) {
-    const uint64_t bad = internal::EncodeFp8(
-        Bytes(in.bytes), in.type, in.rows, in.cols, group_rows, group_cols,
-        format == Fp8Format::kE5m2, scales.data(), reinterpret_cast<uint8_t*>(codes.data()),
+    const uint64_t bad = internal::EncodeFp8Quant(
+        kernels::Fp8QuantArgs{Input(in), group_rows, group_cols, format == Fp8Format::kE5m2,
+                              scales.data(), reinterpret_cast<uint8_t*>(codes.data())},
         error != nullptr ? &sums : nullptr);
     if (bad != kernels::kAllFinite) return NonFinite(kFn, bad);
   }
@@ -155,11 +162,12 @@ Status QuantizeBnb4(const FloatRows& in, uint64_t block_size, Bnb4Type type, boo
   if (absmax_given) {
     AMN_RETURN_IF_ERROR(CheckNonNegative(kFn, "absmax", absmax, /*zero_allowed=*/true));
   }
+  AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   kernels::ErrorSums sums;
   if (n != 0) {
-    const uint64_t bad = internal::EncodeBnb4(
-        Bytes(in.bytes), in.type, n, block_size, type == Bnb4Type::kFp4, absmax_given,
-        absmax.data(), reinterpret_cast<uint8_t*>(packed.data()),
+    const uint64_t bad = internal::EncodeBnb4Quant(
+        kernels::Bnb4QuantArgs{Input(in), block_size, type == Bnb4Type::kFp4, absmax_given,
+                               absmax.data(), reinterpret_cast<uint8_t*>(packed.data())},
         error != nullptr ? &sums : nullptr);
     if (bad != kernels::kAllFinite) return NonFinite(kFn, bad);
   }
@@ -197,11 +205,12 @@ Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<float> scb
   AMN_RETURN_IF_ERROR(CheckCount(kFn, "scb", scb.size(), in.rows));
   AMN_RETURN_IF_ERROR(CheckCount(kFn, "codes", codes.size(), n));
   if (scb_given) AMN_RETURN_IF_ERROR(CheckNonNegative(kFn, "scb", scb, /*zero_allowed=*/true));
+  AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   kernels::ErrorSums sums;
   if (n != 0) {
-    const uint64_t bad = internal::EncodeBnbInt8(Bytes(in.bytes), in.type, in.rows, in.cols,
-                                                 scb_given, scb.data(), codes.data(),
-                                                 error != nullptr ? &sums : nullptr);
+    const uint64_t bad = internal::EncodeBnbInt8Quant(
+        kernels::BnbInt8QuantArgs{Input(in), scb_given, scb.data(), codes.data()},
+        error != nullptr ? &sums : nullptr);
     if (bad != kernels::kAllFinite) return NonFinite(kFn, bad);
   } else if (!scb_given) {
     // rows with no columns: the max of nothing is 0.

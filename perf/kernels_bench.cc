@@ -35,7 +35,7 @@ void RegisterAll(const Floors& floors) {
   for (const KernelInfo& kernel : Kernels()) {
     // Block inputs: whole input bytes per element, rounded up.
     const size_t in_bytes = (KernelInBytes(kernel, 1024) + 1023) / 1024;
-    const size_t out_bytes = ElemTypeBytes(kernel.out);
+    const size_t out_bytes = (KernelOutBytes(kernel, 1024) + 1023) / 1024;
     for (const bool stream : {false, true}) {
       const size_t n = stream ? kStreamElems : kCacheElems;
       const double floor_ns = stream ? floors.StreamNsPerElem(in_bytes, out_bytes)

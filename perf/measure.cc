@@ -154,7 +154,7 @@ void AlignedBytes::Free::operator()(unsigned char* p) const { std::free(p); }
 KernelBuffers::KernelBuffers(const KernelInfo& kernel, size_t n_elems)
     : n_elems_(n_elems),
       in_(KernelInBytes(kernel, n_elems)),
-      out_(n_elems * ElemTypeBytes(kernel.out)) {
+      out_(KernelOutBytes(kernel, n_elems)) {
   Rng rng(0x616D6E + n_elems);
   if (kernel.in_block_bytes == 0) {
     FillFinite(kernel.in, in_.data(), n_elems, rng);
@@ -188,7 +188,8 @@ BenchReport RunBench(const BenchConfig& config,
     if (kernel.name.find(config.kernel_filter) == std::string_view::npos) continue;
     // Block inputs: whole input bytes per element, rounded up, for the floor.
     const size_t in_bytes = (KernelInBytes(kernel, 1024) + 1023) / 1024;
-    const size_t out_bytes = ElemTypeBytes(kernel.out);
+    // Encoders: whole output bytes per element, rounded up, for the floor.
+    const size_t out_bytes = (KernelOutBytes(kernel, 1024) + 1023) / 1024;
     for (const bool stream : {false, true}) {
       const size_t n = stream ? config.stream_elems : config.cache_elems;
       const double floor_ns =
@@ -203,7 +204,8 @@ BenchReport RunBench(const BenchConfig& config,
         row.n_elems = n;
         row.timing = timing;
         row.ns_per_elem = timing.median_ns / static_cast<double>(n);
-        row.gbps = BytesPerNsToGbps(static_cast<double>(KernelInBytes(kernel, n) + n * out_bytes),
+        row.gbps = BytesPerNsToGbps(static_cast<double>(KernelInBytes(kernel, n) +
+                                                        KernelOutBytes(kernel, n)),
                                     timing.median_ns);
         row.floor_ns_per_elem = floor_ns;
         row.ratio_to_floor = row.ns_per_elem / floor_ns;

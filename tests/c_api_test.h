@@ -91,4 +91,8 @@ void check_packed_int(void);
 void check_nvfp4(void);
 void check_mxfp4(void);
 
+/* Encoder checks (c_api_quantize_test.c). */
+void check_quantize(void);
+void check_quantize_errors(void);
+
 #endif /* AMN_TESTS_C_API_TEST_H_ */

@@ -1,6 +1,7 @@
 // Shared checking code for the per-target kernel tests.
 #include "tests/kernel_check.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iomanip>
 #include <sstream>
@@ -59,18 +60,21 @@ testing::AssertionResult MatchesReference(const KernelInfo& kernel,
                                           size_t in_offset_elems, size_t out_offset_elems) {
   // in_size: bytes of one input unit (an element, or a block of block_elems).
   const size_t in_size = KernelInBytes(kernel, kernel.block_elems);
-  const size_t out_size = ElemTypeBytes(kernel.out);
+  // out_size: bytes of one output unit (an element, or an encoder's unit).
+  const bool per_unit = kernel.out_unit_bytes != 0;
+  const size_t out_size = per_unit ? kernel.out_unit_bytes : ElemTypeBytes(kernel.out);
   if (input.size() % in_size != 0) {
     return testing::AssertionFailure() << "input is not a whole number of elements";
   }
   const size_t n = input.size() / in_size * kernel.block_elems;
+  const size_t out_units = per_unit ? n / kernel.block_elems : n;
 
-  std::vector<uint8_t> expected(n * out_size);
+  std::vector<uint8_t> expected(KernelOutBytes(kernel, n));
   kernel.run_reference(input.data(), n, expected.data());
 
   PlacedBuffer in(input.size(), in_offset_elems * in_size, 0);
   if (!input.empty()) std::memcpy(in.data(), input.data(), input.size());
-  PlacedBuffer out(n * out_size, out_offset_elems * out_size, kUnwritten);
+  PlacedBuffer out(KernelOutBytes(kernel, n), out_offset_elems * out_size, kUnwritten);
   kernel.run(in.data(), n, out.data());
 
   if (!out.CanaryIntact()) {
@@ -81,15 +85,16 @@ testing::AssertionResult MatchesReference(const KernelInfo& kernel,
   if (!input.empty() && std::memcmp(in.data(), input.data(), input.size()) != 0) {
     return testing::AssertionFailure() << kernel.name << " modified its input";
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < out_units; ++i) {
     const uint8_t* got = out.data() + i * out_size;
     const uint8_t* want = expected.data() + i * out_size;
     if (std::memcmp(got, want, out_size) != 0) {
+      const size_t unit_in = per_unit ? i : i / kernel.block_elems;
       return testing::AssertionFailure()
-             << kernel.name << " element " << i << " of " << n << ": input "
-             << Hex(input.data() + i / kernel.block_elems * in_size, in_size) << " gave "
-             << Hex(got, out_size)
-             << ", reference " << Hex(want, out_size);
+             << kernel.name << " output unit " << i << " of " << out_units << ": input "
+             << Hex(input.data() + unit_in * in_size, std::min<size_t>(in_size, 64)) << " gave "
+             << Hex(got, std::min<size_t>(out_size, 64))
+             << ", reference " << Hex(want, std::min<size_t>(out_size, 64));
     }
   }
   return testing::AssertionSuccess();

@@ -27,6 +27,7 @@ namespace {
 // (GPTQ's 2048-element unit, AWQ's 512-element row) get fewer of them so the
 // emulated fleet stays quick.
 std::vector<size_t> UnitCounts(const KernelInfo& kernel) {
+  if (kernel.out_unit_bytes != 0) return {1, 3, 9};  // encoders: 256-element units
   if (kernel.in_block_bytes == 0) return {1, 7, 64, 257, 1000};
   if (kernel.block_elems >= 512) return {1, 2, 5};
   return {1, 3, 17};
@@ -58,10 +59,17 @@ TEST(KernelRegistry, NamesAreUniqueAndSayTheirOutput) {
   for (const KernelInfo& kernel : Kernels()) {
     const std::string name(kernel.name);
     EXPECT_TRUE(names.insert(name).second) << "duplicate " << name;
-    const std::string suffix = "_to_" + std::string(ElemTypeName(kernel.out));
-    EXPECT_TRUE(name.size() > suffix.size() &&
-                name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        << name;
+    if (kernel.out_unit_bytes != 0) {
+      // Encoders say their input: "<in>_to_<scheme>".
+      const std::string prefix = std::string(ElemTypeName(kernel.in)) + "_to_";
+      EXPECT_EQ(name.compare(0, prefix.size(), prefix), 0) << name;
+      EXPECT_EQ(kernel.in_block_bytes, 0u) << name;
+    } else {
+      const std::string suffix = "_to_" + std::string(ElemTypeName(kernel.out));
+      EXPECT_TRUE(name.size() > suffix.size() &&
+                  name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+          << name;
+    }
     EXPECT_NE(kernel.run, nullptr);
     EXPECT_NE(kernel.run_reference, nullptr);
     EXPECT_NE(kernel.probe, nullptr);

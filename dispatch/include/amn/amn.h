@@ -1,4 +1,4 @@
-/* anamnesis C ABI: every dequantization kernel for engines that embed them,
+/* anamnesis C ABI: every dequantization kernel (and the encoders) for engines that embed them,
  * without the parsers or the CLI. Plain C (C99 and later, or C++). Every
  * function checks its arguments and returns a status; nothing aborts,
  * prints, throws or allocates per call. Element values are raw bit patterns: F16/BF16
@@ -334,12 +334,108 @@ AMN_API amn_status amn_dequantize_mxfp4(const amn_mxfp4_params* params, uint64_t
                                         uint64_t row_end, amn_dtype dst_type, void* dst,
                                         size_t dst_bytes);
 
+/* ---- Encoders (quantize, `amn forget`) ------------------------------------ *
+ * Plain BF16/F16/F32 rows to FP8 with scales, bitsandbytes NF4/FP4 (plain
+ * and double quant) and LLM.int8(); identical bytes on every CPU target.
+ * Formulas, rounding and tie rules: docs/schemes/forget.md. A NaN or an
+ * infinity in the input is refused with AMN_ERR_INVALID_ARGUMENT
+ * (amn_last_error names the element's index); the outputs are then
+ * unspecified. Outputs must not overlap the input or each other. */
+
+/* What quantization took from one call's elements, x against its decoded
+ * x' (as double), summed in an order fixed by the element index (the same
+ * bytes on every target): Lethe distance = sum_abs / elements, relative
+ * RMSE = sqrt(sum_sq_err / sum_sq_ref). */
+typedef struct amn_quant_error {
+  uint64_t elements;
+  double sum_abs;
+  double max_abs;
+  double sum_sq_err;
+  double sum_sq_ref;
+} amn_quant_error;
+
+/* The input of every encoder: rows x cols row-major elements. */
+typedef struct amn_quantize_src {
+  amn_dtype type;    /* AMN_F32, AMN_F16 or AMN_BF16 */
+  uint64_t rows;
+  uint64_t cols;
+  const void* data;  /* rows * cols elements, little-endian, any alignment */
+  size_t data_bytes; /* exactly rows * cols * element size */
+} amn_quantize_src;
+
+/* FP8 with one scale per group_rows x group_cols group (per tensor: rows x
+ * cols; per channel: 1 x cols; fine-grained: 128 x 128; edge groups partial):
+ *   scale = amax / max_finite (448 E4M3, 57344 E5M2), all-zero group: 1
+ *   code  = RNE(clamp(x / scale, -max_finite, max_finite))
+ * The scale grid holds ceil(rows / group_rows) * ceil(cols / group_cols)
+ * f32 entries, row-major. */
+typedef struct amn_quantize_fp8_params {
+  amn_quantize_src src;
+  uint64_t group_rows; /* >= 1 */
+  uint64_t group_cols; /* >= 1 */
+  amn_dtype format;    /* AMN_E4M3 or AMN_E5M2 */
+  int scales_given;    /* non-zero: scales are read (finite, > 0), else computed */
+} amn_quantize_fp8_params;
+
+/* codes: rows * cols bytes; scales: the grid (written unless scales_given);
+ * error may be NULL. */
+AMN_API amn_status amn_quantize_fp8(const amn_quantize_fp8_params* params, float* scales,
+                                    size_t scales_len, uint8_t* codes, size_t codes_bytes,
+                                    amn_quant_error* error);
+
+typedef enum amn_bnb4_type { AMN_BNB_NF4 = 0, AMN_BNB_FP4 = 1 } amn_bnb4_type;
+
+/* bitsandbytes 4-bit over the flat rows * cols elements in blocks of
+ * block_size: absmax = max |x| per block (unless absmax_given), each code
+ * from x * (1 / absmax) by bitsandbytes' decision tree, two codes per byte,
+ * the first in the HIGH nibble. */
+typedef struct amn_quantize_bnb4_params {
+  amn_quantize_src src;
+  uint64_t block_size; /* even, >= 2 (bitsandbytes: 64) */
+  amn_bnb4_type type;
+  int absmax_given;    /* non-zero: absmax is read (finite, >= 0), else computed */
+} amn_quantize_bnb4_params;
+
+/* absmax: f32 [ceil(n / block_size)]; packed: u8 [ceil(n / 2)]; error may
+ * be NULL. */
+AMN_API amn_status amn_quantize_bnb4(const amn_quantize_bnb4_params* params, float* absmax,
+                                     size_t absmax_len, uint8_t* packed, size_t packed_bytes,
+                                     amn_quant_error* error);
+
+/* Double quant of a tensor's absmax vector (bitsandbytes' compress_statistics):
+ * offset = mean(absmax); blocks of nested_block_size (bitsandbytes: 256) over
+ * absmax - offset: nested_absmax = max |v|, codes = the signed dynamic map's
+ * entry nearest to v / nested_absmax. codes: u8 [absmax_len]; nested_absmax:
+ * f32 [ceil(absmax_len / nested_block_size)]. */
+AMN_API amn_status amn_quantize_bnb_nested(const float* absmax, size_t absmax_len,
+                                           uint64_t nested_block_size, uint8_t* codes,
+                                           size_t codes_len, float* nested_absmax,
+                                           size_t nested_absmax_len, float* offset);
+
+/* The codebooks bitsandbytes stores beside such weights: `.quant_map` (16
+ * f32) and `.nested_quant_map` (256 f32). */
+AMN_API amn_status amn_bnb4_codebook(amn_bnb4_type type, float* out, size_t out_len);
+AMN_API amn_status amn_bnb_dynamic_map(float* out, size_t out_len);
+
+/* LLM.int8() row-wise: SCB = max |x| per row (unless scb_given),
+ * code = clamp(round_half_even(x * (127 / SCB)), -127, 127). */
+typedef struct amn_quantize_bnb_int8_params {
+  amn_quantize_src src;
+  int scb_given; /* non-zero: scb is read (finite, >= 0), else computed */
+} amn_quantize_bnb_int8_params;
+
+/* scb: f32 [rows]; codes: i8 [rows * cols]; error may be NULL. */
+AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* params, float* scb,
+                                         size_t scb_len, int8_t* codes, size_t codes_len,
+                                         amn_quant_error* error);
+
 /* ---- Kernel enumeration and self-test ------------------------------------ *
  * The library's kernel table: every row kernel with fixed synthetic side
  * inputs (scales, zeros, codebooks), so any input bytes are valid. Kernel i
  * turns n_elems outputs' worth of input bytes into n_elems elements of its
  * output dtype; amn_kernel_run uses the best target of this CPU (or the
- * cap), amn_kernel_run_reference the scalar reference. An engine tests
+ * cap), amn_kernel_run_reference the scalar reference (encoders: block_elems
+ * inputs per unit, output sized by amn_kernel_output_bytes). An engine tests
  * itself by comparing the two byte for byte. Indexes are stable within one
  * library build only: look kernels up by name. */
 
@@ -356,8 +452,14 @@ AMN_API amn_status amn_kernel_block_elems(size_t i, size_t* block_elems);
 /* Input bytes kernel i reads for n_elems outputs (a multiple of its block). */
 AMN_API amn_status amn_kernel_input_bytes(size_t i, size_t n_elems, size_t* bytes);
 
-/* Kernel i's output element type (AMN_F32, AMN_F16 or AMN_BF16). */
+/* Kernel i's output element type (AMN_F32, AMN_F16 or AMN_BF16; for an
+ * encoder "<in>_to_<scheme>", its code type or the type of its scales). */
 AMN_API amn_status amn_kernel_output_dtype(size_t i, amn_dtype* dtype);
+
+/* Output bytes kernel i writes for n_elems inputs (a multiple of its block):
+ * n_elems elements of its output dtype, or for an encoder whole units of
+ * codes and their scales. */
+AMN_API amn_status amn_kernel_output_bytes(size_t i, size_t n_elems, size_t* bytes);
 
 /* Runs kernel i: reads amn_kernel_input_bytes(i, n_elems) bytes of src
  * (src_bytes may be larger), writes n_elems outputs to dst, which holds

@@ -35,12 +35,23 @@ struct KernelInfo {
   // 0 / 1 for plain inputs of `in` elements.
   uint32_t in_block_bytes = 0;
   uint32_t block_elems = 1;
+  // Encoders (family "*_encode"): n_elems inputs give n_elems / block_elems
+  // units of out_unit_bytes output bytes (codes, then their scales); `out`
+  // then names the code type (FP8) or the scale type. 0 for decoders: the
+  // output is n_elems elements of `out`.
+  uint32_t out_unit_bytes = 0;
 };
 
 // Input bytes for n_elems outputs.
 inline size_t KernelInBytes(const KernelInfo& kernel, size_t n_elems) {
   return kernel.in_block_bytes == 0 ? n_elems * ElemTypeBytes(kernel.in)
                                     : n_elems / kernel.block_elems * kernel.in_block_bytes;
+}
+
+// Output bytes for n_elems outputs (n_elems a multiple of block_elems).
+inline size_t KernelOutBytes(const KernelInfo& kernel, size_t n_elems) {
+  return kernel.out_unit_bytes == 0 ? n_elems * ElemTypeBytes(kernel.out)
+                                    : n_elems / kernel.block_elems * kernel.out_unit_bytes;
 }
 
 AMN_API std::span<const KernelInfo> Kernels();

@@ -14,6 +14,7 @@
 #include "amn/elem_type.h"
 #include "amn/export.h"
 #include "amn/status.h"
+#include "amn/targets.h"
 
 namespace amn {
 
@@ -107,7 +108,11 @@ AMN_API void BnbDynamicMap(std::span<float, 256> out);
 // quantize_4bit with compress_statistics): offset = mean(absmax), then
 // blocks of nested_block_size (bitsandbytes uses 256) over absmax - offset:
 // nested_absmax f32 [ceil(nb / nested_block_size)] = each block's max |v|,
-// codes u8 [nb] = the dynamic map entry nearest to v / nested_absmax.
+// codes u8 [nb] = the dynamic map entry nearest to v / nested_absmax as
+// bitsandbytes' CUDA dQuantize finds it (v * (1 / nested_absmax), binary
+// search, midpoint ties keep the search's pivot). The mean is summed in
+// double in index order and rounded once (torch.mean's F32 order is not
+// reproduced): docs/schemes/forget.md.
 AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_block_size,
                                  std::span<uint8_t> codes, std::span<float> nested_absmax,
                                  float* offset);
@@ -120,6 +125,9 @@ AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_
 // error (may be null) gets x' = code * SCB / 127 as DequantBnbInt8 computes it.
 AMN_API Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<float> scb,
                                std::span<int8_t> codes, QuantError* error);
+
+// Probe: the target the encoders' dispatch table runs right now.
+AMN_API TargetId EncodeTarget();
 
 }  // namespace amn
 

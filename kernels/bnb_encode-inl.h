@@ -1,0 +1,240 @@
+// Per-target bitsandbytes encoders (amn/quantize.h QuantizeBnb4,
+// QuantizeBnbInt8), Highway 1.0.3, bit-exact with
+// kernels/ref/bnb_encode_ref.cc (formulas and deviations from CUDA there).
+//
+// 4-bit, per block of block_size flat elements: absmax = max |x| (vector
+// Max, order-free) unless given; inv = 1.0f / absmax (one scalar F32
+// division); xn = x == ±0 ? x : x * inv; then the CUDA decision tree in its
+// pivot-count form (kernels/bnb_encode_tables.h): NF4 code = number of
+// pivots p with xn > p; FP4 rank = number of pivots below |xn|, code =
+// kFp4CodeOfRank[rank] (rank < 2: rank; else 8 - (rank & ~1) + (rank & 1))
+// plus 8 when xn's sign bit is set. Codes go to a byte tile, and pairs of
+// bytes (u16 lanes, little-endian) pack to hi << 4 | lo; a trailing odd
+// element pairs with 0. A block of at most kEncodeTile elements is loaded
+// once; a longer block is read twice (max, then codes).
+//
+// INT8, per row: SCB = max |x| unless given; scale = 127.0f / SCB (scalar
+// F32 division); code = x == ±0 ? 0 : Round(clamp(x * scale, -127, 127))
+// (Round: to nearest even, as torch.round); x' = (f32(code) * SCB) * f32(1/127).
+//
+// NaN/Inf input: the index of the first such element is returned. SCALAR
+// runs the reference.
+#if defined(AMN_KERNELS_BNB_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_BNB_ENCODE_INL_H_
+#undef AMN_KERNELS_BNB_ENCODE_INL_H_
+#else
+#define AMN_KERNELS_BNB_ENCODE_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/bnb_encode_tables.h"
+#include "kernels/bnb_layout.h"
+#include "kernels/encode_common-inl.h"
+#include "kernels/encode_args.h"
+#include "kernels/encode_common.h"
+#include "kernels/ref/bnb_encode_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// max |x| of the tile's first len elements (zero padding does not change it).
+HWY_INLINE float TileAbsMax(const float* HWY_RESTRICT xs, size_t len) {
+  const EncDF df;
+  auto m = hn::Zero(df);
+  for (size_t k = 0; k < len; k += hn::Lanes(df)) m = hn::Max(m, hn::Abs(hn::Load(df, xs + k)));
+  return hn::GetLane(hn::MaxOfLanes(df, m));
+}
+
+// 4-bit codes (i32 lanes) of one vector of x.
+template <bool kFp4>
+HWY_INLINE hn::Vec<hn::RebindToSigned<EncDF>> Bnb4Codes(hn::Vec<EncDF> x, hn::Vec<EncDF> vinv) {
+  const EncDF df;
+  const hn::RebindToSigned<EncDF> di;
+  const auto xn = hn::IfThenElse(hn::Eq(x, hn::Zero(df)), x, hn::Mul(x, vinv));
+  auto count = hn::Zero(di);
+  if constexpr (!kFp4) {
+    // A true mask is all ones (-1): subtracting it counts.
+    for (const float p : bnb::kNf4Pivots) {
+      count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, hn::Gt(xn, hn::Set(df, p)))));
+    }
+    return count;
+  } else {
+    const auto a = hn::Abs(xn);
+    for (const float p : bnb::kFp4Pivots) {
+      count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, hn::Gt(a, hn::Set(df, p)))));
+    }
+    const auto high = hn::Add(hn::Sub(hn::Set(di, 8), hn::And(count, hn::Set(di, ~1))),
+                              hn::And(count, hn::Set(di, 1)));
+    const auto code = hn::IfThenElse(hn::Lt(count, hn::Set(di, 2)), count, high);
+    const auto sign = hn::ShiftLeft<3>(hn::BitCast(di, hn::ShiftRight<31>(
+                                                           hn::BitCast(hn::RebindToUnsigned<EncDF>(), xn))));
+    return hn::Or(code, sign);
+  }
+}
+
+// Elements [i0, i0 + len) of one block, already in xs (i0 even): packed
+// bytes to packed[i0 / 2 ..], errors with x' = cb[code] * absmax.
+template <bool kFp4>
+HWY_INLINE void EncodeBnb4Tile(const float* HWY_RESTRICT xs, uint64_t i0, size_t len, float absmax,
+                               uint8_t* HWY_RESTRICT packed, kernels::ErrorSums* errors) {
+  const EncDF df;
+  const hn::RebindToSigned<EncDF> di;
+  const hn::Rebind<uint8_t, decltype(di)> d8;
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::RebindToSigned<decltype(d16)> di16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8h;
+  const size_t n = hn::Lanes(df);
+  HWY_ALIGN uint8_t ct[kEncodeTile + 2 * kEncodePad];
+  HWY_ALIGN uint8_t pt[kEncodeTile / 2 + 2 * kEncodePad];
+  const auto vinv = hn::Set(df, 1.0f / absmax);
+  for (size_t k = 0; k < len; k += n) {
+    hn::StoreU(hn::DemoteTo(d8, Bnb4Codes<kFp4>(hn::Load(df, xs + k), vinv)), d8, ct + k);
+  }
+  ct[len] = 0;  // the partner of a trailing odd element
+  const size_t n_bytes = (len + 1) / 2;
+  for (size_t j = 0; j < n_bytes; j += hn::Lanes(d16)) {
+    uint16_t pairs[HWY_MAX_BYTES / 2];
+    std::memcpy(pairs, ct + 2 * j, hn::Lanes(d16) * 2);
+    const auto v = hn::LoadU(d16, pairs);
+    const auto byte = hn::Or(hn::ShiftLeft<4>(hn::And(v, hn::Set(d16, 0xFF))), hn::ShiftRight<8>(v));
+    hn::StoreU(hn::DemoteTo(d8h, hn::BitCast(di16, byte)), d8h, pt + j);
+  }
+  std::memcpy(packed + i0 / 2, pt, n_bytes);
+  if (errors == nullptr) return;
+  const auto& codebook = kFp4 ? bnb::kFp4Codebook : bnb::kNf4Codebook;
+  float table[16];
+  for (size_t c = 0; c < 16; ++c) {
+    const float cb = (kFp4 && c == 8) ? -0.0f : codebook[c];
+    table[c] = cb * absmax;
+  }
+  HWY_ALIGN float xq[kEncodeTile];
+  for (size_t k = 0; k < len; ++k) xq[k] = table[ct[k]];
+  AddEncodeErrors(xs, xq, i0, len, *errors);
+}
+
+template <bool kFp4>
+HWY_INLINE uint64_t QuantizeBnb4Blocks(const uint8_t* HWY_RESTRICT in, ElemType type, uint64_t n,
+                                       uint64_t block_size, bool absmax_given,
+                                       float* HWY_RESTRICT absmax, uint8_t* HWY_RESTRICT packed,
+                                       kernels::ErrorSums* errors) {
+  HWY_ALIGN float xs[kEncodeTile + kEncodePad];
+  for (uint64_t begin = 0, b = 0; begin < n; begin += block_size, ++b) {
+    const uint64_t len = std::min(n - begin, block_size);
+    const bool one_tile = len <= kEncodeTile;
+    if (!absmax_given) {
+      float m = 0.0f;
+      for (uint64_t done = 0; done < len; done += kEncodeTile) {
+        const size_t t = static_cast<size_t>(std::min<uint64_t>(kEncodeTile, len - done));
+        if (!LoadEncodeTile(in, type, begin + done, t, xs)) {
+          return FirstNonFinite(in, type, begin + done, t);
+        }
+        m = std::max(m, TileAbsMax(xs, t));
+      }
+      absmax[b] = m;
+    }
+    for (uint64_t done = 0; done < len; done += kEncodeTile) {
+      const size_t t = static_cast<size_t>(std::min<uint64_t>(kEncodeTile, len - done));
+      if ((absmax_given || !one_tile) && !LoadEncodeTile(in, type, begin + done, t, xs)) {
+        return FirstNonFinite(in, type, begin + done, t);
+      }
+      EncodeBnb4Tile<kFp4>(xs, begin + done, t, absmax[b], packed, errors);
+    }
+  }
+  return kernels::kAllFinite;
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+inline uint64_t QuantizeBnb4Body(const uint8_t* HWY_RESTRICT in, ElemType type, uint64_t n,
+                                 uint64_t block_size, bool fp4, bool absmax_given,
+                                 float* HWY_RESTRICT absmax, uint8_t* HWY_RESTRICT packed,
+                                 kernels::ErrorSums* errors) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::QuantizeBnb4Ref(in, type, n, block_size, fp4, absmax_given, absmax, packed, errors);
+#else
+  return fp4 ? QuantizeBnb4Blocks<true>(in, type, n, block_size, absmax_given, absmax, packed,
+                                        errors)
+             : QuantizeBnb4Blocks<false>(in, type, n, block_size, absmax_given, absmax, packed,
+                                         errors);
+#endif
+}
+
+inline uint64_t QuantizeBnbInt8Body(const uint8_t* HWY_RESTRICT in, ElemType type, uint64_t rows,
+                                    uint64_t cols, bool scb_given, float* HWY_RESTRICT scb,
+                                    int8_t* HWY_RESTRICT codes, kernels::ErrorSums* errors) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::QuantizeBnbInt8Ref(in, type, rows, cols, scb_given, scb, codes, errors);
+#else
+  const EncDF df;
+  const hn::RebindToSigned<EncDF> di;
+  const hn::Rebind<int8_t, decltype(di)> d8;
+  const size_t n = hn::Lanes(df);
+  HWY_ALIGN float xs[kEncodeTile + kEncodePad];
+  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
+  HWY_ALIGN int8_t ct[kEncodeTile + kEncodePad];
+  const auto lo = hn::Set(df, -127.0f), hi = hn::Set(df, 127.0f);
+  const auto inv127 = hn::Set(df, kernels::F32FromBits(bnb::kInv127Bits));
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t row0 = r * cols;
+    const bool one_tile = cols <= kEncodeTile;
+    if (!scb_given) {
+      float m = 0.0f;
+      for (uint64_t done = 0; done < cols; done += kEncodeTile) {
+        const size_t t = static_cast<size_t>(std::min<uint64_t>(kEncodeTile, cols - done));
+        if (!LoadEncodeTile(in, type, row0 + done, t, xs)) {
+          return FirstNonFinite(in, type, row0 + done, t);
+        }
+        m = std::max(m, TileAbsMax(xs, t));
+      }
+      scb[r] = m;
+    }
+    const auto vscale = hn::Set(df, 127.0f / scb[r]);
+    const auto vscb = hn::Set(df, scb[r]);
+    for (uint64_t done = 0; done < cols; done += kEncodeTile) {
+      const size_t t = static_cast<size_t>(std::min<uint64_t>(kEncodeTile, cols - done));
+      if ((scb_given || !one_tile) && !LoadEncodeTile(in, type, row0 + done, t, xs)) {
+        return FirstNonFinite(in, type, row0 + done, t);
+      }
+      for (size_t k = 0; k < t; k += n) {
+        const auto x = hn::Load(df, xs + k);
+        const auto q = hn::Round(hn::Min(hn::Max(hn::Mul(x, vscale), lo), hi));
+        const auto code = hn::IfThenZeroElse(hn::RebindMask(di, hn::Eq(x, hn::Zero(df))),
+                                             hn::ConvertTo(di, q));
+        hn::StoreU(hn::DemoteTo(d8, code), d8, ct + k);
+        if (errors != nullptr) {
+          hn::Store(hn::Mul(hn::Mul(hn::ConvertTo(df, code), vscb), inv127), df, xq + k);
+        }
+      }
+      std::memcpy(codes + row0 + done, ct, t);
+      if (errors != nullptr) AddEncodeErrors(xs, xq, row0 + done, t, *errors);
+    }
+  }
+  return kernels::kAllFinite;
+#endif
+}
+
+// The kernel table's entry points (kernels/encode_args.h).
+inline uint64_t EncodeBnb4Quant(const kernels::Bnb4QuantArgs& a, kernels::ErrorSums* errors) {
+  return QuantizeBnb4Body(a.x.in, a.x.type, a.x.rows * a.x.cols, a.block_size, a.fp4,
+                          a.absmax_given, a.absmax, a.packed, errors);
+}
+inline uint64_t EncodeBnbInt8Quant(const kernels::BnbInt8QuantArgs& a,
+                                   kernels::ErrorSums* errors) {
+  return QuantizeBnbInt8Body(a.x.in, a.x.type, a.x.rows, a.x.cols, a.scb_given, a.scb, a.codes,
+                             errors);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard

@@ -1,0 +1,123 @@
+// Per-target helpers every encoder body shares (Highway 1.0.3): loading a
+// tile of BF16/F16/F32 input as F32 into a stack buffer (with the
+// non-finite check), and adding a tile's errors to kernels::ErrorSums in the
+// order kernels/encode_common.h fixes (lane = element index % 8), so the sums
+// are the scalar reference's bytes on every vector width.
+// Not compiled for HWY_SCALAR: the encoders run their references there.
+#if defined(AMN_KERNELS_ENCODE_COMMON_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_ENCODE_COMMON_INL_H_
+#undef AMN_KERNELS_ENCODE_COMMON_INL_H_
+#else
+#define AMN_KERNELS_ENCODE_COMMON_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/encode_common.h"
+#include "kernels/float_convert-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Elements per tile, and the padding after a tile buffer so full vectors
+// can always be read and written past its last valid element.
+inline constexpr size_t kEncodeTile = 256;
+inline constexpr size_t kEncodePad = HWY_MAX_BYTES / sizeof(float);
+
+using EncDF = hn::ScalableTag<float>;
+using EncDU = hn::RebindToUnsigned<EncDF>;
+
+// Input elements [i0, i0 + count) (count <= kEncodeTile) as F32 into xs,
+// zero-padded to a whole number of vectors. Returns false if any of them is
+// NaN or infinite.
+HWY_INLINE bool LoadEncodeTile(const uint8_t* HWY_RESTRICT in, ElemType type, uint64_t i0,
+                               size_t count, float* HWY_RESTRICT xs) {
+  const EncDF df;
+  const EncDU du;
+  const size_t n = hn::Lanes(df);
+  size_t k = 0;
+  auto bad = hn::Zero(du);
+  const auto exp_mask = hn::Set(du, 0x7F800000u);
+  for (; k + n <= count; k += n) {
+    hn::Vec<EncDU> bits;
+    if (type == ElemType::kF32) {
+      bits = FromF32()(du, reinterpret_cast<const float*>(in + 4 * (i0 + k)));
+    } else if (type == ElemType::kBf16) {
+      bits = FromBf16()(du, reinterpret_cast<const uint16_t*>(in + 2 * (i0 + k)));
+    } else {
+      bits = FromF16()(du, reinterpret_cast<const uint16_t*>(in + 2 * (i0 + k)));
+    }
+    // All exponent bits set: NaN or Inf.
+    bad = hn::Or(bad, hn::VecFromMask(du, hn::Eq(hn::And(bits, exp_mask), exp_mask)));
+    hn::StoreU(hn::BitCast(df, bits), df, xs + k);
+  }
+  bool finite = hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)));
+  for (; k < count; ++k) {
+    const uint32_t bits = kernels::LoadInputBits(in, type, i0 + k);
+    finite = finite && kernels::IsFiniteF32Bits(bits);
+    xs[k] = kernels::F32FromBits(bits);
+  }
+  for (size_t pad = count; pad < count + n; ++pad) xs[pad] = 0.0f;
+  return finite;
+}
+
+// The first non-finite element of [i0, i0 + count) (one exists).
+HWY_INLINE uint64_t FirstNonFinite(const uint8_t* in, ElemType type, uint64_t i0, size_t count) {
+  for (size_t k = 0; k < count; ++k) {
+    if (!kernels::IsFiniteF32Bits(kernels::LoadInputBits(in, type, i0 + k))) return i0 + k;
+  }
+  return i0 + count;  // not reached
+}
+
+// Adds the errors of elements [index, index + count) of the call, x in xs,
+// x' in xq. Vectors of N double lanes (N divides 8) cover the elements from
+// the first index that is a multiple of 8 in steps of N, each vector adding
+// into lanes (index % 8) .. (index % 8) + N - 1 of the sums; the elements
+// before it and after the last whole vector go through kernels::AddError.
+// Every lane thus adds its elements in increasing index order, as the
+// reference does.
+HWY_INLINE void AddEncodeErrors(const float* HWY_RESTRICT xs, const float* HWY_RESTRICT xq,
+                                uint64_t index, size_t count, kernels::ErrorSums& sums) {
+  size_t k = 0;
+#if HWY_HAVE_FLOAT64
+  const hn::CappedTag<double, kernels::kErrorLanes> dd;
+  const hn::Rebind<float, decltype(dd)> dfh;
+  const size_t n = hn::Lanes(dd);
+  if (kernels::kErrorLanes % n == 0) {
+    for (; k < count && (index + k) % kernels::kErrorLanes != 0; ++k) {
+      kernels::AddError(sums, index + k, xs[k], xq[k]);
+    }
+    auto vmax = hn::Zero(dd);
+    for (; k + n <= count; k += n) {
+      const size_t lane = static_cast<size_t>((index + k) % kernels::kErrorLanes);
+      const auto x = hn::PromoteTo(dd, hn::LoadU(dfh, xs + k));
+      const auto d = hn::Sub(x, hn::PromoteTo(dd, hn::LoadU(dfh, xq + k)));
+      const auto a = hn::Abs(d);
+      hn::StoreU(hn::Add(hn::LoadU(dd, sums.abs + lane), a), dd, sums.abs + lane);
+      hn::StoreU(hn::Add(hn::LoadU(dd, sums.sq_err + lane), hn::Mul(d, d)), dd,
+                 sums.sq_err + lane);
+      hn::StoreU(hn::Add(hn::LoadU(dd, sums.sq_ref + lane), hn::Mul(x, x)), dd,
+                 sums.sq_ref + lane);
+      vmax = hn::Max(vmax, a);
+    }
+    const double m = hn::GetLane(hn::MaxOfLanes(dd, vmax));
+    if (m > sums.max_abs) sums.max_abs = m;
+  }
+#endif
+  for (; k < count; ++k) kernels::AddError(sums, index + k, xs[k], xq[k]);
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
