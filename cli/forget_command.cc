@@ -141,17 +141,22 @@ Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals) {
       ->type_name("SCHEME")
       ->check(NameChoice(names));
   cmd->add_option("--fp8-format", options->fp8_format, "FP8 codes: e4m3 (default) or e5m2")
+      ->type_name("FORMAT")
       ->check(NameChoice({"e4m3", "e5m2"}));
   cmd->add_option("--block-size", options->block_size,
-                  "bitsandbytes 4-bit block size (even, default 64)");
+                  "bitsandbytes 4-bit block size (even, default 64)")
+      ->type_name("N");
   cmd->add_option("--only", options->only,
                   "Quantize exactly the tensors whose names match this regex (default: the 2-D "
-                  "weights of linear layers; embeddings, lm_head, norms and biases stay)");
-  cmd->add_option("--skip", options->skip, "Leave the tensors whose names match this regex as they are");
+                  "weights of linear layers; embeddings, lm_head, norms and biases stay)")
+      ->type_name("REGEX");
+  cmd->add_option("--skip", options->skip, "Leave the tensors whose names match this regex as they are")
+      ->type_name("REGEX");
   cmd->add_option("--like", options->like,
                   "Re-encode with the scheme and side tensors (scales, absmax, nested state, SCB) "
                   "of this quantized safetensors model: forget (remember M) --like M gives M's "
                   "codes back byte for byte")
+      ->type_name("MODEL")
       ->excludes("--scheme");
   cmd->add_flag("--force", options->force, "Replace an existing output");
   cmd->add_flag("--no-mmap", options->no_mmap, "Never memory-map the input: read it with pread");
