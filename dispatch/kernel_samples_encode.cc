@@ -1,19 +1,18 @@
 // Registry samples (dispatch/kernel_samples.h) of the encoder families.
 // A registry encoder takes only input elements; the sample cuts them into
 // units of kUnit elements, each encoded as one 1 x kUnit row the way
-// `forget` would encode a row: FP8 with one scale per 128 columns computed
-// from the unit (amax / max_finite, 1 for an all-zero group), NF4/FP4 in
-// blocks of 64 with the absmax computed, INT8 with the row's SCB computed.
-// The error sums are computed too (as forget does) and discarded. Any input
-// bytes are valid: a non-finite element (which the encoders refuse) is
-// replaced by a zero of its sign in a copy of the unit, the same copy for
-// the dispatched kernel and the reference. Output per unit (out_unit_bytes):
+// `forget` would encode a row: FP8 with one scale per 128 columns from a
+// static table (kFp8Scales: ordinary, tiny and huge scales, so codes
+// saturate and go subnormal too), NF4/FP4 in blocks of 64 with the absmax
+// computed, INT8 with the row's SCB computed. The error sums are computed
+// too (as forget does) and discarded. Any input bytes are valid: a unit the
+// encoder refuses (a NaN or infinity) is encoded again from a copy whose
+// non-finite elements are zeros of their sign; the dispatched kernel and
+// the reference refuse the same units. Output per unit (out_unit_bytes):
 //   e4m3 / e5m2:  kUnit codes                         (out = the FP8 type)
 //   amax128:      2 f32 amax (one per 128 columns)    (out = f32)
 //   nf4 / fp4:    kUnit / 2 packed bytes, 4 f32 absmax (out = f32, the scale)
 //   int8_rowwise: kUnit i8 codes, 1 f32 SCB           (out = f32, the scale)
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -47,6 +46,20 @@ void Sanitize(ElemType type, const void* in, size_t unit, SanitizedUnit& out) {
   }
 }
 
+// Runs encode(input) on unit `unit` as it is, and again on a sanitized copy
+// if it refused the unit.
+template <class Encode>
+void EncodeUnit(ElemType type, const void* in, size_t unit, const Encode& encode) {
+  const uint8_t* raw = static_cast<const uint8_t*>(in) + unit * kUnit * ElemTypeBytes(type);
+  if (encode(kernels::EncodeInput{raw, type, 1, kUnit}) == kernels::kAllFinite) return;
+  SanitizedUnit u;
+  Sanitize(type, in, unit, u);
+  (void)encode(u.Input(type));
+}
+
+// FP8 sample scales, per 128-column group in turn.
+constexpr float kFp8Scales[8] = {1.0f / 448, 0.01f, 1.0f, 1e-3f, 100.0f, 3e-6f, 0.5f, 1e-30f};
+
 uint8_t* OutUnit(void* out, size_t unit, uint32_t unit_bytes) {
   return static_cast<uint8_t*>(out) + unit * unit_bytes;
 }
@@ -58,11 +71,11 @@ EncodeSampleLayout AbsMaxGridSampleLayout(uint32_t) {
 }
 void RunAbsMaxGridSample(EncodeFn<kernels::AbsMaxGridArgs> encode, uint32_t, ElemType in_type,
                          const void* in, size_t n_elems, void* out) {
-  SanitizedUnit u;
   for (size_t unit = 0; unit < n_elems / kUnit; ++unit) {
-    Sanitize(in_type, in, unit, u);
     float amax[kUnit / kGroupCols];
-    encode(kernels::AbsMaxGridArgs{u.Input(in_type), 1, kGroupCols, amax}, nullptr);
+    EncodeUnit(in_type, in, unit, [&](const kernels::EncodeInput& x) {
+      return encode(kernels::AbsMaxGridArgs{x, 1, kGroupCols, amax}, nullptr);
+    });
     std::memcpy(OutUnit(out, unit, sizeof(amax)), amax, sizeof(amax));
   }
 }
@@ -72,21 +85,16 @@ EncodeSampleLayout Fp8QuantSampleLayout(uint32_t variant) {
 }
 void RunFp8QuantSample(EncodeFn<kernels::Fp8QuantArgs> encode, uint32_t variant, ElemType in_type,
                        const void* in, size_t n_elems, void* out) {
-  const bool e5m2 = variant == 1;
-  const float max_finite = e5m2 ? 57344.0f : 448.0f;
-  SanitizedUnit u;
+  constexpr size_t kGroups = kUnit / kGroupCols;
   for (size_t unit = 0; unit < n_elems / kUnit; ++unit) {
-    Sanitize(in_type, in, unit, u);
-    float scales[kUnit / kGroupCols] = {};
-    for (size_t i = 0; i < kUnit; ++i) {
-      const float a = std::fabs(kernels::F32FromBits(kernels::LoadInputBits(u.bytes, in_type, i)));
-      scales[i / kGroupCols] = std::max(scales[i / kGroupCols], a);
-    }
-    for (float& s : scales) s = s == 0.0f ? 1.0f : s / max_finite;
-    uint8_t codes[kUnit];
+    float scales[kGroups];
+    for (size_t g = 0; g < kGroups; ++g) scales[g] = kFp8Scales[(unit * kGroups + g) % 8];
+    uint8_t* codes = OutUnit(out, unit, kUnit);
     kernels::ErrorSums sums;
-    encode(kernels::Fp8QuantArgs{u.Input(in_type), 1, kGroupCols, e5m2, scales, codes}, &sums);
-    std::memcpy(OutUnit(out, unit, kUnit), codes, kUnit);
+    EncodeUnit(in_type, in, unit, [&](const kernels::EncodeInput& x) {
+      sums = kernels::ErrorSums();
+      return encode(kernels::Fp8QuantArgs{x, 1, kGroupCols, variant == 1, scales, codes}, &sums);
+    });
   }
 }
 
@@ -96,17 +104,15 @@ EncodeSampleLayout Bnb4QuantSampleLayout(uint32_t) {
 void RunBnb4QuantSample(EncodeFn<kernels::Bnb4QuantArgs> encode, uint32_t variant,
                         ElemType in_type, const void* in, size_t n_elems, void* out) {
   constexpr uint32_t kUnitBytes = kUnit / 2 + 4 * (kUnit / kBnbBlock);
-  SanitizedUnit u;
   for (size_t unit = 0; unit < n_elems / kUnit; ++unit) {
-    Sanitize(in_type, in, unit, u);
-    uint8_t packed[kUnit / 2];
+    uint8_t* o = OutUnit(out, unit, kUnitBytes);
     float absmax[kUnit / kBnbBlock];
     kernels::ErrorSums sums;
-    encode(kernels::Bnb4QuantArgs{u.Input(in_type), kBnbBlock, variant == 1, false, absmax, packed},
-           &sums);
-    uint8_t* o = OutUnit(out, unit, kUnitBytes);
-    std::memcpy(o, packed, sizeof(packed));
-    std::memcpy(o + sizeof(packed), absmax, sizeof(absmax));
+    EncodeUnit(in_type, in, unit, [&](const kernels::EncodeInput& x) {
+      sums = kernels::ErrorSums();
+      return encode(kernels::Bnb4QuantArgs{x, kBnbBlock, variant == 1, false, absmax, o}, &sums);
+    });
+    std::memcpy(o + kUnit / 2, absmax, sizeof(absmax));
   }
 }
 
@@ -115,15 +121,15 @@ EncodeSampleLayout BnbInt8QuantSampleLayout(uint32_t) {
 }
 void RunBnbInt8QuantSample(EncodeFn<kernels::BnbInt8QuantArgs> encode, uint32_t,
                            ElemType in_type, const void* in, size_t n_elems, void* out) {
-  SanitizedUnit u;
   for (size_t unit = 0; unit < n_elems / kUnit; ++unit) {
-    Sanitize(in_type, in, unit, u);
-    int8_t codes[kUnit];
+    uint8_t* o = OutUnit(out, unit, kUnit + 4);
     float scb = 0.0f;
     kernels::ErrorSums sums;
-    encode(kernels::BnbInt8QuantArgs{u.Input(in_type), false, &scb, codes}, &sums);
-    uint8_t* o = OutUnit(out, unit, kUnit + 4);
-    std::memcpy(o, codes, kUnit);
+    EncodeUnit(in_type, in, unit, [&](const kernels::EncodeInput& x) {
+      sums = kernels::ErrorSums();
+      return encode(kernels::BnbInt8QuantArgs{x, false, &scb, reinterpret_cast<int8_t*>(o)},
+                    &sums);
+    });
     std::memcpy(o + kUnit, &scb, 4);
   }
 }

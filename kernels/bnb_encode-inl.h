@@ -54,30 +54,46 @@ HWY_INLINE float TileAbsMax(const float* HWY_RESTRICT xs, size_t len) {
   return hn::GetLane(hn::MaxOfLanes(df, m));
 }
 
-// 4-bit codes (i32 lanes) of one vector of x.
+// 4-bit codes (i32 lanes) of one vector of x, and their decoded values
+// x' = table[code] (table[c] = cb[c] * absmax, computed once per block):
+// each pivot comparison that counts a code also selects the next table
+// entry, so the last true comparison leaves table[code] (the pivots are
+// sorted); no arithmetic, so x' is the reference's product bit for bit.
 template <bool kFp4>
-HWY_INLINE hn::Vec<hn::RebindToSigned<EncDF>> Bnb4Codes(hn::Vec<EncDF> x, hn::Vec<EncDF> vinv) {
+HWY_INLINE hn::Vec<hn::RebindToSigned<EncDF>> Bnb4Codes(hn::Vec<EncDF> x, hn::Vec<EncDF> vinv,
+                                                       const float* table,
+                                                       hn::Vec<EncDF>* decoded) {
   const EncDF df;
   const hn::RebindToSigned<EncDF> di;
   const auto xn = hn::IfThenElse(hn::Eq(x, hn::Zero(df)), x, hn::Mul(x, vinv));
   auto count = hn::Zero(di);
   if constexpr (!kFp4) {
-    // A true mask is all ones (-1): subtracting it counts.
-    for (const float p : bnb::kNf4Pivots) {
-      count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, hn::Gt(xn, hn::Set(df, p)))));
+    auto value = hn::Set(df, table[0]);
+    for (size_t j = 0; j < bnb::kNf4Pivots.size(); ++j) {
+      const auto above = hn::Gt(xn, hn::Set(df, bnb::kNf4Pivots[j]));
+      // A true mask is all ones (-1): subtracting it counts.
+      count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, above)));
+      value = hn::IfThenElse(above, hn::Set(df, table[j + 1]), value);
     }
+    *decoded = value;
     return count;
   } else {
     const auto a = hn::Abs(xn);
-    for (const float p : bnb::kFp4Pivots) {
-      count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, hn::Gt(a, hn::Set(df, p)))));
+    const auto negative = hn::RebindMask(df, hn::Lt(hn::BitCast(di, xn), hn::Zero(di)));
+    auto pos = hn::Set(df, table[bnb::kFp4CodeOfRank[0]]);
+    auto neg = hn::Set(df, table[bnb::kFp4CodeOfRank[0] + 8]);
+    for (size_t j = 0; j < bnb::kFp4Pivots.size(); ++j) {
+      const auto above = hn::Gt(a, hn::Set(df, bnb::kFp4Pivots[j]));
+      count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, above)));
+      pos = hn::IfThenElse(above, hn::Set(df, table[bnb::kFp4CodeOfRank[j + 1]]), pos);
+      neg = hn::IfThenElse(above, hn::Set(df, table[bnb::kFp4CodeOfRank[j + 1] + 8]), neg);
     }
+    *decoded = hn::IfThenElse(negative, neg, pos);
     const auto high = hn::Add(hn::Sub(hn::Set(di, 8), hn::And(count, hn::Set(di, ~1))),
                               hn::And(count, hn::Set(di, 1)));
     const auto code = hn::IfThenElse(hn::Lt(count, hn::Set(di, 2)), count, high);
-    const auto sign = hn::ShiftLeft<3>(hn::BitCast(di, hn::ShiftRight<31>(
-                                                           hn::BitCast(hn::RebindToUnsigned<EncDF>(), xn))));
-    return hn::Or(code, sign);
+    // The sign bit of xn (-0.0 included) adds 8.
+    return hn::Or(code, hn::IfThenElseZero(hn::RebindMask(di, negative), hn::Set(di, 8)));
   }
 }
 
@@ -95,9 +111,17 @@ HWY_INLINE void EncodeBnb4Tile(const float* HWY_RESTRICT xs, uint64_t i0, size_t
   const size_t n = hn::Lanes(df);
   HWY_ALIGN uint8_t ct[kEncodeTile + 2 * kEncodePad];
   HWY_ALIGN uint8_t pt[kEncodeTile / 2 + 2 * kEncodePad];
+  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
+  // x' per code: the reference's cb[code] * absmax, FP4 code 8 as -0.0.
+  const auto& codebook = kFp4 ? bnb::kFp4Codebook : bnb::kNf4Codebook;
+  float table[16];
+  for (size_t c = 0; c < 16; ++c) table[c] = ((kFp4 && c == 8) ? -0.0f : codebook[c]) * absmax;
   const auto vinv = hn::Set(df, 1.0f / absmax);
   for (size_t k = 0; k < len; k += n) {
-    hn::StoreU(hn::DemoteTo(d8, Bnb4Codes<kFp4>(hn::Load(df, xs + k), vinv)), d8, ct + k);
+    hn::Vec<EncDF> decoded;
+    const auto codes = Bnb4Codes<kFp4>(hn::Load(df, xs + k), vinv, table, &decoded);
+    hn::StoreU(hn::DemoteTo(d8, codes), d8, ct + k);
+    hn::Store(decoded, df, xq + k);
   }
   ct[len] = 0;  // the partner of a trailing odd element
   const size_t n_bytes = (len + 1) / 2;
@@ -109,16 +133,7 @@ HWY_INLINE void EncodeBnb4Tile(const float* HWY_RESTRICT xs, uint64_t i0, size_t
     hn::StoreU(hn::DemoteTo(d8h, hn::BitCast(di16, byte)), d8h, pt + j);
   }
   std::memcpy(packed + i0 / 2, pt, n_bytes);
-  if (errors == nullptr) return;
-  const auto& codebook = kFp4 ? bnb::kFp4Codebook : bnb::kNf4Codebook;
-  float table[16];
-  for (size_t c = 0; c < 16; ++c) {
-    const float cb = (kFp4 && c == 8) ? -0.0f : codebook[c];
-    table[c] = cb * absmax;
-  }
-  HWY_ALIGN float xq[kEncodeTile];
-  for (size_t k = 0; k < len; ++k) xq[k] = table[ct[k]];
-  AddEncodeErrors(xs, xq, i0, len, *errors);
+  if (errors != nullptr) AddEncodeErrors(xs, xq, i0, len, *errors);
 }
 
 template <bool kFp4>

@@ -64,7 +64,8 @@ HWY_INLINE bool LoadEncodeTile(const uint8_t* HWY_RESTRICT in, ElemType type, ui
     finite = finite && kernels::IsFiniteF32Bits(bits);
     xs[k] = kernels::F32FromBits(bits);
   }
-  for (size_t pad = count; pad < count + n; ++pad) xs[pad] = 0.0f;
+  // xs has kEncodePad >= n floats after the tile.
+  hn::StoreU(hn::Zero(df), df, xs + count);
   return finite;
 }
 
@@ -75,6 +76,46 @@ HWY_INLINE uint64_t FirstNonFinite(const uint8_t* in, ElemType type, uint64_t i0
   }
   return i0 + count;  // not reached
 }
+
+#if HWY_HAVE_FLOAT64 && !HWY_HAVE_SCALABLE
+// The whole groups of 8 elements from xs[k] on (index + k a multiple of 8),
+// with the lanes' sums in kV registers of 8 / kV double lanes each (lane
+// j * N + l of the sums in register j, lane l): the same additions in the
+// same order as one lane at a time. Returns the new k.
+template <size_t kV, class DD>
+HWY_INLINE size_t AddEncodeErrorsInRegisters(DD dd, const float* HWY_RESTRICT xs,
+                                             const float* HWY_RESTRICT xq, size_t k, size_t count,
+                                             kernels::ErrorSums& sums) {
+  const hn::Rebind<float, DD> dfh;
+  constexpr size_t kN = kernels::kErrorLanes / kV;
+  hn::Vec<DD> abs[kV], sq[kV], ref[kV];
+  for (size_t j = 0; j < kV; ++j) {
+    abs[j] = hn::LoadU(dd, sums.abs + j * kN);
+    sq[j] = hn::LoadU(dd, sums.sq_err + j * kN);
+    ref[j] = hn::LoadU(dd, sums.sq_ref + j * kN);
+  }
+  auto vmax = hn::Zero(dd);
+  for (; k + kernels::kErrorLanes <= count; k += kernels::kErrorLanes) {
+    for (size_t j = 0; j < kV; ++j) {
+      const auto x = hn::PromoteTo(dd, hn::LoadU(dfh, xs + k + j * kN));
+      const auto d = hn::Sub(x, hn::PromoteTo(dd, hn::LoadU(dfh, xq + k + j * kN)));
+      const auto a = hn::Abs(d);
+      abs[j] = hn::Add(abs[j], a);
+      sq[j] = hn::Add(sq[j], hn::Mul(d, d));
+      ref[j] = hn::Add(ref[j], hn::Mul(x, x));
+      vmax = hn::Max(vmax, a);
+    }
+  }
+  for (size_t j = 0; j < kV; ++j) {
+    hn::StoreU(abs[j], dd, sums.abs + j * kN);
+    hn::StoreU(sq[j], dd, sums.sq_err + j * kN);
+    hn::StoreU(ref[j], dd, sums.sq_ref + j * kN);
+  }
+  const double m = hn::GetLane(hn::MaxOfLanes(dd, vmax));
+  if (m > sums.max_abs) sums.max_abs = m;
+  return k;
+}
+#endif
 
 // Adds the errors of elements [index, index + count) of the call, x in xs,
 // x' in xq. Vectors of N double lanes (N divides 8) cover the elements from
@@ -94,6 +135,18 @@ HWY_INLINE void AddEncodeErrors(const float* HWY_RESTRICT xs, const float* HWY_R
     for (; k < count && (index + k) % kernels::kErrorLanes != 0; ++k) {
       kernels::AddError(sums, index + k, xs[k], xq[k]);
     }
+#if !HWY_HAVE_SCALABLE
+    // Fixed-width targets keep the sums in registers (8 / N of them).
+    if (n == 8) {
+      k = AddEncodeErrorsInRegisters<1>(hn::CappedTag<double, 8>(), xs, xq, k, count, sums);
+    } else if (n == 4) {
+      k = AddEncodeErrorsInRegisters<2>(hn::CappedTag<double, 4>(), xs, xq, k, count, sums);
+    } else if (n == 2) {
+      k = AddEncodeErrorsInRegisters<4>(hn::CappedTag<double, 2>(), xs, xq, k, count, sums);
+    }
+#endif
+    // Whatever is left in whole vectors (all of it on scalable targets),
+    // through the sums in memory.
     auto vmax = hn::Zero(dd);
     for (; k + n <= count; k += n) {
       const size_t lane = static_cast<size_t>((index + k) % kernels::kErrorLanes);

@@ -21,6 +21,7 @@
 #include "amn/quantize.h"
 #include "kernels/bnb_encode_tables.h"
 #include "kernels/bnb_layout.h"
+#include "kernels/encode_common.h"
 #include "kernels/ref/bnb_encode_ref.h"
 #include "kernels/ref/fp8_ref.h"
 #include "tests/fixtures.h"
@@ -144,6 +145,43 @@ TEST(QuantizeFp8Ref, GridScalesAndErrors) {
   EXPECT_FALSE(QuantizeFp8(in, 2, 2, Fp8Format::kE4m3, zero_scale, codes, nullptr).ok());
   EXPECT_FALSE(
       QuantizeFp8(in, 2, 2, Fp8Format::kE4m3, scales, std::span(codes).first(14), nullptr).ok());
+}
+
+// The fp8_reference fixtures re-encode byte for byte: their expected BF16
+// (code * scale, rounded) divided by the stored scale lands back on the
+// stored code, for every scheme (128 x 128 blocks, per tensor, per row).
+TEST(QuantizeFp8Ref, FixturesReencodeWithTheirScales) {
+  const auto files = FixtureFiles("fp8_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "fp8_reference");
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    const std::vector<uint8_t> file = ReadBytes(path);
+    ASSERT_GE(file.size(), 28u);
+    const uint32_t scheme = LoadLe32(&file[0]), scale_dtype = LoadLe32(&file[4]);
+    const uint64_t rows = LoadLe32(&file[8]), cols = LoadLe32(&file[12]);
+    const uint64_t weight_len = LoadLe32(&file[16]), scale_len = LoadLe32(&file[20]);
+    ASSERT_EQ(file.size(), 28 + weight_len + scale_len + 2 * weight_len);
+    const uint8_t* weight = &file[28];
+    const uint8_t* scale_bytes = weight + weight_len;
+    const uint8_t* expected = scale_bytes + scale_len;
+    const size_t scale_size = scale_dtype == 0 ? 4 : 2;
+    std::vector<float> scales(scale_len / scale_size);
+    for (size_t i = 0; i < scales.size(); ++i) {
+      const uint8_t* q = scale_bytes + i * scale_size;
+      const uint32_t bits =
+          scale_dtype == 0 ? LoadLe32(q)
+          : scale_dtype == 1
+              ? static_cast<uint32_t>(q[0] | q[1] << 8) << 16
+              : kernels::F16BitsToF32Bits(static_cast<uint16_t>(q[0] | q[1] << 8));
+      scales[i] = FromBits(bits);
+    }
+    const uint64_t gr = scheme == 0 ? 128 : scheme == 1 ? rows : 1;
+    const uint64_t gc = scheme == 0 ? 128 : cols;
+    const FloatRows in{ElemType::kBf16, AsBytes(expected, 2 * weight_len), rows, cols};
+    std::vector<std::byte> codes(weight_len);
+    ASSERT_TRUE(QuantizeFp8(in, gr, gc, Fp8Format::kE4m3, scales, codes, nullptr).ok());
+    EXPECT_EQ(std::memcmp(codes.data(), weight, weight_len), 0);
+  }
 }
 
 // ---- bitsandbytes ---------------------------------------------------------
