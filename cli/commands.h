@@ -21,6 +21,7 @@ Command AddBenchCommand(CLI::App& app);
 Command AddParseCommand(CLI::App& app);
 Command AddInspectCommand(CLI::App& app);
 Command AddRememberCommand(CLI::App& app, const GlobalOptions& globals);
+Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals);
 
 }  // namespace amn::cli
 

@@ -37,7 +37,8 @@ int Main(int argc, char** argv) {
              "Exit codes: 0 ok, 1 the work failed, 2 usage error.");
 
   const Command commands[] = {AddParseCommand(app), AddInspectCommand(app),
-                              AddRememberCommand(app, globals), AddTargetsCommand(app),
+                              AddRememberCommand(app, globals), AddForgetCommand(app, globals),
+                              AddTargetsCommand(app),
                               AddBenchCommand(app)};
   for (const Command& command : commands) AddGlobalOptions(*command.app, globals);
 

@@ -21,6 +21,7 @@
 #include "formats/model_dir_output.h"
 #include "formats/model_config.h"
 #include "formats/model_files.h"
+#include "formats/model_impl.h"
 #include "formats/ollama.h"
 #include "formats/pytorch_dir.h"
 #include "formats/quant_scheme.h"
@@ -33,25 +34,6 @@ namespace amn {
 namespace fs = std::filesystem;
 using formats::Dtype;
 using formats::TensorRole;
-
-struct Model::Impl {
-  ParseLimits limits;  // clamped; max_total_bytes also bounds the planned output
-  bool gguf = false;
-  // safetensors
-  formats::ModelFiles files;
-  formats::ModelScheme scheme;
-  // GGUF
-  fs::path gguf_path;
-  formats::GgufHeader gguf_header;
-  // NPY, NPZ, PyTorch
-  bool arrays = false;
-  fs::path array_path;
-  formats::ArrayFile array_file;
-  // A PyTorch checkpoint directory (arrays is set too: array_file merges
-  // its shards for inspect and parse).
-  bool torch_dir = false;
-  formats::PytorchDir torch;
-};
 
 namespace {
 
@@ -79,57 +61,6 @@ std::string LayoutText(const formats::Fp8Weight& w, Dtype code) {
              " blocks";
   }
   return text;
-}
-
-// Whether `path` or one of its existing ancestors is `ancestor` itself (same
-// device and inode, so through bind mounts, symlinks and hard links too).
-bool IsOrInside(const fs::path& path, const fs::path& ancestor) {
-  struct stat a {};
-  if (::stat(ancestor.c_str(), &a) != 0) return false;
-  for (fs::path p = path; !p.empty(); p = p.parent_path()) {
-    struct stat s {};
-    if (::stat(p.c_str(), &s) == 0 && s.st_dev == a.st_dev && s.st_ino == a.st_ino) return true;
-    if (p == p.parent_path()) break;
-  }
-  return false;
-}
-
-// Refuses outputs that would overwrite, hold or sit inside the input.
-Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overwrite) {
-  std::error_code error;
-  // absolute() first: weakly_canonical leaves a relative path that does not
-  // exist yet relative, with an empty parent.
-  const fs::path in = fs::weakly_canonical(fs::absolute(input, error), error);
-  const fs::path out = fs::weakly_canonical(fs::absolute(output, error), error);
-  const std::string in_text = in.string(), out_text = out.string();
-  auto inside = [](const std::string& child, const std::string& parent) {
-    return child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&
-           child[parent.size()] == '/';
-  };
-  if (in == out || inside(out_text, in_text) || inside(in_text, out_text) ||
-      IsOrInside(out, in) || IsOrInside(in, out)) {
-    return Status(StatusCode::kInvalidArgument,
-                  "output " + output.string() + " would overwrite or nest inside the input " +
-                      input.string());
-  }
-  if (fs::exists(output, error) && !overwrite) {
-    return Status(StatusCode::kInvalidArgument,
-                  output.string() + " already exists (use --force to replace it)");
-  }
-  const fs::path parent = out.parent_path();
-  if (!fs::is_directory(parent, error)) {
-    return Status(StatusCode::kIo, "output directory " + parent.string() + " does not exist");
-  }
-  return Status::Ok();
-}
-
-formats::EngineOptions EngineFor(const RememberOptions& options) {
-  formats::EngineOptions engine;
-  engine.threads = options.threads != 0 ? options.threads
-                                        : std::max(1u, std::thread::hardware_concurrency());
-  engine.cancel = options.cancel;
-  engine.use_mmap = options.use_mmap;
-  return engine;
 }
 
 void AddDtypeStat(std::vector<DtypeStat>& stats, const std::string& dtype, uint64_t bytes) {
@@ -277,6 +208,63 @@ std::vector<TensorSummary> ArrayTensors(const formats::ArrayFile& file, const fs
 }
 
 }  // namespace
+
+namespace detail {
+
+// Whether `path` or one of its existing ancestors is `ancestor` itself (same
+// device and inode, so through bind mounts, symlinks and hard links too).
+namespace {
+
+bool IsOrInside(const fs::path& path, const fs::path& ancestor) {
+  struct stat a {};
+  if (::stat(ancestor.c_str(), &a) != 0) return false;
+  for (fs::path p = path; !p.empty(); p = p.parent_path()) {
+    struct stat s {};
+    if (::stat(p.c_str(), &s) == 0 && s.st_dev == a.st_dev && s.st_ino == a.st_ino) return true;
+    if (p == p.parent_path()) break;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status CheckOutputPath(const fs::path& input, const fs::path& output, bool overwrite) {
+  std::error_code error;
+  // absolute() first: weakly_canonical leaves a relative path that does not
+  // exist yet relative, with an empty parent.
+  const fs::path in = fs::weakly_canonical(fs::absolute(input, error), error);
+  const fs::path out = fs::weakly_canonical(fs::absolute(output, error), error);
+  const std::string in_text = in.string(), out_text = out.string();
+  auto inside = [](const std::string& child, const std::string& parent) {
+    return child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&
+           child[parent.size()] == '/';
+  };
+  if (in == out || inside(out_text, in_text) || inside(in_text, out_text) ||
+      IsOrInside(out, in) || IsOrInside(in, out)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "output " + output.string() + " would overwrite or nest inside the input " +
+                      input.string());
+  }
+  if (fs::exists(output, error) && !overwrite) {
+    return Status(StatusCode::kInvalidArgument,
+                  output.string() + " already exists (use --force to replace it)");
+  }
+  const fs::path parent = out.parent_path();
+  if (!fs::is_directory(parent, error)) {
+    return Status(StatusCode::kIo, "output directory " + parent.string() + " does not exist");
+  }
+  return Status::Ok();
+}
+
+formats::EngineOptions EngineFor(unsigned threads, const std::atomic<bool>* cancel, bool use_mmap) {
+  formats::EngineOptions engine;
+  engine.threads = threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  engine.cancel = cancel;
+  engine.use_mmap = use_mmap;
+  return engine;
+}
+
+}  // namespace detail
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::Model(Model&&) noexcept = default;
@@ -481,97 +469,121 @@ Status Model::Remember(const fs::path& output, const RememberOptions& options) c
   }
 }
 
-Status Model::RememberUnguarded(const fs::path& output, const RememberOptions& options) const {
-  const ElemType to = options.to.value_or(ElemType::kBf16);
-  formats::RememberPlan plan;
-  formats::DirectoryExtras extras;
-  bool directory = false;
-  if (impl_->gguf) {
-    AMN_ASSIGN_OR_RETURN(plan, formats::PlanGgufRemember(impl_->gguf_path, impl_->gguf_header, to,
-                                                         options.keep_passthrough, options.cancel));
-  } else if (impl_->torch_dir) {
+namespace detail {
+
+Result<PlannedOutput> PlanOutput(const Model::Impl& impl, std::optional<ElemType> requested,
+                                 bool keep_passthrough, const std::atomic<bool>* cancel) {
+  const ElemType to = requested.value_or(ElemType::kBf16);
+  PlannedOutput out;
+  if (impl.gguf) {
+    AMN_ASSIGN_OR_RETURN(out.plan, formats::PlanGgufRemember(impl.gguf_path, impl.gguf_header, to,
+                                                             keep_passthrough, cancel));
+  } else if (impl.torch_dir) {
     // Floats become `to` (BF16 unless set), as for a safetensors directory.
-    AMN_ASSIGN_OR_RETURN(plan, formats::PlanPytorchDirRemember(
-                               impl_->torch, options.keep_passthrough ? std::nullopt
-                                                                      : std::optional(to),
-                               options.cancel));
-    directory = true;
-    for (const fs::path& companion : impl_->torch.companion_files) {
+    AMN_ASSIGN_OR_RETURN(out.plan, formats::PlanPytorchDirRemember(
+                                   impl.torch, keep_passthrough ? std::nullopt : std::optional(to),
+                                   cancel));
+    out.directory = true;
+    for (const fs::path& companion : impl.torch.companion_files) {
       if (companion.filename() == "config.json") {
-        AMN_ASSIGN_OR_RETURN(
-            const std::string config,
-            formats::RewriteConfigJson(impl_->torch.config_json, formats::OutputFloatDtype(plan)));
-        extras.texts.emplace_back("config.json", config);
+        out.config_path = companion;
+        out.config_json = impl.torch.config_json;
       } else {
-        extras.copies.push_back(companion);
+        out.extras.copies.push_back(companion);
       }
     }
-    extras.index_name = "model.safetensors.index.json";
-    if (impl_->torch.has_index || plan.shards.size() > 1) {
-      AMN_ASSIGN_OR_RETURN(const std::string index,
-                           formats::IndexJson(impl_->torch.index_metadata_json, plan));
-      extras.texts.emplace_back(extras.index_name, index);
-    }
-  } else if (impl_->arrays) {
-    AMN_ASSIGN_OR_RETURN(plan, formats::PlanArrayRemember(
-                               impl_->array_path, impl_->array_file,
-                               options.keep_passthrough ? std::nullopt : options.to,
-                               options.cancel));
+    out.extras.index_name = "model.safetensors.index.json";
+    out.has_index = impl.torch.has_index;
+    out.index_metadata_json = impl.torch.index_metadata_json;
+  } else if (impl.arrays) {
+    AMN_ASSIGN_OR_RETURN(out.plan, formats::PlanArrayRemember(
+                                   impl.array_path, impl.array_file,
+                                   keep_passthrough ? std::nullopt : requested, cancel));
   } else {
-    const formats::ModelFiles& files = impl_->files;
-    if (!impl_->scheme.unsupported.empty()) {
-      return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl_->scheme.unsupported);
+    const formats::ModelFiles& files = impl.files;
+    if (!impl.scheme.unsupported.empty()) {
+      return Status(StatusCode::kUnsupported, files.input.string() + ": " + impl.scheme.unsupported);
     }
-    AMN_ASSIGN_OR_RETURN(plan, formats::PlanRemember(files, impl_->scheme, to, options.keep_passthrough,
-                                                     options.cancel));
-    directory = files.is_directory;
-    if (!directory && plan.shards.size() != 1) {
+    AMN_ASSIGN_OR_RETURN(out.plan, formats::PlanRemember(files, impl.scheme, to, keep_passthrough,
+                                                         cancel));
+    out.directory = files.is_directory;
+    if (!out.directory && out.plan.shards.size() != 1) {
       return Status(StatusCode::kInvalid, files.input.string() + ": no tensor left to write");
     }
-    if (directory) {
+    if (out.directory) {
       for (const fs::path& companion : files.companion_files) {
-        if (!formats::CopiedToOutput(companion, impl_->scheme.quantized)) continue;
+        if (!formats::CopiedToOutput(companion, impl.scheme.quantized)) continue;
         if (companion.filename() == "config.json") {
-          auto config = formats::RewriteConfigJson(files.config_json, formats::OutputFloatDtype(plan));
-          if (!config.ok()) {
-            return Status(config.status().code(),
-                          formats::MessageSafe(companion.string(), formats::kMessagePathBytes) +
-                              ": " + config.status().message());
-          }
-          extras.texts.emplace_back("config.json", *config);
+          out.config_path = companion;
+          out.config_json = files.config_json;
         } else {
-          extras.copies.push_back(companion);
+          out.extras.copies.push_back(companion);
         }
       }
-      extras.index_name = "model.safetensors.index.json";
-      if (files.has_index || plan.shards.size() > 1) {
-        AMN_ASSIGN_OR_RETURN(const std::string index,
-                             formats::IndexJson(files.index_metadata_json, plan));
-        extras.texts.emplace_back(extras.index_name, index);
-      }
+      out.extras.index_name = "model.safetensors.index.json";
+      out.has_index = files.has_index;
+      out.index_metadata_json = files.index_metadata_json;
     }
   }
+  return out;
+}
+
+Status FinishExtras(PlannedOutput& out,
+                    const std::function<Result<std::string>(const std::string&)>& config) {
+  if (!out.config_path.empty()) {
+    auto text = config(out.config_json);
+    if (!text.ok()) {
+      return Status(text.status().code(),
+                    formats::MessageSafe(out.config_path.string(), formats::kMessagePathBytes) +
+                        ": " + text.status().message());
+    }
+    out.extras.texts.emplace_back("config.json", *text);
+  }
+  if (out.directory && (out.has_index || out.plan.shards.size() > 1)) {
+    AMN_ASSIGN_OR_RETURN(const std::string index,
+                         formats::IndexJson(out.index_metadata_json, out.plan));
+    out.extras.texts.emplace_back(out.extras.index_name, index);
+  }
+  return Status::Ok();
+}
+
+Status WritePlanned(const Model::Impl& impl, const fs::path& input, const PlannedOutput& out,
+                    const fs::path& output, bool overwrite, const formats::EngineOptions& engine,
+                    const std::function<void(const RememberProgress&)>& on_progress) {
   // The limit on what a model declares bounds what it makes, too: a view
   // repeated, a 4-bit weight dequantized or F16 widened to F32 can plan far
   // more output than the input holds. Refused before anything is written.
-  if (plan.total_bytes > impl_->limits.max_total_bytes) {
+  if (out.plan.total_bytes > impl.limits.max_total_bytes) {
     return Status(StatusCode::kLimitExceeded,
-                  path().string() + ": the output would be " + std::to_string(plan.total_bytes) +
-                      " bytes, over the limit of " + std::to_string(impl_->limits.max_total_bytes) +
+                  input.string() + ": the output would be " + std::to_string(out.plan.total_bytes) +
+                      " bytes, over the limit of " + std::to_string(impl.limits.max_total_bytes) +
                       " (limits.max_total_bytes, --max-bytes)");
   }
-  AMN_RETURN_IF_ERROR(CheckOutputPath(path(), output, options.overwrite));
-  RememberProgress progress{0, plan.total_bytes, 0, plan.total_tensors};
+  AMN_RETURN_IF_ERROR(CheckOutputPath(input, output, overwrite));
+  RememberProgress progress{0, out.plan.total_bytes, 0, out.plan.total_tensors};
   auto report = [&](uint64_t bytes, size_t tensors) {
     progress.bytes_done = bytes;
     progress.tensors_done = tensors;
-    if (options.progress) options.progress(progress);
+    if (on_progress) on_progress(progress);
   };
-  if (directory) {
-    return formats::WriteDirectoryOutput(plan, extras, output, options.overwrite,
-                                         EngineFor(options), report);
+  if (out.directory) {
+    return formats::WriteDirectoryOutput(out.plan, out.extras, output, overwrite, engine, report);
   }
-  return formats::WriteFileOutput(plan, output, options.overwrite, EngineFor(options), report);
+  return formats::WriteFileOutput(out.plan, output, overwrite, engine, report);
+}
+
+}  // namespace detail
+
+Status Model::RememberUnguarded(const fs::path& output, const RememberOptions& options) const {
+  AMN_ASSIGN_OR_RETURN(
+      detail::PlannedOutput out,
+      detail::PlanOutput(*impl_, options.to, options.keep_passthrough, options.cancel));
+  AMN_RETURN_IF_ERROR(detail::FinishExtras(out, [&](const std::string& text) {
+    return formats::RewriteConfigJson(text, formats::OutputFloatDtype(out.plan));
+  }));
+  return detail::WritePlanned(*impl_, path(), out, output, options.overwrite,
+                              detail::EngineFor(options.threads, options.cancel, options.use_mmap),
+                              options.progress);
 }
 
 fs::path Model::DefaultOutputPath(const fs::path& input, std::optional<ElemType> requested) {

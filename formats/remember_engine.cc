@@ -20,6 +20,7 @@
 #include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
 #include "formats/engine_inputs.h"
+#include "formats/source_reads.h"
 
 namespace amn::formats {
 namespace {
@@ -41,6 +42,7 @@ struct Chunk {
   uint64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
   uint64_t in_begin = 0, in_bytes = 0;
   uint64_t out_bytes = 0;
+  uint64_t scratch_bytes = 0;  // encode: a converted or gathered source's raw elements
   bool last_of_tensor = false;
 };
 
@@ -105,6 +107,28 @@ void AddFp8Chunks(size_t t, const OutputTensor& out, size_t chunk_bytes, std::ve
   }
 }
 
+// forget: source elements [row_begin, row_end) in whole encode units
+// (formats/encode_job.h), about chunk_bytes of source floats each; in_bytes
+// is the scratch a converted or gathered source needs.
+void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
+                     std::vector<Chunk>& chunks) {
+  const EncodeJob& job = *out.encode;
+  const uint64_t n = Elements(job);
+  const uint64_t unit = EncodeUnitElems(job);
+  const uint64_t elem = std::max<uint64_t>(DtypeBytes(out.source->dtype), 4);
+  const uint64_t units = std::max<uint64_t>(1, chunk_bytes / elem / unit);
+  for (uint64_t e = 0; e < n; e += units * unit) {
+    Chunk c;
+    c.tensor = t;
+    c.row_begin = e;
+    c.row_end = std::min(n, e + units * unit);
+    c.in_bytes = (c.row_end - e) * DtypeBytes(out.source->dtype);
+    c.scratch_bytes = SourceScratchBytes(*out.source, c.row_end - e);
+    c.out_bytes = EncodedBytes(job, e, c.row_end);
+    chunks.push_back(c);
+  }
+}
+
 std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
   std::vector<Chunk> chunks;
   for (size_t t = 0; t < shard.tensors.size(); ++t) {
@@ -162,6 +186,12 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
         }
         break;
       }
+      case Decode::kEncode:
+        AddEncodeChunks(t, out, chunk_bytes, chunks);
+        break;
+      case Decode::kInline:
+        AddRangeChunks(t, out.bytes, 1, chunk_bytes, 1, chunks);
+        break;
       case Decode::kGgml: {
         const GgmlTypeInfo* info = FindGgmlType(out.ggml_type);
         const uint64_t out_per_block = uint64_t{info->block_elems} * DtypeBytes(out.dtype);
@@ -178,36 +208,6 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
     chunks.back().last_of_tensor = true;
   }
   return chunks;
-}
-
-FloatType FloatTypeOf(Dtype d) {
-  switch (d) {
-    case Dtype::kF64: return FloatType::kF64;
-    case Dtype::kF16: return FloatType::kF16;
-    case Dtype::kBf16: return FloatType::kBf16;
-    case Dtype::kF8E4m3: return FloatType::kF8E4m3;
-    case Dtype::kF8E5m2: return FloatType::kF8E5m2;
-    default: return FloatType::kF32;
-  }
-}
-
-// Row-major elements [first, first + count) of an array, in the output
-// dtype: gathered through the strides (byte-swapped when big-endian), then
-// converted through `scratch` when the dtype changes.
-Status GatherArrayChunk(const OutputTensor& out, std::span<const std::byte> storage, uint64_t first,
-                        uint64_t count, std::span<std::byte> scratch, std::span<std::byte> dst) {
-  const ArrayEntry& a = out.array.entry;
-  StridedView view;
-  view.storage = storage.data();
-  view.elem_bytes = DtypeBytes(a.dtype);
-  view.shape = a.shape;
-  view.strides = a.strides;
-  view.offset = a.storage_offset;
-  const bool swap = a.big_endian && view.elem_bytes > 1;
-  if (out.dtype == a.dtype) return CopyStridedElements(view, first, count, swap, dst);
-  const std::span<std::byte> raw = scratch.first(count * view.elem_bytes);
-  AMN_RETURN_IF_ERROR(CopyStridedElements(view, first, count, swap, raw));
-  return ConvertFloats(FloatTypeOf(a.dtype), raw, FloatTypeOf(out.dtype), dst);
 }
 
 // F32 scales of every FP8 weight of this shard, by tensor index.
@@ -296,16 +296,19 @@ Status WriteAll(int fd, const std::byte* data, size_t size, uint64_t offset, con
 // chunk c - slots, and the writer takes chunks strictly in order.
 class Pipeline {
  public:
-  Pipeline(size_t slots, uint64_t in_capacity, uint64_t out_capacity) : slots_(slots) {
+  Pipeline(size_t slots, uint64_t in_capacity, uint64_t out_capacity, uint64_t scratch_capacity)
+      : slots_(slots) {
     for (size_t s = 0; s < slots; ++s) {
       slots_[s].in.resize(in_capacity);
+      slots_[s].scratch.resize(scratch_capacity);
       slots_[s].out.resize(out_capacity);
       slots_[s].free_for = s;
     }
   }
 
   struct Slot {
-    std::vector<std::byte> in, out;
+    std::vector<std::byte> in, out, scratch;
+    QuantError error;              // encode chunks: what quantization took
     size_t free_for = 0;           // the next chunk allowed to fill this slot
     size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
   };
@@ -360,17 +363,19 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
   const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
 
-  uint64_t in_capacity = 0, out_capacity = 0;
+  uint64_t in_capacity = 0, out_capacity = 0, scratch_capacity = 0;
   for (const Chunk& c : chunks) {
     const Decode decode = shard.tensors[c.tensor].decode;
     if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray ||
-        decode == Decode::kConvert) {
+        decode == Decode::kConvert || decode == Decode::kEncode) {
       in_capacity = std::max(in_capacity, c.in_bytes);
     }
     out_capacity = std::max(out_capacity, c.out_bytes);
+    scratch_capacity = std::max(scratch_capacity, c.scratch_bytes);
   }
   const unsigned threads = std::max(1u, options.threads);
-  Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), in_capacity, out_capacity);
+  Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), in_capacity, out_capacity,
+                    scratch_capacity);
 
   // Fills `slot` with chunk `c`: read, then decode.
   auto produce = [&](const Chunk& chunk, Pipeline::Slot& slot) -> Status {
@@ -379,6 +384,20 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
     if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
+    if (out.decode == Decode::kInline) {
+      std::memcpy(out_bytes.data(), out.inline_bytes->data() + chunk.in_begin, chunk.out_bytes);
+      return Status::Ok();
+    }
+    if (out.decode == Decode::kEncode) {
+      const std::span<std::byte> floats(slot.in.data(), chunk.in_bytes);
+      AMN_RETURN_IF_ERROR(ReadSourceElements(inputs, chunk.tensor, *out.source, chunk.row_begin,
+                                             chunk.row_end - chunk.row_begin,
+                                             std::span(slot.scratch.data(), chunk.scratch_bytes),
+                                             floats));
+      slot.error = QuantError{};
+      return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes,
+                         &slot.error);
+    }
     // Views may point into a map: a fault while reading it (the file
     // shrank) leaves zeros behind and is reported here, not written.
     if (out.decode == Decode::kPacked) {
@@ -446,10 +465,16 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
       break;
     }
     written += chunks[c].out_bytes;
+    // In chunk order, whatever the thread count: the same sums for any -j.
+    const OutputTensor& done = shard.tensors[chunks[c].tensor];
+    if (done.decode == Decode::kEncode && chunks[c].out_bytes > 0) {
+      Accumulate(done.encode->error, slot->error);
+    }
     pipeline.Release(c);
     if (chunks[c].last_of_tensor) {
       ++tensors_done;
-      inputs.Release(chunks[c].tensor, shard.tensors[chunks[c].tensor]);
+      const OutputTensor& t = shard.tensors[chunks[c].tensor];
+      inputs.Release(chunks[c].tensor, t.decode == Decode::kEncode ? *t.source : t);
     }
     if (options.on_progress) options.on_progress(written, tensors_done);
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {

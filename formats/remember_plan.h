@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "amn/elem_type.h"
 #include "amn/result.h"
 #include "formats/array_file.h"
+#include "formats/encode_job.h"
 #include "formats/gguf.h"
 #include "formats/packed_decode.h"
 #include "formats/quant_scheme.h"
@@ -30,6 +32,8 @@ enum class Decode : uint8_t {
   kPacked,  // a packed safetensors scheme (packed), by output rows
   kArray,   // a strided / byte-swapped / converted plain array (array), by elements
   kConvert,  // contiguous floats of source_dtype converted to dtype, by elements
+  kEncode,   // forget: the floats `source` makes, encoded per `encode` (codes only)
+  kInline,   // forget: side tensor bytes computed before writing (`inline_bytes`)
 };
 
 // kArray: one array of an NPY/NPZ/PyTorch file and the member holding it.
@@ -65,6 +69,13 @@ struct OutputTensor {
   PackedJob packed;
   // kArray: the source array (read from input_files[input_file]).
   ArrayJob array;
+  // kEncode: the job making the weight's floats (kCopy, kConvert or kArray,
+  // dtype F32/F16/BF16) and what is done to them. The job is shared so the
+  // writing thread can add each chunk's quantization error to it in order.
+  std::shared_ptr<const OutputTensor> source;
+  std::shared_ptr<EncodeJob> encode;
+  // kInline: the bytes, complete before the shard is written.
+  std::shared_ptr<const std::vector<std::byte>> inline_bytes;
 };
 
 struct OutputShard {

@@ -19,6 +19,7 @@
 #include "amn/elem_type.h"
 #include "amn/export.h"
 #include "amn/limits.h"
+#include "amn/quantize.h"
 #include "amn/result.h"
 
 namespace amn {
@@ -118,6 +119,49 @@ struct RememberOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// What `forget` writes (docs/cli.md, docs/schemes/forget.md).
+enum class ForgetScheme : uint8_t {
+  kFp8,             // FP8, one F32 scale per tensor (compressed-tensors "tensor")
+  kFp8PerChannel,   // FP8, one F32 scale per output row (compressed-tensors "channel")
+  kFp8FineGrained,  // FP8, F32 weight_scale_inv per 128x128 block (transformers "fp8")
+  kNf4, kNf4Dq, kFp4, kFp4Dq,  // bitsandbytes 4-bit, plain or double quant
+  kInt8,            // bitsandbytes LLM.int8(), row-wise SCB
+};
+
+struct ForgetOptions {
+  // Unset only with `like`, which takes the scheme of that model.
+  std::optional<ForgetScheme> scheme;
+  Fp8Format fp8_format = Fp8Format::kE4m3;
+  uint64_t block_size = 64;  // bitsandbytes 4-bit: even, >= 2
+  // ECMAScript regexes searched in tensor names: `only` replaces the default
+  // choice (2-D weights of linear layers), `skip` removes from it.
+  std::string only, skip;
+  // A quantized safetensors model: re-encode each of the input's tensors
+  // that it quantizes with its scheme and its side tensors (absmax, nested
+  // state, SCB, FP8 scales), copied as they are.
+  std::filesystem::path like;
+  unsigned threads = 0;
+  bool overwrite = false;
+  bool use_mmap = true;
+  std::function<void(const RememberProgress&)> progress;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// What quantization took from one weight (or all of them).
+struct ForgetTensorReport {
+  std::string name;    // the weight's name in the output
+  std::string scheme;  // "bitsandbytes NF4, block 64"
+  QuantError error;
+};
+
+struct ForgetReport {
+  std::string scheme;  // ForgetScheme name, "fp8-fine-grained"
+  std::vector<ForgetTensorReport> tensors;  // in output order
+  QuantError total;  // over every quantized element, in the same order
+  uint64_t total_bytes = 0;  // written: headers and data of every shard
+  size_t total_tensors = 0;
+};
+
 // How Model::Open finds its input.
 struct OpenOptions {
   // For ollama: and hf: names, recompute the SHA-256 of each blob named by
@@ -180,13 +224,34 @@ class AMN_API Model {
   static std::filesystem::path DefaultOutputPath(const std::filesystem::path& input,
                                                  std::optional<ElemType> to);
 
- private:
+  // Writes the model quantized (`forget`, the other way of Remember): the
+  // chosen weights encoded as options.scheme in the layout the ecosystem's
+  // loaders read (docs/cli.md), every other tensor copied as it is; a
+  // directory gets config.json with the loader's quantization_config, the
+  // index and the input's other files. Same engine, atomic durable output
+  // and checks as Remember; the side values (scales, absmax, SCB) come from
+  // a first pass over the input. kInvalidArgument for an already quantized
+  // input ("remember it first"), a scheme a tensor cannot take, NaN/Inf in
+  // a chosen tensor (naming it); nothing is written then.
+  Result<ForgetReport> Forget(const std::filesystem::path& output,
+                              const ForgetOptions& options) const;
+
+  // model.safetensors -> model-nf4.safetensors; Llama-3.2-1B/ -> Llama-3.2-1B-nf4/.
+  static std::filesystem::path DefaultForgetOutputPath(const std::filesystem::path& input,
+                                                       const std::string& scheme_name);
+
+  // The parsed state (opaque; formats/model_impl.h), named here so the
+  // library's own files that implement Model can take it.
   struct Impl;
+
+ private:
   explicit Model(std::unique_ptr<Impl> impl);
   // Open and Remember without their out-of-memory guard.
   static Result<Model> OpenUnguarded(const std::filesystem::path& path, const ParseLimits& limits,
                                      const OpenOptions& options);
   Status RememberUnguarded(const std::filesystem::path& output, const RememberOptions& options) const;
+  Result<ForgetReport> ForgetUnguarded(const std::filesystem::path& output,
+                                       const ForgetOptions& options) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,124 @@
+// Calls of the encode kernels (amn/quantize.h) on one chunk of a weight.
+#include "formats/encode_job.h"
+
+#include <algorithm>
+
+namespace amn::formats {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// The chunk's elements as the kernels take them: rows of the weight, or
+// (bnb 4-bit, which blocks the flat tensor) one row of all of them.
+FloatRows RowsOf(const EncodeJob& job, uint64_t begin, uint64_t end,
+                 std::span<const std::byte> floats) {
+  FloatRows in;
+  in.type = job.source_type;
+  in.bytes = floats;
+  if (job.kind == EncodeKind::kBnb4) {
+    in.rows = end > begin ? 1 : 0;
+    in.cols = end - begin;
+  } else {
+    in.cols = job.cols;
+    in.rows = job.cols == 0 ? 0 : (end - begin) / job.cols;
+  }
+  return in;
+}
+
+// The FP8 group of a chunk: per-tensor scales are whole-tensor groups, so a
+// chunk of r rows is one group of r rows.
+uint64_t GroupRows(const EncodeJob& job, uint64_t chunk_rows) {
+  return PerTensorFp8(job) ? std::max<uint64_t>(1, chunk_rows) : job.group_rows;
+}
+
+}  // namespace
+
+uint64_t Elements(const EncodeJob& job) { return job.rows * job.cols; }
+
+bool PerTensorFp8(const EncodeJob& job) {
+  return job.kind == EncodeKind::kFp8 && job.group_rows >= job.rows && job.group_cols >= job.cols;
+}
+
+uint64_t SideCount(const EncodeJob& job) {
+  switch (job.kind) {
+    case EncodeKind::kFp8:
+      return CeilDiv(job.rows, job.group_rows) * CeilDiv(job.cols, job.group_cols);
+    case EncodeKind::kBnb4: return CeilDiv(Elements(job), job.block_size);
+    case EncodeKind::kBnbInt8: return job.rows;
+  }
+  return 0;
+}
+
+uint64_t EncodeUnitElems(const EncodeJob& job) {
+  if (job.kind == EncodeKind::kBnb4) return job.block_size;
+  if (job.kind == EncodeKind::kFp8 && !PerTensorFp8(job)) return job.group_rows * job.cols;
+  return std::max<uint64_t>(1, job.cols);
+}
+
+uint64_t EncodedBytes(const EncodeJob& job, uint64_t begin, uint64_t end) {
+  return job.kind == EncodeKind::kBnb4 ? CeilDiv(end - begin, 2) : end - begin;
+}
+
+uint64_t SideFirst(const EncodeJob& job, uint64_t begin) {
+  switch (job.kind) {
+    case EncodeKind::kFp8:
+      if (PerTensorFp8(job)) return 0;
+      return begin / job.cols / job.group_rows * CeilDiv(job.cols, job.group_cols);
+    case EncodeKind::kBnb4: return begin / job.block_size;
+    case EncodeKind::kBnbInt8: return begin / job.cols;
+  }
+  return 0;
+}
+
+uint64_t SideSpan(const EncodeJob& job, uint64_t begin, uint64_t end) {
+  switch (job.kind) {
+    case EncodeKind::kFp8: {
+      if (PerTensorFp8(job)) return 1;
+      const uint64_t rows = (end - begin) / job.cols;
+      return CeilDiv(rows, job.group_rows) * CeilDiv(job.cols, job.group_cols);
+    }
+    case EncodeKind::kBnb4: return CeilDiv(end - begin, job.block_size);
+    case EncodeKind::kBnbInt8: return (end - begin) / job.cols;
+  }
+  return 0;
+}
+
+Status AbsMaxChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
+                   std::span<const std::byte> floats, std::span<float> amax) {
+  const FloatRows in = RowsOf(job, begin, end, floats);
+  switch (job.kind) {
+    case EncodeKind::kFp8:
+      return AbsMaxGrid(in, GroupRows(job, in.rows), job.group_cols, amax);
+    case EncodeKind::kBnb4: return AbsMaxGrid(in, 1, job.block_size, amax);
+    case EncodeKind::kBnbInt8: return AbsMaxGrid(in, 1, std::max<uint64_t>(1, job.cols), amax);
+  }
+  return Status(StatusCode::kInvalidArgument, "unknown encode kind");
+}
+
+Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
+                   std::span<const std::byte> floats, std::span<std::byte> codes, QuantError* error) {
+  const FloatRows in = RowsOf(job, begin, end, floats);
+  const uint64_t first = SideFirst(job, begin), count = SideSpan(job, begin, end);
+  if (first + count > job.side.size()) {
+    return Status(StatusCode::kInvalidArgument, "side values do not cover the chunk");
+  }
+  // The kernels take mutable spans (they compute side values unless told
+  // they are given); a chunk's share is small, so it is copied.
+  std::vector<float> side(job.side.begin() + static_cast<std::ptrdiff_t>(first),
+                          job.side.begin() + static_cast<std::ptrdiff_t>(first + count));
+  switch (job.kind) {
+    case EncodeKind::kFp8:
+      return QuantizeFp8(in, GroupRows(job, in.rows), job.group_cols, job.fp8_format, side, codes,
+                         error);
+    case EncodeKind::kBnb4:
+      return QuantizeBnb4(in, job.block_size, job.bnb_type, /*absmax_given=*/true, side, codes,
+                          error);
+    case EncodeKind::kBnbInt8:
+      return QuantizeBnbInt8(in, /*scb_given=*/true, side,
+                             std::span(reinterpret_cast<int8_t*>(codes.data()), codes.size()),
+                             error);
+  }
+  return Status(StatusCode::kInvalidArgument, "unknown encode kind");
+}
+
+}  // namespace amn::formats

@@ -1,0 +1,71 @@
+// What `forget` does to one weight: which encode kernel (amn/quantize.h),
+// its parameters, and the F32 side values (FP8 scales, bnb absmax, INT8 SCB)
+// it is always given, so the kernels never depend on how a tensor is split
+// into chunks. Chunk boundaries are multiples of EncodeUnitElems and depend
+// only on the chunk size, never on the thread count.
+#ifndef AMN_FORMATS_ENCODE_JOB_H_
+#define AMN_FORMATS_ENCODE_JOB_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "amn/elem_type.h"
+#include "amn/quantize.h"
+#include "amn/status.h"
+
+namespace amn::formats {
+
+enum class EncodeKind : uint8_t { kFp8, kBnb4, kBnbInt8 };
+
+struct EncodeJob {
+  EncodeKind kind = EncodeKind::kFp8;
+  ElemType source_type = ElemType::kBf16;  // the floats the source job makes
+  uint64_t rows = 0, cols = 0;  // the weight as [rows, cols] (leading dims folded into rows)
+  // FP8: the scale grid's group; per-tensor is (rows, cols), per-channel
+  // (1, cols), fine-grained (128, 128).
+  Fp8Format fp8_format = Fp8Format::kE4m3;
+  uint64_t group_rows = 0, group_cols = 0;
+  // bitsandbytes 4-bit.
+  Bnb4Type bnb_type = Bnb4Type::kNf4;
+  uint64_t block_size = 64;
+  // The F32 values the kernel is given: the FP8 scale grid (row-major), the
+  // exact bnb block absmax, or the INT8 SCB (one per row).
+  std::vector<float> side;
+  // What quantization took, summed chunk by chunk in chunk order by the
+  // engine's writing thread.
+  QuantError error;
+};
+
+uint64_t Elements(const EncodeJob& job);
+// FP8 with one scale for the whole tensor: each chunk's amax is one value,
+// and the tensor's is their max.
+bool PerTensorFp8(const EncodeJob& job);
+// Entries of `side`: scale groups, bnb blocks or rows.
+uint64_t SideCount(const EncodeJob& job);
+// Chunk boundaries are multiples of this many elements: a row (FP8
+// per-tensor and per-channel, INT8), a band of group_rows rows
+// (fine-grained FP8) or a block (bnb 4-bit).
+uint64_t EncodeUnitElems(const EncodeJob& job);
+// Bytes of codes for elements [begin, end) (begin a multiple of the unit).
+uint64_t EncodedBytes(const EncodeJob& job, uint64_t begin, uint64_t end);
+
+// The statistics pass: max |x| over elements [begin, end) of the tensor
+// (given as `floats`), per side group, into `amax`: entries
+// [SideFirst(begin), SideFirst(begin) + SideSpan(begin, end)) of the side
+// grid; FP8 per-tensor gives one value (the chunk's max), to be maxed.
+Status AbsMaxChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
+                   std::span<const std::byte> floats, std::span<float> amax);
+uint64_t SideFirst(const EncodeJob& job, uint64_t begin);
+uint64_t SideSpan(const EncodeJob& job, uint64_t begin, uint64_t end);
+
+// Encodes elements [begin, end) (as `floats`) into `codes`
+// (EncodedBytes of them) with the job's side values; `error` gets what was
+// lost (may be null).
+Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
+                   std::span<const std::byte> floats, std::span<std::byte> codes, QuantError* error);
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_ENCODE_JOB_H_
