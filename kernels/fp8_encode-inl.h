@@ -106,7 +106,6 @@ HWY_INLINE uint64_t EncodeFp8Segment(const uint8_t* HWY_RESTRICT in, ElemType ty
                                      uint64_t count, float scale, uint8_t* HWY_RESTRICT codes,
                                      kernels::ErrorSums* errors) {
   const EncDF df;
-  const EncDU du;
   const hn::RebindToSigned<EncDU> di;
   const hn::Rebind<uint8_t, EncDU> d8;
   const size_t n = hn::Lanes(df);
