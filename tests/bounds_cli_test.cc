@@ -264,6 +264,59 @@ TEST(ManyTensors, NpzOfManyMembers) {
   EXPECT_EQ(values[1], 1.0f);
 }
 
+// A DEFLATE member declaring a 3 GB array (ratio under the cap: its stream
+// is the NPY header, then empty stored blocks up to 3.5 MB) under a 2 GiB
+// address-space limit: allocating it fails, and the user reads one line
+// saying out of memory, naming the file and member, instead of a bare
+// std::bad_alloc. AddressSanitizer reserves terabytes of shadow, so no
+// address-space limit can hold under it: skipped there.
+TEST(Messages, OutOfMemoryIsNamedNotABareBadAlloc) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+#endif
+#endif
+  constexpr uint64_t kElements = 750'000'000;  // f32: 3 GB
+  std::string npy_header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(kElements) + ",), }";
+  npy_header.append(64 - (10 + npy_header.size() + 1) % 64, ' ');
+  npy_header += '\n';
+  std::string npy = "\x93NUMPY\x01\x00"s;
+  npy += static_cast<char>(npy_header.size());
+  npy += '\0';
+  npy += npy_header;
+  // Raw DEFLATE of the header, flushed to a byte boundary, then empty
+  // non-final stored blocks (LEN 0, NLEN 0xFFFF): a valid stream so far.
+  z_stream z{};
+  ASSERT_EQ(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string stream(npy.size() + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(npy.data());
+  z.avail_in = static_cast<uInt>(npy.size());
+  z.next_out = reinterpret_cast<Bytef*>(stream.data());
+  z.avail_out = static_cast<uInt>(stream.size());
+  ASSERT_EQ(deflate(&z, Z_SYNC_FLUSH), Z_OK);
+  stream.resize(stream.size() - z.avail_out);
+  deflateEnd(&z);
+  const std::string empty_block("\x00\x00\x00\xff\xff", 5);
+  while (stream.size() < 3'500'000) stream += empty_block;
+  fixtures::ZipMember member{"w.npy", stream, true, npy.size() + 4 * kElements, 0};
+  TempDir dir;
+  const fs::path in = dir.path() / "huge.npz";
+  WriteFile(in, fixtures::WriteZip({member}));
+  const fs::path out = dir.path() / "out.safetensors";
+  const CliResult r = RunAmn("remember -q -j 1 " + Quote(in) + " -o " + Quote(out),
+                             "prlimit --as=" + std::to_string(uint64_t{2} << 30) + " --");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("huge.npz"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("w.npy"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // --- 5. A signal during planning --------------------------------------------
 
 // SIGTERM while `amn remember` reads and plans 300,000 tensors: the run ends
