@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -197,7 +198,7 @@ inline uint64_t QuantizeBnbInt8Body(const uint8_t* HWY_RESTRICT in, ElemType typ
   HWY_ALIGN float xq[kEncodeTile + kEncodePad];
   HWY_ALIGN int8_t ct[kEncodeTile + kEncodePad];
   const auto lo = hn::Set(df, -127.0f), hi = hn::Set(df, 127.0f);
-  const auto inv127 = hn::Set(df, kernels::F32FromBits(bnb::kInv127Bits));
+  const auto inv127 = hn::Set(df, std::bit_cast<float>(bnb::kInv127Bits));
   for (uint64_t r = 0; r < rows; ++r) {
     const uint64_t row0 = r * cols;
     const bool one_tile = cols <= kEncodeTile;

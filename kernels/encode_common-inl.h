@@ -11,6 +11,7 @@
 #define AMN_KERNELS_ENCODE_COMMON_INL_H_
 #endif
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -62,7 +63,7 @@ HWY_INLINE bool LoadEncodeTile(const uint8_t* HWY_RESTRICT in, ElemType type, ui
   for (; k < count; ++k) {
     const uint32_t bits = kernels::LoadInputBits(in, type, i0 + k);
     finite = finite && kernels::IsFiniteF32Bits(bits);
-    xs[k] = kernels::F32FromBits(bits);
+    xs[k] = std::bit_cast<float>(bits);
   }
   // xs has kEncodePad >= n floats after the tile.
   hn::StoreU(hn::Zero(df), df, xs + count);

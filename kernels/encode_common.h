@@ -18,9 +18,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "amn/elem_type.h"
+#include "kernels/ref/float_convert_ref.h"
 
 namespace amn::kernels {
 
@@ -63,34 +63,6 @@ inline ErrorTotals ReduceErrors(const ErrorSums& s) {
   return t;
 }
 
-inline float F32FromBits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-inline uint32_t BitsOfF32(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
-
-// IEEE binary16 bits -> F32 bits, exact (subnormals, Inf, NaN payload kept).
-inline uint32_t F16BitsToF32Bits(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1Fu;
-  uint32_t mant = h & 0x3FFu;
-  if (exp == 0x1Fu) return sign | 0x7F800000u | (mant << 13);
-  if (exp != 0) return sign | ((exp + 112u) << 23) | (mant << 13);
-  if (mant == 0) return sign;
-  // Subnormal: normalise. mant * 2^-24 = 1.f * 2^(e - 127).
-  uint32_t e = 113;  // 2^-14 at exponent field 113 once the leading 1 is at bit 10
-  while ((mant & 0x400u) == 0) {
-    mant <<= 1;
-    --e;
-  }
-  return sign | (e << 23) | ((mant & 0x3FFu) << 13);
-}
-
 // Input element i of a BF16/F16/F32 little-endian byte array, as F32 bits.
 inline uint32_t LoadInputBits(const uint8_t* in, ElemType type, uint64_t i) {
   switch (type) {
@@ -100,7 +72,7 @@ inline uint32_t LoadInputBits(const uint8_t* in, ElemType type, uint64_t i) {
     }
     case ElemType::kF16: {
       const uint8_t* p = in + 2 * i;
-      return F16BitsToF32Bits(static_cast<uint16_t>(p[0] | p[1] << 8));
+      return ref::F16ToF32Bits(static_cast<uint16_t>(p[0] | p[1] << 8));
     }
     default: {
       const uint8_t* p = in + 4 * i;

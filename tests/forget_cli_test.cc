@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fixtures/safetensors_builder.h"
+#include "tests/bnb_fixture_model.h"
 #include "tests/cli_files.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
@@ -84,28 +85,6 @@ void ExpectSameTensors(const ReadBack& expected, const ReadBack& got, const std:
   }
 }
 
-std::string QuantType(const BnbFixture& f) { return LoadLe32(&f.quant_map[32]) == 0 ? "fp4" : "nf4"; }
-
-// A bitsandbytes 4-bit checkpoint of a fixture, named as transformers saves it.
-void AddBnb4(SafetensorsBuilder& m, const BnbFixture& f) {
-  const std::string type = QuantType(f);
-  const uint64_t blocks = f.elements / f.block_size;
-  m.Add(kW, "U8", {f.elements / 2, 1}, f.packed);
-  m.Add(kW + ".absmax", f.format == 2 ? "U8" : "F32", {blocks}, f.absmax);
-  m.Add(kW + ".quant_map", "F32", {16}, f.quant_map);
-  Json state = {{"quant_type", type}, {"blocksize", f.block_size}, {"dtype", "bfloat16"},
-                {"shape", {64, f.elements / 64}}};
-  if (f.format == 2) {
-    m.Add(kW + ".nested_absmax", "F32", {f.nested_absmax.size() / 4}, f.nested_absmax);
-    m.Add(kW + ".nested_quant_map", "F32", {256}, f.nested_quant_map);
-    state["nested_blocksize"] = 256;
-    state["nested_offset"] = static_cast<double>(f.nested_offset);
-  }
-  const std::string text = state.dump();
-  m.Add(kW + ".quant_state.bitsandbytes__" + type, "U8", {text.size()},
-        std::vector<uint8_t>(text.begin(), text.end()));
-}
-
 // Plain NF4/FP4 keeps the exact block absmax, which BF16 output still holds
 // (the block's largest |x| decodes from code ±1.0 exactly): forget of the
 // fixture's expected BF16 must give bitsandbytes' packed bytes and absmax.
@@ -121,7 +100,7 @@ TEST(ForgetCli, PlainBnb4FixturesReencodeFromTheirBf16) {
     SafetensorsBuilder m;
     m.Add(kW, "BF16", {64, f->elements / 64}, f->expected);
     ASSERT_TRUE(m.Write(dir.path() / "plain.safetensors"));
-    const std::string type = QuantType(*f);
+    const std::string type = Bnb4QuantType(*f);
     const CliResult r = Forget(dir.path() / "plain.safetensors", dir.path() / "q.safetensors",
                                "--scheme " + type);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -154,11 +133,9 @@ TEST(ForgetCli, LikeRoundTripsEveryBnbFixture) {
     TempDir dir;
     SafetensorsBuilder m;
     if (f->format == 1) {
-      m.Add(kW, "I8", {f->rows, f->cols}, f->weight);
-      m.Add(kModule + "SCB", "F32", {f->rows}, f->scb);
-      m.Add(kModule + "weight_format", "U8", {}, {0});
+      AddBnbInt8Layer(m, *f, kModule.substr(0, kModule.size() - 1));
     } else {
-      AddBnb4(m, *f);
+      AddBnb4Layer(m, *f, kW, {64, f->elements / 64});
     }
     m.Add("model.norm.weight", "F16", {4}, {0x00, 0x3C, 0x00, 0x40, 0x00, 0xC0, 0x00, 0x00});
     const fs::path quantized = dir.path() / "m.safetensors";
@@ -182,25 +159,19 @@ TEST(ForgetCli, LikeRoundTripsEveryFp8Fixture) {
   AMN_SKIP_WITHOUT_FIXTURES(files, "fp8_reference");
   int checked = 0;
   for (const fs::path& path : files) {
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    ASSERT_GE(bytes.size(), 28u);
-    const uint32_t scheme = LoadLe32(&bytes[0]), scale_dtype = LoadLe32(&bytes[4]);
-    const uint32_t rows = LoadLe32(&bytes[8]), cols = LoadLe32(&bytes[12]);
-    const uint32_t weight_len = LoadLe32(&bytes[16]), scale_len = LoadLe32(&bytes[20]);
-    ASSERT_GE(bytes.size(), 28u + weight_len + scale_len);
-    const std::vector<uint8_t> weight(bytes.begin() + 28, bytes.begin() + 28 + weight_len);
-    const std::vector<uint8_t> scales(bytes.begin() + 28 + weight_len,
-                                      bytes.begin() + 28 + weight_len + scale_len);
+    const auto f = ReadFp8Fixture(path);
+    ASSERT_TRUE(f) << path << ": malformed fixture";
+    const uint32_t rows = f->rows, cols = f->cols;
     TempDir dir;
     SafetensorsBuilder m;
-    m.Add(kW, "F8_E4M3", {rows, cols}, weight);
-    const std::string dtype = ScaleDtypeName(scale_dtype);
-    if (scheme == 0) {
-      m.Add(kW + "_scale_inv", dtype, {(rows + 127) / 128, (cols + 127) / 128}, scales);
-    } else if (scheme == 1) {
-      m.Add(kW + "_scale", dtype, {1}, scales);
+    m.Add(kW, "F8_E4M3", {rows, cols}, f->weight);
+    const std::string dtype = ScaleDtypeName(f->scale_dtype);
+    if (f->scheme == 0) {
+      m.Add(kW + "_scale_inv", dtype, {(rows + 127) / 128, (cols + 127) / 128}, f->scales);
+    } else if (f->scheme == 1) {
+      m.Add(kW + "_scale", dtype, {1}, f->scales);
     } else {
-      m.Add(kW + "_scale", dtype, {rows, 1}, scales);
+      m.Add(kW + "_scale", dtype, {rows, 1}, f->scales);
     }
     const fs::path quantized = dir.path() / "m.safetensors";
     ASSERT_TRUE(m.Write(quantized));

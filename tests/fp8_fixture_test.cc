@@ -14,56 +14,11 @@
 #include "amn/convert.h"
 #include "amn/fp8_dequant.h"
 #include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/target_param.h"
 
 namespace amn::test {
 namespace {
-
-// One fixture file, its header fields checked against its size.
-struct Fp8Fixture {
-  uint32_t scheme = 0, scale_dtype = 0, rows = 0, cols = 0;
-  std::span<const uint8_t> weight, scales, expected;
-};
-
-testing::AssertionResult ParseFixture(const std::vector<uint8_t>& file, Fp8Fixture& f) {
-  if (file.size() < 28) return testing::AssertionFailure() << "shorter than its header";
-  f.scheme = LoadLe32(&file[0]);
-  f.scale_dtype = LoadLe32(&file[4]);
-  f.rows = LoadLe32(&file[8]);
-  f.cols = LoadLe32(&file[12]);
-  const uint64_t weight_len = LoadLe32(&file[16]), scale_len = LoadLe32(&file[20]);
-  const uint64_t expected_len = LoadLe32(&file[24]);
-  if (weight_len != uint64_t{f.rows} * f.cols || expected_len != 2 * weight_len ||
-      file.size() != 28 + weight_len + scale_len + expected_len || f.scale_dtype > 2) {
-    return testing::AssertionFailure() << "inconsistent header";
-  }
-  f.weight = {&file[28], weight_len};
-  f.scales = {f.weight.data() + weight_len, scale_len};
-  f.expected = {f.scales.data() + scale_len, expected_len};
-  return testing::AssertionSuccess();
-}
-
-// Every scale as F32: F32 read as is, BF16/F16 widened exactly by the
-// library's own conversions.
-std::vector<float> ScalesToF32(const Fp8Fixture& f) {
-  if (f.scale_dtype == 0) {
-    std::vector<float> scales(f.scales.size() / 4);
-    for (size_t i = 0; i < scales.size(); ++i) {
-      const uint32_t bits = LoadLe32(&f.scales[4 * i]);
-      std::memcpy(&scales[i], &bits, sizeof(bits));
-    }
-    return scales;
-  }
-  std::vector<uint16_t> halves(f.scales.size() / 2);
-  for (size_t i = 0; i < halves.size(); ++i) {
-    halves[i] = static_cast<uint16_t>(f.scales[2 * i] | f.scales[2 * i + 1] << 8);
-  }
-  std::vector<float> scales(halves.size());
-  const Status status =
-      f.scale_dtype == 1 ? ConvertBf16ToF32(halves, scales) : ConvertF16ToF32(halves, scales);
-  EXPECT_TRUE(status.ok()) << status.ToString();
-  return scales;
-}
 
 class Fp8FixtureTest : public PerTarget {};
 
@@ -72,10 +27,10 @@ TEST_P(Fp8FixtureTest, MatchesPyTorchBytes) {
   AMN_SKIP_WITHOUT_FIXTURES(files, "fp8_reference");
   for (const auto& path : files) {
     SCOPED_TRACE(path.string());
-    const std::vector<uint8_t> file = ReadBytes(path);
-    Fp8Fixture f;
-    ASSERT_TRUE(ParseFixture(file, f));
-    const std::vector<float> scales = ScalesToF32(f);
+    const auto fixture = ReadFp8Fixture(path);
+    ASSERT_TRUE(fixture) << "malformed fixture";
+    const Fp8Fixture& f = *fixture;
+    const std::vector<float> scales = Fp8FixtureScales(f);
     const size_t blocks_per_row = (f.cols + 127) / 128;
 
     std::vector<float> values(f.weight.size());
@@ -105,16 +60,16 @@ TEST_P(Fp8FixtureTest, DequantFp8RowsMatchesPyTorchBytes) {
   constexpr size_t kBlock = 128;
   for (const auto& path : files) {
     SCOPED_TRACE(path.string());
-    const std::vector<uint8_t> file = ReadBytes(path);
-    Fp8Fixture f;
-    ASSERT_TRUE(ParseFixture(file, f));
-    const std::vector<float> scales = ScalesToF32(f);
+    const auto fixture = ReadFp8Fixture(path);
+    ASSERT_TRUE(fixture) << "malformed fixture";
+    const Fp8Fixture& f = *fixture;
+    const std::vector<float> scales = Fp8FixtureScales(f);
     std::vector<uint16_t> got(f.weight.size(), 0xDEAD);
     const auto run = [&](size_t first_row, size_t n_rows, std::span<const float> row_scales,
                          size_t block_cols) {
       const size_t begin = first_row * f.cols, n = n_rows * f.cols;
       const Status status = DequantFp8Rows(
-          ElemType::kF8E4m3, f.weight.subspan(begin, n), f.cols, row_scales, block_cols,
+          ElemType::kF8E4m3, std::span(f.weight).subspan(begin, n), f.cols, row_scales, block_cols,
           ElemType::kBf16, std::as_writable_bytes(std::span(got).subspan(begin, n)));
       ASSERT_TRUE(status.ok()) << status.ToString();
     };

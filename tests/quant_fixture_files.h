@@ -1,4 +1,4 @@
-// The gptq_reference, awq_reference and bnb_reference fixture files
+// The fp8_reference, gptq_reference, awq_reference and bnb_reference fixture files
 // (../shared/fixtures/README.md) split into their sections: the tensors as a
 // checkpoint stores them and the canonical library's BF16 output.
 #ifndef AMN_TESTS_QUANT_FIXTURE_FILES_H_
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "amn/elem_type.h"
+#include "kernels/ref/float_convert_ref.h"
 #include "tests/fixtures.h"
 
 namespace amn::test {
@@ -108,6 +109,56 @@ inline std::optional<PackedLinearFixture> ReadAwqFixture(const std::filesystem::
   f.expected = r.Take(HeaderField(bytes, 8));
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return f;
+}
+
+// fp8_reference files (28-byte header): scheme 0 (128 x 128 block scales,
+// weight_scale_inv), 1 (one per-tensor scale), 2 (one scale per row).
+struct Fp8Fixture {
+  std::string name;
+  uint32_t scheme = 0, scale_dtype = 0, rows = 0, cols = 0;
+  std::vector<uint8_t> weight, scales;  // E4M3 [rows][cols]; scales as stored
+  std::vector<uint8_t> expected;        // BF16 [rows][cols]
+
+  // The scale grid's group: (128, 128), (rows, cols) or (1, cols).
+  uint64_t group_rows() const { return scheme == 0 ? 128 : scheme == 1 ? rows : 1; }
+  uint64_t group_cols() const { return scheme == 0 ? 128 : cols; }
+};
+
+inline std::optional<Fp8Fixture> ReadFp8Fixture(const std::filesystem::path& path) {
+  const std::vector<uint8_t> bytes = ReadBytes(path);
+  if (bytes.size() < 28) return std::nullopt;
+  Fp8Fixture f;
+  f.name = path.filename().string();
+  f.scheme = HeaderField(bytes, 0);
+  f.scale_dtype = HeaderField(bytes, 1);
+  f.rows = HeaderField(bytes, 2);
+  f.cols = HeaderField(bytes, 3);
+  if (f.scheme > 2 || f.scale_dtype > 2 || HeaderField(bytes, 4) != uint64_t{f.rows} * f.cols ||
+      HeaderField(bytes, 6) != 2 * HeaderField(bytes, 4)) {
+    return std::nullopt;
+  }
+  SectionReader r(bytes, 28);
+  f.weight = r.Take(HeaderField(bytes, 4));
+  f.scales = r.Take(HeaderField(bytes, 5));
+  f.expected = r.Take(HeaderField(bytes, 6));
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return f;
+}
+
+// The stored scales widened to F32 exactly by the scalar reference
+// conversions (not the dispatched kernels under test).
+inline std::vector<float> Fp8FixtureScales(const Fp8Fixture& f) {
+  const size_t size = f.scale_dtype == 0 ? 4 : 2;
+  std::vector<float> scales(f.scales.size() / size);
+  for (size_t i = 0; i < scales.size(); ++i) {
+    const uint8_t* q = f.scales.data() + i * size;
+    const auto half = static_cast<uint16_t>(q[0] | q[1] << 8);
+    const uint32_t bits = f.scale_dtype == 0   ? LoadLe32(q)
+                          : f.scale_dtype == 1 ? ref::Bf16ToF32Bits(half)
+                                               : ref::F16ToF32Bits(half);
+    std::memcpy(&scales[i], &bits, sizeof(bits));
+  }
+  return scales;
 }
 
 // bitsandbytes files: 4-bit (format 0 plain, 2 double quant; 40-byte

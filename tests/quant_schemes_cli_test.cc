@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fixtures/safetensors_builder.h"
+#include "tests/bnb_fixture_model.h"
 #include "tests/cli_files.h"
 #include "tests/cli_runner.h"
 #include "tests/fixtures.h"
@@ -219,32 +220,6 @@ TEST(AwqCli, FixtureRemembersToNnLinearOrientation) {
   }
 }
 
-// A bitsandbytes 4-bit layer from a fixture, with its quant_state blob.
-void AddBnb4(SafetensorsBuilder& m, const BnbFixture& f, const std::string& type,
-             const Json& shape) {
-  const std::string w = std::string(kPrefix) + ".weight";
-  const uint64_t blocks = f.elements / f.block_size;
-  m.Add(w, "U8", {f.elements / 2, 1}, f.packed);
-  m.Add(w + ".absmax", f.format == 2 ? "U8" : "F32", {blocks}, f.absmax);
-  m.Add(w + ".quant_map", "F32", {16}, f.quant_map);
-  Json state = {{"shape", shape}, {"blocksize", f.block_size}, {"quant_type", type},
-                {"dtype", "bfloat16"}};
-  if (f.format == 2) {
-    m.Add(w + ".nested_absmax", "F32", {f.nested_absmax.size() / 4}, f.nested_absmax);
-    m.Add(w + ".nested_quant_map", "F32", {256}, f.nested_quant_map);
-    state["nested_blocksize"] = 256;
-    state["nested_offset"] = static_cast<double>(f.nested_offset);  // exact: an f32 value
-  }
-  const std::string text = state.dump();
-  m.Add(w + ".quant_state.bitsandbytes__" + type, "U8", {text.size()},
-        std::vector<uint8_t>(text.begin(), text.end()));
-}
-
-// NF4 and FP4 codebooks differ at index 8: FP4 stores +0.0 there.
-std::string QuantType(const BnbFixture& f) {
-  return LoadLe32(&f.quant_map[32]) == 0 ? "fp4" : "nf4";
-}
-
 TEST(BnbCli, FourBitFixturesRememberInTheirShape) {
   const auto files = FixtureFiles("bnb_reference", ".bin");
   AMN_SKIP_WITHOUT_FIXTURES(files, "bnb_reference");
@@ -253,10 +228,10 @@ TEST(BnbCli, FourBitFixturesRememberInTheirShape) {
     const auto f = ReadBnbFixture(path);
     ASSERT_TRUE(f) << path;
     if (f->format == 1) continue;
-    const std::string type = QuantType(*f);
+    const std::string type = Bnb4QuantType(*f);
     TempDir dir;
     SafetensorsBuilder m;
-    AddBnb4(m, *f, type, {64, f->elements / 64});
+    AddBnb4Layer(m, *f, std::string(kPrefix) + ".weight", {64, f->elements / 64});
     ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
     WriteText(dir.path() / "config.json",
               Config({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true},
@@ -290,9 +265,7 @@ TEST(BnbCli, Int8FixtureRemembers) {
     SafetensorsBuilder m;
     // The names bitsandbytes' Linear8bitLt._save_to_state_dict writes: SCB
     // and weight_format belong to the module, not to MODULE.weight.
-    m.Add(w, "I8", {f->rows, f->cols}, f->weight);
-    m.Add(std::string(kPrefix) + ".SCB", "F32", {f->rows}, f->scb);
-    m.Add(std::string(kPrefix) + ".weight_format", "U8", {}, {0});
+    AddBnbInt8Layer(m, *f, kPrefix);
     ASSERT_TRUE(m.Write(dir.path() / "model.safetensors"));
     WriteText(dir.path() / "config.json", Config({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}));
     const CliResult r = Remember(dir.path() / "model.safetensors", dir.path() / "out.safetensors");

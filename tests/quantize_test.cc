@@ -437,30 +437,14 @@ TEST_P(QuantizeTest, Fp8FixturesReencodeByteForByte) {
   AMN_SKIP_WITHOUT_FIXTURES(files, "fp8_reference");
   for (const auto& path : files) {
     SCOPED_TRACE(path.string());
-    const std::vector<uint8_t> file = ReadBytes(path);
-    ASSERT_GE(file.size(), 28u);
-    const uint32_t scheme = LoadLe32(&file[0]), scale_dtype = LoadLe32(&file[4]);
-    const uint64_t rows = LoadLe32(&file[8]), cols = LoadLe32(&file[12]);
-    const uint64_t weight_len = LoadLe32(&file[16]), scale_len = LoadLe32(&file[20]);
-    ASSERT_EQ(file.size(), 28 + weight_len + scale_len + 2 * weight_len);
-    const uint8_t* weight = &file[28];
-    const uint8_t* scale_bytes = weight + weight_len;
-    const size_t scale_size = scale_dtype == 0 ? 4 : 2;
-    std::vector<float> scales(scale_len / scale_size);
-    for (size_t i = 0; i < scales.size(); ++i) {
-      const uint8_t* q = scale_bytes + i * scale_size;
-      scales[i] = FromBits(scale_dtype == 0   ? LoadLe32(q)
-                           : scale_dtype == 1 ? static_cast<uint32_t>(q[0] | q[1] << 8) << 16
-                                              : kernels::F16BitsToF32Bits(
-                                                    static_cast<uint16_t>(q[0] | q[1] << 8)));
-    }
-    const std::vector<uint8_t> expected(scale_bytes + scale_len, file.data() + file.size());
-    const Input in{ElemType::kBf16, rows, cols, expected, 0};
-    std::vector<std::byte> codes(weight_len);
-    ASSERT_TRUE(QuantizeFp8(in.rows_view(), scheme == 0 ? 128 : scheme == 1 ? rows : 1,
-                            scheme == 0 ? 128 : cols, Fp8Format::kE4m3, scales, codes, nullptr)
+    const auto f = ReadFp8Fixture(path);
+    ASSERT_TRUE(f) << "malformed fixture";
+    const Input in{ElemType::kBf16, f->rows, f->cols, f->expected, 0};
+    std::vector<std::byte> codes(f->weight.size());
+    ASSERT_TRUE(QuantizeFp8(in.rows_view(), f->group_rows(), f->group_cols(), Fp8Format::kE4m3,
+                            Fp8FixtureScales(*f), codes, nullptr)
                     .ok());
-    EXPECT_EQ(std::memcmp(codes.data(), weight, weight_len), 0);
+    EXPECT_EQ(std::memcmp(codes.data(), f->weight.data(), f->weight.size()), 0);
   }
 }
 

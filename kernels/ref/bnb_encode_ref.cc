@@ -2,6 +2,7 @@
 #include "kernels/ref/bnb_encode_ref.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "kernels/bnb_encode_tables.h"
@@ -12,8 +13,6 @@ namespace amn::ref {
 
 namespace {
 
-using kernels::BitsOfF32;
-using kernels::F32FromBits;
 
 // xn as the CUDA kernel forms it, except that ±0 is never scaled (an
 // all-zero block has inv = Inf and 0 * Inf would be NaN).
@@ -91,7 +90,7 @@ uint8_t QuantizeDynamicValue(const float* map, float x) {
 
 std::array<float, 256> BnbDynamicMapRef() {
   std::array<float, 256> out{};
-  for (size_t i = 0; i < out.size(); ++i) out[i] = F32FromBits(bnb::kDynamicMapBits[i]);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = std::bit_cast<float>(bnb::kDynamicMapBits[i]);
   return out;
 }
 
@@ -106,7 +105,7 @@ uint64_t QuantizeBnb4Ref(const uint8_t* in, ElemType type, uint64_t n, uint64_t 
       for (uint64_t i = begin; i < end; ++i) {
         const uint32_t bits = kernels::LoadInputBits(in, type, i);
         if (!kernels::IsFiniteF32Bits(bits)) return i;
-        m = std::max(m, F32FromBits(bits & 0x7FFFFFFFu));
+        m = std::max(m, std::bit_cast<float>(bits & 0x7FFFFFFFu));
       }
       absmax[b] = m;
     }
@@ -114,7 +113,7 @@ uint64_t QuantizeBnb4Ref(const uint8_t* in, ElemType type, uint64_t n, uint64_t 
     for (uint64_t i = begin; i < end; ++i) {
       const uint32_t bits = kernels::LoadInputBits(in, type, i);
       if (!kernels::IsFiniteF32Bits(bits)) return i;
-      const float x = F32FromBits(bits);
+      const float x = std::bit_cast<float>(bits);
       const float xn = Normalise(x, inv);
       const uint8_t code = fp4 ? QuantizeFp4Value(xn) : QuantizeNf4Value(xn);
       if (i % 2 == 0) {
@@ -165,7 +164,7 @@ uint64_t QuantizeBnbInt8Ref(const uint8_t* in, ElemType type, uint64_t rows, uin
       for (uint64_t c = 0; c < cols; ++c) {
         const uint32_t bits = kernels::LoadInputBits(in, type, row0 + c);
         if (!kernels::IsFiniteF32Bits(bits)) return row0 + c;
-        m = std::max(m, F32FromBits(bits & 0x7FFFFFFFu));
+        m = std::max(m, std::bit_cast<float>(bits & 0x7FFFFFFFu));
       }
       scb[r] = m;
     }
@@ -174,7 +173,7 @@ uint64_t QuantizeBnbInt8Ref(const uint8_t* in, ElemType type, uint64_t rows, uin
       const uint64_t i = row0 + c;
       const uint32_t bits = kernels::LoadInputBits(in, type, i);
       if (!kernels::IsFiniteF32Bits(bits)) return i;
-      const float x = F32FromBits(bits);
+      const float x = std::bit_cast<float>(bits);
       int8_t code = 0;
       if (x != 0.0f) {
         // Round half to even (torch.round) of the F32 product, then clamp.
@@ -184,7 +183,7 @@ uint64_t QuantizeBnbInt8Ref(const uint8_t* in, ElemType type, uint64_t rows, uin
       codes[i] = code;
       if (errors != nullptr) {
         kernels::AddError(*errors, i, x,
-                          F32FromBits(BnbInt8ElementBits(code, BitsOfF32(scb[r]))));
+                          std::bit_cast<float>(BnbInt8ElementBits(code, std::bit_cast<uint32_t>(scb[r]))));
       }
     }
   }

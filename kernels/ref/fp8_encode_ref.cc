@@ -2,6 +2,7 @@
 #include "kernels/ref/fp8_encode_ref.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "kernels/ref/fp8_ref.h"
@@ -10,8 +11,6 @@ namespace amn::ref {
 
 namespace {
 
-using kernels::BitsOfF32;
-using kernels::F32FromBits;
 
 // Round the finite, in-range F32 v to an FP8 format with mant_bits mantissa
 // bits and exponent bias `bias`, to nearest, ties to even. The value is
@@ -22,7 +21,7 @@ using kernels::F32FromBits;
 // field, for subnormals the exponent part is 0 and k is the code, and a
 // carry out of the mantissa lands on the next binade either way.
 uint8_t F32ToFp8Rne(float v, int mant_bits, int bias) {
-  const uint32_t bits = BitsOfF32(v);
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
   const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
   const uint32_t exp_field = (bits >> 23) & 0xFFu;
   // Zero and F32 subnormals (< 2^-126) are far below half an FP8 subnormal.
@@ -41,7 +40,7 @@ uint8_t F32ToFp8Rne(float v, int mant_bits, int bias) {
 }
 
 float Fp8ToF32(uint8_t code, bool e5m2) {
-  return F32FromBits(e5m2 ? E5m2ToF32Bits(code) : E4m3ToF32Bits(code));
+  return std::bit_cast<float>(e5m2 ? E5m2ToF32Bits(code) : E4m3ToF32Bits(code));
 }
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a == 0 ? 0 : (a - 1) / b + 1; }
@@ -61,7 +60,7 @@ uint64_t AbsMaxGridRef(const uint8_t* in, ElemType type, uint64_t rows, uint64_t
       const uint64_t i = r * cols + c;
       const uint32_t bits = kernels::LoadInputBits(in, type, i);
       if (!kernels::IsFiniteF32Bits(bits)) return i;
-      const float a = F32FromBits(bits & 0x7FFFFFFFu);
+      const float a = std::bit_cast<float>(bits & 0x7FFFFFFFu);
       float& g = group_row[c / group_cols];
       if (a > g) g = a;
     }
@@ -80,7 +79,7 @@ uint64_t QuantizeFp8Ref(const uint8_t* in, ElemType type, uint64_t rows, uint64_
       const uint64_t i = r * cols + c;
       const uint32_t bits = kernels::LoadInputBits(in, type, i);
       if (!kernels::IsFiniteF32Bits(bits)) return i;
-      const float x = F32FromBits(bits);
+      const float x = std::bit_cast<float>(bits);
       const float scale = scale_row[c / group_cols];
       const float q = std::clamp(x / scale, -max_finite, max_finite);
       const uint8_t code = e5m2 ? F32ToE5m2Rne(q) : F32ToE4m3Rne(q);
