@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "amn/elem_type.h"
+#include "amn/ggml_type.h"
 
 namespace amn::kernels {
 
@@ -55,6 +56,18 @@ struct BnbInt8QuantArgs {
   bool scb_given = false;
   float* scb = nullptr;     // rows, read if scb_given
   int8_t* codes = nullptr;  // rows * cols
+};
+
+// ggml block types (families GgmlLegacyQuant, GgmlKQuantQuant): rows x cols,
+// cols a multiple of the type's block elements; every element widens
+// exactly to F32, which is what ggml's quantizers take. imatrix: cols
+// importance weights, or null (ggml's reference quantizers). out: rows
+// whole rows of blocks, ggml's row size each.
+struct GgmlQuantArgs {
+  EncodeInput x;
+  GgmlType type = GgmlType::kQ8_0;
+  const float* imatrix = nullptr;
+  uint8_t* out = nullptr;
 };
 
 }  // namespace amn::kernels
