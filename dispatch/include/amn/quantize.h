@@ -12,6 +12,7 @@
 #include <span>
 
 #include "amn/elem_type.h"
+#include "amn/ggml_type.h"
 #include "amn/export.h"
 #include "amn/status.h"
 #include "amn/targets.h"
@@ -125,6 +126,21 @@ AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_
 // error (may be null) gets x' = code * SCB / 127 as DequantBnbInt8 computes it.
 AMN_API Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<float> scb,
                                std::span<int8_t> codes, QuantError* error);
+
+// ---- ggml block types -----------------------------------------------------
+
+// True where this build has an encoder for `type` that needs no importance
+// matrix (the types ggml's reference quantizers cover).
+AMN_API bool CanQuantizeGgml(GgmlType type);
+
+// ggml block type `type` from in (rows x cols, cols a multiple of the
+// type's block elements): out gets rows whole rows of blocks (ggml's row
+// size each), the same bytes as ggml_quantize_chunk gives for the same F32
+// values and imatrix (cols importance weights, or empty: then ggml's
+// quantize_row_<type>_ref). error (may be null) gets x' as ggml's
+// dequantize_row_<type> decodes it.
+AMN_API Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> imatrix,
+                            std::span<std::byte> out, QuantError* error);
 
 // Probe: the target the encoders' dispatch table runs right now.
 AMN_API TargetId EncodeTarget();
