@@ -42,7 +42,6 @@ void SearchQ45K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub, 
                 float rmin, int nstep) {
   float scales[8], mins[8], weights[32];
   uint8_t laux[32];
-  float max_scale = 0.0f, max_min = 0.0f;
   for (int j = 0; j < 8; ++j) {
     const float* xb = x + 32 * j;
     float sum_x2 = 0.0f;
@@ -51,6 +50,16 @@ void SearchQ45K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub, 
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xb[l]);
     scales[j] = gq::MakeQkx2Quants(32, nmax, xb, weights, codes + 32 * j, &mins[j], laux, rmin,
                                    0.1f, nstep, false);
+  }
+  FinishQ45K(scales, mins, nmax, block, sub);
+}
+
+}  // namespace
+
+void FinishQ45K(const float* scales, const float* mins, int nmax, uint8_t* block,
+                KQuantSub& sub) {
+  float max_scale = 0.0f, max_min = 0.0f;
+  for (int j = 0; j < 8; ++j) {
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -86,6 +95,8 @@ void SearchQ45K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub, 
     sub.dm[j] = FromF16(dmin) * static_cast<float>(m);
   }
 }
+
+namespace {
 
 // Two-bit planes of 128-element halves: byte l of half h holds elements
 // 128h + l, +32, +64, +96 at bits 0, 2, 4, 6 (Q2_K and Q3_K's qs).

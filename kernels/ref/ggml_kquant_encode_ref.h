@@ -54,6 +54,12 @@ void SearchQ6_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub);
 // scale (not F16-rounded: ggml requantizes with it), or 0.
 void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub);
 
+// The super-block part of Q4_K/Q5_K's stage 1, after the eight sub-block
+// searches: 6-bit scales and mins relative to the largest of each (running
+// max with >, in sub-block order), d and dmin, and sub.
+void FinishQ45K(const float* scales, const float* mins, int nmax, uint8_t* block,
+                KQuantSub& sub);
+
 // Stage 2.
 void RequantAffine(const float* x, const KQuantSub& sub, uint8_t* codes);
 void RequantIq4Xs(const float* x, const KQuantSub& sub, uint8_t* codes);
