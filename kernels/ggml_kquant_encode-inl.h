@@ -6,10 +6,10 @@
 //
 // Bit-exactness decides what is vectorised. Per 256-element super-block:
 //   * the input is widened to F32 with the non-finite check (LoadEncodeTile);
-//   * the scale searches accumulate ordered sums: Q4_K/Q5_K's run with one
-//     lane per 32-element sub-block (kernels/ggml_kquant_search-inl.h), each
-//     lane doing exactly the scalar recurrence, so every sum keeps its order;
-//     the other types' searches run the scalar reference;
+//   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
+//     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
+//     inl.h), each lane doing exactly the scalar recurrence, so every sum
+//     keeps its order; Q3_K's and IQ4_XS's run the scalar reference;
 //   * the final requantization clamp(nearest_int((x + dm) / d)) is per
 //     element, vectorised along the sub-block (IEEE Div and Add, the
 //     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
@@ -68,7 +68,7 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
   ref::KQuantSub sub;
   switch (type) {
     case GgmlType::kQ2_K:
-      ref::SearchQ2_K(xs, block, codes, sub);
+      SearchQ2KLanes(xs, block, codes, sub);
       RequantAffineVec(xs, sub, codes);
       ref::PackQ2_K(codes, block);
       break;
@@ -88,7 +88,7 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
       ref::PackQ5_K(codes, block);
       break;
     case GgmlType::kQ6_K:
-      ref::SearchQ6_K(xs, block, codes, sub);
+      SearchQ6KLanes(xs, block, codes, sub);
       RequantAffineVec(xs, sub, codes);
       ref::PackQ6_K(codes, block);
       break;

@@ -19,6 +19,7 @@
 #include "dispatch/encoders.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
+#include "tests/fixtures.h"
 #include "tests/ggml_kquant_inputs.h"
 #include "tests/target_param.h"
 
@@ -113,6 +114,31 @@ TEST_P(KQuantEncodePerTarget, RefusesNonFiniteLikeTheReference) {
         EXPECT_EQ(got.result, at) << KQuantName(type);
         EXPECT_TRUE(got.blocks == want.blocks) << KQuantName(type);
       }
+    }
+  }
+}
+
+// Real weights (the expected BF16 of every gguf_reference fixture, as BF16
+// input): many exact ties, as in real checkpoints. Under emulation the
+// first 4096 elements of each file.
+TEST_P(KQuantEncodePerTarget, MatchesReferenceOnRealWeights) {
+  ASSERT_EQ(::amn::GgmlKQuantEncodeTarget(), GetParam());
+  const auto files = FixtureFiles("gguf_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
+  for (const auto& path : files) {
+    const std::vector<uint8_t> bytes = ReadBytes(path);
+    ASSERT_GE(bytes.size(), 16u) << path;
+    const uint32_t n = LoadLe32(bytes.data() + 4);
+    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
+    ASSERT_EQ(bytes.size(), 16ull + raw_len + 2ull * n) << path;
+    const uint64_t cols = std::min<uint64_t>(n / 256 * 256, Emulated() ? 4096 : 65536);
+    const uint8_t* bf16 = bytes.data() + 16 + raw_len;
+    for (GgmlType type : kKQuantEncodeTypes) {
+      const Encoded want = RunEncoder(ref::EncodeGgmlKQuantQuant, type, bf16, ElemType::kBf16, 1, cols);
+      const Encoded got =
+          RunEncoder(internal::EncodeGgmlKQuantQuant, type, bf16, ElemType::kBf16, 1, cols);
+      EXPECT_EQ(got.result, want.result);
+      EXPECT_TRUE(got.blocks == want.blocks) << KQuantName(type) << " " << path.filename();
     }
   }
 }

@@ -114,11 +114,17 @@ void Pack2BitPlanes(const uint8_t* codes, uint8_t* qs) {
 void SearchQ2_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
   float scales[16], mins[16], weights[16];
   uint8_t laux[16];
-  float max_scale = 0.0f, max_min = 0.0f;
   for (int j = 0; j < 16; ++j) {
     for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
     scales[j] = gq::MakeQkx2Quants(16, 3, x + 16 * j, weights, codes + 16 * j, &mins[j], laux,
                                    -0.5f, 0.1f, 15, true);
+  }
+  FinishQ2K(scales, mins, block, sub);
+}
+
+void FinishQ2K(const float* scales, const float* mins, uint8_t* block, KQuantSub& sub) {
+  float max_scale = 0.0f, max_min = 0.0f;
+  for (int j = 0; j < 16; ++j) {
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -208,9 +214,16 @@ void SearchQ5_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) 
 void SearchQ6_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
   float scales[16];
   int8_t L[kQK];
-  float max_scale = 0.0f, max_abs_scale = 0.0f;
   for (int ib = 0; ib < 16; ++ib) {
     scales[ib] = gq::MakeQxQuantsRmse1(16, 32, x + 16 * ib, L + 16 * ib);
+  }
+  for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
+  FinishQ6K(scales, block, codes, sub);
+}
+
+void FinishQ6K(const float* scales, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
+  float max_scale = 0.0f, max_abs_scale = 0.0f;
+  for (int ib = 0; ib < 16; ++ib) {
     const float a = std::fabs(scales[ib]);
     if (a > max_abs_scale) {
       max_abs_scale = a;
@@ -231,7 +244,6 @@ void SearchQ6_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) 
     for (int j = 0; j < 16; ++j) sub.d[j] = sub.dm[j] = 0.0f;
     return;
   }
-  for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
   const float iscale = -128.0f / max_scale;
   const uint16_t d = ToF16(1.0f / iscale);
   StoreLe16(block + kq::q6k::kD, d);

@@ -60,6 +60,12 @@ void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub)
 void FinishQ45K(const float* scales, const float* mins, int nmax, uint8_t* block,
                 KQuantSub& sub);
 
+// The same for Q2_K after its sixteen searches (4-bit scales and mins).
+void FinishQ2K(const float* scales, const float* mins, uint8_t* block, KQuantSub& sub);
+
+// Q6_K's super-block part after its sixteen searches (codes: theirs).
+void FinishQ6K(const float* scales, uint8_t* block, uint8_t* codes, KQuantSub& sub);
+
 // Stage 2.
 void RequantAffine(const float* x, const KQuantSub& sub, uint8_t* codes);
 void RequantIq4Xs(const float* x, const KQuantSub& sub, uint8_t* codes);
