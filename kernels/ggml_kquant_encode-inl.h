@@ -9,7 +9,8 @@
 //   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
 //     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
 //     inl.h), each lane doing exactly the scalar recurrence, so every sum
-//     keeps its order; Q3_K's and IQ4_XS's run the scalar reference;
+//     keeps its order; so do IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
+//     Q3_K's coordinate descent runs the scalar reference;
 //   * the final requantization clamp(nearest_int((x + dm) / d)) is per
 //     element, vectorised along the sub-block (IEEE Div and Add, the
 //     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
@@ -30,6 +31,7 @@
 #include "kernels/encode_args.h"
 #include "kernels/encode_common-inl.h"
 #include "kernels/encode_common.h"
+#include "kernels/ggml_iq4xs_search-inl.h"
 #include "kernels/ggml_kquant_search-inl.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
 
@@ -93,8 +95,8 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
       ref::PackQ6_K(codes, block);
       break;
     case GgmlType::kIQ4_XS:
-      ref::SearchIq4Xs(xs, block, codes, sub);
-      ref::RequantIq4Xs(xs, sub, codes);
+      SearchIq4XsLanes(xs, block, sub);
+      RequantIq4XsVec(xs, sub, codes);
       ref::PackIq4Xs(codes, block);
       break;
     default: break;

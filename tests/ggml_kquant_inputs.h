@@ -102,6 +102,13 @@ inline std::vector<KQuantCase> KQuantCases(uint32_t stride = 1) {
     x[8 * 256 + 100] = 1e-3f;
     cases.push_back({"tiny/subnormal", x});
   }
+  {
+    // Magnitudes whose squares underflow (the weights x^2 become 0, so the
+    // symmetric searches' sums vanish) with ±0 among them.
+    std::vector<float> x = GaussianRow(30, 512, 1e-38f);
+    for (size_t i = 0; i < x.size(); i += 7) x[i] = (i % 2) ? 0.0f : -0.0f;
+    cases.push_back({"near-subnormal with zeros", x});
+  }
   return cases;
 }
 

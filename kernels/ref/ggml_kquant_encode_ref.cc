@@ -259,7 +259,6 @@ void FinishQ6K(const float* scales, uint8_t* block, uint8_t* codes, KQuantSub& s
 void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
   const int8_t* values = kq::kIq4Values.data();
   float scales[8], weight[32];
-  float max_scale = 0.0f, amax_scale = 0.0f;
   // ggml's sigma2 only weighs an importance matrix: without one it is unused.
   for (int ib = 0; ib < 8; ++ib) {
     const float* xb = x + 32 * ib;
@@ -304,10 +303,18 @@ void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub)
       }
     }
     scales[ib] = d;
-    const float abs_d = std::fabs(d);
+  }
+  FinishIq4Xs(scales, block, sub);
+  (void)codes;
+}
+
+void FinishIq4Xs(const float* scales, uint8_t* block, KQuantSub& sub) {
+  float max_scale = 0.0f, amax_scale = 0.0f;
+  for (int ib = 0; ib < 8; ++ib) {
+    const float abs_d = std::fabs(scales[ib]);
     if (abs_d > amax_scale) {
       amax_scale = abs_d;
-      max_scale = d;
+      max_scale = scales[ib];
     }
   }
   const float d = -max_scale / 32.0f;
@@ -332,7 +339,6 @@ void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub)
     scales_h = static_cast<uint16_t>(scales_h | (l_h << (2 * (ib % 8))));
   }
   StoreLe16(block + kq::iq4xs::kScalesH, scales_h);
-  (void)codes;
 }
 
 void RequantAffine(const float* x, const KQuantSub& sub, uint8_t* codes) {

@@ -66,6 +66,9 @@ void FinishQ2K(const float* scales, const float* mins, uint8_t* block, KQuantSub
 // Q6_K's super-block part after its sixteen searches (codes: theirs).
 void FinishQ6K(const float* scales, uint8_t* block, uint8_t* codes, KQuantSub& sub);
 
+// IQ4_XS's super-block part after its eight searches.
+void FinishIq4Xs(const float* scales, uint8_t* block, KQuantSub& sub);
+
 // Stage 2.
 void RequantAffine(const float* x, const KQuantSub& sub, uint8_t* codes);
 void RequantIq4Xs(const float* x, const KQuantSub& sub, uint8_t* codes);
