@@ -9,8 +9,8 @@
 //   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
 //     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
 //     inl.h), each lane doing exactly the scalar recurrence, so every sum
-//     keeps its order; so do IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
-//     Q3_K's coordinate descent runs the scalar reference;
+//     keeps its order; so do Q3_K's (the coordinate descent too) and
+//     IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
 //   * the final requantization clamp(nearest_int((x + dm) / d)) is per
 //     element, vectorised along the sub-block (IEEE Div and Add, the
 //     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
@@ -75,7 +75,7 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
       ref::PackQ2_K(codes, block);
       break;
     case GgmlType::kQ3_K:
-      ref::SearchQ3_K(xs, block, codes, sub);
+      SearchQ3KLanes(xs, block, codes, sub);
       RequantAffineVec(xs, sub, codes);
       ref::PackQ3_K(codes, block);
       break;

@@ -209,6 +209,77 @@ HWY_INLINE void QxLanes(DF df, const float* HWY_RESTRICT xt, size_t g,
   }
 }
 
+// make_q3_quants(16, 4, x, do_rmse) for lanes g .. g + Lanes(df) - 1 of
+// the transposed Q3_K tile (16 sub-blocks of 16): codes (offset by 4; 0 for
+// an all-zero sub-block) and scale. The coordinate descent updates each
+// lane's sums in place in element order, as the scalar loop; sweeps go on
+// while any lane changed, which leaves a converged lane as it is (a sweep
+// without change changes nothing the next time either).
+template <class DF>
+HWY_INLINE void Q3Lanes(DF df, const float* HWY_RESTRICT xt, size_t g,
+                        float* HWY_RESTRICT scale_out, int32_t* HWY_RESTRICT lt) {
+  using V = hn::Vec<DF>;
+  constexpr size_t kSubs = 16, kLen = 16;
+  constexpr int kNmax = 4;
+  const hn::RebindToSigned<DF> di;
+  const size_t n = hn::Lanes(df);
+  const V zero = hn::Zero(df);
+  const auto lo = hn::Set(di, -kNmax), hi = hn::Set(di, kNmax - 1);
+  auto X = [&](size_t i) { return hn::LoadU(df, xt + i * kSubs + g); };
+  V amax = zero, max = zero;
+  for (size_t i = 0; i < kLen; ++i) {
+    const auto gt = hn::Gt(hn::Abs(X(i)), amax);
+    amax = hn::IfThenElse(gt, hn::Abs(X(i)), amax);
+    max = hn::IfThenElse(gt, X(i), max);
+  }
+  const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
+  const V iscale = hn::Div(hn::Set(df, static_cast<float>(-kNmax)), max);
+  HWY_ALIGN int32_t L[kLen * kSubs];
+  V sumlx = zero, suml2 = zero;
+  for (size_t i = 0; i < kLen; ++i) {
+    const V x = X(i);
+    const auto l = hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Mul(iscale, x))));
+    hn::Store(l, di, L + i * n);
+    const V w = hn::Mul(x, x);
+    const V lf = hn::ConvertTo(df, l);
+    sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, x), lf));
+    suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
+  }
+  for (int itry = 0; itry < 5; ++itry) {
+    auto changed = hn::Lt(zero, zero);  // all false
+    for (size_t i = 0; i < kLen; ++i) {
+      const V x = X(i);
+      const V w = hn::Mul(x, x);
+      const auto li = hn::Load(di, L + i * n);
+      const V lif = hn::ConvertTo(df, li);
+      V slx = hn::Sub(sumlx, hn::Mul(hn::Mul(w, x), lif));
+      const auto positive = hn::Gt(slx, zero);
+      V sl2 = hn::Sub(suml2, hn::Mul(hn::Mul(w, lif), lif));
+      const auto new_l =
+          hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Div(hn::Mul(x, sl2), slx))));
+      const auto differs = hn::RebindMask(df, hn::Ne(new_l, li));
+      const V nlf = hn::ConvertTo(df, new_l);
+      slx = hn::Add(slx, hn::Mul(hn::Mul(w, x), nlf));
+      sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, nlf), nlf));
+      const auto gain = hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2), hn::Mul(hn::Mul(sumlx, sumlx), sl2));
+      const auto take = hn::And(hn::And(positive, differs), hn::And(hn::Gt(sl2, zero), gain));
+      hn::Store(hn::IfThenElse(hn::RebindMask(di, take), new_l, li), di, L + i * n);
+      sumlx = hn::IfThenElse(take, slx, sumlx);
+      suml2 = hn::IfThenElse(take, sl2, suml2);
+      changed = hn::Or(changed, take);
+    }
+    if (hn::AllFalse(df, changed)) break;
+  }
+  const V scale = hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2));
+  hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out + g);
+  const auto all_zero_i = hn::RebindMask(di, all_zero);
+  const auto off = hn::Set(di, kNmax);
+  for (size_t i = 0; i < kLen; ++i) {
+    const auto l = hn::Add(hn::Load(di, L + i * n), off);
+    hn::StoreU(hn::IfThenZeroElse(all_zero_i, l), di, lt + i * kSubs + g);
+  }
+}
+
 // The tile transposed for the lanes: xt[i * kSubs + s] = x[s * kLen + i].
 template <size_t kSubs, size_t kLen>
 HWY_INLINE void TransposeTile(const float* HWY_RESTRICT x, float* HWY_RESTRICT xt) {
@@ -255,6 +326,20 @@ HWY_INLINE void SearchQ2KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
   }
   UntransposeCodes<16, 16>(lt, codes);
   ref::FinishQ2K(scales, mins, block, sub);
+}
+
+// Stage 1 of Q3_K: sixteen make_q3_quants in lanes, then the reference's
+// super-block part.
+HWY_INLINE void SearchQ3KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT block,
+                               uint8_t* HWY_RESTRICT codes, ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  TransposeTile<16, 16>(x, xt);
+  float scales[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) Q3Lanes(df, xt, g, scales, lt);
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ3K(scales, block, sub);
 }
 
 // Stage 1 of Q6_K: sixteen make_qx_quants in lanes, then the reference's

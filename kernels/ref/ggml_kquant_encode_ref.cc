@@ -160,16 +160,20 @@ void FinishQ2K(const float* scales, const float* mins, uint8_t* block, KQuantSub
 void SearchQ3_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
   float scales[16];
   int8_t L[kQK];
+  for (int j = 0; j < 16; ++j) scales[j] = gq::MakeQ3QuantsRmse(16, 4, x + 16 * j, L + 16 * j);
+  for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
+  FinishQ3K(scales, block, sub);
+}
+
+void FinishQ3K(const float* scales, uint8_t* block, KQuantSub& sub) {
   float max_scale = 0.0f, amax = 0.0f;
   for (int j = 0; j < 16; ++j) {
-    scales[j] = gq::MakeQ3QuantsRmse(16, 4, x + 16 * j, L + 16 * j);
     const float a = std::fabs(scales[j]);
     if (a > amax) {
       amax = a;
       max_scale = scales[j];
     }
   }
-  for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
   uint8_t* s12 = block + kq::q3k::kScales;
   std::memset(s12, 0, 12);
   uint16_t d = 0;

@@ -69,6 +69,9 @@ void FinishQ6K(const float* scales, uint8_t* block, uint8_t* codes, KQuantSub& s
 // IQ4_XS's super-block part after its eight searches.
 void FinishIq4Xs(const float* scales, uint8_t* block, KQuantSub& sub);
 
+// Q3_K's super-block part after its sixteen searches.
+void FinishQ3K(const float* scales, uint8_t* block, KQuantSub& sub);
+
 // Stage 2.
 void RequantAffine(const float* x, const KQuantSub& sub, uint8_t* codes);
 void RequantIq4Xs(const float* x, const KQuantSub& sub, uint8_t* codes);
