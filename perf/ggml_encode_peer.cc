@@ -1,7 +1,9 @@
 // ggml's own K-quant quantizers (ggml_quantize_chunk without importance
 // matrix, from the pinned libggml-base.so that tests/ggml_oracle.h opens)
 // timed beside amn's GgmlKQuantQuant encoders on the same F32 input in one
-// process: ns per element, median of 7 batches, one thread, and the ratio.
+// process: ns per element, best and median of 7 batches, one thread, and
+// the ratio of the best times (the best is the steadier figure on a shared
+// machine).
 // amn runs on the target dispatch picks (AMN_ISA caps it). Not a test.
 //   ggml_encode_peer [n_elems]     (default 65536, the cache-resident size)
 #include <cstdio>
@@ -34,9 +36,9 @@ int main(int argc, char** argv) {
   } types[] = {{"q4_k", amn::GgmlType::kQ4_K}, {"q6_k", amn::GgmlType::kQ6_K},
                {"q5_k", amn::GgmlType::kQ5_K}, {"q2_k", amn::GgmlType::kQ2_K},
                {"q3_k", amn::GgmlType::kQ3_K}, {"iq4_xs", amn::GgmlType::kIQ4_XS}};
-  std::printf("target %s, %zu elements, ns/element (median of 7)\n",
+  std::printf("target %s, %zu elements, ns/element: best (median) of 7\n",
               std::string(amn::TargetName(amn::GgmlKQuantEncodeTarget())).c_str(), n);
-  std::printf("%-8s %10s %10s %10s %8s\n", "type", "amn", "amn_ref", "ggml", "ggml/amn");
+  std::printf("%-8s %18s %18s %18s %8s\n", "type", "amn", "amn_ref", "ggml", "ggml/amn");
   for (const auto& t : types) {
     std::vector<uint8_t> out(n / 256 * amn::ref::KQuantEncodeBlockBytes(t.type));
     const amn::kernels::GgmlQuantArgs args{
@@ -49,8 +51,10 @@ int main(int argc, char** argv) {
         [&] { (void)amn::ref::EncodeGgmlKQuantQuant(args, nullptr); }, 7);
     const auto theirs = amn::perf::TimeCalls(
         [&] { (void)ggml->Quantize(static_cast<int>(t.type), x, static_cast<int64_t>(n)); }, 7);
-    const double a = ours.median_ns / n, r = ref.median_ns / n, g = theirs.median_ns / n;
-    std::printf("%-8s %10.2f %10.2f %10.2f %8.2f\n", t.name, a, r, g, g / a);
+    const double nd = static_cast<double>(n);
+    const double a = ours.min_ns / nd, r = ref.min_ns / nd, g = theirs.min_ns / nd;
+    std::printf("%-8s %8.2f (%7.2f) %8.2f (%7.2f) %8.2f (%7.2f) %8.2f\n", t.name, a,
+                ours.median_ns / nd, r, ref.median_ns / nd, g, theirs.median_ns / nd, g / a);
   }
   return 0;
 }
