@@ -15,6 +15,7 @@
 //     element, vectorised along the sub-block (IEEE Div and Add, the
 //     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
 //   * packing is the reference's.
+// The optional error sums decode each block with the reference decoder.
 // SCALAR runs the reference. Non-finite input: the index of the first such
 // element is returned; blocks before its super-block are written.
 #if defined(AMN_KERNELS_GGML_KQUANT_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -110,7 +111,6 @@ inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
 #if HWY_TARGET == HWY_SCALAR
   return ref::EncodeGgmlKQuantQuant(a, errors);
 #else
-  (void)errors;  // not computed by this family (see the reference)
   const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
   HWY_ALIGN float xs[kEncodeTile + kEncodePad];
   uint8_t* out = a.out;
@@ -120,6 +120,9 @@ inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
       return FirstNonFinite(a.x.in, a.x.type, i, kEncodeTile);
     }
     EncodeKQuantBlock(a.type, xs, out);
+    // The sums' order is by element index (kernels/encode_common.h): the
+    // reference's scalar loop, shared.
+    if (errors != nullptr) ref::AddKQuantErrors(a.type, out, xs, i, *errors);
   }
   return kernels::kAllFinite;
 #endif

@@ -3,8 +3,9 @@
 // ggml_kquant_encode_ref.h, itself checked byte for byte against ggml in
 // ggml_kquant_encode_test): the blocks byte for byte, for every type, every
 // input type (F32, and BF16/F16 from the same values), several rows per
-// call, misaligned input, and NaN/Inf refused at the same index with the
-// same blocks written before it. The probe proves which target ran.
+// call, misaligned input, the QuantError sums byte for byte, and NaN/Inf
+// refused at the same index with the same blocks written before it. The
+// probe proves which target ran.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,17 +52,22 @@ std::vector<uint8_t> AsBytes(const std::vector<float>& x, ElemType type, size_t 
 struct Encoded {
   uint64_t result;
   std::vector<uint8_t> blocks;
+  kernels::ErrorSums errors;
 };
+
+bool SameBytes(const kernels::ErrorSums& a, const kernels::ErrorSums& b) {
+  return std::memcmp(&a, &b, sizeof(a)) == 0;
+}
 
 // Runs `encode` over rows x cols with a canary after the output.
 template <class Fn>
 Encoded RunEncoder(Fn encode, GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows,
             uint64_t cols) {
   const size_t bytes = rows * cols / 256 * ref::KQuantEncodeBlockBytes(type);
-  Encoded e{0, std::vector<uint8_t>(bytes + 32, 0x5A)};
+  Encoded e{0, std::vector<uint8_t>(bytes + 32, 0x5A), kernels::ErrorSums()};
   kernels::GgmlQuantArgs args{kernels::EncodeInput{in, in_type, rows, cols}, type, nullptr,
                               e.blocks.data()};
-  e.result = encode(args, nullptr);
+  e.result = encode(args, &e.errors);
   for (size_t k = 0; k < 32; ++k) EXPECT_EQ(e.blocks[bytes + k], 0x5A) << "overrun";
   return e;
 }
@@ -83,6 +89,11 @@ TEST_P(KQuantEncodePerTarget, MatchesReferenceOnEveryType) {
         const Encoded got =
             RunEncoder(internal::EncodeGgmlKQuantQuant, type, in.data() + skew, in_type, rows, cols);
         EXPECT_EQ(got.result, want.result) << KQuantName(type) << " " << c.name;
+        EXPECT_TRUE(SameBytes(got.errors, want.errors)) << KQuantName(type) << " " << c.name;
+        // The sums were computed (F16 flushes the tiniest cases to zero).
+        if (in_type == ElemType::kF32) {
+          EXPECT_GT(want.errors.sq_ref[0], 0.0) << c.name;
+        }
         EXPECT_EQ(want.result, kernels::kAllFinite);
         size_t first = 0;
         while (first < want.blocks.size() && got.blocks[first] == want.blocks[first]) ++first;

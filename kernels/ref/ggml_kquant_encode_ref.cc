@@ -8,6 +8,7 @@
 
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_quant_search.h"
 
 namespace amn::ref {
@@ -488,8 +489,14 @@ void QuantizeKQuantRow(GgmlType type, const float* x, size_t n_elems, uint8_t* o
   }
 }
 
+void AddKQuantErrors(GgmlType type, const uint8_t* block, const float* x, uint64_t i0,
+                     kernels::ErrorSums& errors) {
+  float xq[kQK];
+  DequantKQuantBlock(static_cast<uint32_t>(type), block, xq);
+  for (int k = 0; k < kQK; ++k) kernels::AddError(errors, i0 + k, x[k], xq[k]);
+}
+
 uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors) {
-  (void)errors;
   const size_t block_bytes = KQuantEncodeBlockBytes(a.type);
   uint8_t* out = a.out;
   float x[kQK];
@@ -501,6 +508,7 @@ uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSu
       x[k] = std::bit_cast<float>(bits);
     }
     QuantizeKQuantRow(a.type, x, kQK, out);
+    if (errors != nullptr) AddKQuantErrors(a.type, out, x, i, *errors);
   }
   return kernels::kAllFinite;
 }

@@ -91,12 +91,19 @@ size_t KQuantEncodeBlockBytes(GgmlType type);
 // One row of n_elems F32 to n_elems / 256 blocks of `type`.
 void QuantizeKQuantRow(GgmlType type, const float* x, size_t n_elems, uint8_t* out);
 
+// The error sums of one encoded super-block: elements i0 .. i0 + 255 of the
+// call, x their inputs, block their encoding.
+void AddKQuantErrors(GgmlType type, const uint8_t* block, const float* x, uint64_t i0,
+                     kernels::ErrorSums& errors);
+
 // The kernel table's reference of family GgmlKQuantQuant: rows x cols
 // BF16/F16/F32 inputs, widened to F32 one super-block at a time and
 // quantized as QuantizeKQuantRow does (super-blocks are independent). A
 // non-finite element is refused: its index is returned, the blocks before
 // its super-block are written, that one and the rest are not. imatrix must be null (ggml's imatrix quantizers are other
-// algorithms). The error sums are not computed (errors is ignored).
+// algorithms). With errors, each written super-block is decoded
+// (ref::DequantKQuantBlock) and its elements added with kernels::AddError
+// (index = flat element index of the call), as the other encoders do.
 uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors);
 
 }  // namespace amn::ref
