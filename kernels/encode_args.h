@@ -69,6 +69,8 @@ struct GgmlQuantArgs {
   const float* imatrix = nullptr;
   uint8_t* out = nullptr;
 };
+// The kernel table names each family's side inputs <Family>Args.
+using GgmlKQuantQuantArgs = GgmlQuantArgs;
 
 }  // namespace amn::kernels
 
