@@ -291,6 +291,17 @@ Status WriteAll(int fd, const std::byte* data, size_t size, uint64_t offset, con
   return Status::Ok();
 }
 
+// Writes zeros from `written` up to `offset` (nothing when already there).
+Status PadTo(int fd, uint64_t offset, uint64_t& written, const std::string& name) {
+  static constexpr std::byte kZeros[4096] = {};
+  while (written < offset) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof(kZeros), offset - written));
+    AMN_RETURN_IF_ERROR(WriteAll(fd, kZeros, n, written, name));
+    written += n;
+  }
+  return Status::Ok();
+}
+
 // The ring of chunk buffers shared by the workers and the writer. Chunk c
 // uses slot c % slots; a worker may fill it once the writer has written
 // chunk c - slots, and the writer takes chunks strictly in order.
@@ -459,7 +470,14 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   for (size_t c = 0; c < chunks.size(); ++c) {
     Pipeline::Slot* slot = pipeline.AwaitReady(c);
     if (slot == nullptr) break;
-    status = WriteAll(out_fd, slot->out.data(), chunks[c].out_bytes, written, out_name);
+    // A tensor starts at its planned offset: GGUF aligns each one, so the
+    // bytes between the last tensor's end and it are written as zeros
+    // (safetensors plans them back to back and never pads).
+    status = PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
+                   written, out_name);
+    if (status.ok()) {
+      status = WriteAll(out_fd, slot->out.data(), chunks[c].out_bytes, written, out_name);
+    }
     if (!status.ok()) {
       pipeline.Fail(status);
       break;
@@ -487,6 +505,9 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   const Status failure = pipeline.error();
   if (!failure.ok()) return failure;
   AMN_RETURN_IF_ERROR(status);
+  // GGUF pads the last tensor to the alignment too (its loader reads the
+  // padded size of every tensor).
+  AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));
   // What was read is what the header described only if no input changed.
   return inputs.CheckUnchanged();
 }

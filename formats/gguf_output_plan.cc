@@ -1,0 +1,113 @@
+// Laying a remember plan out as one GGUF file (offsets as ggml's
+// gguf_init_from_file checks them: each the padded sum of the ones before).
+#include "formats/gguf_output_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "formats/byte_source.h"
+#include "formats/checked_math.h"
+
+namespace amn::formats {
+namespace {
+
+Status Overflow(const std::string& name) {
+  return Status(StatusCode::kLimitExceeded, MessageSafe(name) + ": the output size overflows 64 bits");
+}
+
+// A float tensor made F32 instead of its planned float type (the engine
+// decodes each job to whatever dtype it names).
+Status RetypeToF32(OutputTensor& t) {
+  if (t.dtype == Dtype::kF32 || !IsFloat(t.dtype)) return Status::Ok();
+  if (t.decode == Decode::kCopy) return ConvertFloatTensor(t, Dtype::kF32);
+  if (t.decode == Decode::kConvert && t.source_dtype == Dtype::kF32) {
+    t.decode = Decode::kCopy;  // converting F32 to F32 is the copy
+    t.dtype = Dtype::kF32;
+    t.bytes = t.input_bytes;
+    return Status::Ok();
+  }
+  if (t.decode == Decode::kConvert || t.decode == Decode::kFp8 || t.decode == Decode::kGgml ||
+      t.decode == Decode::kPacked || t.decode == Decode::kArray) {
+    const uint64_t elements = t.bytes / DtypeBytes(t.dtype);
+    t.dtype = Dtype::kF32;
+    if (!CheckedMul(elements, uint64_t{4}, &t.bytes)) return Overflow(t.name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF32: return 0;
+    case Dtype::kF16: return 1;
+    case Dtype::kBf16: return 30;
+    case Dtype::kI8: return 24;
+    case Dtype::kI16: return 25;
+    case Dtype::kI32: return 26;
+    case Dtype::kI64: return 27;
+    case Dtype::kF64: return 28;
+    default: return std::nullopt;
+  }
+}
+
+Result<RememberPlan> PlanGgufOutput(RememberPlan plan, const GgufMetadata& metadata,
+                                    const GgufOutputOptions& options,
+                                    const std::atomic<bool>* cancel) {
+  AMN_ASSIGN_OR_RETURN(const uint64_t alignment, GgufAlignment(metadata));
+  OutputShard out;
+  for (OutputShard& shard : plan.shards) {
+    for (OutputTensor& t : shard.tensors) out.tensors.push_back(std::move(t));
+  }
+  plan.shards.clear();
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < options.order.size(); ++i) rank.emplace(options.order[i], i);
+  std::stable_sort(out.tensors.begin(), out.tensors.end(),
+                   [&](const OutputTensor& a, const OutputTensor& b) {
+                     auto ra = rank.find(a.name), rb = rank.find(b.name);
+                     const size_t ia = ra == rank.end() ? SIZE_MAX : ra->second;
+                     const size_t ib = rb == rank.end() ? SIZE_MAX : rb->second;
+                     return ia < ib;
+                   });
+  std::vector<GgufTensorOut> infos;
+  std::set<std::string, std::less<>> names;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < out.tensors.size(); ++i) {
+    AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
+    OutputTensor& t = out.tensors[i];
+    if (t.shape.size() <= 1 && options.to != Dtype::kF32) AMN_RETURN_IF_ERROR(RetypeToF32(t));
+    const std::optional<uint32_t> type = GgmlTypeOfDtype(t.dtype);
+    if (!type) {
+      return Status(StatusCode::kUnsupported,
+                    "tensor '" + MessageSafe(t.name) + "' is " + std::string(DtypeName(t.dtype)) +
+                        ", which GGUF has no type for");
+    }
+    if (options.rename) t.name = options.rename(t.name);
+    if (!names.insert(t.name).second) {
+      return Status(StatusCode::kInvalid, "two tensors would both be named '" + MessageSafe(t.name) +
+                                              "' in the GGUF output");
+    }
+    GgufTensorOut info;
+    info.name = t.name;
+    // GGUF lists the fastest-varying dimension first; ggml needs at least one.
+    info.dims.assign(t.shape.rbegin(), t.shape.rend());
+    if (info.dims.empty()) info.dims.push_back(1);
+    info.ggml_type = *type;
+    info.offset = offset;
+    t.data_begin = offset;
+    const uint64_t padded = GgufPad(t.bytes, alignment);
+    if (padded < t.bytes || !CheckedAdd(offset, padded, &offset)) return Overflow(t.name);
+    infos.push_back(std::move(info));
+  }
+  out.data_bytes = offset;
+  out.header_bytes = GgufHeaderBytes(metadata, infos, alignment);
+  if (!CheckedAdd(uint64_t{out.header_bytes.size()}, out.data_bytes, &plan.total_bytes)) {
+    return Overflow("the GGUF output");
+  }
+  plan.total_tensors = out.tensors.size();
+  plan.shards.push_back(std::move(out));
+  return plan;
+}
+
+}  // namespace amn::formats
