@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "formats/byte_source.h"
 #include "formats/checked_math.h"
@@ -52,7 +53,7 @@ std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype) {
   }
 }
 
-Result<RememberPlan> PlanGgufOutput(RememberPlan plan, const GgufMetadata& metadata,
+Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
                                     const GgufOutputOptions& options,
                                     const std::atomic<bool>* cancel) {
   AMN_ASSIGN_OR_RETURN(const uint64_t alignment, GgufAlignment(metadata));
@@ -101,7 +102,7 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, const GgufMetadata& metad
     infos.push_back(std::move(info));
   }
   out.data_bytes = offset;
-  out.header_bytes = GgufHeaderBytes(metadata, infos, alignment);
+  out.header_bytes = GgufHeaderBytes(std::move(metadata), infos, alignment);
   if (!CheckedAdd(uint64_t{out.header_bytes.size()}, out.data_bytes, &plan.total_bytes)) {
     return Overflow("the GGUF output");
   }

@@ -39,7 +39,7 @@ std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype);
 // One shard, file_name empty, header from `metadata`. kUnsupported naming
 // a tensor whose dtype GGUF cannot hold; kInvalid for two tensors renamed
 // alike; kInvalidArgument for a bad general.alignment.
-Result<RememberPlan> PlanGgufOutput(RememberPlan plan, const GgufMetadata& metadata,
+Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
                                     const GgufOutputOptions& options,
                                     const std::atomic<bool>* cancel = nullptr);
 

@@ -110,16 +110,17 @@ Result<uint64_t> GgufAlignment(const GgufMetadata& metadata) {
   return uint64_t{value};
 }
 
-std::string GgufHeaderBytes(const GgufMetadata& metadata, const std::vector<GgufTensorOut>& tensors,
+std::string GgufHeaderBytes(GgufMetadata metadata, const std::vector<GgufTensorOut>& tensors,
                             uint64_t alignment) {
   std::string out;
   out.append("GGUF", 4);
   Put<uint32_t>(out, kGgufWriteVersion);
   Put<uint64_t>(out, tensors.size());
   Put<uint64_t>(out, metadata.entries().size());
-  for (const auto& [key, encoded] : metadata.entries()) {
+  for (auto& [key, encoded] : metadata.entries()) {
     PutString(out, key);
     out.append(encoded);
+    std::string().swap(encoded);
   }
   for (const GgufTensorOut& t : tensors) {
     PutString(out, t.name);

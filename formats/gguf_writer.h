@@ -37,6 +37,7 @@ class GgufMetadata {
   // The value's bytes after its type (nullptr: absent).
   const std::string* Encoded(std::string_view key) const;
   const std::vector<std::pair<std::string, std::string>>& entries() const { return entries_; }
+  std::vector<std::pair<std::string, std::string>>& entries() { return entries_; }
 
  private:
   std::vector<std::pair<std::string, std::string>> entries_;
@@ -57,7 +58,9 @@ Result<uint64_t> GgufAlignment(const GgufMetadata& metadata);
 
 // The file up to the data section: magic "GGUF", version 3, the counts,
 // the key/values, the tensor infos, zeros up to a multiple of `alignment`.
-std::string GgufHeaderBytes(const GgufMetadata& metadata, const std::vector<GgufTensorOut>& tensors,
+// Takes the metadata and frees each value once it is in the header, so a
+// tokenizer's arrays are held about once, not twice.
+std::string GgufHeaderBytes(GgufMetadata metadata, const std::vector<GgufTensorOut>& tensors,
                             uint64_t alignment);
 
 // `n` rounded up to a multiple of `alignment` (a power of two).

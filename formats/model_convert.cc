@@ -219,7 +219,8 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   }
   report.metadata_keys = metadata.entries().size();
   AMN_ASSIGN_OR_RETURN(out.plan,
-                       formats::PlanGgufOutput(std::move(out.plan), metadata, layout, options.cancel));
+                       formats::PlanGgufOutput(std::move(out.plan), std::move(metadata), layout,
+                                                options.cancel));
   // One file whatever the input was; nothing beside it.
   out.directory = false;
   out.extras = {};
