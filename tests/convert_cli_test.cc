@@ -22,6 +22,7 @@
 #include "tests/fixtures.h"
 #include "tests/ggml_oracle.h"
 #include "tests/gguf_writer.h"
+#include "tests/quant_fixture_files.h"
 
 namespace amn::test {
 namespace {
@@ -536,6 +537,63 @@ TEST(ConvertCli, GgufToGgufKeepsMetadataAndDequantizesToGoldenBytes) {
   const fs::path out4 = dir.path() / "out-j4.gguf";
   ASSERT_EQ(RunAmn("convert -q -j 4 " + Quote(in) + " -o " + Quote(out4) + " --scheme bf16").exit_code, 0);
   EXPECT_EQ(FileBytes(out4), file);
+}
+
+// ---- quantized safetensors, sharded, -> GGUF ------------------------------
+
+// Every fp8_reference fixture as a two-shard Qwen2 directory (the FP8
+// weight and its scales in one shard, a BF16 norm in the other, with the
+// index): the GGUF's weight is the canonical library's golden BF16,
+// dequantized in the convert pass.
+TEST(ConvertCli, ShardedFp8FixturesToGgufGiveTheGoldenBf16) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  const auto files = FixtureFiles("fp8_reference", ".bin");
+  if (files.empty()) GTEST_SKIP() << "fp8_reference not found under " << FixturesDir();
+  const std::string w = "model.layers.0.mlp.gate_proj.weight";
+  int checked = 0;
+  for (const fs::path& path : files) {
+    const auto f = ReadFp8Fixture(path);
+    ASSERT_TRUE(f) << path << ": malformed fixture";
+    TempDir dir;
+    const fs::path model = dir.path() / "fp8-model";
+    fs::create_directories(model);
+    SafetensorsBuilder a, b;
+    a.Add(w, "F8_E4M3", {f->rows, f->cols}, f->weight);
+    const std::string dtype = ScaleDtypeName(f->scale_dtype);
+    if (f->scheme == 0) {
+      a.Add(w + "_scale_inv", dtype, {(f->rows + 127) / 128, (f->cols + 127) / 128}, f->scales);
+    } else if (f->scheme == 1) {
+      a.Add(w + "_scale", dtype, {1}, f->scales);
+    } else {
+      a.Add(w + "_scale", dtype, {f->rows, 1}, f->scales);
+    }
+    b.Add("model.norm.weight", "F32", {f->cols}, F32Bytes(f->cols, 1.0f));
+    ASSERT_TRUE(a.Write(model / "model-00001-of-00002.safetensors"));
+    ASSERT_TRUE(b.Write(model / "model-00002-of-00002.safetensors"));
+    Json index = {{"metadata", Json::object()}, {"weight_map", Json::object()}};
+    for (const std::string& n : a.Names()) index["weight_map"][n] = "model-00001-of-00002.safetensors";
+    index["weight_map"]["model.norm.weight"] = "model-00002-of-00002.safetensors";
+    WriteText(model / "model.safetensors.index.json", index.dump());
+    WriteText(model / "config.json", R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"})");
+    const fs::path out = dir.path() / "out.gguf";
+    const CliResult r = RunAmn("convert -q " + Quote(model) + " -o " + Quote(out) + " --scheme bf16");
+    ASSERT_EQ(r.exit_code, 0) << path.filename() << ": " << r.err;
+    GgmlView view;
+    ASSERT_TRUE(LoadWithGgml(*ggml, out, view)) << path.filename();
+    ASSERT_EQ(view.tensors.size(), 2u) << path.filename();  // scales consumed, not written
+    const std::vector<uint8_t> file = FileBytes(out);
+    bool found = false;
+    for (const GgmlView::Tensor& t : view.tensors) {
+      if (t.name != "blk.0.ffn_gate.weight") continue;
+      found = true;
+      EXPECT_EQ(t.type, 30) << path.filename();
+      EXPECT_EQ(t.ne, (std::vector<uint64_t>{f->cols, f->rows})) << path.filename();
+      EXPECT_EQ(Slice(file, view.data_offset + t.offset, t.size), f->expected) << path.filename();
+    }
+    EXPECT_TRUE(found) << path.filename();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
 }
 
 // ---- safetensors output goes through remember ---------------------------
