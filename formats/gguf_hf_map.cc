@@ -72,7 +72,30 @@ Status AddHfConfigMetadata(std::string_view config_json, GgufMetadata& metadata)
   return Status::Ok();
 }
 
-bool GgufRenamesTensors(std::string_view architecture) { return architecture == "qwen2"; }
+bool GgufRenamesTensors(std::string_view architecture) {
+  return architecture == "llama" || architecture == "qwen2";
+}
+
+Result<uint64_t> GgufPermuteHeads(std::string_view config_json, std::string_view name) {
+  if (GgufArchitecture(config_json) != "llama" || !name.starts_with("model.layers.")) return 0;
+  const bool q = name.ends_with(".self_attn.q_proj.weight") || name.ends_with(".self_attn.q_proj.bias");
+  const bool k = name.ends_with(".self_attn.k_proj.weight") || name.ends_with(".self_attn.k_proj.bias");
+  if (!q && !k) return 0;
+  const nlohmann::json config = ParseObject(config_json);
+  auto count = [&](const char* key) -> uint64_t {
+    auto v = config.find(key);
+    return v != config.end() && v->is_number_unsigned() ? v->get<uint64_t>() : 0;
+  };
+  const uint64_t heads = count("num_attention_heads");
+  const uint64_t kv_heads = count("num_key_value_heads");
+  const uint64_t n = q || kv_heads == 0 ? heads : kv_heads;  // no kv count: as many as heads
+  if (n == 0) {
+    return Status(StatusCode::kInvalid,
+                  "config.json has no num_attention_heads, which the llama q/k row permutation "
+                  "needs");
+  }
+  return n;
+}
 
 std::string GgufTensorName(std::string_view name) {
   if (name == "model.embed_tokens.weight") return "token_embd.weight";

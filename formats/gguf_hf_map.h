@@ -28,12 +28,16 @@ std::string GgufArchitecture(std::string_view config_json);
 // (rms_norm_eps) as f32. A config that is not a JSON object adds nothing.
 Status AddHfConfigMetadata(std::string_view config_json, GgufMetadata& metadata);
 
-// Whether tensors of `architecture` are renamed for llama.cpp. Only qwen2
-// today: llama.cpp's converter also permutes the rows of llama's (and
-// mistral's) q_proj/k_proj weights into its rotary layout, which this
-// writer does not do yet, so those keep their Hugging Face names and
-// llama.cpp refuses the file instead of running it with wrong attention.
+// Whether tensors of `architecture` are renamed for llama.cpp: llama
+// (LlamaForCausalLM, MistralForCausalLM) and qwen2.
 bool GgufRenamesTensors(std::string_view architecture);
+
+// The heads by which llama.cpp's converter permutes the rows of a llama
+// weight (LlamaModel.permute: q_proj by num_attention_heads, k_proj by
+// num_key_value_heads, weights and biases) from Hugging Face's rotary
+// layout to ggml's; 0 for every other tensor and architecture. kInvalid
+// when a llama config.json lacks the head counts.
+Result<uint64_t> GgufPermuteHeads(std::string_view config_json, std::string_view hf_name);
 
 // model.embed_tokens.weight -> token_embd.weight,
 // model.layers.N.self_attn.q_proj.weight -> blk.N.attn_q.weight (k, v,

@@ -29,6 +29,10 @@ struct GgufOutputOptions {
   // Names (as planned, before renaming) in the order to write them; names
   // not listed follow in plan order.
   std::vector<std::string> order;
+  // For each planned tensor (before renaming): the heads by which its rows
+  // are permuted as llama.cpp's LlamaModel.permute does, or 0 (formats/
+  // gguf_hf_map.h GgufPermuteHeads). Null: no tensor is permuted.
+  std::function<Result<uint64_t>(const OutputTensor&)> permute_heads;
 };
 
 // The ggml type id of a plain dtype: F32 0, F16 1, BF16 30, I8 24, I16 25,
@@ -36,9 +40,13 @@ struct GgufOutputOptions {
 // which GGUF cannot hold.
 std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype);
 
-// One shard, file_name empty, header from `metadata`. kUnsupported naming
-// a tensor whose dtype GGUF cannot hold; kInvalid for two tensors renamed
-// alike; kInvalidArgument for a bad general.alignment.
+// One shard, file_name empty, header from `metadata`. A permuted tensor is
+// one job per row, each keeping the tensor's name (total_tensors counts
+// jobs, as the engine's progress does). kUnsupported naming
+// a tensor whose dtype GGUF cannot hold, or a permuted one that is not read
+// as plain contiguous floats (a quantized or strided input); kInvalid for
+// two tensors renamed alike or rows the heads do not divide into even
+// halves; kInvalidArgument for a bad general.alignment.
 Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
                                     const GgufOutputOptions& options,
                                     const std::atomic<bool>* cancel = nullptr);

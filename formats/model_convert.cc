@@ -120,20 +120,27 @@ Status AddUserMetadata(const ConvertOptions& options, formats::GgufMetadata& met
   return Status::Ok();
 }
 
+// Written tensors by type. A GGUF tensor permuted row by row is several
+// consecutive jobs of one name: counted once.
 void CountTypes(const formats::RememberPlan& plan, ConvertReport& report) {
   for (const formats::OutputShard& shard : plan.shards) {
+    const std::string* previous = nullptr;
     for (const formats::OutputTensor& t : shard.tensors) {
       const std::string name(formats::DtypeName(t.dtype));
       auto it = std::find_if(report.types.begin(), report.types.end(),
                              [&](const DtypeStat& d) { return d.dtype == name; });
       if (it == report.types.end()) it = report.types.insert(report.types.end(), {name, 0, 0});
-      ++it->tensors;
+      const bool same = previous != nullptr && *previous == t.name;
+      if (!same) {
+        ++it->tensors;
+        ++report.total_tensors;
+      }
       it->bytes += t.bytes;
+      previous = &t.name;
     }
   }
   std::stable_sort(report.types.begin(), report.types.end(),
                    [](const DtypeStat& a, const DtypeStat& b) { return a.bytes > b.bytes; });
-  report.total_tensors = plan.total_tensors;
   report.total_bytes = plan.total_bytes;
 }
 
@@ -203,6 +210,10 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
     AMN_RETURN_IF_ERROR(metadata.Set("general.name", name));
     if (formats::GgufRenamesTensors(formats::GgufArchitecture(ConfigJson(*impl_)))) {
       layout.rename = [](const std::string& n) { return formats::GgufTensorName(n); };
+      // Renamed for llama.cpp, llama's q/k rows must be in its rotary order too.
+      layout.permute_heads = [config = ConfigJson(*impl_)](const formats::OutputTensor& t) {
+        return formats::GgufPermuteHeads(config, t.name);
+      };
       report.renamed_tensors = true;
     }
   }
