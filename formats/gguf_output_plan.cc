@@ -37,35 +37,21 @@ Status RetypeToF32(OutputTensor& t) {
   return Status::Ok();
 }
 
-// `t` as one job per output row, each reading the source row llama.cpp's
-// permute puts there: w.reshape(heads, 2, head_dim / 2, cols)
-// .swapaxes(1, 2), so output row h*hd + 2a + b is input row
-// h*hd + b*(hd/2) + a. Rows are whole contiguous ranges of a plain
-// (copied or converted) tensor, so the engine streams them as any other job.
-Status AddPermutedRows(const OutputTensor& t, const std::string& source_name, uint64_t heads,
-                       std::vector<OutputTensor>& out) {
+// Checks that `t` can be streamed with its rows permuted (formats/
+// remember_plan.h LlamaPermutedRow): a contiguous copy or conversion whose
+// rows split into `heads` heads of even size.
+Status CheckPermutable(const OutputTensor& t, const std::string& source_name, uint64_t heads) {
   if (t.decode != Decode::kCopy && t.decode != Decode::kConvert) {
     return Status(StatusCode::kUnsupported,
                   "tensor '" + MessageSafe(source_name) + "': llama.cpp's q/k row permutation of a "
                   "quantized or strided input is not implemented yet; remember the model first, "
                   "then convert the plain one");
   }
-  const uint64_t rows = t.shape.empty() ? 1 : t.shape[0];
+  const uint64_t rows = t.shape.empty() ? 0 : t.shape[0];
   if (rows == 0 || rows % heads != 0 || (rows / heads) % 2 != 0) {
     return Status(StatusCode::kInvalid, "tensor '" + MessageSafe(source_name) + "': " +
                                             std::to_string(rows) + " rows do not split into " +
                                             std::to_string(heads) + " heads of even size");
-  }
-  const uint64_t head_dim = rows / heads, in_row = t.input_bytes / rows, out_row = t.bytes / rows;
-  for (uint64_t r = 0; r < rows; ++r) {
-    const uint64_t h = r / head_dim, a = (r % head_dim) / 2, b = r % 2;
-    OutputTensor row = t;
-    row.shape = {1, t.bytes / rows / DtypeBytes(t.dtype)};
-    row.input_offset = t.input_offset + (h * head_dim + b * (head_dim / 2) + a) * in_row;
-    row.input_bytes = in_row;
-    row.bytes = out_row;
-    row.data_begin = t.data_begin + r * out_row;
-    out.push_back(std::move(row));
   }
   return Status::Ok();
 }
@@ -107,8 +93,6 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
   std::vector<GgufTensorOut> infos;
   std::set<std::string, std::less<>> names;
   uint64_t offset = 0;
-  std::vector<OutputTensor> jobs;  // the tensors, permuted ones as one job per row
-  jobs.reserve(out.tensors.size());
   for (size_t i = 0; i < out.tensors.size(); ++i) {
     AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
     OutputTensor& t = out.tensors[i];
@@ -141,18 +125,16 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
     if (padded < t.bytes || !CheckedAdd(offset, padded, &offset)) return Overflow(t.name);
     infos.push_back(std::move(info));
     if (heads != 0) {
-      AMN_RETURN_IF_ERROR(AddPermutedRows(t, source_name, heads, jobs));
-    } else {
-      jobs.push_back(std::move(t));
+      AMN_RETURN_IF_ERROR(CheckPermutable(t, source_name, heads));
+      t.permute_heads = heads;
     }
   }
-  out.tensors = std::move(jobs);
   out.data_bytes = offset;
   out.header_bytes = GgufHeaderBytes(std::move(metadata), infos, alignment);
   if (!CheckedAdd(uint64_t{out.header_bytes.size()}, out.data_bytes, &plan.total_bytes)) {
     return Overflow("the GGUF output");
   }
-  plan.total_tensors = out.tensors.size();  // engine jobs: what progress counts
+  plan.total_tensors = out.tensors.size();
   plan.shards.push_back(std::move(out));
   return plan;
 }

@@ -40,10 +40,9 @@ struct GgufOutputOptions {
 // which GGUF cannot hold.
 std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype);
 
-// One shard, file_name empty, header from `metadata`. A permuted tensor is
-// one job per row, each keeping the tensor's name (total_tensors counts
-// jobs, as the engine's progress does). kUnsupported naming
-// a tensor whose dtype GGUF cannot hold, or a permuted one that is not read
+// One shard, file_name empty, header from `metadata`; a permuted tensor
+// gets OutputTensor::permute_heads, which the engine reads rows by.
+// kUnsupported naming a tensor whose dtype GGUF cannot hold, or a permuted one that is not read
 // as plain contiguous floats (a quantized or strided input); kInvalid for
 // two tensors renamed alike or rows the heads do not divide into even
 // halves; kInvalidArgument for a bad general.alignment.

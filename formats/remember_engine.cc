@@ -129,11 +129,34 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
   }
 }
 
+// A row-permuted tensor by whole output rows: each chunk reads its rows
+// one by one from wherever the permutation takes them.
+void AddPermutedChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
+                       std::vector<Chunk>& chunks) {
+  const uint64_t rows = out.shape.empty() ? 1 : out.shape[0];
+  const uint64_t in_row = out.input_bytes / rows, out_row = out.bytes / rows;
+  const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / std::max<uint64_t>(1, std::max(in_row, out_row)));
+  for (uint64_t r = 0; r < rows; r += per_chunk) {
+    Chunk c;
+    c.tensor = t;
+    c.row_begin = r;
+    c.row_end = std::min(rows, r + per_chunk);
+    c.in_bytes = (c.row_end - r) * in_row;
+    c.out_bytes = (c.row_end - r) * out_row;
+    chunks.push_back(c);
+  }
+}
+
 std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
   std::vector<Chunk> chunks;
   for (size_t t = 0; t < shard.tensors.size(); ++t) {
     const OutputTensor& out = shard.tensors[t];
     const size_t first = chunks.size();
+    if (out.permute_heads != 0) {
+      AddPermutedChunks(t, out, chunk_bytes, chunks);
+      chunks.back().last_of_tensor = true;
+      continue;
+    }
     switch (out.decode) {
       case Decode::kCopy:
         AddRangeChunks(t, out.input_bytes, 1, chunk_bytes, 1, chunks);
@@ -394,6 +417,21 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     const std::span<std::byte> out_bytes(slot.out.data(), chunk.out_bytes);
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
+    if (out.permute_heads != 0) {
+      // Rows gathered in output order (into the output for a copy, else
+      // into the input buffer), then converted as one range.
+      const uint64_t rows = out.shape[0];
+      const uint64_t in_row = out.input_bytes / rows;
+      const std::span<std::byte> in =
+          out.decode == Decode::kCopy ? out_bytes : std::span(slot.in.data(), chunk.in_bytes);
+      for (uint64_t r = chunk.row_begin; r < chunk.row_end; ++r) {
+        const uint64_t source = LlamaPermutedRow(r, rows, out.permute_heads);
+        AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, out.input_offset + source * in_row,
+                                        in.subspan((r - chunk.row_begin) * in_row, in_row)));
+      }
+      if (out.decode == Decode::kCopy) return Status::Ok();
+      return ConvertFloats(FloatTypeOf(out.source_dtype), in, FloatTypeOf(out.dtype), out_bytes);
+    }
     if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
     if (out.decode == Decode::kInline) {
       std::memcpy(out_bytes.data(), out.inline_bytes->data() + chunk.in_begin, chunk.out_bytes);

@@ -615,8 +615,8 @@ std::vector<uint8_t> RowTagged(uint64_t rows, uint64_t cols) {
 // w.reshape(n_head, 2, rows // n_head // 2, cols).swapaxes(1, 2).reshape(rows, cols)
 // spelled out as the index map numpy applies: out[h, a, b] = in[h, b, a].
 std::vector<uint8_t> LlamaPermute(const std::vector<uint8_t>& w, uint64_t rows, uint64_t cols,
-                                  uint64_t heads) {
-  const uint64_t half = rows / heads / 2, row_bytes = cols * 4;
+                                  uint64_t heads, uint64_t elem_bytes = 4) {
+  const uint64_t half = rows / heads / 2, row_bytes = cols * elem_bytes;
   std::vector<uint8_t> out(w.size());
   for (uint64_t h = 0; h < heads; ++h) {
     for (uint64_t a = 0; a < half; ++a) {
@@ -665,10 +665,25 @@ TEST(ConvertCli, LlamaQkRowsPermutedAsLlamaCppConverts) {
     EXPECT_EQ(Slice(file, view.data_offset + t.offset, t.size), expected[t.name]) << t.name;
   }
   EXPECT_NE(expected["blk.0.attn_q.weight"], RowTagged(24, 16));  // the permutation moves rows
-  // Row jobs are ordered by the writer, not the threads.
+  // Rows are gathered per chunk and written in order whatever the threads.
   const fs::path out1 = dir.path() / "llama-j1.gguf";
   ASSERT_EQ(RunAmn("convert -q -j 1 " + Quote(model) + " -o " + Quote(out1) + " --scheme f32").exit_code, 0);
   EXPECT_EQ(FileBytes(out1), file);
+
+  // Converted on the way (F32 -> F16): remember's F16 rows, permuted.
+  const fs::path f16 = dir.path() / "llama-f16.gguf", plain = dir.path() / "plain";
+  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f16) + " --scheme f16").exit_code, 0);
+  ASSERT_EQ(RunAmn("remember -q " + Quote(model) + " -o " + Quote(plain) + " --to f16").exit_code, 0);
+  const ReadBack ref(plain / "model.safetensors");
+  GgmlView v16;
+  ASSERT_TRUE(LoadWithGgml(*ggml, f16, v16));
+  const std::vector<uint8_t> file16 = FileBytes(f16);
+  for (const GgmlView::Tensor& t : v16.tensors) {
+    if (t.name != "blk.0.attn_q.weight") continue;
+    EXPECT_EQ(t.type, 1);
+    EXPECT_EQ(Slice(file16, v16.data_offset + t.offset, t.size),
+              LlamaPermute(ref.Data("model.layers.0.self_attn.q_proj.weight"), 24, 16, 4, 2));
+  }
 }
 
 // A quantized llama weight cannot be permuted in the pass yet: refused
