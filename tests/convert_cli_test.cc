@@ -741,6 +741,12 @@ TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
   GgufWriter big;  // a big-endian GGUF: version 3 byte-swapped
   big.U32(0x46554747).U32(0x03000000).U64(0).U64(0);
   WriteBytes(dir.path() / "big.gguf", big.bytes());
+  GgufWriter v1(1);  // GGUF v1: 32-bit lengths, which a v3 file cannot take as they are
+  v1.Header(0, 1).KvStr("general.name", "old");
+  WriteBytes(dir.path() / "v1.gguf", v1.bytes());
+  SafetensorsBuilder()
+      .Add("mask", "U8", {4}, {1, 0, 1, 0})
+      .Write(dir.path() / "u8.safetensors");
   const std::vector<std::string> before = dir.Entries();
   const fs::path out = dir.path() / "o.gguf";
   struct Case {
@@ -750,6 +756,9 @@ TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
   const std::vector<Case> cases = {
       {Quote(model) + " -o " + Quote(out) + " --to onnx", "onnx", 2},
       {Quote(dir.path() / "big.gguf") + " -o " + Quote(out), "big-endian", 1},
+      {Quote(dir.path() / "v1.gguf") + " -o " + Quote(out), "GGUF v1 input to GGUF output", 1},
+      {Quote(dir.path() / "u8.safetensors") + " -o " + Quote(out),
+       "tensor 'mask' is U8, which GGUF has no type for", 1},
       {Quote(model) + " -o " + Quote(out) + " --gguf-kv novalue", "expected key=value", 2},
       {Quote(model) + " -o " + Quote(out) + " --gguf-kv x=u8:300", "not a u8", 2},
       {Quote(model) + " -o " + Quote(out) + " --gguf-kv x=q7:1", "", 0},  // "q7:1" is a string
