@@ -3,7 +3,8 @@
 // directories (quantized schemes dequantized), GGUF files and ollama: names
 // (ggml types dequantized where this build has their kernels), written as
 // BF16/F16/F32 safetensors; NumPy .npy/.npz and PyTorch .pth/.pt files,
-// written as safetensors with their dtypes kept (or floats converted).
+// written as safetensors with their dtypes kept (or floats converted);
+// any of them converted to one GGUF file (Convert).
 #ifndef AMN_MODEL_H_
 #define AMN_MODEL_H_
 
@@ -275,9 +276,10 @@ class AMN_API Model {
   // general.quantization_version dropped) or, from other inputs, the
   // architecture and hyperparameters of config.json, and tensors named for
   // llama.cpp where docs/gguf.md says. Quantized inputs are dequantized in
-  // the same streaming pass. Same engine, atomic durable output, -j
-  // determinism and checks as Remember. kUnsupported for NPZ output, GGUF
-  // v1 inputs to GGUF and quantized GGUF types (not yet).
+  // the same streaming pass; llama's q/k rows permuted as llama.cpp's
+  // converter does. Same engine, atomic durable output, -j determinism and
+  // checks as Remember. kUnsupported (not yet) for NPZ output, GGUF v1
+  // inputs to GGUF, quantized GGUF types and quantized llama q/k weights.
   Result<ConvertReport> Convert(const std::filesystem::path& output,
                                 const ConvertOptions& options) const;
 
