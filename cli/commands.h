@@ -22,6 +22,7 @@ Command AddParseCommand(CLI::App& app);
 Command AddInspectCommand(CLI::App& app);
 Command AddRememberCommand(CLI::App& app, const GlobalOptions& globals);
 Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals);
+Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals);
 
 }  // namespace amn::cli
 

@@ -11,7 +11,7 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
       ->type_name("NAME")
       ->group(kGroup);
   app.add_option("-j,--threads", options.threads,
-                 "Worker threads for remember and forget (default: every core); the output is identical "
+                 "Worker threads for remember, forget and convert (default: every core); the output is identical "
                  "for any value. Other commands run one thread")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u))

@@ -38,6 +38,7 @@ int Main(int argc, char** argv) {
 
   const Command commands[] = {AddParseCommand(app), AddInspectCommand(app),
                               AddRememberCommand(app, globals), AddForgetCommand(app, globals),
+                              AddConvertCommand(app, globals),
                               AddTargetsCommand(app),
                               AddBenchCommand(app)};
   for (const Command& command : commands) AddGlobalOptions(*command.app, globals);

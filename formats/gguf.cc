@@ -116,8 +116,10 @@ class Parser {
       AMN_RETURN_IF_ERROR(String(kv.key, kMaxNameBytes));
       if (!keys.insert(kv.key).second) return Invalid("duplicate key '" + MessageSafe(kv.key) + "'", at);
       uint32_t type = 0;
+      kv.value_begin = cursor_.pos();
       AMN_RETURN_IF_ERROR(cursor_.Le(type));
       AMN_RETURN_IF_ERROR(Value(type, 0, true, kv.value));
+      kv.value_end = cursor_.pos();
       header.metadata.push_back(std::move(kv));
     }
     if (const GgufValue* a = header.Find("general.alignment")) {

@@ -42,6 +42,11 @@ struct GgufValue {
 struct GgufKeyValue {
   std::string key;
   GgufValue value;
+  // Where the value lies in the file, from its u32 type to its end: the
+  // GGUF writer copies a v2/v3 source's value bytes from here, so arrays
+  // of any length (a tokenizer's) pass through without being parsed twice.
+  uint64_t value_begin = 0;
+  uint64_t value_end = 0;
 };
 
 struct GgufTensorInfo {

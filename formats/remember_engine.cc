@@ -129,11 +129,34 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
   }
 }
 
+// A row-permuted tensor by whole output rows: each chunk reads its rows
+// one by one from wherever the permutation takes them.
+void AddPermutedChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
+                       std::vector<Chunk>& chunks) {
+  const uint64_t rows = out.shape.empty() ? 1 : out.shape[0];
+  const uint64_t in_row = out.input_bytes / rows, out_row = out.bytes / rows;
+  const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / std::max<uint64_t>(1, std::max(in_row, out_row)));
+  for (uint64_t r = 0; r < rows; r += per_chunk) {
+    Chunk c;
+    c.tensor = t;
+    c.row_begin = r;
+    c.row_end = std::min(rows, r + per_chunk);
+    c.in_bytes = (c.row_end - r) * in_row;
+    c.out_bytes = (c.row_end - r) * out_row;
+    chunks.push_back(c);
+  }
+}
+
 std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
   std::vector<Chunk> chunks;
   for (size_t t = 0; t < shard.tensors.size(); ++t) {
     const OutputTensor& out = shard.tensors[t];
     const size_t first = chunks.size();
+    if (out.permute_heads != 0) {
+      AddPermutedChunks(t, out, chunk_bytes, chunks);
+      chunks.back().last_of_tensor = true;
+      continue;
+    }
     switch (out.decode) {
       case Decode::kCopy:
         AddRangeChunks(t, out.input_bytes, 1, chunk_bytes, 1, chunks);
@@ -291,6 +314,17 @@ Status WriteAll(int fd, const std::byte* data, size_t size, uint64_t offset, con
   return Status::Ok();
 }
 
+// Writes zeros from `written` up to `offset` (nothing when already there).
+Status PadTo(int fd, uint64_t offset, uint64_t& written, const std::string& name) {
+  static constexpr std::byte kZeros[4096] = {};
+  while (written < offset) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof(kZeros), offset - written));
+    AMN_RETURN_IF_ERROR(WriteAll(fd, kZeros, n, written, name));
+    written += n;
+  }
+  return Status::Ok();
+}
+
 // The ring of chunk buffers shared by the workers and the writer. Chunk c
 // uses slot c % slots; a worker may fill it once the writer has written
 // chunk c - slots, and the writer takes chunks strictly in order.
@@ -383,6 +417,21 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     const std::span<std::byte> out_bytes(slot.out.data(), chunk.out_bytes);
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
+    if (out.permute_heads != 0) {
+      // Rows gathered in output order (into the output for a copy, else
+      // into the input buffer), then converted as one range.
+      const uint64_t rows = out.shape[0];
+      const uint64_t in_row = out.input_bytes / rows;
+      const std::span<std::byte> in =
+          out.decode == Decode::kCopy ? out_bytes : std::span(slot.in.data(), chunk.in_bytes);
+      for (uint64_t r = chunk.row_begin; r < chunk.row_end; ++r) {
+        const uint64_t source = LlamaPermutedRow(r, rows, out.permute_heads);
+        AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, out.input_offset + source * in_row,
+                                        in.subspan((r - chunk.row_begin) * in_row, in_row)));
+      }
+      if (out.decode == Decode::kCopy) return Status::Ok();
+      return ConvertFloats(FloatTypeOf(out.source_dtype), in, FloatTypeOf(out.dtype), out_bytes);
+    }
     if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
     if (out.decode == Decode::kInline) {
       std::memcpy(out_bytes.data(), out.inline_bytes->data() + chunk.in_begin, chunk.out_bytes);
@@ -459,7 +508,14 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   for (size_t c = 0; c < chunks.size(); ++c) {
     Pipeline::Slot* slot = pipeline.AwaitReady(c);
     if (slot == nullptr) break;
-    status = WriteAll(out_fd, slot->out.data(), chunks[c].out_bytes, written, out_name);
+    // A tensor starts at its planned offset: GGUF aligns each one, so the
+    // bytes between the last tensor's end and it are written as zeros
+    // (safetensors plans them back to back and never pads).
+    status = PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
+                   written, out_name);
+    if (status.ok()) {
+      status = WriteAll(out_fd, slot->out.data(), chunks[c].out_bytes, written, out_name);
+    }
     if (!status.ok()) {
       pipeline.Fail(status);
       break;
@@ -487,6 +543,9 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   const Status failure = pipeline.error();
   if (!failure.ok()) return failure;
   AMN_RETURN_IF_ERROR(status);
+  // GGUF pads the last tensor to the alignment too (its loader reads the
+  // padded size of every tensor).
+  AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));
   // What was read is what the header described only if no input changed.
   return inputs.CheckUnchanged();
 }

@@ -76,7 +76,20 @@ struct OutputTensor {
   std::shared_ptr<EncodeJob> encode;
   // kInline: the bytes, complete before the shard is written.
   std::shared_ptr<const std::vector<std::byte>> inline_bytes;
+  // kCopy/kConvert of shape [rows, ...] only: nonzero makes output row r
+  // the input row LlamaPermutedRow(r, rows, permute_heads) (GGUF output of
+  // llama q/k weights, formats/gguf_output_plan.h).
+  uint64_t permute_heads = 0;
 };
+
+// llama.cpp's LlamaModel.permute as a row map: w.reshape(heads, 2,
+// rows / heads / 2, cols).swapaxes(1, 2) puts input row h*hd + b*(hd/2) + a
+// at output row h*hd + 2a + b (hd = rows / heads, even).
+inline uint64_t LlamaPermutedRow(uint64_t row, uint64_t rows, uint64_t heads) {
+  const uint64_t head_dim = rows / heads;
+  const uint64_t h = row / head_dim, a = (row % head_dim) / 2, b = row % 2;
+  return h * head_dim + b * (head_dim / 2) + a;
+}
 
 struct OutputShard {
   std::string file_name;  // the input shard's file name (directories) or empty

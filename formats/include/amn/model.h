@@ -3,7 +3,8 @@
 // directories (quantized schemes dequantized), GGUF files and ollama: names
 // (ggml types dequantized where this build has their kernels), written as
 // BF16/F16/F32 safetensors; NumPy .npy/.npz and PyTorch .pth/.pt files,
-// written as safetensors with their dtypes kept (or floats converted).
+// written as safetensors with their dtypes kept (or floats converted);
+// any of them converted to one GGUF file (Convert).
 #ifndef AMN_MODEL_H_
 #define AMN_MODEL_H_
 
@@ -162,6 +163,38 @@ struct ForgetReport {
   size_t total_tensors = 0;
 };
 
+// What `convert` writes (docs/cli.md "amn convert").
+enum class ConvertFormat : uint8_t { kSafetensors, kGguf, kNpz };
+
+struct ConvertOptions {
+  ConvertFormat format = ConvertFormat::kSafetensors;
+  // "f32", "f16" or "bf16" (empty: bf16 for safetensors, f16 for GGUF).
+  // GGUF's quantized ggml types ("q8_0", "Q4_K", ...) are recognised and
+  // refused as not implemented yet (kUnsupported).
+  std::string scheme;
+  // GGUF only, applied in this order over the source's metadata: the keys
+  // of a JSON object file, then "key=value" texts (typed as docs/cli.md
+  // says; "key=type:value" forces a type).
+  std::filesystem::path gguf_metadata;
+  std::vector<std::string> gguf_kv;
+  unsigned threads = 0;
+  bool overwrite = false;
+  bool use_mmap = true;
+  std::function<void(const RememberProgress&)> progress;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct ConvertReport {
+  ConvertFormat format = ConvertFormat::kSafetensors;
+  std::string scheme;                 // "f16"
+  std::vector<DtypeStat> types;       // written tensor types, most bytes first
+  size_t total_tensors = 0;
+  uint64_t total_bytes = 0;           // headers and data of every file written
+  size_t metadata_keys = 0;           // GGUF: key/values written
+  bool renamed_tensors = false;       // GGUF: Hugging Face names mapped to llama.cpp's
+  std::string architecture;           // GGUF: general.architecture written ("" when none)
+};
+
 // How Model::Open finds its input.
 struct OpenOptions {
   // For ollama: and hf: names, recompute the SHA-256 of each blob named by
@@ -236,6 +269,24 @@ class AMN_API Model {
   Result<ForgetReport> Forget(const std::filesystem::path& output,
                               const ForgetOptions& options) const;
 
+  // Writes the model in another container (`convert`): safetensors goes
+  // through Remember's path (scheme = its `to`); GGUF is one v3 file
+  // (docs/gguf.md "Writing GGUF") whose float weights are `scheme`, with
+  // the metadata of a GGUF input kept (general.file_type replaced,
+  // general.quantization_version dropped) or, from other inputs, the
+  // architecture and hyperparameters of config.json, and tensors named for
+  // llama.cpp where docs/gguf.md says. Quantized inputs are dequantized in
+  // the same streaming pass; llama's q/k rows permuted as llama.cpp's
+  // converter does. Same engine, atomic durable output, -j determinism and
+  // checks as Remember. kUnsupported (not yet) for NPZ output, GGUF v1
+  // inputs to GGUF, quantized GGUF types and quantized llama q/k weights.
+  Result<ConvertReport> Convert(const std::filesystem::path& output,
+                                const ConvertOptions& options) const;
+
+  // The container an output path names: ".gguf" -> GGUF, ".npz" -> NPZ,
+  // anything else (".safetensors", a directory) -> safetensors.
+  static ConvertFormat ConvertFormatFor(const std::filesystem::path& output);
+
   // model.safetensors -> model-nf4.safetensors; Llama-3.2-1B/ -> Llama-3.2-1B-nf4/.
   static std::filesystem::path DefaultForgetOutputPath(const std::filesystem::path& input,
                                                        const std::string& scheme_name);
@@ -252,6 +303,8 @@ class AMN_API Model {
   Status RememberUnguarded(const std::filesystem::path& output, const RememberOptions& options) const;
   Result<ForgetReport> ForgetUnguarded(const std::filesystem::path& output,
                                        const ForgetOptions& options) const;
+  Result<ConvertReport> ConvertUnguarded(const std::filesystem::path& output,
+                                         const ConvertOptions& options) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,145 @@
+// `amn convert`: a model (anything remember reads) written in another
+// container: safetensors (remember's path) or GGUF (docs/cli.md).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "amn/model.h"
+#include "amn/targets.h"
+#include "cli/command_support.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/global_options.h"
+#include "cli/model_json.h"
+#include "cli/name_choice.h"
+#include "cli/printable.h"
+#include "cli/progress_bar.h"
+#include "cli/units.h"
+
+namespace amn::cli {
+namespace {
+
+struct ConvertCliOptions {
+  std::string path, output, to, scheme, gguf_metadata;
+  std::vector<std::string> gguf_kv;
+  LimitOptions limits;
+  bool force = false, quiet = false, no_mmap = false, json = false;
+};
+
+const char* FormatName(ConvertFormat format) {
+  switch (format) {
+    case ConvertFormat::kGguf: return "gguf";
+    case ConvertFormat::kNpz: return "npz";
+    case ConvertFormat::kSafetensors: break;
+  }
+  return "safetensors";
+}
+
+int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
+  const auto start = std::chrono::steady_clock::now();
+  ConvertOptions convert;
+  convert.format = options.to.empty() ? Model::ConvertFormatFor(options.output)
+                   : options.to == "gguf" ? ConvertFormat::kGguf
+                   : options.to == "npz"  ? ConvertFormat::kNpz
+                                          : ConvertFormat::kSafetensors;
+  auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
+  if (!model.ok()) return Fail(model.status());
+  for (const std::string& warning : model->Warnings()) {
+    std::fprintf(stderr, "amn: warning: %s\n", Printable(warning).c_str());
+  }
+  convert.scheme = options.scheme;
+  convert.gguf_metadata = options.gguf_metadata;
+  convert.gguf_kv = options.gguf_kv;
+  convert.threads = globals.threads;
+  convert.overwrite = options.force;
+  convert.use_mmap = !options.no_mmap;
+  convert.cancel = &g_interrupted;
+  const bool text = !options.quiet && !options.json;
+  if (text) {
+    std::printf("Converting   %s -> %s (%s)\n", Printable(options.path).c_str(),
+                Printable(options.output).c_str(), FormatName(convert.format));
+    std::fflush(stdout);
+  }
+  Result<ConvertReport> report = Status::Ok();
+  {
+    InterruptGuard interrupts;
+    ProgressBar bar(!options.quiet);
+    convert.progress = [&bar](const RememberProgress& p) { bar.Update(p); };
+    report = model->Convert(options.output, convert);
+  }
+  if (!report.ok()) return Fail(report.status());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.json) {
+    nlohmann::json types = nlohmann::json::object();
+    for (const DtypeStat& t : report->types) {
+      types[t.dtype] = {{"tensors", t.tensors}, {"bytes", t.bytes}};
+    }
+    nlohmann::json out = {{"input", options.path}, {"output", options.output},
+                          {"format", FormatName(report->format)}, {"scheme", report->scheme},
+                          {"target", std::string(TargetName(ActiveTarget()))},
+                          {"tensors_written", report->total_tensors},
+                          {"bytes_written", report->total_bytes}, {"types", types},
+                          {"seconds", seconds}};
+    if (report->format == ConvertFormat::kGguf) {
+      out["metadata_keys"] = report->metadata_keys;
+      out["architecture"] = report->architecture;
+      out["renamed_tensors"] = report->renamed_tensors;
+    }
+    std::printf("%s\n", DumpJson(out).c_str());
+    return kExitOk;
+  }
+  if (text) {
+    for (const DtypeStat& t : report->types) {
+      std::printf("  %-6s %6zu tensors  %s\n", t.dtype.c_str(), t.tensors, FormatBytes(t.bytes).c_str());
+    }
+    std::printf("Output:      %s (%s, %zu tensors) in %.1f s\n", Printable(options.output).c_str(),
+                FormatBytes(report->total_bytes).c_str(), report->total_tensors, seconds);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
+  auto options = std::make_shared<ConvertCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Write a model (anything remember reads; quantized ones dequantized in the same "
+                 "streaming pass) as safetensors or as a GGUF v3 file with F32, F16 or BF16 "
+                 "weights. Quantized GGUF types and NPZ output are not implemented yet");
+  cmd->add_option("path", options->path, "Model to convert")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "Output: a .gguf file, a .safetensors file or a directory of shards")
+      ->required();
+  cmd->add_option("--to", options->to,
+                  "Output container: gguf, safetensors or npz (default: from the output's "
+                  "extension, .gguf or .npz, else safetensors); npz is not implemented yet")
+      ->type_name("FORMAT")
+      ->check(NameChoice({"gguf", "safetensors", "npz"}));
+  cmd->add_option("--scheme", options->scheme,
+                  "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
+                  "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
+                  "Quantized GGUF types (q8_0, q4_k, ...) are refused: not implemented yet")
+      ->type_name("S");
+  cmd->add_option("--gguf-kv", options->gguf_kv,
+                  "Add or override a GGUF metadata key (repeatable): key=value, typed as bool "
+                  "(true/false), u32/i32/u64/i64 (integers), f32 (decimals) or string; key=TYPE:value "
+                  "forces u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str")
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--gguf-metadata", options->gguf_metadata,
+                  "Add or override GGUF metadata from a JSON object (key: value; arrays allowed; "
+                  "{\"type\": \"u16\", \"value\": 7} forces a type), applied before --gguf-kv")
+      ->type_name("FILE.json");
+  cmd->add_flag("--force", options->force, "Replace an existing output");
+  cmd->add_flag("--no-mmap", options->no_mmap, "Never memory-map the input: read it with pread");
+  cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");
+  cmd->add_flag("--json", options->json,
+                "Print a JSON summary: format, scheme, tensors and bytes written, per written "
+                "type its tensor count and bytes; for GGUF the metadata key count and architecture");
+  AddLimitOptions(cmd, options->limits);
+  return {cmd, [options, &globals] { return RunConvert(*options, globals); }};
+}
+
+}  // namespace amn::cli

@@ -1,0 +1,142 @@
+// Laying a remember plan out as one GGUF file (offsets as ggml's
+// gguf_init_from_file checks them: each the padded sum of the ones before).
+#include "formats/gguf_output_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "formats/byte_source.h"
+#include "formats/checked_math.h"
+
+namespace amn::formats {
+namespace {
+
+Status Overflow(const std::string& name) {
+  return Status(StatusCode::kLimitExceeded, MessageSafe(name) + ": the output size overflows 64 bits");
+}
+
+// A float tensor made F32 instead of its planned float type (the engine
+// decodes each job to whatever dtype it names).
+Status RetypeToF32(OutputTensor& t) {
+  if (t.dtype == Dtype::kF32 || !IsFloat(t.dtype)) return Status::Ok();
+  if (t.decode == Decode::kCopy) return ConvertFloatTensor(t, Dtype::kF32);
+  if (t.decode == Decode::kConvert && t.source_dtype == Dtype::kF32) {
+    t.decode = Decode::kCopy;  // converting F32 to F32 is the copy
+    t.dtype = Dtype::kF32;
+    t.bytes = t.input_bytes;
+    return Status::Ok();
+  }
+  if (t.decode == Decode::kConvert || t.decode == Decode::kFp8 || t.decode == Decode::kGgml ||
+      t.decode == Decode::kPacked || t.decode == Decode::kArray) {
+    const uint64_t elements = t.bytes / DtypeBytes(t.dtype);
+    t.dtype = Dtype::kF32;
+    if (!CheckedMul(elements, uint64_t{4}, &t.bytes)) return Overflow(t.name);
+  }
+  return Status::Ok();
+}
+
+// Checks that `t` can be streamed with its rows permuted (formats/
+// remember_plan.h LlamaPermutedRow): a contiguous copy or conversion whose
+// rows split into `heads` heads of even size.
+Status CheckPermutable(const OutputTensor& t, const std::string& source_name, uint64_t heads) {
+  if (t.decode != Decode::kCopy && t.decode != Decode::kConvert) {
+    return Status(StatusCode::kUnsupported,
+                  "tensor '" + MessageSafe(source_name) + "': llama.cpp's q/k row permutation of a "
+                  "quantized or strided input is not implemented yet; remember the model first, "
+                  "then convert the plain one");
+  }
+  const uint64_t rows = t.shape.empty() ? 0 : t.shape[0];
+  if (rows == 0 || rows % heads != 0 || (rows / heads) % 2 != 0) {
+    return Status(StatusCode::kInvalid, "tensor '" + MessageSafe(source_name) + "': " +
+                                            std::to_string(rows) + " rows do not split into " +
+                                            std::to_string(heads) + " heads of even size");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF32: return 0;
+    case Dtype::kF16: return 1;
+    case Dtype::kBf16: return 30;
+    case Dtype::kI8: return 24;
+    case Dtype::kI16: return 25;
+    case Dtype::kI32: return 26;
+    case Dtype::kI64: return 27;
+    case Dtype::kF64: return 28;
+    default: return std::nullopt;
+  }
+}
+
+Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
+                                    const GgufOutputOptions& options,
+                                    const std::atomic<bool>* cancel) {
+  AMN_ASSIGN_OR_RETURN(const uint64_t alignment, GgufAlignment(metadata));
+  OutputShard out;
+  for (OutputShard& shard : plan.shards) {
+    for (OutputTensor& t : shard.tensors) out.tensors.push_back(std::move(t));
+  }
+  plan.shards.clear();
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < options.order.size(); ++i) rank.emplace(options.order[i], i);
+  std::stable_sort(out.tensors.begin(), out.tensors.end(),
+                   [&](const OutputTensor& a, const OutputTensor& b) {
+                     auto ra = rank.find(a.name), rb = rank.find(b.name);
+                     const size_t ia = ra == rank.end() ? SIZE_MAX : ra->second;
+                     const size_t ib = rb == rank.end() ? SIZE_MAX : rb->second;
+                     return ia < ib;
+                   });
+  std::vector<GgufTensorOut> infos;
+  std::set<std::string, std::less<>> names;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < out.tensors.size(); ++i) {
+    AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
+    OutputTensor& t = out.tensors[i];
+    if (t.shape.size() <= 1 && options.to != Dtype::kF32) AMN_RETURN_IF_ERROR(RetypeToF32(t));
+    const std::optional<uint32_t> type = GgmlTypeOfDtype(t.dtype);
+    if (!type) {
+      return Status(StatusCode::kUnsupported,
+                    "tensor '" + MessageSafe(t.name) + "' is " + std::string(DtypeName(t.dtype)) +
+                        ", which GGUF has no type for");
+    }
+    uint64_t heads = 0;
+    if (options.permute_heads) {
+      AMN_ASSIGN_OR_RETURN(heads, options.permute_heads(t));
+    }
+    const std::string source_name = t.name;
+    if (options.rename) t.name = options.rename(t.name);
+    if (!names.insert(t.name).second) {
+      return Status(StatusCode::kInvalid, "two tensors would both be named '" + MessageSafe(t.name) +
+                                              "' in the GGUF output");
+    }
+    GgufTensorOut info;
+    info.name = t.name;
+    // GGUF lists the fastest-varying dimension first; ggml needs at least one.
+    info.dims.assign(t.shape.rbegin(), t.shape.rend());
+    if (info.dims.empty()) info.dims.push_back(1);
+    info.ggml_type = *type;
+    info.offset = offset;
+    t.data_begin = offset;
+    const uint64_t padded = GgufPad(t.bytes, alignment);
+    if (padded < t.bytes || !CheckedAdd(offset, padded, &offset)) return Overflow(t.name);
+    infos.push_back(std::move(info));
+    if (heads != 0) {
+      AMN_RETURN_IF_ERROR(CheckPermutable(t, source_name, heads));
+      t.permute_heads = heads;
+    }
+  }
+  out.data_bytes = offset;
+  out.header_bytes = GgufHeaderBytes(std::move(metadata), infos, alignment);
+  if (!CheckedAdd(uint64_t{out.header_bytes.size()}, out.data_bytes, &plan.total_bytes)) {
+    return Overflow("the GGUF output");
+  }
+  plan.total_tensors = out.tensors.size();
+  plan.shards.push_back(std::move(out));
+  return plan;
+}
+
+}  // namespace amn::formats

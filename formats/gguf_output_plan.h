@@ -1,0 +1,55 @@
+// A remember plan re-laid as one GGUF v3 file (docs/gguf.md "Writing
+// GGUF"): every tensor of every planned shard, in a chosen order, each at
+// an offset aligned to general.alignment, with the GGUF header as the
+// shard's header bytes. The remember engine then streams the data, padding
+// each tensor (formats/remember_engine.h), so memory stays O(threads x
+// chunk) and the bytes are the same for any -j.
+#ifndef AMN_FORMATS_GGUF_OUTPUT_PLAN_H_
+#define AMN_FORMATS_GGUF_OUTPUT_PLAN_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "amn/result.h"
+#include "formats/gguf_writer.h"
+#include "formats/remember_plan.h"
+
+namespace amn::formats {
+
+struct GgufOutputOptions {
+  // The float type of the weights (kF32, kF16 or kBf16). As llama.cpp's
+  // converter does, float tensors of one dimension (norms, biases) are
+  // written as F32 whatever `to` is ("except 1d tensors").
+  Dtype to = Dtype::kF16;
+  // Output name of a planned tensor (identity when empty).
+  std::function<std::string(const std::string&)> rename;
+  // Names (as planned, before renaming) in the order to write them; names
+  // not listed follow in plan order.
+  std::vector<std::string> order;
+  // For each planned tensor (before renaming): the heads by which its rows
+  // are permuted as llama.cpp's LlamaModel.permute does, or 0 (formats/
+  // gguf_hf_map.h GgufPermuteHeads). Null: no tensor is permuted.
+  std::function<Result<uint64_t>(const OutputTensor&)> permute_heads;
+};
+
+// The ggml type id of a plain dtype: F32 0, F16 1, BF16 30, I8 24, I16 25,
+// I32 26, I64 27, F64 28; nullopt for the rest (unsigned, bool, FP8),
+// which GGUF cannot hold.
+std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype);
+
+// One shard, file_name empty, header from `metadata`; a permuted tensor
+// gets OutputTensor::permute_heads, which the engine reads rows by.
+// kUnsupported naming a tensor whose dtype GGUF cannot hold, or a permuted one that is not read
+// as plain contiguous floats (a quantized or strided input); kInvalid for
+// two tensors renamed alike or rows the heads do not divide into even
+// halves; kInvalidArgument for a bad general.alignment.
+Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
+                                    const GgufOutputOptions& options,
+                                    const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_GGUF_OUTPUT_PLAN_H_
