@@ -42,18 +42,29 @@
   X(AbsMaxGrid, Encode, EncodeAbsMaxGrid, "fp8_encode")           \
   X(Fp8Quant, Encode, EncodeFp8Quant, "fp8_encode")               \
   X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
-  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")
+  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")                 \
+  X(GgmlLegacyQuant, GgmlLegacyEncode, EncodeGgmlLegacyQuant, "ggml_encode")
 
 // X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
 // type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
 // that Run<Family>Sample builds for `variant` (dispatch/kernel_samples.h).
+// A ggml encoder family's variant is the ggml type id.
 #define AMN_ENCODERS(X)              \
   X(e4m3, Fp8Quant, 0)               \
   X(e5m2, Fp8Quant, 1)               \
   X(amax128, AbsMaxGrid, 0)          \
   X(nf4, Bnb4Quant, 0)               \
   X(fp4, Bnb4Quant, 1)               \
-  X(int8_rowwise, BnbInt8Quant, 0)
+  X(int8_rowwise, BnbInt8Quant, 0)   \
+  X(q4_0, GgmlLegacyQuant, 2)        \
+  X(q4_1, GgmlLegacyQuant, 3)        \
+  X(q5_0, GgmlLegacyQuant, 6)        \
+  X(q5_1, GgmlLegacyQuant, 7)        \
+  X(q8_0, GgmlLegacyQuant, 8)        \
+  X(iq4_nl, GgmlLegacyQuant, 20)     \
+  X(mxfp4, GgmlLegacyQuant, 39)      \
+  X(tq1_0, GgmlLegacyQuant, 34)      \
+  X(tq2_0, GgmlLegacyQuant, 35)
 
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u

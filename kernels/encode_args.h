@@ -69,6 +69,9 @@ struct GgmlQuantArgs {
   const float* imatrix = nullptr;
   uint8_t* out = nullptr;
 };
+// The kernel table names a family's arguments <Family>Args: each ggml
+// encoder family takes the shared struct under its own name.
+using GgmlLegacyQuantArgs = GgmlQuantArgs;
 
 }  // namespace amn::kernels
 

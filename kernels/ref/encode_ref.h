@@ -8,6 +8,7 @@
 
 #include "kernels/encode_args.h"
 #include "kernels/encode_common.h"
+#include "kernels/ref/ggml_encode_ref.h"  // EncodeGgmlLegacyQuant
 
 namespace amn::ref {
 

@@ -1,0 +1,390 @@
+// Per-target ggml encoders of the simple block types (family
+// GgmlLegacyQuant: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 TQ1_0 TQ2_0),
+// Highway 1.0.3, bit-exact with kernels/ref/ggml_encode_ref.cc (formulas,
+// ggml's evaluation order and its x86 conversion semantics there).
+//
+// The input is widened to F32 a tile at a time (encode_common-inl.h); each
+// block's scale is computed in scalar F32 exactly as the reference does,
+// and the per-element work is vectorised where it is the same IEEE
+// operation in the same order: max |x| and min/max (order-free: the sign of
+// a zero result and Q4_0/Q5_0's signed max are then recovered from the
+// first matching element, as ggml's strict-compare loop keeps it), x * id
+// (+ bias), truncation (C casts; in range whenever 1/d is finite),
+// roundf/lroundf as Trunc + a compare of the exact fraction with 0.5 (half
+// away from zero; Highway's Round is half to even), and MXFP4's 16
+// candidate errors with a strict `<`. A block whose 1/d overflows (largest
+// magnitude below ~1e-36) or whose max - min overflows goes through the
+// reference, where out-of-range casts follow x86. IQ4_NL's scale search
+// (15 trial scales, each a sequential F32 sum) is the reference on every
+// target: reordering those sums would change the bytes.
+//
+// Errors (when asked): x' from the reference decoders of the written
+// blocks, summed with AddEncodeErrors. NaN/Inf input: the flat index of the
+// first such element is returned. SCALAR runs the reference.
+#if defined(AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
+#undef AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
+#else
+#define AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
+#endif
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/encode_args.h"
+#include "kernels/encode_common-inl.h"
+#include "kernels/encode_common.h"
+#include "kernels/ggml_blocks.h"
+#include "kernels/ggml_kquant_blocks.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_encode_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// At most 16 lanes, so a vector never spans two 32-element halves.
+using GeDF = hn::CappedTag<float, 16>;
+using GeDI = hn::RebindToSigned<GeDF>;
+using GeD8 = hn::Rebind<uint8_t, GeDI>;
+using GeDB = hn::CappedTag<uint8_t, 16>;
+
+HWY_INLINE void StoreF16Le(float f, uint8_t* p) {
+  const uint16_t h = ref::F32BitsToF16(std::bit_cast<uint32_t>(f));
+  p[0] = static_cast<uint8_t>(h);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
+HWY_INLINE float BlockAbsMax(const float* HWY_RESTRICT x, size_t n) {
+  const GeDF df;
+  auto m = hn::Zero(df);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) m = hn::Max(m, hn::Abs(hn::LoadU(df, x + k)));
+  return hn::GetLane(hn::MaxOfLanes(df, m));
+}
+
+// The first element whose value equals v (== : -0.0 matches 0.0): ggml's
+// strict-compare loops keep that element, so its sign is the one stored.
+HWY_INLINE float FirstEqual(const float* x, size_t n, float v) {
+  for (size_t k = 0; k < n; ++k) {
+    if (x[k] == v) return x[k];
+  }
+  return v;  // not reached
+}
+
+// Q4_0 / Q5_0's max: the first element of largest magnitude, or +0.0.
+HWY_INLINE float BlockSignedMax(const float* HWY_RESTRICT x, size_t n) {
+  const GeDF df;
+  const float amax = BlockAbsMax(x, n);
+  if (amax == 0.0f) return 0.0f;
+  const auto va = hn::Set(df, amax);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    const intptr_t at = hn::FindFirstTrue(df, hn::Eq(hn::Abs(hn::LoadU(df, x + k)), va));
+    if (at >= 0) return x[k + static_cast<size_t>(at)];
+  }
+  return 0.0f;  // not reached
+}
+
+// Q4_1 / Q5_1's min and max as ggml's loop leaves them (from FLT_MAX and
+// -FLT_MAX with strict compares): the values are the vector Min/Max, a zero
+// takes the sign of the first zero.
+HWY_INLINE void BlockMinMax(const float* HWY_RESTRICT x, size_t n, float* min, float* max) {
+  const GeDF df;
+  auto lo = hn::Set(df, FLT_MAX), hi = hn::Set(df, -FLT_MAX);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, x + k);
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  *min = hn::GetLane(hn::MinOfLanes(df, lo));
+  *max = hn::GetLane(hn::MaxOfLanes(df, hi));
+  if (*min == 0.0f) *min = FirstEqual(x, n, 0.0f);
+  if (*max == 0.0f) *max = FirstEqual(x, n, 0.0f);
+}
+
+// roundf: half away from zero. q - Trunc(q) is exact, so comparing its
+// magnitude with 0.5 decides the tie as C does (q + 0.5 would round first).
+HWY_INLINE hn::Vec<GeDF> RoundHalfAway(hn::Vec<GeDF> q) {
+  const GeDF df;
+  const auto t = hn::Trunc(q);
+  const auto up = hn::Ge(hn::Abs(hn::Sub(q, t)), hn::Set(df, 0.5f));
+  return hn::IfThenElse(up, hn::Add(t, hn::CopySign(hn::Set(df, 1.0f), q)), t);
+}
+
+// codes[k] = min(cap, trunc((x[k] - sub) * id + bias)) for k < n, as bytes;
+// every value is in int32 range (the caller checked id is finite).
+template <bool kSub>
+HWY_INLINE void TruncCodes(const float* HWY_RESTRICT x, size_t n, float sub, float id, float bias,
+                           int32_t cap, uint8_t* HWY_RESTRICT codes) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id), vb = hn::Set(df, bias), vs = hn::Set(df, sub);
+  const auto vcap = hn::Set(di, cap);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    auto v = hn::LoadU(df, x + k);
+    if constexpr (kSub) v = hn::Sub(v, vs);
+    const auto c = hn::Min(hn::ConvertTo(di, hn::Add(hn::Mul(v, vid), vb)), vcap);
+    hn::StoreU(hn::DemoteTo(d8, c), d8, codes + k);
+  }
+}
+
+// 16 bytes: codes[j] | codes[j + 16] << 4 (the legacy nibble order).
+HWY_INLINE void PackNibbles(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT out) {
+  const GeDB db;
+  const auto mask = hn::Set(db, uint8_t{0x0F});
+  for (size_t j = 0; j < 16; j += hn::Lanes(db)) {
+    const auto lo = hn::And(hn::LoadU(db, codes + j), mask);
+    const auto hi = hn::ShiftLeft<4>(hn::And(hn::LoadU(db, codes + 16 + j), mask));
+    hn::StoreU(hn::Or(lo, hi), db, out + j);
+  }
+}
+
+// Bit 4 of each of 32 codes, bit j of the little-endian u32 qh.
+HWY_INLINE void StoreHighBits(const uint8_t* codes, uint8_t* out) {
+  uint32_t qh = 0;
+  for (size_t j = 0; j < 32; ++j) qh |= static_cast<uint32_t>((codes[j] >> 4) & 1u) << j;
+  for (size_t k = 0; k < 4; ++k) out[k] = static_cast<uint8_t>(qh >> (8 * k));
+}
+
+HWY_INLINE bool Finite(float f) { return std::isfinite(f); }
+
+HWY_INLINE void EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  const float d = BlockAbsMax(x, 32) / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) return ref::QuantizeRowQ8_0(x, 32, out);
+  StoreF16Le(d, out);
+  const GeDF df;
+  const GeDI di;
+  const hn::Rebind<int8_t, GeDI> d8;
+  const auto vid = hn::Set(df, id);
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    const auto q = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, q)), d8,
+               reinterpret_cast<int8_t*>(out + 2 + k));
+  }
+}
+
+HWY_INLINE void EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  const float d = BlockSignedMax(x, 32) / -8.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) return ref::QuantizeRowQ4_0(x, 32, out);
+  StoreF16Le(d, out);
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<false>(x, 32, 0.0f, id, 8.5f, 15, codes);
+  PackNibbles(codes, out + 2);
+}
+
+HWY_INLINE void EncodeQ5_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  const float d = BlockSignedMax(x, 32) / -16.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) return ref::QuantizeRowQ5_0(x, 32, out);
+  StoreF16Le(d, out);
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<false>(x, 32, 0.0f, id, 16.5f, 31, codes);
+  StoreHighBits(codes, out + 2);
+  PackNibbles(codes, out + 6);
+}
+
+// Q4_1 (bits 4, clamp 15) and Q5_1 (bits 5, no clamp in ggml: the largest
+// code is 31 anyway, so the int32 cap of 255 only restates the u8 cast).
+template <int kBits>
+HWY_INLINE void EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  float min, max;
+  BlockMinMax(x, 32, &min, &max);
+  const float range = max - min;
+  const float d = range / static_cast<float>((1 << kBits) - 1);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(range) || !Finite(id)) {
+    return kBits == 4 ? ref::QuantizeRowQ4_1(x, 32, out) : ref::QuantizeRowQ5_1(x, 32, out);
+  }
+  StoreF16Le(d, out);
+  StoreF16Le(min, out + 2);
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<true>(x, 32, min, id, 0.5f, kBits == 4 ? 15 : 255, codes);
+  if constexpr (kBits == 4) {
+    PackNibbles(codes, out + 4);
+  } else {
+    StoreHighBits(codes, out + 4);
+    PackNibbles(codes, out + 8);
+  }
+}
+
+HWY_INLINE void EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  const float amax = BlockAbsMax(x, 32);
+  // The exponent exactly as the reference computes it (C library log2f).
+  const uint8_t e = amax > 0.0f ? static_cast<uint8_t>(ref::TruncToInt32X86(
+                                      std::floor(std::log2(amax)) - 2.0f + 127.0f))
+                                : uint8_t{0};
+  const float half = std::bit_cast<float>(ggml::Mxfp4HalfScaleBits(e));
+  out[0] = e;
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  float value[16];
+  for (size_t c = 0; c < 16; ++c) value[c] = static_cast<float>(ggml::kMxfp4Values[c]) * half;
+  HWY_ALIGN uint8_t codes[32];
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, x + k);
+    auto best_err = hn::Abs(hn::Sub(hn::Set(df, value[0]), v));
+    auto best = hn::Zero(di);
+    for (int c = 1; c < 16; ++c) {
+      const auto err = hn::Abs(hn::Sub(hn::Set(df, value[c]), v));
+      const auto better = hn::Lt(err, best_err);
+      best_err = hn::IfThenElse(better, err, best_err);
+      best = hn::IfThenElse(hn::RebindMask(di, better), hn::Set(di, c), best);
+    }
+    hn::StoreU(hn::DemoteTo(d8, best), d8, codes + k);
+  }
+  PackNibbles(codes, out + 1);
+}
+
+// TQ1_0 / TQ2_0 trits + 1 (0, 1, 2) of 256 elements: lroundf(x * id) + 1.
+HWY_INLINE void TernaryCodes(const float* HWY_RESTRICT x, float id, uint8_t* HWY_RESTRICT codes) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id);
+  const auto one = hn::Set(di, 1);
+  for (size_t k = 0; k < 256; k += hn::Lanes(df)) {
+    const auto q = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
+    hn::StoreU(hn::DemoteTo(d8, hn::Add(hn::ConvertTo(di, q), one)), d8, codes + k);
+  }
+}
+
+HWY_INLINE void EncodeTq2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  const float d = BlockAbsMax(x, 256);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) return ref::QuantizeRowTq2_0(x, 256, out);
+  StoreF16Le(d, out + kq::tq2::kD);
+  HWY_ALIGN uint8_t codes[256];
+  TernaryCodes(x, id, codes);
+  const GeDB db;
+  // Byte 32 h + m: elements 128 h + m + 32 k in bits 2k.
+  for (size_t h = 0; h < 2; ++h) {
+    const uint8_t* c = codes + 128 * h;
+    for (size_t m = 0; m < 32; m += hn::Lanes(db)) {
+      auto q = hn::LoadU(db, c + m);
+      q = hn::Or(q, hn::ShiftLeft<2>(hn::LoadU(db, c + 32 + m)));
+      q = hn::Or(q, hn::ShiftLeft<4>(hn::LoadU(db, c + 64 + m)));
+      q = hn::Or(q, hn::ShiftLeft<6>(hn::LoadU(db, c + 96 + m)));
+      hn::StoreU(q, db, out + 32 * h + m);
+    }
+  }
+}
+
+HWY_INLINE void EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+  const float d = BlockAbsMax(x, 256);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) return ref::QuantizeRowTq1_0(x, 256, out);
+  StoreF16Le(d, out + kq::tq1::kD);
+  HWY_ALIGN uint8_t codes[256];
+  TernaryCodes(x, id, codes);
+  // Base-3 digits, first element most significant, then ceil(v * 256 / 243)
+  // (v <= 242, so u16 arithmetic is exact); the same element order as the
+  // reference.
+  auto ceil243 = [](unsigned v) { return static_cast<uint8_t>((v * 256 + 242) / 243); };
+  for (size_t m = 0; m < 32; ++m) {
+    unsigned v = 0;
+    for (size_t k = 0; k < 5; ++k) v = v * 3 + codes[m + 32 * k];
+    out[m] = ceil243(v);
+  }
+  for (size_t m = 0; m < 16; ++m) {
+    unsigned v = 0;
+    for (size_t k = 0; k < 5; ++k) v = v * 3 + codes[160 + m + 16 * k];
+    out[32 + m] = ceil243(v);
+  }
+  for (size_t j = 0; j < 4; ++j) {
+    unsigned v = 0;
+    for (size_t k = 0; k < 4; ++k) v = v * 3 + codes[240 + j + 4 * k];
+    out[kq::tq1::kQh + j] = ceil243(v * 3);
+  }
+}
+
+// A scale that overflowed F16 (|d| > 65504) decodes to ±Inf and, times a
+// zero code, NaN. The vector error sums keep a NaN lane out of max_abs
+// differently from the reference's `a > max` (a NaN in a lane hides an Inf
+// beside it), so a tile with a NaN x' is summed one element at a time.
+HWY_INLINE void AddTileErrors(const float* HWY_RESTRICT xs, const float* HWY_RESTRICT xq,
+                              uint64_t index, size_t count, kernels::ErrorSums& sums) {
+  const GeDF df;
+  auto nan = hn::Zero(df);
+  size_t k = 0;
+  for (; k + hn::Lanes(df) <= count; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, xq + k);
+    // Not(Eq): Ne is ordered on AVX2/AVX3 (false for NaN), unordered on SSE.
+    nan = hn::Or(nan, hn::VecFromMask(df, hn::Not(hn::Eq(v, v))));
+  }
+  bool any_nan = !hn::AllTrue(df, hn::Eq(nan, hn::Zero(df)));
+  for (; k < count; ++k) any_nan = any_nan || std::isnan(xq[k]);
+  if (!any_nan) return AddEncodeErrors(xs, xq, index, count, sums);
+  for (k = 0; k < count; ++k) kernels::AddError(sums, index + k, xs[k], xq[k]);
+}
+
+HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
+                                 uint8_t* HWY_RESTRICT out) {
+  const size_t be = ref::GgmlEncodeBlockElems(type);
+  const size_t bb = ref::GgmlEncodeBlockBytes(type);
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const float* xb = x + b * be;
+    uint8_t* ob = out + b * bb;
+    switch (type) {
+      case GgmlType::kQ4_0: EncodeQ4_0Block(xb, ob); break;
+      case GgmlType::kQ4_1: EncodeMinBlock<4>(xb, ob); break;
+      case GgmlType::kQ5_0: EncodeQ5_0Block(xb, ob); break;
+      case GgmlType::kQ5_1: EncodeMinBlock<5>(xb, ob); break;
+      case GgmlType::kQ8_0: EncodeQ8_0Block(xb, ob); break;
+      case GgmlType::kMXFP4: EncodeMxfp4Block(xb, ob); break;
+      case GgmlType::kTQ1_0: EncodeTq1_0Block(xb, ob); break;
+      case GgmlType::kTQ2_0: EncodeTq2_0Block(xb, ob); break;
+      default: ref::QuantizeGgmlRow(type, xb, be, ob); break;  // IQ4_NL
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// The kernel table's entry point (kernels/encode_args.h): the rows' blocks
+// are contiguous in the input and the output, so the call is one run of
+// rows * cols / block_elems blocks, a tile of kEncodeTile elements (whole
+// blocks: 256 is a multiple of 32 and of 256) at a time.
+inline uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a,
+                                      kernels::ErrorSums* errors) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::EncodeGgmlLegacyQuant(a, errors);
+#else
+  const size_t be = ref::GgmlEncodeBlockElems(a.type);
+  const size_t bb = ref::GgmlEncodeBlockBytes(a.type);
+  if (be == 0) return kernels::kAllFinite;
+  const uint64_t n = a.x.rows * a.x.cols;
+  HWY_ALIGN float xs[kEncodeTile + kEncodePad];
+  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
+  for (uint64_t i0 = 0; i0 < n; i0 += kEncodeTile) {
+    const size_t t = static_cast<size_t>(std::min<uint64_t>(kEncodeTile, n - i0));
+    if (!LoadEncodeTile(a.x.in, a.x.type, i0, t, xs)) {
+      return FirstNonFinite(a.x.in, a.x.type, i0, t);
+    }
+    uint8_t* out = a.out + i0 / be * bb;
+    EncodeGgmlBlocks(a.type, xs, t / be, out);
+    if (errors != nullptr) {
+      ref::DequantGgmlEncodedBlocks(a.type, out, t / be, xq);
+      AddTileErrors(xs, xq, i0, t, *errors);
+    }
+  }
+  return kernels::kAllFinite;
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
