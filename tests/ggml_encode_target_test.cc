@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "amn/amn.h"
 #include "amn/quantize.h"
 #include "dispatch/encoders.h"
 #include "kernels/encode_common.h"
@@ -149,6 +150,27 @@ TEST_P(GgmlEncodeTarget, SameBytesAsGgml) {
       ASSERT_EQ(static_cast<uint8_t>(got[i]), want[i]) << "type " << static_cast<int>(type)
                                                         << ", byte " << i;
     }
+  }
+}
+
+// The C ABI (one F32 row per call) gives the C++ API's bytes.
+TEST_P(GgmlEncodeTarget, CAbiMatchesCppApi) {
+  for (GgmlType type : kTypes) {
+    const uint64_t cols = 2 * 256;
+    const std::vector<float> x = Values(1, cols, 9);
+    std::vector<std::byte> want(cols / ref::GgmlEncodeBlockElems(type) *
+                                ref::GgmlEncodeBlockBytes(type));
+    const std::vector<std::byte> in = AsBytes(x, ElemType::kF32, 0);
+    ASSERT_TRUE(QuantizeGgml(type, FloatRows{ElemType::kF32, in, 1, cols}, {}, want, nullptr).ok());
+    size_t row_bytes = 0;
+    ASSERT_EQ(amn_ggml_row_size(static_cast<int>(type), cols, &row_bytes), AMN_OK);
+    ASSERT_EQ(row_bytes, want.size());
+    std::vector<std::byte> got(row_bytes);
+    ASSERT_EQ(amn_quantize_ggml(static_cast<int>(type), x.data(), cols, nullptr, got.data(),
+                                got.size()),
+              AMN_OK)
+        << amn_last_error();
+    EXPECT_TRUE(got == want) << "type " << static_cast<int>(type);
   }
 }
 
