@@ -18,8 +18,10 @@
 // (15 trial scales, each a sequential F32 sum) is the reference on every
 // target: reordering those sums would change the bytes.
 //
-// Errors (when asked): x' from the reference decoders of the written
-// blocks, summed with AddEncodeErrors. NaN/Inf input: the flat index of the
+// Errors (when asked): x' decoded from the codes just written, with ggml's
+// dequantize_row_* formula (code - bias) * d (+ m) on the stored F16 scale,
+// or by the reference decoders (IQ4_NL, non-finite scales); summed with
+// AddEncodeErrors. NaN/Inf input: the flat index of the
 // first such element is returned. SCALAR runs the reference.
 #if defined(AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
@@ -157,10 +159,42 @@ HWY_INLINE void StoreHighBits(const uint8_t* codes, uint8_t* out) {
 
 HWY_INLINE bool Finite(float f) { return std::isfinite(f); }
 
-HWY_INLINE void EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+// The stored F16 scale as the decoders widen it.
+HWY_INLINE float StoredF16(const uint8_t* p) {
+  return std::bit_cast<float>(ref::F16ToF32Bits(static_cast<uint16_t>(p[0] | p[1] << 8)));
+}
+
+// x' of n codes as ggml's dequantize_row_* computes them from the stored
+// block: f32((code & mask) - bias) * d, then + m when kMin (one rounding
+// each, never fused). Only for finite d and m: then nothing is NaN and the
+// decoders' NaN rules do not come into it.
+template <bool kMin>
+HWY_INLINE void DecodeCodes(const uint8_t* HWY_RESTRICT codes, size_t n, int32_t mask,
+                            int32_t bias, float d, float m, float* HWY_RESTRICT xq) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vd = hn::Set(df, d), vm = hn::Set(df, m);
+  const auto vmask = hn::Set(di, mask), vbias = hn::Set(di, bias);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    const auto c = hn::Sub(hn::And(hn::PromoteTo(di, hn::LoadU(d8, codes + k)), vmask), vbias);
+    auto y = hn::Mul(hn::ConvertTo(df, c), vd);
+    if constexpr (kMin) y = hn::Add(y, vm);
+    hn::StoreU(y, df, xq + k);
+  }
+}
+
+// Each block encoder below writes x' to xq (when not null) and returns
+// true, or returns false when the block went through the reference or its
+// stored scale is not finite: the caller then decodes it with the reference.
+HWY_INLINE bool EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
   const float d = BlockAbsMax(x, 32) / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) return ref::QuantizeRowQ8_0(x, 32, out);
+  if (!Finite(id)) {
+    ref::QuantizeRowQ8_0(x, 32, out);
+    return false;
+  }
   StoreF16Le(d, out);
   const GeDF df;
   const GeDI di;
@@ -171,40 +205,70 @@ HWY_INLINE void EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRI
     hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, q)), d8,
                reinterpret_cast<int8_t*>(out + 2 + k));
   }
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  const auto vd = hn::Set(df, ds);
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    const auto c = hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(out + 2 + k)));
+    hn::StoreU(hn::Mul(hn::ConvertTo(df, c), vd), df, xq + k);
+  }
+  return true;
 }
 
-HWY_INLINE void EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+HWY_INLINE bool EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
   const float d = BlockSignedMax(x, 32) / -8.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) return ref::QuantizeRowQ4_0(x, 32, out);
+  if (!Finite(id)) {
+    ref::QuantizeRowQ4_0(x, 32, out);
+    return false;
+  }
   StoreF16Le(d, out);
   HWY_ALIGN uint8_t codes[32];
   TruncCodes<false>(x, 32, 0.0f, id, 8.5f, 15, codes);
   PackNibbles(codes, out + 2);
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 32, 0x0F, 8, ds, 0.0f, xq);
+  return true;
 }
 
-HWY_INLINE void EncodeQ5_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+HWY_INLINE bool EncodeQ5_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
   const float d = BlockSignedMax(x, 32) / -16.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) return ref::QuantizeRowQ5_0(x, 32, out);
+  if (!Finite(id)) {
+    ref::QuantizeRowQ5_0(x, 32, out);
+    return false;
+  }
   StoreF16Le(d, out);
   HWY_ALIGN uint8_t codes[32];
   TruncCodes<false>(x, 32, 0.0f, id, 16.5f, 31, codes);
   StoreHighBits(codes, out + 2);
   PackNibbles(codes, out + 6);
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 32, 0x1F, 16, ds, 0.0f, xq);
+  return true;
 }
 
 // Q4_1 (bits 4, clamp 15) and Q5_1 (bits 5, no clamp in ggml: the largest
 // code is 31 anyway, so the int32 cap of 255 only restates the u8 cast).
 template <int kBits>
-HWY_INLINE void EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+HWY_INLINE bool EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                               float* HWY_RESTRICT xq) {
   float min, max;
   BlockMinMax(x, 32, &min, &max);
   const float range = max - min;
   const float d = range / static_cast<float>((1 << kBits) - 1);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   if (!Finite(range) || !Finite(id)) {
-    return kBits == 4 ? ref::QuantizeRowQ4_1(x, 32, out) : ref::QuantizeRowQ5_1(x, 32, out);
+    if constexpr (kBits == 4) {
+      ref::QuantizeRowQ4_1(x, 32, out);
+    } else {
+      ref::QuantizeRowQ5_1(x, 32, out);
+    }
+    return false;
   }
   StoreF16Le(d, out);
   StoreF16Le(min, out + 2);
@@ -216,9 +280,14 @@ HWY_INLINE void EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
     StoreHighBits(codes, out + 4);
     PackNibbles(codes, out + 8);
   }
+  const float ds = StoredF16(out), ms = StoredF16(out + 2);
+  if (xq == nullptr || !Finite(ds) || !Finite(ms)) return xq == nullptr;
+  DecodeCodes<true>(codes, 32, (1 << kBits) - 1, 0, ds, ms, xq);
+  return true;
 }
 
-HWY_INLINE void EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
   const float amax = BlockAbsMax(x, 32);
   // The exponent exactly as the reference computes it (C library log2f).
   const uint8_t e = amax > 0.0f ? static_cast<uint8_t>(ref::TruncToInt32X86(
@@ -245,6 +314,11 @@ HWY_INLINE void EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
     hn::StoreU(hn::DemoteTo(d8, best), d8, codes + k);
   }
   PackNibbles(codes, out + 1);
+  // x' = M[code] * scale: the table values above are those products for
+  // any finite scale (e < 254); the reference decodes the rest.
+  if (xq == nullptr || !Finite(value[15])) return xq == nullptr;
+  for (size_t k = 0; k < 32; ++k) xq[k] = value[codes[k]];
+  return true;
 }
 
 // TQ1_0 / TQ2_0 trits + 1 (0, 1, 2) of 256 elements: lroundf(x * id) + 1.
@@ -260,10 +334,14 @@ HWY_INLINE void TernaryCodes(const float* HWY_RESTRICT x, float id, uint8_t* HWY
   }
 }
 
-HWY_INLINE void EncodeTq2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+HWY_INLINE bool EncodeTq2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
   const float d = BlockAbsMax(x, 256);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) return ref::QuantizeRowTq2_0(x, 256, out);
+  if (!Finite(id)) {
+    ref::QuantizeRowTq2_0(x, 256, out);
+    return false;
+  }
   StoreF16Le(d, out + kq::tq2::kD);
   HWY_ALIGN uint8_t codes[256];
   TernaryCodes(x, id, codes);
@@ -279,12 +357,20 @@ HWY_INLINE void EncodeTq2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
       hn::StoreU(q, db, out + 32 * h + m);
     }
   }
+  const float ds = StoredF16(out + kq::tq2::kD);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 256, 0xFF, 1, ds, 0.0f, xq);
+  return true;
 }
 
-HWY_INLINE void EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out) {
+HWY_INLINE bool EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
   const float d = BlockAbsMax(x, 256);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) return ref::QuantizeRowTq1_0(x, 256, out);
+  if (!Finite(id)) {
+    ref::QuantizeRowTq1_0(x, 256, out);
+    return false;
+  }
   StoreF16Le(d, out + kq::tq1::kD);
   HWY_ALIGN uint8_t codes[256];
   TernaryCodes(x, id, codes);
@@ -307,6 +393,11 @@ HWY_INLINE void EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
     for (size_t k = 0; k < 4; ++k) v = v * 3 + codes[240 + j + 4 * k];
     out[kq::tq1::kQh + j] = ceil243(v * 3);
   }
+  // The base-3 packing is exact both ways: the decoder's digits are these.
+  const float ds = StoredF16(out + kq::tq1::kD);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 256, 0xFF, 1, ds, 0.0f, xq);
+  return true;
 }
 
 // A scale that overflowed F16 (|d| > 65504) decodes to ±Inf and, times a
@@ -329,24 +420,31 @@ HWY_INLINE void AddTileErrors(const float* HWY_RESTRICT xs, const float* HWY_RES
   for (k = 0; k < count; ++k) kernels::AddError(sums, index + k, xs[k], xq[k]);
 }
 
+// n_blocks blocks of x to out; x' to xq when xq is not null.
 HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
-                                 uint8_t* HWY_RESTRICT out) {
+                                 uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
   const size_t be = ref::GgmlEncodeBlockElems(type);
   const size_t bb = ref::GgmlEncodeBlockBytes(type);
   for (size_t b = 0; b < n_blocks; ++b) {
     const float* xb = x + b * be;
     uint8_t* ob = out + b * bb;
+    float* qb = xq == nullptr ? nullptr : xq + b * be;
+    bool decoded;
     switch (type) {
-      case GgmlType::kQ4_0: EncodeQ4_0Block(xb, ob); break;
-      case GgmlType::kQ4_1: EncodeMinBlock<4>(xb, ob); break;
-      case GgmlType::kQ5_0: EncodeQ5_0Block(xb, ob); break;
-      case GgmlType::kQ5_1: EncodeMinBlock<5>(xb, ob); break;
-      case GgmlType::kQ8_0: EncodeQ8_0Block(xb, ob); break;
-      case GgmlType::kMXFP4: EncodeMxfp4Block(xb, ob); break;
-      case GgmlType::kTQ1_0: EncodeTq1_0Block(xb, ob); break;
-      case GgmlType::kTQ2_0: EncodeTq2_0Block(xb, ob); break;
-      default: ref::QuantizeGgmlRow(type, xb, be, ob); break;  // IQ4_NL
+      case GgmlType::kQ4_0: decoded = EncodeQ4_0Block(xb, ob, qb); break;
+      case GgmlType::kQ4_1: decoded = EncodeMinBlock<4>(xb, ob, qb); break;
+      case GgmlType::kQ5_0: decoded = EncodeQ5_0Block(xb, ob, qb); break;
+      case GgmlType::kQ5_1: decoded = EncodeMinBlock<5>(xb, ob, qb); break;
+      case GgmlType::kQ8_0: decoded = EncodeQ8_0Block(xb, ob, qb); break;
+      case GgmlType::kMXFP4: decoded = EncodeMxfp4Block(xb, ob, qb); break;
+      case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
+      case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
+      default:  // IQ4_NL
+        ref::QuantizeGgmlRow(type, xb, be, ob);
+        decoded = false;
+        break;
     }
+    if (!decoded && qb != nullptr) ref::DequantGgmlEncodedBlocks(type, ob, 1, qb);
   }
 }
 
@@ -372,12 +470,8 @@ inline uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a,
     if (!LoadEncodeTile(a.x.in, a.x.type, i0, t, xs)) {
       return FirstNonFinite(a.x.in, a.x.type, i0, t);
     }
-    uint8_t* out = a.out + i0 / be * bb;
-    EncodeGgmlBlocks(a.type, xs, t / be, out);
-    if (errors != nullptr) {
-      ref::DequantGgmlEncodedBlocks(a.type, out, t / be, xq);
-      AddTileErrors(xs, xq, i0, t, *errors);
-    }
+    EncodeGgmlBlocks(a.type, xs, t / be, a.out + i0 / be * bb, errors != nullptr ? xq : nullptr);
+    if (errors != nullptr) AddTileErrors(xs, xq, i0, t, *errors);
   }
   return kernels::kAllFinite;
 #endif
