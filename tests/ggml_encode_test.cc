@@ -152,6 +152,22 @@ TEST(GgmlEncodeRef, RoundingMidpoints) {
   }
 }
 
+// MXFP4's exponent is floorf(log2f(amax)): amax just below a power of two,
+// where log2f rounds up to the integer, and exact powers of two.
+TEST(GgmlEncodeRef, Mxfp4ExponentNearPowersOfTwo) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  std::vector<float> x(4 * kRow);
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    const int k = static_cast<int>(b % 64) - 32;
+    const float p = std::ldexp(1.0f, k);
+    const float amax = b % 3 == 0 ? p : b % 3 == 1 ? std::nextafter(p, 0.0f)
+                                                   : std::nextafter(p, 2 * p);
+    for (size_t j = 0; j < 32; ++j) x[b * 32 + j] = amax * static_cast<float>(j) / 31.0f;
+    x[b * 32 + b % 32] = (b % 2 == 0) ? amax : -amax;
+  }
+  ExpectSameAsGgml(*ggml, GgmlType::kMXFP4, x, kRow, "amax near powers of two");
+}
+
 TEST(GgmlEncodeRef, RowLengths) {
   const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
   const std::vector<float> x = Gaussian(40, 3 * 2560, 0.5f);
