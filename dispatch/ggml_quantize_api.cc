@@ -3,6 +3,7 @@
 // blocks, out exactly rows * ggml's row size, imatrix empty or cols long;
 // then the type's encoder family (GgmlEncoderFamilyOf: one line per type),
 // whose kernel reports a NaN or infinity by its element index.
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -108,8 +109,11 @@ Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> i
       return InvalidArgument("imatrix holds " + std::to_string(imatrix.size()) +
                              " weights, one per column needs " + std::to_string(in.cols));
     }
-    return Status(StatusCode::kUnsupported,
-                  std::string(kFn) + ": importance-matrix quantization is not implemented yet");
+    for (size_t i = 0; i < imatrix.size(); ++i) {
+      if (!std::isfinite(imatrix[i])) {
+        return InvalidArgument("imatrix[" + std::to_string(i) + "] is NaN or infinite");
+      }
+    }
   }
   AMN_RETURN_IF_ERROR(internal::PrepareDispatch());
   kernels::ErrorSums sums;
@@ -117,7 +121,8 @@ Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> i
     const kernels::GgmlQuantArgs args{
         kernels::EncodeInput{reinterpret_cast<const uint8_t*>(in.bytes.data()), in.type, in.rows,
                              in.cols},
-        type, nullptr, reinterpret_cast<uint8_t*>(out.data())};
+        type, imatrix.empty() ? nullptr : imatrix.data(),
+        reinterpret_cast<uint8_t*>(out.data())};
     const uint64_t bad = RunGgmlEncoder(family, args, error != nullptr ? &sums : nullptr);
     if (bad != kernels::kAllFinite) {
       return InvalidArgument("input element " + std::to_string(bad) +

@@ -459,6 +459,11 @@ inline uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a,
 #if HWY_TARGET == HWY_SCALAR
   return ref::EncodeGgmlLegacyQuant(a, errors);
 #else
+  // With an importance matrix ggml's search is sequential F32 sums per
+  // block (and a per-row sum): the reference on every target.
+  if (a.imatrix != nullptr && ref::GgmlImatrixChangesBytes(a.type)) {
+    return ref::EncodeGgmlLegacyQuant(a, errors);
+  }
   const size_t be = ref::GgmlEncodeBlockElems(a.type);
   const size_t bb = ref::GgmlEncodeBlockBytes(a.type);
   if (be == 0) return kernels::kAllFinite;

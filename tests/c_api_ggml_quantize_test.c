@@ -97,6 +97,15 @@ void check_quantize_ggml_errors(void) {
   CHECK(amn_quantize_ggml(8, x, 64, NULL, (uint8_t*)x + 4, 68) == AMN_ERR_INVALID_ARGUMENT);
   CHECK(amn_quantize_ggml(-2, x, 64, NULL, out, 68) == AMN_ERR_INVALID_ARGUMENT);
   CHECK(amn_quantize_ggml(14, x, 256, NULL, out, 210) == AMN_ERR_UNSUPPORTED);
-  CHECK(amn_quantize_ggml(2, x, 256, imatrix, out, 144) == AMN_ERR_UNSUPPORTED);
+  /* Q8_0 ignores an importance matrix in ggml: the same bytes as without. */
+  {
+    uint8_t with[68], without[68];
+    for (i = 0; i < 64; ++i) x[i] = (float)(i % 7) - 3.0f;
+    CHECK(amn_quantize_ggml(8, x, 64, imatrix, with, sizeof(with)) == AMN_OK);
+    CHECK(amn_quantize_ggml(8, x, 64, NULL, without, sizeof(without)) == AMN_OK);
+    CHECK(memcmp(with, without, sizeof(with)) == 0);
+    CHECK(amn_quantize_ggml(2, x, 256, imatrix, out, 144) == AMN_OK);
+    CHECK(amn_quantize_ggml(2, x, 256, imatrix, imatrix, 144) == AMN_ERR_INVALID_ARGUMENT);
+  }
   CHECK(amn_quantize_ggml(2, NULL, 0, NULL, NULL, 0) == AMN_OK);
 }

@@ -174,6 +174,47 @@ TEST_P(GgmlEncodeTarget, CAbiMatchesCppApi) {
   }
 }
 
+// With an importance matrix: the API's bytes and error sums are the
+// reference's on every target (which runs the reference for the types that
+// use one) and ggml's.
+TEST_P(GgmlEncodeTarget, ImatrixSameAsReferenceAndGgml) {
+  const uint64_t rows = 3, cols = 512;
+  std::vector<float> imatrix(cols);
+  for (size_t i = 0; i < cols; ++i) imatrix[i] = 0.25f + static_cast<float>(i % 13);
+  const auto* ggml = GgmlOracle::Get();
+  for (GgmlType type : kTypes) {
+    for (ElemType in_type : kInputs) {
+      const std::vector<float> x = Values(0, rows * cols, 11);
+      const std::vector<std::byte> in = AsBytes(x, in_type, 1);
+      const std::span<const std::byte> bytes(in.data() + 1, in.size() - 1);
+      const uint64_t out_bytes =
+          rows * cols / ref::GgmlEncodeBlockElems(type) * ref::GgmlEncodeBlockBytes(type);
+      std::vector<std::byte> got(out_bytes);
+      QuantError err;
+      ASSERT_TRUE(
+          QuantizeGgml(type, FloatRows{in_type, bytes, rows, cols}, imatrix, got, &err).ok());
+      std::vector<uint8_t> want(out_bytes);
+      kernels::ErrorSums sums;
+      ASSERT_EQ(ref::EncodeGgmlLegacyQuant(
+                    kernels::GgmlQuantArgs{
+                        kernels::EncodeInput{reinterpret_cast<const uint8_t*>(bytes.data()),
+                                             in_type, rows, cols},
+                        type, imatrix.data(), want.data()},
+                    &sums),
+                kernels::kAllFinite);
+      EXPECT_TRUE(std::memcmp(got.data(), want.data(), out_bytes) == 0)
+          << "type " << static_cast<int>(type);
+      EXPECT_EQ(std::bit_cast<uint64_t>(err.sum_sq_err),
+                std::bit_cast<uint64_t>(kernels::ReduceErrors(sums).sum_sq_err));
+      if (ggml != nullptr && in_type == ElemType::kF32) {
+        const std::vector<uint8_t> g =
+            ggml->Quantize(static_cast<int>(type), x, cols, imatrix.data());
+        EXPECT_TRUE(g == want) << "type " << static_cast<int>(type) << " vs ggml";
+      }
+    }
+  }
+}
+
 TEST_P(GgmlEncodeTarget, NonFiniteNamesTheElement) {
   for (GgmlType type : kTypes) {
     const uint64_t be = ref::GgmlEncodeBlockElems(type);
@@ -221,15 +262,17 @@ TEST_P(GgmlEncodeTarget, RefusesBadShapes) {
   EXPECT_EQ(QuantizeGgml(GgmlType::kQ8_0, FloatRows{ElemType::kF32, in, 2, 64}, {}, out, nullptr)
                 .code(),
             StatusCode::kInvalidArgument);
-  // imatrix of the wrong length; of the right length: not implemented yet.
+  // imatrix of the wrong length, or with a NaN.
   EXPECT_EQ(QuantizeGgml(GgmlType::kQ8_0, FloatRows{ElemType::kF32, in, 1, 64},
                          std::span(imatrix, 32), out, nullptr)
                 .code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(QuantizeGgml(GgmlType::kQ4_0, FloatRows{ElemType::kF32, in, 1, 64},
-                         std::span(imatrix, 64), std::span(out.data(), 36), nullptr)
-                .code(),
-            StatusCode::kUnsupported);
+  float bad_imatrix[64] = {};
+  bad_imatrix[9] = NAN;
+  const Status s = QuantizeGgml(GgmlType::kQ4_0, FloatRows{ElemType::kF32, in, 1, 64},
+                                std::span(bad_imatrix, 64), std::span(out.data(), 36), nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("imatrix[9]"), std::string::npos) << s.ToString();
   // A type without an encoder.
   EXPECT_FALSE(CanQuantizeGgml(GgmlType::kQ6_K));
   EXPECT_EQ(QuantizeGgml(GgmlType::kQ6_K, FloatRows{ElemType::kF32, in, 1, 64}, {}, out, nullptr)

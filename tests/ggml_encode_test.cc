@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_encode_imatrix_ref.h"
 #include "kernels/ref/ggml_encode_ref.h"
 #include "tests/fixtures.h"
 #include "tests/ggml_oracle.h"
@@ -175,6 +176,54 @@ TEST(GgmlEncodeRef, RowLengths) {
   ExpectAllTypes(*ggml, std::vector<float>(x.begin(), x.begin() + 256), "one row of 256", 256);
 }
 
+// With an importance matrix: ggml's quantize_<type>(..., quant_weights), the
+// row's blocks from make_qx_quants / make_qkx3_quants / the IQ4_NL search.
+void ExpectImatrixSameAsGgml(const GgmlOracle& ggml, GgmlType type, const std::vector<float>& x,
+                             const std::vector<float>& imatrix, const std::string& what) {
+  const size_t n_per_row = imatrix.size();
+  const size_t bb = ref::GgmlEncodeBlockBytes(type);
+  const size_t row_bytes = n_per_row / ref::GgmlEncodeBlockElems(type) * bb;
+  const std::vector<uint8_t> want =
+      ggml.Quantize(static_cast<int>(type), x, static_cast<int64_t>(n_per_row), imatrix.data());
+  ASSERT_EQ(want.size(), x.size() / n_per_row * row_bytes);
+  std::vector<uint8_t> got(want.size());
+  for (size_t r = 0; r < x.size() / n_per_row; ++r) {
+    ASSERT_TRUE(ref::QuantizeGgmlRowImatrix(type, x.data() + r * n_per_row, n_per_row,
+                                            imatrix.data(), got.data() + r * row_bytes));
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << TypeName(type) << " with imatrix, " << what << ": byte " << i
+                               << " (block " << i / bb << ", byte " << i % bb << ")";
+  }
+}
+
+std::vector<float> Imatrix(uint32_t seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 4.0f);
+  std::vector<float> w(n);
+  for (size_t i = 0; i < n; ++i) w[i] = i % 53 == 7 ? 0.0f : u(rng) * u(rng);
+  return w;
+}
+
+TEST(GgmlEncodeRef, ImatrixGaussianAndEdgeRows) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  for (GgmlType t : kTypes) {
+    for (uint32_t seed : {1u, 2u}) {
+      for (float scale : {0.02f, 1.0f, 1e4f}) {
+        ExpectImatrixSameAsGgml(*ggml, t, Gaussian(seed, 4 * kRow, scale), Imatrix(seed, kRow),
+                                "gaussian scale " + std::to_string(scale));
+      }
+    }
+    std::vector<float> x = Gaussian(7, 2 * kRow, 1.0f);
+    for (size_t k = 0; k < 256; ++k) x[k] = 0.0f;
+    for (size_t k = 256; k < 512; ++k) x[k] = -1.5f;
+    for (size_t k = 512; k < 544; ++k) x[k] = 1e-16f * static_cast<float>(k % 5);
+    x[900] = 3e4f;
+    ExpectImatrixSameAsGgml(*ggml, t, x, Imatrix(9, kRow), "zero, constant, tiny, outlier");
+    ExpectImatrixSameAsGgml(*ggml, t, x, std::vector<float>(kRow, 1.0f), "unit imatrix");
+  }
+}
+
 // Every gguf_reference fixture's expected BF16, widened to F32, encoded to
 // every type: real weight distributions.
 TEST(GgmlEncodeRef, FixtureValues) {
@@ -198,6 +247,10 @@ TEST(GgmlEncodeRef, FixtureValues) {
     const size_t row = n % 4096 == 0 ? 4096 : 256;
     ASSERT_EQ(n % row, 0u) << path;
     ExpectAllTypes(*ggml, x, path.filename().string(), row);
+    const std::vector<float> imatrix = Imatrix(n, row);
+    for (GgmlType t : kTypes) {
+      ExpectImatrixSameAsGgml(*ggml, t, x, imatrix, path.filename().string());
+    }
   }
 }
 

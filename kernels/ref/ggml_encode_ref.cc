@@ -9,6 +9,7 @@
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_encode_imatrix_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
 
@@ -89,11 +90,11 @@ int BestIndexInt8(const int8_t* val, float x) {
   return x - static_cast<float>(val[mu - 1]) < static_cast<float>(val[mu]) - x ? mu - 1 : mu;
 }
 
-void Iq4NlBlock(const float* x, uint8_t* out) {
+}  // namespace
+
+void QuantizeIq4NlBlockWeighted(const float* x, const float* weight, uint8_t* out) {
   const int8_t* values = ggml::kIq4NlValues.data();
-  constexpr int kNtry = 7;  // quantize_iq4_nl's search width without imatrix
-  float weight[kQK];
-  for (size_t j = 0; j < kQK; ++j) weight[j] = x[j] * x[j];
+  constexpr int kNtry = 7;  // quantize_iq4_nl's search width
   float amax = 0.0f, max = 0.0f;
   for (size_t j = 0; j < kQK; ++j) {
     const float ax = std::fabs(x[j]);
@@ -135,6 +136,15 @@ void Iq4NlBlock(const float* x, uint8_t* out) {
   uint8_t l[kQK];
   for (size_t j = 0; j < kQK; ++j) l[j] = static_cast<uint8_t>(BestIndexInt8(values, id * x[j]));
   for (size_t j = 0; j < kQK / 2; ++j) out[2 + j] = static_cast<uint8_t>(l[j] | l[j + 16] << 4);
+}
+
+namespace {
+
+// Without an imatrix the weights are x^2.
+void Iq4NlBlock(const float* x, uint8_t* out) {
+  float weight[kQK];
+  for (size_t j = 0; j < kQK; ++j) weight[j] = x[j] * x[j];
+  QuantizeIq4NlBlockWeighted(x, weight, out);
 }
 
 // ggml's best_index_mxfp4: the first code whose |M[c] * e - x| is smallest.
@@ -359,10 +369,57 @@ bool DequantGgmlEncodedBlocks(GgmlType type, const uint8_t* blocks, size_t n_blo
   return DequantGgmlLegacy(type, blocks, n_blocks, ElemType::kF32, out);
 }
 
+bool GgmlImatrixChangesBytes(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ5_0: case GgmlType::kQ5_1:
+    case GgmlType::kIQ4_NL:
+      return true;
+    default:
+      return false;  // Q8_0, MXFP4, TQ1_0, TQ2_0: ggml ignores the weights
+  }
+}
+
+namespace {
+
+// With an importance matrix: a pass over each row for its sum of squares
+// (and the finite check, so the first non-finite element of the call is the
+// one named), then its blocks.
+uint64_t EncodeRowsImatrix(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors) {
+  const size_t bb = GgmlEncodeBlockBytes(a.type);
+  const uint64_t cols = a.x.cols;
+  float x[kQK], xq[kQK];
+  for (uint64_t r = 0; r < a.x.rows; ++r) {
+    const uint64_t row0 = r * cols;
+    float sum = 0.0f;
+    for (uint64_t c = 0; c < cols; ++c) {
+      const uint32_t bits = kernels::LoadInputBits(a.x.in, a.x.type, row0 + c);
+      if (!kernels::IsFiniteF32Bits(bits)) return row0 + c;
+      const float v = std::bit_cast<float>(bits);
+      sum += v * v;  // GgmlRowSumSquares' order
+    }
+    const float sigma2 = sum / static_cast<float>(cols);
+    for (uint64_t c0 = 0; c0 < cols; c0 += kQK) {
+      for (size_t k = 0; k < kQK; ++k) {
+        x[k] = std::bit_cast<float>(kernels::LoadInputBits(a.x.in, a.x.type, row0 + c0 + k));
+      }
+      uint8_t* out = a.out + (row0 + c0) / kQK * bb;
+      QuantizeGgmlBlockImatrix(a.type, x, a.imatrix + c0, sigma2, out);
+      if (errors != nullptr) {
+        DequantGgmlEncodedBlocks(a.type, out, 1, xq);
+        for (size_t k = 0; k < kQK; ++k) kernels::AddError(*errors, row0 + c0 + k, x[k], xq[k]);
+      }
+    }
+  }
+  return kernels::kAllFinite;
+}
+
+}  // namespace
+
 uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors) {
   const size_t be = GgmlEncodeBlockElems(a.type);
   const size_t bb = GgmlEncodeBlockBytes(a.type);
   if (be == 0) return kernels::kAllFinite;
+  if (a.imatrix != nullptr && GgmlImatrixChangesBytes(a.type)) return EncodeRowsImatrix(a, errors);
   // Every type here is block-local: one block at a time, in call order, so
   // the first non-finite element found is the first of the call.
   const uint64_t n_blocks = a.x.rows * a.x.cols / be;

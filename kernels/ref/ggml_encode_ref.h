@@ -41,6 +41,10 @@ void QuantizeRowMxfp4(const float* x, size_t n, uint8_t* out);
 void QuantizeRowTq1_0(const float* x, size_t n, uint8_t* out);
 void QuantizeRowTq2_0(const float* x, size_t n, uint8_t* out);
 
+// One IQ4_NL block of 32 with its weights (x^2 without an imatrix; see
+// kernels/ref/ggml_encode_imatrix_ref.h with one).
+void QuantizeIq4NlBlockWeighted(const float* x, const float* weight, uint8_t* out);
+
 // Block elements and bytes of a type this file encodes; 0 for any other.
 size_t GgmlEncodeBlockElems(GgmlType type);
 size_t GgmlEncodeBlockBytes(GgmlType type);
@@ -53,10 +57,16 @@ bool QuantizeGgmlRow(GgmlType type, const float* x, size_t n, uint8_t* out);
 // references): the x' of the error sums.
 bool DequantGgmlEncodedBlocks(GgmlType type, const uint8_t* blocks, size_t n_blocks, float* out);
 
+// Whether ggml's quantizer of `type` uses an importance matrix (Q4_0 Q4_1
+// Q5_0 Q5_1 IQ4_NL); the others ignore it.
+bool GgmlImatrixChangesBytes(GgmlType type);
+
 // The kernel table's reference of family GgmlLegacyQuant
 // (kernels/encode_args.h): each row widened to F32, checked finite (the
 // first non-finite element's flat index is returned), quantized, then
-// decoded for the error sums (when errors is not null).
+// decoded for the error sums (when errors is not null). With a.imatrix
+// (cols weights) the types that use one follow
+// kernels/ref/ggml_encode_imatrix_ref.h, a row at a time.
 uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors);
 
 // x86-64's conversion of a float to int32 by truncation (cvttss2si): a value

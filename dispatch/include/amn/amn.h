@@ -440,8 +440,9 @@ AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* par
  * in one call as one long row). imatrix: NULL (ggml's reference quantizers,
  * what llama-quantize writes without an importance matrix), or n_elems
  * importance weights, one per element of this row (for a tensor, the
- * imatrix file's per-column weights); non-NULL is AMN_ERR_UNSUPPORTED in
- * this build. dst_bytes must be at least amn_ggml_row_size(ggml_type,
+ * imatrix file's per-column weights; finite), giving ggml's quantize_<type>
+ * with quant_weights (Q8_0, MXFP4, TQ1_0, TQ2_0 ignore them, as ggml does;
+ * the row is the unit its sum of squares is taken over). dst_bytes must be at least amn_ggml_row_size(ggml_type,
  * n_elems); dst must not overlap src or imatrix. A NaN or an infinity in src
  * is AMN_ERR_INVALID_ARGUMENT (amn_last_error names its index); dst is then
  * unspecified. Formulas: docs/schemes/ggml-encode.md. */
