@@ -150,11 +150,16 @@ HWY_INLINE void PackNibbles(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_REST
   }
 }
 
-// Bit 4 of each of 32 codes, bit j of the little-endian u32 qh.
-HWY_INLINE void StoreHighBits(const uint8_t* codes, uint8_t* out) {
-  uint32_t qh = 0;
-  for (size_t j = 0; j < 32; ++j) qh |= static_cast<uint32_t>((codes[j] >> 4) & 1u) << j;
-  for (size_t k = 0; k < 4; ++k) out[k] = static_cast<uint8_t>(qh >> (8 * k));
+// Bit 4 of each of 32 codes, bit j of the little-endian u32 qh: StoreMaskBits
+// writes lane i of a mask to bit i (byte i / 8), N / 8 bytes per vector of
+// N >= 16 u8 lanes (capped at 16), so the vectors' bytes follow each other.
+HWY_INLINE void StoreHighBits(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT out) {
+  const GeDB db;
+  const size_t n = hn::Lanes(db);
+  const auto bit4 = hn::Set(db, uint8_t{0x10});
+  for (size_t j = 0; j < 32; j += n) {
+    hn::StoreMaskBits(db, hn::TestBit(hn::LoadU(db, codes + j), bit4), out + j / 8);
+  }
 }
 
 HWY_INLINE bool Finite(float f) { return std::isfinite(f); }
