@@ -15,8 +15,10 @@
 // candidate errors with a strict `<`. A block whose 1/d overflows (largest
 // magnitude below ~1e-36) or whose max - min overflows goes through the
 // reference, where out-of-range casts follow x86. IQ4_NL's scale search
-// (15 trial scales, each a sequential F32 sum) is the reference on every
-// target: reordering those sums would change the bytes.
+// (16 trial scales, each two sequential F32 sums) keeps its sums scalar and
+// in element order (reordering them would change the bytes); the code
+// choice (best_index_int8) and the products are per element, in vectors.
+// With an importance matrix the reference runs on every target.
 //
 // Errors (when asked): x' decoded from the codes just written, with ggml's
 // dequantize_row_* formula (code - bias) * d (+ m) on the stored F16 scale,
@@ -326,6 +328,119 @@ HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   return true;
 }
 
+// ggml's best_index_int8 over the IQ4_NL codebook K, per lane: the index,
+// and K[index] in *q. For K[0] < x < K[15] the binary search ends at the mu
+// with K[mu-1] <= x < K[mu], i.e. mu = #{k : K[k] <= x}, lo = K[mu-1] the
+// largest entry <= x, hi = K[mu] the smallest > x; then mu - 1 when
+// x - lo < hi - x (the same two F32 subtractions). x <= K[0]: 0; x >= K[15]
+// or NaN (the search's compares all fail, leaving 15): 15.
+HWY_INLINE hn::Vec<GeDI> Iq4NlIndex(hn::Vec<GeDF> x, hn::Vec<GeDF>* q) {
+  const GeDF df;
+  const GeDI di;
+  const auto& k = ggml::kIq4NlValues;
+  auto count = hn::Zero(di);
+  auto lo = hn::Set(df, static_cast<float>(k[0]));
+  auto hi = hn::Set(df, static_cast<float>(k[15]));
+  for (size_t i = 0; i < 16; ++i) {
+    const auto v = hn::Set(df, static_cast<float>(k[i]));
+    const auto le = hn::Le(v, x);
+    count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, le)));
+    lo = hn::IfThenElse(le, v, lo);
+  }
+  for (size_t i = 16; i-- > 0;) {
+    const auto v = hn::Set(df, static_cast<float>(k[i]));
+    hi = hn::IfThenElse(hn::Gt(v, x), v, hi);
+  }
+  const auto down = hn::Lt(hn::Sub(x, lo), hn::Sub(hi, x));
+  auto index = hn::IfThenElse(hn::RebindMask(di, down), hn::Sub(count, hn::Set(di, 1)), count);
+  auto value = hn::IfThenElse(down, lo, hi);
+  const auto bottom = hn::Le(x, hn::Set(df, static_cast<float>(k[0])));
+  const auto top = hn::Or(hn::Ge(x, hn::Set(df, static_cast<float>(k[15]))), hn::Not(hn::Eq(x, x)));
+  index = hn::IfThenZeroElse(hn::RebindMask(di, bottom), index);
+  value = hn::IfThenElse(bottom, hn::Set(df, static_cast<float>(k[0])), value);
+  index = hn::IfThenElse(hn::RebindMask(di, top), hn::Set(di, 15), index);
+  *q = hn::IfThenElse(top, hn::Set(df, static_cast<float>(k[15])), value);
+  return index;
+}
+
+// One trial scale of the IQ4_NL search: sumqx = sum (w*q)*x, sumq2 = sum
+// (w*q)*q over the block in element order. The products are per element
+// (vector, exact); only the two additions are sequential, as in ggml.
+HWY_INLINE void Iq4NlTrial(const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, float id,
+                           float* sumqx, float* sumq2) {
+  const GeDF df;
+  HWY_ALIGN float px[32], p2[32];
+  const auto vid = hn::Set(df, id);
+  for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+    const auto xv = hn::LoadU(df, x + j);
+    hn::Vec<GeDF> q;
+    (void)Iq4NlIndex(hn::Mul(vid, xv), &q);
+    const auto wq = hn::Mul(hn::LoadU(df, w + j), q);
+    hn::Store(hn::Mul(wq, xv), df, px + j);
+    hn::Store(hn::Mul(wq, q), df, p2 + j);
+  }
+  float a = 0.0f, b = 0.0f;
+  for (size_t j = 0; j < 32; ++j) {
+    a += px[j];
+    b += p2[j];
+  }
+  *sumqx = a;
+  *sumq2 = b;
+}
+
+// IQ4_NL without an imatrix (quantize_iq4_nl, ntry 7, weights x^2): the
+// reference's search with its per-element work in vectors.
+HWY_INLINE bool EncodeIq4NlBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const float amax = BlockAbsMax(x, 32);
+  float d = 0.0f;
+  if (!(amax < 1e-15f)) {
+    const float max = BlockSignedMax(x, 32);
+    HWY_ALIGN float w[32];
+    for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+      const auto v = hn::LoadU(df, x + j);
+      hn::Store(hn::Mul(v, v), df, w + j);
+    }
+    const float k0 = static_cast<float>(ggml::kIq4NlValues[0]);
+    d = -max / k0;
+    float sumqx, sumq2;
+    Iq4NlTrial(x, w, 1.0f / d, &sumqx, &sumq2);
+    d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+    float best = d * sumqx;
+    for (int itry = -7; itry <= 7; ++itry) {
+      Iq4NlTrial(x, w, static_cast<float>(itry + ggml::kIq4NlValues[0]) / max, &sumqx, &sumq2);
+      if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+        d = sumqx / sumq2;
+        best = d * sumqx;
+      }
+    }
+  }
+  StoreF16Le(d, out);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  HWY_ALIGN uint8_t codes[32];
+  HWY_ALIGN float values[32];
+  const auto vid = hn::Set(df, id);
+  for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+    hn::Vec<GeDF> q;
+    const auto index = Iq4NlIndex(hn::Mul(vid, hn::LoadU(df, x + j)), &q);
+    hn::StoreU(hn::DemoteTo(d8, index), d8, codes + j);
+    hn::Store(q, df, values + j);
+  }
+  PackNibbles(codes, out + 2);
+  // x' = d * K[code] on the stored scale (the decoder's product).
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  const auto vd = hn::Set(df, ds);
+  for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+    hn::StoreU(hn::Mul(vd, hn::Load(df, values + j)), df, xq + j);
+  }
+  (void)di;
+  return true;
+}
+
 // TQ1_0 / TQ2_0 trits + 1 (0, 1, 2) of 256 elements: lroundf(x * id) + 1.
 HWY_INLINE void TernaryCodes(const float* HWY_RESTRICT x, float id, uint8_t* HWY_RESTRICT codes) {
   const GeDF df;
@@ -444,7 +559,8 @@ HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
       case GgmlType::kMXFP4: decoded = EncodeMxfp4Block(xb, ob, qb); break;
       case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
       case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
-      default:  // IQ4_NL
+      case GgmlType::kIQ4_NL: decoded = EncodeIq4NlBlock(xb, ob, qb); break;
+      default:
         ref::QuantizeGgmlRow(type, xb, be, ob);
         decoded = false;
         break;

@@ -17,8 +17,10 @@
 #include "amn/quantize.h"
 #include "dispatch/encoders.h"
 #include "kernels/encode_common.h"
+#include "kernels/ggml_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_encode_ref.h"
+#include "tests/fixtures.h"
 #include "tests/ggml_oracle.h"
 #include "tests/target_param.h"
 
@@ -63,6 +65,18 @@ std::vector<float> Values(int cls, size_t n, uint32_t s) {
         x[i] = i % 32 == 0 ? static_cast<float>(8 << (i / 32 % 5)) : half;
         break;
       }
+      case 5: {  // IQ4_NL ties: -127 fixes a trial scale of exactly 1, then
+                 // the midpoints between neighbouring codebook entries
+        static constexpr float kMid[] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f,
+                                         -28.5f,  -16.0f, -4.5f,  7.0f,   19.0f,
+                                         31.5f,   45.5f,  61.0f,  79.0f,  101.0f};
+        // Odd blocks: codebook entries with two midpoints, so the trial
+        // scale 1 wins and its ties decide the stored scale.
+        const int8_t kv = ggml::kIq4NlValues[(i * 7 + i / 32) % 16];
+        const bool all_mid = (i / 32) % 2 == 0 || i % 32 == 5 || i % 32 == 20;
+        x[i] = i % 32 == 0 ? -127.0f : all_mid ? kMid[(i + i / 32) % 15] : static_cast<float>(kv);
+        break;
+      }
       default: {  // any finite F32 bit pattern: huge, tiny, mixed in a block
         uint32_t bits;
         do bits = static_cast<uint32_t>(rng()); while ((bits & 0x7F800000u) == 0x7F800000u);
@@ -72,7 +86,7 @@ std::vector<float> Values(int cls, size_t n, uint32_t s) {
   }
   return x;
 }
-constexpr int kClasses = 6;
+constexpr int kClasses = 7;
 
 class GgmlEncodeTarget : public PerTarget {};
 
@@ -133,6 +147,42 @@ TEST_P(GgmlEncodeTarget, SameBytesAndErrorsAsReference) {
               << what;
         }
       }
+    }
+  }
+}
+
+// Real weights: every gguf_reference fixture's expected BF16 as the input
+// (decoded quantized weights sit on grids, so they hit IQ4_NL's ties and
+// Q4_x's exact halves far more often than random values do).
+TEST_P(GgmlEncodeTarget, FixtureValuesSameAsReference) {
+  const auto files = FixtureFiles("gguf_reference", ".bin");
+  AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
+  for (size_t f = 0; f < files.size(); ++f) {
+    if (!RunCase(f, 6)) continue;
+    const std::vector<uint8_t> bytes = ReadBytes(files[f]);
+    ASSERT_GE(bytes.size(), 16u);
+    const uint32_t n = LoadLe32(bytes.data() + 4);
+    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
+    ASSERT_EQ(bytes.size(), 16ull + raw_len + 2ull * n);
+    ASSERT_EQ(n % 4096, 0u);
+    const std::span<const std::byte> golden(
+        reinterpret_cast<const std::byte*>(bytes.data()) + 16 + raw_len, 2ull * n);
+    const FloatRows in{ElemType::kBf16, golden, n / 4096, 4096};
+    for (GgmlType type : kTypes) {
+      const uint64_t out_bytes =
+          n / ref::GgmlEncodeBlockElems(type) * ref::GgmlEncodeBlockBytes(type);
+      std::vector<std::byte> got(out_bytes);
+      ASSERT_TRUE(QuantizeGgml(type, in, {}, got, nullptr).ok());
+      std::vector<uint8_t> want(out_bytes);
+      ASSERT_EQ(ref::EncodeGgmlLegacyQuant(
+                    kernels::GgmlQuantArgs{
+                        kernels::EncodeInput{reinterpret_cast<const uint8_t*>(golden.data()),
+                                             ElemType::kBf16, n / 4096, 4096},
+                        type, nullptr, want.data()},
+                    nullptr),
+                kernels::kAllFinite);
+      EXPECT_TRUE(std::memcmp(got.data(), want.data(), out_bytes) == 0)
+          << files[f].filename() << ", type " << static_cast<int>(type);
     }
   }
 }

@@ -143,6 +143,13 @@ TEST(GgmlEncodeRef, RoundingMidpoints) {
     }
   }
   ExpectAllTypes(*ggml, x, "midpoints");
+  // IQ4_NL: -127 makes one trial scale exactly 1, and every other element
+  // sits halfway between two codebook entries (best_index_int8's tie).
+  const float mids[] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f, -28.5f, -16.0f, -4.5f,
+                        7.0f,    19.0f,  31.5f,  45.5f,  61.0f,  79.0f,  101.0f};
+  std::vector<float> t(kRow);
+  for (size_t k = 0; k < kRow; ++k) t[k] = k % 32 == 0 ? -127.0f : mids[(k + k / 32) % 15];
+  ExpectSameAsGgml(*ggml, GgmlType::kIQ4_NL, t, kRow, "codebook midpoints");
   // Min/max types: min 0, max 15 or 31, then half-integers in between.
   for (float top : {15.0f, 31.0f}) {
     std::vector<float> y(kRow);
