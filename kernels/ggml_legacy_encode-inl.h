@@ -21,9 +21,9 @@
 // With an importance matrix the reference runs on every target.
 //
 // Errors (when asked): x' decoded from the codes just written, with ggml's
-// dequantize_row_* formula (code - bias) * d (+ m) on the stored F16 scale,
-// or by the reference decoders (IQ4_NL, non-finite scales); summed with
-// AddEncodeErrors. NaN/Inf input: the flat index of the
+// dequantize_row_* formula ((code - bias) * d (+ m), d * K[code], M[code] *
+// scale) on the stored scale, or by the reference decoders where that scale
+// is not finite; summed with AddEncodeErrors. NaN/Inf input: the flat index of the
 // first such element is returned. SCALAR runs the reference.
 #if defined(AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
@@ -393,7 +393,6 @@ HWY_INLINE void Iq4NlTrial(const float* HWY_RESTRICT x, const float* HWY_RESTRIC
 HWY_INLINE bool EncodeIq4NlBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
                                  float* HWY_RESTRICT xq) {
   const GeDF df;
-  const GeDI di;
   const GeD8 d8;
   const float amax = BlockAbsMax(x, 32);
   float d = 0.0f;
@@ -437,7 +436,6 @@ HWY_INLINE bool EncodeIq4NlBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
     hn::StoreU(hn::Mul(vd, hn::Load(df, values + j)), df, xq + j);
   }
-  (void)di;
   return true;
 }
 
