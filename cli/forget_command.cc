@@ -105,7 +105,8 @@ int RunForget(const ForgetCliOptions& options, const GlobalOptions& globals) {
     return kExitOk;
   }
   if (text) {
-    std::printf("Quantized:   %zu tensors (%s) of %zu written\n", report->tensors.size(),
+    std::printf("Quantized:   %zu %s (%s) of %zu written\n", report->tensors.size(),
+                report->tensors.size() == 1 ? "tensor" : "tensors",
                 report->tensors.empty() ? "" : Printable(report->tensors.front().scheme).c_str(),
                 report->total_tensors);
     std::printf("Lethe distance: %.6g (mean absolute error over %llu elements)\n", Mean(total),

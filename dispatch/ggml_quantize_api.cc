@@ -12,6 +12,7 @@
 #include "dispatch/encoders.h"
 #include "kernels/encode_common.h"
 #include "kernels/ref/ggml_encode_ref.h"
+#include "kernels/ref/ggml_kquant_ref.h"
 
 namespace amn {
 
@@ -19,11 +20,12 @@ namespace {
 
 constexpr const char* kFn = "QuantizeGgml";
 
-// The encoder families of the ggml block types. A new family (e.g. the
-// K-quants, GgmlKQuantQuant in dispatch/ggml_kquant_encode.cc) adds an
-// enumerator, its types' lines in GgmlEncoderFamilyOf, and a case in
+// The encoder families of the ggml block types: GgmlLegacyQuant
+// (dispatch/ggml_legacy_encode.cc) and GgmlKQuantQuant
+// (dispatch/ggml_kquant_encode.cc). A new family adds an enumerator, its
+// types' lines in GgmlEncoderFamilyOf, and a case in ShapeOf and
 // RunGgmlEncoder.
-enum class GgmlEncoderFamily { kNone, kLegacy };
+enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant };
 
 GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
   switch (type) {
@@ -36,6 +38,12 @@ GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
     case GgmlType::kMXFP4: return GgmlEncoderFamily::kLegacy;
     case GgmlType::kTQ1_0: return GgmlEncoderFamily::kLegacy;
     case GgmlType::kTQ2_0: return GgmlEncoderFamily::kLegacy;
+    case GgmlType::kQ2_K: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kQ3_K: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kQ4_K: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kQ5_K: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kQ6_K: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kIQ4_XS: return GgmlEncoderFamily::kKQuant;
     default: return GgmlEncoderFamily::kNone;
   }
 }
@@ -48,6 +56,8 @@ BlockShape ShapeOf(GgmlType type) {
   switch (GgmlEncoderFamilyOf(type)) {
     case GgmlEncoderFamily::kLegacy:
       return {ref::GgmlEncodeBlockElems(type), ref::GgmlEncodeBlockBytes(type)};
+    case GgmlEncoderFamily::kKQuant:
+      return {256, ref::KQuantBlockBytes(static_cast<uint32_t>(type))};
     default:
       return {};
   }
@@ -57,6 +67,7 @@ uint64_t RunGgmlEncoder(GgmlEncoderFamily family, const kernels::GgmlQuantArgs& 
                         kernels::ErrorSums* errors) {
   switch (family) {
     case GgmlEncoderFamily::kLegacy: return internal::EncodeGgmlLegacyQuant(args, errors);
+    case GgmlEncoderFamily::kKQuant: return internal::EncodeGgmlKQuantQuant(args, errors);
     default: return kernels::kAllFinite;  // not reached: checked by the caller
   }
 }
@@ -108,6 +119,10 @@ Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> i
     if (imatrix.size() != in.cols) {
       return InvalidArgument("imatrix holds " + std::to_string(imatrix.size()) +
                              " weights, one per column needs " + std::to_string(in.cols));
+    }
+    if (family == GgmlEncoderFamily::kKQuant) {
+      return Status(StatusCode::kUnsupported,
+                    std::string(kFn) + ": the K-quant encoders take no importance matrix yet");
     }
     for (size_t i = 0; i < imatrix.size(); ++i) {
       if (!std::isfinite(imatrix[i])) {

@@ -42,8 +42,9 @@
   X(AbsMaxGrid, Encode, EncodeAbsMaxGrid, "fp8_encode")           \
   X(Fp8Quant, Encode, EncodeFp8Quant, "fp8_encode")               \
   X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
-  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")                 \
-  X(GgmlLegacyQuant, GgmlLegacyEncode, EncodeGgmlLegacyQuant, "ggml_encode")
+  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")             \
+  X(GgmlLegacyQuant, GgmlLegacyEncode, EncodeGgmlLegacyQuant, "ggml_encode") \
+  X(GgmlKQuantQuant, GgmlKQuantEncode, EncodeGgmlKQuantQuant, "ggml_kquant_encode")
 
 // X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
 // type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
@@ -64,7 +65,13 @@
   X(iq4_nl, GgmlLegacyQuant, 20)     \
   X(mxfp4, GgmlLegacyQuant, 39)      \
   X(tq1_0, GgmlLegacyQuant, 34)      \
-  X(tq2_0, GgmlLegacyQuant, 35)
+  X(tq2_0, GgmlLegacyQuant, 35)      \
+  X(q4_k, GgmlKQuantQuant, 12)       \
+  X(q6_k, GgmlKQuantQuant, 14)       \
+  X(q5_k, GgmlKQuantQuant, 13)       \
+  X(q2_k, GgmlKQuantQuant, 10)       \
+  X(q3_k, GgmlKQuantQuant, 11)       \
+  X(iq4_xs, GgmlKQuantQuant, 23)
 
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u

@@ -46,7 +46,8 @@ Status RefuseQuantized(const Model::Impl& impl, const fs::path& input) {
     scheme = impl.scheme.description;
   }
   if (scheme.empty()) return Status::Ok();
-  return Status(StatusCode::kInvalidArgument,
+  // Bad input, not a bad command line: exit 1 like any other input refusal.
+  return Status(StatusCode::kInvalid,
                 formats::MessageSafe(input.string(), formats::kMessagePathBytes) +
                     " is already quantized (" + scheme +
                     "); remember it first (amn remember), then forget the plain model");

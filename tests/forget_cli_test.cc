@@ -529,7 +529,7 @@ TEST(ForgetCli, GgufInput) {
   EXPECT_EQ(out.header["blk.0.attn_q.SCB"]["shape"], Json({2}));
   EXPECT_EQ(out.header["token_embd.weight"]["dtype"], "F32");
   const CliResult q8 = Forget(dir.path() / "q8.gguf", dir.path() / "q8.safetensors", "--scheme int8");
-  EXPECT_EQ(q8.exit_code, 2);
+  EXPECT_EQ(q8.exit_code, 1);
   EXPECT_NE(q8.err.find("already quantized (GGUF Q8_0); remember it first"), std::string::npos) << q8.err;
   EXPECT_FALSE(fs::exists(dir.path() / "q8.safetensors"));
 }

@@ -187,6 +187,36 @@ TEST_P(GgmlEncodeTarget, FixtureValuesSameAsReference) {
   }
 }
 
+// QuantizeGgml routes the K-quants to their family (GgmlKQuantQuant): the
+// family's own kernel gives the same bytes, and so does ggml.
+TEST_P(GgmlEncodeTarget, RoutesKQuantsToTheirFamily) {
+  const GgmlType kquants[] = {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+                              GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS};
+  const auto* ggml = GgmlOracle::Get();
+  const std::vector<float> x = Values(0, 2 * 512, 21);
+  const std::vector<std::byte> in = AsBytes(x, ElemType::kF32, 0);
+  for (GgmlType type : kquants) {
+    size_t row_bytes = 0;
+    ASSERT_EQ(amn_ggml_row_size(static_cast<int>(type), 512, &row_bytes), AMN_OK);
+    std::vector<std::byte> got(2 * row_bytes);
+    ASSERT_TRUE(QuantizeGgml(type, FloatRows{ElemType::kF32, in, 2, 512}, {}, got, nullptr).ok());
+    std::vector<uint8_t> want(2 * row_bytes);
+    ASSERT_EQ(internal::EncodeGgmlKQuantQuant(
+                  kernels::GgmlQuantArgs{
+                      kernels::EncodeInput{reinterpret_cast<const uint8_t*>(in.data()),
+                                           ElemType::kF32, 2, 512},
+                      type, nullptr, want.data()},
+                  nullptr),
+              kernels::kAllFinite);
+    EXPECT_TRUE(std::memcmp(got.data(), want.data(), want.size()) == 0)
+        << "type " << static_cast<int>(type);
+    if (ggml != nullptr) {
+      EXPECT_TRUE(ggml->Quantize(static_cast<int>(type), x, 512) == want)
+          << "type " << static_cast<int>(type) << " vs ggml";
+    }
+  }
+}
+
 // The dispatched kernel straight against ggml, where the oracle is here.
 TEST_P(GgmlEncodeTarget, SameBytesAsGgml) {
   const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
@@ -323,9 +353,18 @@ TEST_P(GgmlEncodeTarget, RefusesBadShapes) {
                                 std::span(bad_imatrix, 64), std::span(out.data(), 36), nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("imatrix[9]"), std::string::npos) << s.ToString();
-  // A type without an encoder.
-  EXPECT_FALSE(CanQuantizeGgml(GgmlType::kQ6_K));
-  EXPECT_EQ(QuantizeGgml(GgmlType::kQ6_K, FloatRows{ElemType::kF32, in, 1, 64}, {}, out, nullptr)
+  // A type without an encoder (IQ2_XXS), and a K-quant with an imatrix.
+  EXPECT_FALSE(CanQuantizeGgml(GgmlType::kIQ2_XXS));
+  EXPECT_EQ(QuantizeGgml(GgmlType::kIQ2_XXS, FloatRows{ElemType::kF32, in, 1, 64}, {}, out,
+                         nullptr)
+                .code(),
+            StatusCode::kUnsupported);
+  EXPECT_TRUE(CanQuantizeGgml(GgmlType::kQ6_K));
+  const std::vector<std::byte> in256 = AsBytes(Values(0, 256, 1), ElemType::kF32, 0);
+  std::vector<std::byte> q6k(210);
+  const std::vector<float> ones(256, 1.0f);
+  EXPECT_EQ(QuantizeGgml(GgmlType::kQ6_K, FloatRows{ElemType::kF32, in256, 1, 256}, ones, q6k,
+                         nullptr)
                 .code(),
             StatusCode::kUnsupported);
   for (GgmlType type : kTypes) EXPECT_TRUE(CanQuantizeGgml(type));

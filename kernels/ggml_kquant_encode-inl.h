@@ -1,0 +1,136 @@
+// Per-target body of family GgmlKQuantQuant (Highway 1.0.3): ggml's K-quant
+// encoders without importance matrix (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS),
+// byte for byte the scalar reference kernels/ref/ggml_kquant_encode_ref.h,
+// which is ggml's quantize_row_<type>_ref. Layout, formulas and the order
+// rules: that header and docs/schemes/ggml-encode-kquants.md.
+//
+// Bit-exactness decides what is vectorised. Per 256-element super-block:
+//   * the input is widened to F32 with the non-finite check (LoadEncodeTile);
+//   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
+//     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
+//     inl.h), each lane doing exactly the scalar recurrence, so every sum
+//     keeps its order; so do Q3_K's (the coordinate descent too) and
+//     IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
+//   * the final requantization clamp(nearest_int((x + dm) / d)) is per
+//     element, vectorised along the sub-block (IEEE Div and Add, the
+//     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
+//   * packing is the reference's.
+// The optional error sums decode each block with the reference decoder.
+// SCALAR runs the reference. Non-finite input: the index of the first such
+// element is returned; blocks before its super-block are written.
+#if defined(AMN_KERNELS_GGML_KQUANT_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_KQUANT_ENCODE_INL_H_
+#undef AMN_KERNELS_GGML_KQUANT_ENCODE_INL_H_
+#else
+#define AMN_KERNELS_GGML_KQUANT_ENCODE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "kernels/encode_args.h"
+#include "kernels/encode_common-inl.h"
+#include "kernels/encode_common.h"
+#include "kernels/ggml_iq4xs_search-inl.h"
+#include "kernels/ggml_kquant_search-inl.h"
+#include "kernels/ref/ggml_kquant_encode_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Stage 2 of ref::RequantAffine on whole vectors of one sub-block (16 or 32
+// elements: at most 16 lanes, so a vector never spans two sub-blocks).
+HWY_INLINE void RequantAffineVec(const float* HWY_RESTRICT x, const ref::KQuantSub& sub,
+                                 uint8_t* HWY_RESTRICT codes) {
+  const hn::CappedTag<float, 16> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(di)> d8;
+  const size_t n = hn::Lanes(df);
+  const auto lo = hn::Set(di, sub.lo), hi = hn::Set(di, sub.hi), off = hn::Set(di, sub.off);
+  for (int j = 0; j < sub.n_sub; ++j) {
+    if (sub.d[j] == 0.0f) continue;  // keeps the search's codes, as ggml
+    const auto d = hn::Set(df, sub.d[j]), dm = hn::Set(df, sub.dm[j]);
+    const size_t end = static_cast<size_t>((j + 1) * sub.sub_len);
+    for (size_t i = static_cast<size_t>(j * sub.sub_len); i < end; i += n) {
+      const auto q = NearestIntVec(df, hn::Div(hn::Add(hn::LoadU(df, x + i), dm), d));
+      const auto l = hn::Add(hn::Min(hi, hn::Max(lo, q)), off);
+      hn::StoreU(hn::DemoteTo(d8, l), d8, codes + i);
+    }
+  }
+}
+
+// One super-block of `type` from the F32 tile xs.
+HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
+                                  uint8_t* HWY_RESTRICT block) {
+  HWY_ALIGN uint8_t codes[256];
+  ref::KQuantSub sub;
+  switch (type) {
+    case GgmlType::kQ2_K:
+      SearchQ2KLanes(xs, block, codes, sub);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ2_K(codes, block);
+      break;
+    case GgmlType::kQ3_K:
+      SearchQ3KLanes(xs, block, codes, sub);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ3_K(codes, block);
+      break;
+    case GgmlType::kQ4_K:
+      SearchQ45KLanes(xs, block, codes, sub, 15, -1.0f, 20);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ4_K(codes, block);
+      break;
+    case GgmlType::kQ5_K:
+      SearchQ45KLanes(xs, block, codes, sub, 31, -0.5f, 15);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ5_K(codes, block);
+      break;
+    case GgmlType::kQ6_K:
+      SearchQ6KLanes(xs, block, codes, sub);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ6_K(codes, block);
+      break;
+    case GgmlType::kIQ4_XS:
+      SearchIq4XsLanes(xs, block, sub);
+      RequantIq4XsVec(xs, sub, codes);
+      ref::PackIq4Xs(codes, block);
+      break;
+    default: break;
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
+                                      kernels::ErrorSums* errors) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::EncodeGgmlKQuantQuant(a, errors);
+#else
+  const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
+  HWY_ALIGN float xs[kEncodeTile + kEncodePad];
+  uint8_t* out = a.out;
+  const uint64_t n = a.x.rows * a.x.cols;
+  for (uint64_t i = 0; i < n; i += kEncodeTile, out += block_bytes) {
+    if (!LoadEncodeTile(a.x.in, a.x.type, i, kEncodeTile, xs)) {
+      return FirstNonFinite(a.x.in, a.x.type, i, kEncodeTile);
+    }
+    EncodeKQuantBlock(a.type, xs, out);
+    // The sums' order is by element index (kernels/encode_common.h): the
+    // reference's scalar loop, shared.
+    if (errors != nullptr) ref::AddKQuantErrors(a.type, out, xs, i, *errors);
+  }
+  return kernels::kAllFinite;
+#endif
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GGML_KQUANT_ENCODE_INL_H_

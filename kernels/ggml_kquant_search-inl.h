@@ -1,0 +1,366 @@
+// Per-target scale searches of Q2_K, Q4_K, Q5_K (ggml's make_qkx2_quants)
+// and Q6_K (make_qx_quants), kernels/ref/ggml_quant_search.h, for all the
+// sub-blocks of a super-block at once, one lane per sub-block. Each lane does
+// exactly the scalar recurrence: the same IEEE operations (Mul, Add, Sub,
+// Div, Sqrt, no MulAdd) on the same operands in the same element order, the
+// scalar branches turned into per-lane selects with the same comparisons
+// (x < min, x > max, D > 0, this_min > 0, cur_error < best_error). So every
+// ordered sum is the reference's, bit for bit, at any vector width: lanes
+// only ever hold different sub-blocks. Not compiled for HWY_SCALAR.
+#if defined(AMN_KERNELS_GGML_KQUANT_SEARCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_KQUANT_SEARCH_INL_H_
+#undef AMN_KERNELS_GGML_KQUANT_SEARCH_INL_H_
+#else
+#define AMN_KERNELS_GGML_KQUANT_SEARCH_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "kernels/ref/ggml_kquant_encode_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// ggml nearest_int per lane: v + 1.5 * 2^23 rounds v to an integer (RNE)
+// in the low mantissa bits. Exact for |v| <= 4194303, as the scalar one.
+template <class DF>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> NearestIntVec(DF df, hn::Vec<DF> v) {
+  const hn::RebindToSigned<DF> di;
+  const auto bits = hn::BitCast(di, hn::Add(v, hn::Set(df, 12582912.0f)));
+  return hn::Sub(hn::And(bits, hn::Set(di, 0x007fffff)), hn::Set(di, 0x00400000));
+}
+
+// make_qkx2_quants for lanes g .. g + Lanes(df) - 1 of a transposed tile of
+// kSubs sub-blocks of kLen elements: xt[i * kSubs + s] is element i
+// of sub-block s. Weights: av_x + |x| (Q4_K/Q5_K, kAvWeights) or |x| (Q2_K);
+// error: w * d^2 or w * |d| (kMad). Writes scale and -min per sub-block and
+// the chosen codes transposed (lt[i * kSubs + s]).
+template <size_t kSubs, size_t kLen, bool kAvWeights, bool kMad, class DF>
+HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nmax, float rmin,
+                          int nstep, float* HWY_RESTRICT scale_out, float* HWY_RESTRICT min_out,
+                          int32_t* HWY_RESTRICT lt) {
+  using V = hn::Vec<DF>;
+  const hn::RebindToSigned<DF> di;
+  const auto zero = hn::Zero(df);
+  const auto zero_i = hn::Zero(di);
+  const auto nmax_i = hn::Set(di, nmax);
+  auto X = [&](size_t i) { return hn::LoadU(df, xt + i * kSubs + g); };
+
+  // Weights av_x + |x|, av_x = sqrt(sum x^2 / 32) summed in element order;
+  // or |x|.
+  HWY_ALIGN float wt[kLen * kSubs];
+  const size_t n = hn::Lanes(df);
+  if (kAvWeights) {
+    V sum_x2 = zero;
+    for (size_t i = 0; i < kLen; ++i) sum_x2 = hn::Add(sum_x2, hn::Mul(X(i), X(i)));
+    const V av_x = hn::Sqrt(hn::Div(sum_x2, hn::Set(df, static_cast<float>(kLen))));
+    for (size_t i = 0; i < kLen; ++i) hn::Store(hn::Add(av_x, hn::Abs(X(i))), df, wt + i * n);
+  } else {
+    for (size_t i = 0; i < kLen; ++i) hn::Store(hn::Abs(X(i)), df, wt + i * n);
+  }
+  auto Err = [&](V w, V diff) { return hn::Mul(w, kMad ? hn::Abs(diff) : hn::Mul(diff, diff)); };
+  auto W = [&](size_t i) { return hn::Load(df, wt + i * n); };
+
+  V min = X(0), max = X(0);
+  V sum_w = W(0);
+  V sum_x = hn::Mul(sum_w, X(0));
+  for (size_t i = 1; i < kLen; ++i) {
+    const V x = X(i);
+    min = hn::IfThenElse(hn::Lt(x, min), x, min);
+    max = hn::IfThenElse(hn::Gt(x, max), x, max);
+    sum_w = hn::Add(sum_w, W(i));
+    sum_x = hn::Add(sum_x, hn::Mul(W(i), x));
+  }
+  min = hn::IfThenElse(hn::Gt(min, zero), zero, min);
+  // max == min: all codes 0, scale 0 (selected at the end; the lanes'
+  // divisions by zero meanwhile are harmless IEEE values).
+  const auto flat = hn::Eq(max, min);
+  const V min0 = min;  // what a flat lane reports
+
+  V iscale = hn::Div(hn::Set(df, static_cast<float>(nmax)), hn::Sub(max, min));
+  V scale = hn::Div(hn::Set(df, 1.0f), iscale);
+  V best_error = zero;
+  HWY_ALIGN int32_t lbest[kLen * kSubs];
+  for (size_t i = 0; i < kLen; ++i) {
+    const V x = X(i);
+    const auto l = hn::Min(nmax_i, hn::Max(zero_i, NearestIntVec(df, hn::Mul(iscale, hn::Sub(x, min)))));
+    hn::Store(l, di, lbest + i * n);
+    const V diff = hn::Sub(hn::Add(hn::Mul(scale, hn::ConvertTo(df, l)), min), x);
+    best_error = hn::Add(best_error, Err(W(i), diff));
+  }
+  HWY_ALIGN float laux[kLen * kSubs];
+  for (int is = 0; is <= nstep; ++is) {
+    // (rmin + rdelta * is + nmax) in scalar float, as the reference; over
+    // max - min with the min of the best candidate so far (ggml updates
+    // min when a candidate wins, and later candidates use it).
+    const float num = rmin + 0.1f * static_cast<float>(is) + static_cast<float>(nmax);
+    iscale = hn::Div(hn::Set(df, num), hn::Sub(max, min));
+    V sum_l = zero, sum_l2 = zero, sum_xl = zero;
+    for (size_t i = 0; i < kLen; ++i) {
+      const V x = X(i);
+      const V lf = hn::ConvertTo(
+          df, hn::Min(nmax_i, hn::Max(zero_i, NearestIntVec(df, hn::Mul(iscale, hn::Sub(x, min))))));
+      hn::Store(lf, df, laux + i * n);
+      const V wl = hn::Mul(W(i), lf);
+      sum_l = hn::Add(sum_l, wl);
+      sum_l2 = hn::Add(sum_l2, hn::Mul(wl, lf));
+      sum_xl = hn::Add(sum_xl, hn::Mul(wl, x));
+    }
+    const V det = hn::Sub(hn::Mul(sum_w, sum_l2), hn::Mul(sum_l, sum_l));
+    const auto solvable = hn::Gt(det, zero);
+    V this_scale = hn::Div(hn::Sub(hn::Mul(sum_w, sum_xl), hn::Mul(sum_x, sum_l)), det);
+    V this_min = hn::Div(hn::Sub(hn::Mul(sum_l2, sum_x), hn::Mul(sum_l, sum_xl)), det);
+    const auto clip = hn::Gt(this_min, zero);
+    this_min = hn::IfThenElse(clip, zero, this_min);
+    this_scale = hn::IfThenElse(clip, hn::Div(sum_xl, sum_l2), this_scale);
+    V cur_error = zero;
+    for (size_t i = 0; i < kLen; ++i) {
+      const V diff = hn::Sub(hn::Add(hn::Mul(this_scale, hn::Load(df, laux + i * n)), this_min), X(i));
+      cur_error = hn::Add(cur_error, Err(W(i), diff));
+    }
+    const auto better = hn::And(solvable, hn::Lt(cur_error, best_error));
+    if (hn::AllFalse(df, better)) continue;
+    const auto better_i = hn::RebindMask(di, better);
+    for (size_t i = 0; i < kLen; ++i) {
+      const auto l = hn::ConvertTo(di, hn::Load(df, laux + i * n));
+      hn::Store(hn::IfThenElse(better_i, l, hn::Load(di, lbest + i * n)), di, lbest + i * n);
+    }
+    best_error = hn::IfThenElse(better, cur_error, best_error);
+    scale = hn::IfThenElse(better, this_scale, scale);
+    min = hn::IfThenElse(better, this_min, min);
+  }
+  scale = hn::IfThenElse(flat, zero, scale);
+  min = hn::IfThenElse(flat, min0, min);
+  hn::StoreU(scale, df, scale_out + g);
+  hn::StoreU(hn::Neg(min), df, min_out + g);
+  const auto flat_i = hn::RebindMask(di, flat);
+  for (size_t i = 0; i < kLen; ++i) {
+    hn::StoreU(hn::IfThenZeroElse(flat_i, hn::Load(di, lbest + i * n)), di, lt + i * kSubs + g);
+  }
+}
+
+// make_qx_quants(16, 32, x, rmse_type 1) for lanes g .. g + Lanes(df) - 1
+// of the transposed Q6_K tile (16 sub-blocks of 16): codes (offset by 32)
+// and scale per sub-block.
+template <class DF>
+HWY_INLINE void QxLanes(DF df, const float* HWY_RESTRICT xt, size_t g,
+                        float* HWY_RESTRICT scale_out, int32_t* HWY_RESTRICT lt) {
+  using V = hn::Vec<DF>;
+  constexpr size_t kSubs = 16, kLen = 16;
+  constexpr int kNmax = 32;
+  const hn::RebindToSigned<DF> di;
+  const size_t n = hn::Lanes(df);
+  const V zero = hn::Zero(df);
+  const auto lo = hn::Set(di, -kNmax), hi = hn::Set(di, kNmax - 1), off = hn::Set(di, kNmax);
+  auto X = [&](size_t i) { return hn::LoadU(df, xt + i * kSubs + g); };
+  // The x of largest |x|, the first one on ties (strict >).
+  V amax = zero, max = zero;
+  for (size_t i = 0; i < kLen; ++i) {
+    const auto gt = hn::Gt(hn::Abs(X(i)), amax);
+    amax = hn::IfThenElse(gt, hn::Abs(X(i)), amax);
+    max = hn::IfThenElse(gt, X(i), max);
+  }
+  const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
+  HWY_ALIGN int32_t lbest[kLen * kSubs];
+  HWY_ALIGN int32_t lcand[kLen * kSubs];
+  // Codes for iscale, and the ordered sums sum (w * x) * l, sum (w * l) * l
+  // with w = x * x.
+  auto Sums = [&](V iscale, int32_t* codes, V& sumlx, V& suml2) {
+    sumlx = suml2 = zero;
+    for (size_t i = 0; i < kLen; ++i) {
+      const V x = X(i);
+      const auto l = hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Mul(iscale, x))));
+      hn::Store(hn::Add(l, off), di, codes + i * n);
+      const V w = hn::Mul(x, x);
+      const V lf = hn::ConvertTo(df, l);
+      sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, x), lf));
+      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
+    }
+  };
+  V sumlx, suml2;
+  Sums(hn::Div(hn::Set(df, static_cast<float>(-kNmax)), max), lbest, sumlx, suml2);
+  V scale = hn::IfThenElseZero(hn::Ne(suml2, zero), hn::Div(sumlx, suml2));
+  V best = hn::Mul(scale, sumlx);
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0) continue;
+    const float num = -(static_cast<float>(kNmax) + 0.1f * static_cast<float>(is));
+    Sums(hn::Div(hn::Set(df, num), max), lcand, sumlx, suml2);
+    const auto better =
+        hn::And(hn::Gt(suml2, zero), hn::Gt(hn::Mul(sumlx, sumlx), hn::Mul(best, suml2)));
+    if (hn::AllFalse(df, better)) continue;
+    const auto better_i = hn::RebindMask(di, better);
+    for (size_t i = 0; i < kLen; ++i) {
+      hn::Store(hn::IfThenElse(better_i, hn::Load(di, lcand + i * n), hn::Load(di, lbest + i * n)),
+                di, lbest + i * n);
+    }
+    scale = hn::IfThenElse(better, hn::Div(sumlx, suml2), scale);
+    best = hn::IfThenElse(better, hn::Mul(scale, sumlx), best);
+  }
+  hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out + g);
+  const auto all_zero_i = hn::RebindMask(di, all_zero);
+  for (size_t i = 0; i < kLen; ++i) {
+    hn::StoreU(hn::IfThenZeroElse(all_zero_i, hn::Load(di, lbest + i * n)), di, lt + i * kSubs + g);
+  }
+}
+
+// make_q3_quants(16, 4, x, do_rmse) for lanes g .. g + Lanes(df) - 1 of
+// the transposed Q3_K tile (16 sub-blocks of 16): codes (offset by 4; 0 for
+// an all-zero sub-block) and scale. The coordinate descent updates each
+// lane's sums in place in element order, as the scalar loop; sweeps go on
+// while any lane changed, which leaves a converged lane as it is (a sweep
+// without change changes nothing the next time either).
+template <class DF>
+HWY_INLINE void Q3Lanes(DF df, const float* HWY_RESTRICT xt, size_t g,
+                        float* HWY_RESTRICT scale_out, int32_t* HWY_RESTRICT lt) {
+  using V = hn::Vec<DF>;
+  constexpr size_t kSubs = 16, kLen = 16;
+  constexpr int kNmax = 4;
+  const hn::RebindToSigned<DF> di;
+  const size_t n = hn::Lanes(df);
+  const V zero = hn::Zero(df);
+  const auto lo = hn::Set(di, -kNmax), hi = hn::Set(di, kNmax - 1);
+  auto X = [&](size_t i) { return hn::LoadU(df, xt + i * kSubs + g); };
+  V amax = zero, max = zero;
+  for (size_t i = 0; i < kLen; ++i) {
+    const auto gt = hn::Gt(hn::Abs(X(i)), amax);
+    amax = hn::IfThenElse(gt, hn::Abs(X(i)), amax);
+    max = hn::IfThenElse(gt, X(i), max);
+  }
+  const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
+  const V iscale = hn::Div(hn::Set(df, static_cast<float>(-kNmax)), max);
+  HWY_ALIGN int32_t L[kLen * kSubs];
+  V sumlx = zero, suml2 = zero;
+  for (size_t i = 0; i < kLen; ++i) {
+    const V x = X(i);
+    const auto l = hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Mul(iscale, x))));
+    hn::Store(l, di, L + i * n);
+    const V w = hn::Mul(x, x);
+    const V lf = hn::ConvertTo(df, l);
+    sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, x), lf));
+    suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
+  }
+  for (int itry = 0; itry < 5; ++itry) {
+    auto changed = hn::Lt(zero, zero);  // all false
+    for (size_t i = 0; i < kLen; ++i) {
+      const V x = X(i);
+      const V w = hn::Mul(x, x);
+      const auto li = hn::Load(di, L + i * n);
+      const V lif = hn::ConvertTo(df, li);
+      V slx = hn::Sub(sumlx, hn::Mul(hn::Mul(w, x), lif));
+      const auto positive = hn::Gt(slx, zero);
+      V sl2 = hn::Sub(suml2, hn::Mul(hn::Mul(w, lif), lif));
+      const auto new_l =
+          hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Div(hn::Mul(x, sl2), slx))));
+      const auto differs = hn::RebindMask(df, hn::Ne(new_l, li));
+      const V nlf = hn::ConvertTo(df, new_l);
+      slx = hn::Add(slx, hn::Mul(hn::Mul(w, x), nlf));
+      sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, nlf), nlf));
+      const auto gain = hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2), hn::Mul(hn::Mul(sumlx, sumlx), sl2));
+      const auto take = hn::And(hn::And(positive, differs), hn::And(hn::Gt(sl2, zero), gain));
+      hn::Store(hn::IfThenElse(hn::RebindMask(di, take), new_l, li), di, L + i * n);
+      sumlx = hn::IfThenElse(take, slx, sumlx);
+      suml2 = hn::IfThenElse(take, sl2, suml2);
+      changed = hn::Or(changed, take);
+    }
+    if (hn::AllFalse(df, changed)) break;
+  }
+  const V scale = hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2));
+  hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out + g);
+  const auto all_zero_i = hn::RebindMask(di, all_zero);
+  const auto off = hn::Set(di, kNmax);
+  for (size_t i = 0; i < kLen; ++i) {
+    const auto l = hn::Add(hn::Load(di, L + i * n), off);
+    hn::StoreU(hn::IfThenZeroElse(all_zero_i, l), di, lt + i * kSubs + g);
+  }
+}
+
+// The tile transposed for the lanes: xt[i * kSubs + s] = x[s * kLen + i].
+template <size_t kSubs, size_t kLen>
+HWY_INLINE void TransposeTile(const float* HWY_RESTRICT x, float* HWY_RESTRICT xt) {
+  for (size_t s = 0; s < kSubs; ++s) {
+    for (size_t i = 0; i < kLen; ++i) xt[i * kSubs + s] = x[s * kLen + i];
+  }
+}
+template <size_t kSubs, size_t kLen>
+HWY_INLINE void UntransposeCodes(const int32_t* HWY_RESTRICT lt, uint8_t* HWY_RESTRICT codes) {
+  for (size_t s = 0; s < kSubs; ++s) {
+    for (size_t i = 0; i < kLen; ++i) codes[s * kLen + i] = static_cast<uint8_t>(lt[i * kSubs + s]);
+  }
+}
+
+// Stage 1 of Q4_K (nmax 15, rmin -1, 20 steps) / Q5_K (31, -0.5, 15): the
+// eight searches in lanes, then the reference's super-block part.
+HWY_INLINE void SearchQ45KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT block,
+                                uint8_t* HWY_RESTRICT codes, ref::KQuantSub& sub, int nmax,
+                                float rmin, int nstep) {
+  const hn::CappedTag<float, 8> df;
+  HWY_ALIGN float xt[256];
+  TransposeTile<8, 32>(x, xt);
+  float scales[8], mins[8];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 8; g += hn::Lanes(df)) {
+    Qkx2Lanes<8, 32, true, false>(df, xt, g, nmax, rmin, nstep, scales, mins, lt);
+  }
+  UntransposeCodes<8, 32>(lt, codes);
+  ref::FinishQ45K(scales, mins, nmax, block, sub);
+}
+
+// Stage 1 of Q2_K: sixteen 16-element searches (nmax 3, rmin -0.5, 15
+// steps, weights |x|, error w * |d|) in lanes, then the reference's
+// super-block part.
+HWY_INLINE void SearchQ2KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT block,
+                               uint8_t* HWY_RESTRICT codes, ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  TransposeTile<16, 16>(x, xt);
+  float scales[16], mins[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) {
+    Qkx2Lanes<16, 16, false, true>(df, xt, g, 3, -0.5f, 15, scales, mins, lt);
+  }
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ2K(scales, mins, block, sub);
+}
+
+// Stage 1 of Q3_K: sixteen make_q3_quants in lanes, then the reference's
+// super-block part.
+HWY_INLINE void SearchQ3KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT block,
+                               uint8_t* HWY_RESTRICT codes, ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  TransposeTile<16, 16>(x, xt);
+  float scales[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) Q3Lanes(df, xt, g, scales, lt);
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ3K(scales, block, sub);
+}
+
+// Stage 1 of Q6_K: sixteen make_qx_quants in lanes, then the reference's
+// super-block part.
+HWY_INLINE void SearchQ6KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT block,
+                               uint8_t* HWY_RESTRICT codes, ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  TransposeTile<16, 16>(x, xt);
+  float scales[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) QxLanes(df, xt, g, scales, lt);
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ6K(scales, block, codes, sub);
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_GGML_KQUANT_SEARCH_INL_H_
