@@ -42,12 +42,14 @@
   X(AbsMaxGrid, Encode, EncodeAbsMaxGrid, "fp8_encode")           \
   X(Fp8Quant, Encode, EncodeFp8Quant, "fp8_encode")               \
   X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
-  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")     \
+  X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")             \
+  X(GgmlLegacyQuant, GgmlLegacyEncode, EncodeGgmlLegacyQuant, "ggml_encode") \
   X(GgmlKQuantQuant, GgmlKQuantEncode, EncodeGgmlKQuantQuant, "ggml_kquant_encode")
 
 // X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
 // type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
 // that Run<Family>Sample builds for `variant` (dispatch/kernel_samples.h).
+// A ggml encoder family's variant is the ggml type id.
 #define AMN_ENCODERS(X)              \
   X(e4m3, Fp8Quant, 0)               \
   X(e5m2, Fp8Quant, 1)               \
@@ -55,6 +57,15 @@
   X(nf4, Bnb4Quant, 0)               \
   X(fp4, Bnb4Quant, 1)               \
   X(int8_rowwise, BnbInt8Quant, 0)   \
+  X(q4_0, GgmlLegacyQuant, 2)        \
+  X(q4_1, GgmlLegacyQuant, 3)        \
+  X(q5_0, GgmlLegacyQuant, 6)        \
+  X(q5_1, GgmlLegacyQuant, 7)        \
+  X(q8_0, GgmlLegacyQuant, 8)        \
+  X(iq4_nl, GgmlLegacyQuant, 20)     \
+  X(mxfp4, GgmlLegacyQuant, 39)      \
+  X(tq1_0, GgmlLegacyQuant, 34)      \
+  X(tq2_0, GgmlLegacyQuant, 35)      \
   X(q4_k, GgmlKQuantQuant, 12)       \
   X(q6_k, GgmlKQuantQuant, 14)       \
   X(q5_k, GgmlKQuantQuant, 13)       \

@@ -69,7 +69,9 @@ struct GgmlQuantArgs {
   const float* imatrix = nullptr;
   uint8_t* out = nullptr;
 };
-// The kernel table names each family's side inputs <Family>Args.
+// The kernel table names each family's side inputs <Family>Args: each ggml
+// encoder family takes the shared struct under its own name.
+using GgmlLegacyQuantArgs = GgmlQuantArgs;
 using GgmlKQuantQuantArgs = GgmlQuantArgs;
 
 }  // namespace amn::kernels

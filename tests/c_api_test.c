@@ -374,6 +374,7 @@ static void check_values(int verbose) {
   check_nvfp4();
   check_mxfp4();
   check_quantize();
+  check_quantize_ggml();
   printf("c_api_test: target %s: %d gguf fixtures, %zu kernels match their reference\n",
          amn_active_target(), fixtures, kernels);
 }
@@ -422,6 +423,7 @@ int main(void) {
   check_gptq_errors();
   check_kernel_errors();
   check_quantize_errors();
+  check_quantize_ggml_errors();
   check_every_target();
   printf("c_api_test: %d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;

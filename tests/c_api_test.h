@@ -95,4 +95,8 @@ void check_mxfp4(void);
 void check_quantize(void);
 void check_quantize_errors(void);
 
+/* ggml encoder checks (c_api_ggml_quantize_test.c). */
+void check_quantize_ggml(void);
+void check_quantize_ggml_errors(void);
+
 #endif /* AMN_TESTS_C_API_TEST_H_ */

@@ -110,5 +110,28 @@ TEST(KernelRegistry, GgmlEntriesMatchTheGgmlTypeTable) {
   }
 }
 
+// The ggml encoders ("<in>_to_<type>", family ggml_encode): each unit of
+// block_elems inputs gives whole blocks of the type, ggml's bytes each.
+TEST(KernelRegistry, GgmlEncodersMatchTheGgmlTypeTable) {
+  size_t encoders = 0;
+  for (const KernelInfo& kernel : Kernels()) {
+    if (kernel.family != "ggml_encode") continue;
+    ++encoders;
+    std::string type(kernel.name.substr(kernel.name.find("_to_") + 4));
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    const GgmlTypeInfo* info = nullptr;
+    for (uint32_t id = 0; id < 64 && info == nullptr; ++id) {
+      const GgmlTypeInfo* candidate = FindGgmlType(id);
+      if (candidate != nullptr && candidate->name == type) info = candidate;
+    }
+    ASSERT_NE(info, nullptr) << kernel.name << ": no ggml type " << type;
+    ASSERT_EQ(kernel.block_elems % info->block_elems, 0u) << kernel.name;
+    EXPECT_EQ(kernel.out_unit_bytes, kernel.block_elems / info->block_elems * info->block_bytes)
+        << kernel.name;
+  }
+  EXPECT_EQ(encoders, 3u * 9u);  // bf16/f16/f32 x the nine simple types
+}
+
 }  // namespace
 }  // namespace amn::test

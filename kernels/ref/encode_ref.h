@@ -8,6 +8,7 @@
 
 #include "kernels/encode_args.h"
 #include "kernels/encode_common.h"
+#include "kernels/ref/ggml_encode_ref.h"  // EncodeGgmlLegacyQuant
 #include "kernels/ref/ggml_kquant_encode_ref.h"  // EncodeGgmlKQuantQuant
 
 namespace amn::ref {

@@ -1,0 +1,608 @@
+// Per-target ggml encoders of the simple block types (family
+// GgmlLegacyQuant: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 TQ1_0 TQ2_0),
+// Highway 1.0.3, bit-exact with kernels/ref/ggml_encode_ref.cc (formulas,
+// ggml's evaluation order and its x86 conversion semantics there).
+//
+// The input is widened to F32 a tile at a time (encode_common-inl.h); each
+// block's scale is computed in scalar F32 exactly as the reference does,
+// and the per-element work is vectorised where it is the same IEEE
+// operation in the same order: max |x| and min/max (order-free: the sign of
+// a zero result and Q4_0/Q5_0's signed max are then recovered from the
+// first matching element, as ggml's strict-compare loop keeps it), x * id
+// (+ bias), truncation (C casts; in range whenever 1/d is finite),
+// roundf/lroundf as Trunc + a compare of the exact fraction with 0.5 (half
+// away from zero; Highway's Round is half to even), and MXFP4's 16
+// candidate errors with a strict `<`. A block whose 1/d overflows (largest
+// magnitude below ~1e-36) or whose max - min overflows goes through the
+// reference, where out-of-range casts follow x86. IQ4_NL's scale search
+// (16 trial scales, each two sequential F32 sums) keeps its sums scalar and
+// in element order (reordering them would change the bytes); the code
+// choice (best_index_int8) and the products are per element, in vectors.
+// With an importance matrix the reference runs on every target.
+//
+// Errors (when asked): x' decoded from the codes just written, with ggml's
+// dequantize_row_* formula ((code - bias) * d (+ m), d * K[code], M[code] *
+// scale) on the stored scale, or by the reference decoders where that scale
+// is not finite; summed with AddEncodeErrors. NaN/Inf input: the flat index of the
+// first such element is returned. SCALAR runs the reference.
+#if defined(AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
+#undef AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
+#else
+#define AMN_KERNELS_GGML_LEGACY_ENCODE_INL_H_
+#endif
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/encode_args.h"
+#include "kernels/encode_common-inl.h"
+#include "kernels/encode_common.h"
+#include "kernels/ggml_blocks.h"
+#include "kernels/ggml_kquant_blocks.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_encode_ref.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// At most 16 lanes, so a vector never spans two 32-element halves.
+using GeDF = hn::CappedTag<float, 16>;
+using GeDI = hn::RebindToSigned<GeDF>;
+using GeD8 = hn::Rebind<uint8_t, GeDI>;
+using GeDB = hn::CappedTag<uint8_t, 16>;
+
+HWY_INLINE void StoreF16Le(float f, uint8_t* p) {
+  const uint16_t h = ref::F32BitsToF16(std::bit_cast<uint32_t>(f));
+  p[0] = static_cast<uint8_t>(h);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
+HWY_INLINE float BlockAbsMax(const float* HWY_RESTRICT x, size_t n) {
+  const GeDF df;
+  auto m = hn::Zero(df);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) m = hn::Max(m, hn::Abs(hn::LoadU(df, x + k)));
+  return hn::GetLane(hn::MaxOfLanes(df, m));
+}
+
+// The first element whose value equals v (== : -0.0 matches 0.0): ggml's
+// strict-compare loops keep that element, so its sign is the one stored.
+HWY_INLINE float FirstEqual(const float* x, size_t n, float v) {
+  for (size_t k = 0; k < n; ++k) {
+    if (x[k] == v) return x[k];
+  }
+  return v;  // not reached
+}
+
+// Q4_0 / Q5_0's max: the first element of largest magnitude, or +0.0.
+HWY_INLINE float BlockSignedMax(const float* HWY_RESTRICT x, size_t n) {
+  const GeDF df;
+  const float amax = BlockAbsMax(x, n);
+  if (amax == 0.0f) return 0.0f;
+  const auto va = hn::Set(df, amax);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    const intptr_t at = hn::FindFirstTrue(df, hn::Eq(hn::Abs(hn::LoadU(df, x + k)), va));
+    if (at >= 0) return x[k + static_cast<size_t>(at)];
+  }
+  return 0.0f;  // not reached
+}
+
+// Q4_1 / Q5_1's min and max as ggml's loop leaves them (from FLT_MAX and
+// -FLT_MAX with strict compares): the values are the vector Min/Max, a zero
+// takes the sign of the first zero.
+HWY_INLINE void BlockMinMax(const float* HWY_RESTRICT x, size_t n, float* min, float* max) {
+  const GeDF df;
+  auto lo = hn::Set(df, FLT_MAX), hi = hn::Set(df, -FLT_MAX);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, x + k);
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  *min = hn::GetLane(hn::MinOfLanes(df, lo));
+  *max = hn::GetLane(hn::MaxOfLanes(df, hi));
+  if (*min == 0.0f) *min = FirstEqual(x, n, 0.0f);
+  if (*max == 0.0f) *max = FirstEqual(x, n, 0.0f);
+}
+
+// roundf: half away from zero. q - Trunc(q) is exact, so comparing its
+// magnitude with 0.5 decides the tie as C does (q + 0.5 would round first).
+HWY_INLINE hn::Vec<GeDF> RoundHalfAway(hn::Vec<GeDF> q) {
+  const GeDF df;
+  const auto t = hn::Trunc(q);
+  const auto up = hn::Ge(hn::Abs(hn::Sub(q, t)), hn::Set(df, 0.5f));
+  return hn::IfThenElse(up, hn::Add(t, hn::CopySign(hn::Set(df, 1.0f), q)), t);
+}
+
+// codes[k] = min(cap, trunc((x[k] - sub) * id + bias)) for k < n, as bytes;
+// every value is in int32 range (the caller checked id is finite).
+template <bool kSub>
+HWY_INLINE void TruncCodes(const float* HWY_RESTRICT x, size_t n, float sub, float id, float bias,
+                           int32_t cap, uint8_t* HWY_RESTRICT codes) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id), vb = hn::Set(df, bias), vs = hn::Set(df, sub);
+  const auto vcap = hn::Set(di, cap);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    auto v = hn::LoadU(df, x + k);
+    if constexpr (kSub) v = hn::Sub(v, vs);
+    const auto c = hn::Min(hn::ConvertTo(di, hn::Add(hn::Mul(v, vid), vb)), vcap);
+    hn::StoreU(hn::DemoteTo(d8, c), d8, codes + k);
+  }
+}
+
+// 16 bytes: codes[j] | codes[j + 16] << 4 (the legacy nibble order).
+HWY_INLINE void PackNibbles(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT out) {
+  const GeDB db;
+  const auto mask = hn::Set(db, uint8_t{0x0F});
+  for (size_t j = 0; j < 16; j += hn::Lanes(db)) {
+    const auto lo = hn::And(hn::LoadU(db, codes + j), mask);
+    const auto hi = hn::ShiftLeft<4>(hn::And(hn::LoadU(db, codes + 16 + j), mask));
+    hn::StoreU(hn::Or(lo, hi), db, out + j);
+  }
+}
+
+// Bit 4 of each of 32 codes, bit j of the little-endian u32 qh: StoreMaskBits
+// writes lane i of a mask to bit i (byte i / 8), N / 8 bytes per vector of
+// N >= 16 u8 lanes (capped at 16), so the vectors' bytes follow each other.
+HWY_INLINE void StoreHighBits(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT out) {
+  const GeDB db;
+  const size_t n = hn::Lanes(db);
+  const auto bit4 = hn::Set(db, uint8_t{0x10});
+  for (size_t j = 0; j < 32; j += n) {
+    hn::StoreMaskBits(db, hn::TestBit(hn::LoadU(db, codes + j), bit4), out + j / 8);
+  }
+}
+
+HWY_INLINE bool Finite(float f) { return std::isfinite(f); }
+
+// The stored F16 scale as the decoders widen it.
+HWY_INLINE float StoredF16(const uint8_t* p) {
+  return std::bit_cast<float>(ref::F16ToF32Bits(static_cast<uint16_t>(p[0] | p[1] << 8)));
+}
+
+// x' of n codes as ggml's dequantize_row_* computes them from the stored
+// block: f32((code & mask) - bias) * d, then + m when kMin (one rounding
+// each, never fused). Only for finite d and m: then nothing is NaN and the
+// decoders' NaN rules do not come into it.
+template <bool kMin>
+HWY_INLINE void DecodeCodes(const uint8_t* HWY_RESTRICT codes, size_t n, int32_t mask,
+                            int32_t bias, float d, float m, float* HWY_RESTRICT xq) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vd = hn::Set(df, d), vm = hn::Set(df, m);
+  const auto vmask = hn::Set(di, mask), vbias = hn::Set(di, bias);
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
+    const auto c = hn::Sub(hn::And(hn::PromoteTo(di, hn::LoadU(d8, codes + k)), vmask), vbias);
+    auto y = hn::Mul(hn::ConvertTo(df, c), vd);
+    if constexpr (kMin) y = hn::Add(y, vm);
+    hn::StoreU(y, df, xq + k);
+  }
+}
+
+// Each block encoder below writes x' to xq (when not null) and returns
+// true, or returns false when the block went through the reference or its
+// stored scale is not finite: the caller then decodes it with the reference.
+HWY_INLINE bool EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
+  const float d = BlockAbsMax(x, 32) / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) {
+    ref::QuantizeRowQ8_0(x, 32, out);
+    return false;
+  }
+  StoreF16Le(d, out);
+  const GeDF df;
+  const GeDI di;
+  const hn::Rebind<int8_t, GeDI> d8;
+  const auto vid = hn::Set(df, id);
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    const auto q = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, q)), d8,
+               reinterpret_cast<int8_t*>(out + 2 + k));
+  }
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  const auto vd = hn::Set(df, ds);
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    const auto c = hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(out + 2 + k)));
+    hn::StoreU(hn::Mul(hn::ConvertTo(df, c), vd), df, xq + k);
+  }
+  return true;
+}
+
+HWY_INLINE bool EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
+  const float d = BlockSignedMax(x, 32) / -8.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) {
+    ref::QuantizeRowQ4_0(x, 32, out);
+    return false;
+  }
+  StoreF16Le(d, out);
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<false>(x, 32, 0.0f, id, 8.5f, 15, codes);
+  PackNibbles(codes, out + 2);
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 32, 0x0F, 8, ds, 0.0f, xq);
+  return true;
+}
+
+HWY_INLINE bool EncodeQ5_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
+  const float d = BlockSignedMax(x, 32) / -16.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) {
+    ref::QuantizeRowQ5_0(x, 32, out);
+    return false;
+  }
+  StoreF16Le(d, out);
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<false>(x, 32, 0.0f, id, 16.5f, 31, codes);
+  StoreHighBits(codes, out + 2);
+  PackNibbles(codes, out + 6);
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 32, 0x1F, 16, ds, 0.0f, xq);
+  return true;
+}
+
+// Q4_1 (bits 4, clamp 15) and Q5_1 (bits 5, no clamp in ggml: the largest
+// code is 31 anyway, so the int32 cap of 255 only restates the u8 cast).
+template <int kBits>
+HWY_INLINE bool EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                               float* HWY_RESTRICT xq) {
+  float min, max;
+  BlockMinMax(x, 32, &min, &max);
+  const float range = max - min;
+  const float d = range / static_cast<float>((1 << kBits) - 1);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(range) || !Finite(id)) {
+    if constexpr (kBits == 4) {
+      ref::QuantizeRowQ4_1(x, 32, out);
+    } else {
+      ref::QuantizeRowQ5_1(x, 32, out);
+    }
+    return false;
+  }
+  StoreF16Le(d, out);
+  StoreF16Le(min, out + 2);
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<true>(x, 32, min, id, 0.5f, kBits == 4 ? 15 : 255, codes);
+  if constexpr (kBits == 4) {
+    PackNibbles(codes, out + 4);
+  } else {
+    StoreHighBits(codes, out + 4);
+    PackNibbles(codes, out + 8);
+  }
+  const float ds = StoredF16(out), ms = StoredF16(out + 2);
+  if (xq == nullptr || !Finite(ds) || !Finite(ms)) return xq == nullptr;
+  DecodeCodes<true>(codes, 32, (1 << kBits) - 1, 0, ds, ms, xq);
+  return true;
+}
+
+HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  const float amax = BlockAbsMax(x, 32);
+  // The exponent exactly as the reference computes it (C library log2f).
+  const uint8_t e = amax > 0.0f ? static_cast<uint8_t>(ref::TruncToInt32X86(
+                                      std::floor(std::log2(amax)) - 2.0f + 127.0f))
+                                : uint8_t{0};
+  const float half = std::bit_cast<float>(ggml::Mxfp4HalfScaleBits(e));
+  out[0] = e;
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  float value[16];
+  for (size_t c = 0; c < 16; ++c) value[c] = static_cast<float>(ggml::kMxfp4Values[c]) * half;
+  HWY_ALIGN uint8_t codes[32];
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, x + k);
+    auto best_err = hn::Abs(hn::Sub(hn::Set(df, value[0]), v));
+    auto best = hn::Zero(di);
+    for (int c = 1; c < 16; ++c) {
+      const auto err = hn::Abs(hn::Sub(hn::Set(df, value[c]), v));
+      const auto better = hn::Lt(err, best_err);
+      best_err = hn::IfThenElse(better, err, best_err);
+      best = hn::IfThenElse(hn::RebindMask(di, better), hn::Set(di, c), best);
+    }
+    hn::StoreU(hn::DemoteTo(d8, best), d8, codes + k);
+  }
+  PackNibbles(codes, out + 1);
+  // x' = M[code] * scale: the table values above are those products for
+  // any finite scale (e < 254); the reference decodes the rest.
+  if (xq == nullptr || !Finite(value[15])) return xq == nullptr;
+  for (size_t k = 0; k < 32; ++k) xq[k] = value[codes[k]];
+  return true;
+}
+
+// ggml's best_index_int8 over the IQ4_NL codebook K, per lane: the index,
+// and K[index] in *q. For K[0] < x < K[15] the binary search ends at the mu
+// with K[mu-1] <= x < K[mu], i.e. mu = #{k : K[k] <= x}, lo = K[mu-1] the
+// largest entry <= x, hi = K[mu] the smallest > x; then mu - 1 when
+// x - lo < hi - x (the same two F32 subtractions). x <= K[0]: 0; x >= K[15]
+// or NaN (the search's compares all fail, leaving 15): 15.
+HWY_INLINE hn::Vec<GeDI> Iq4NlIndex(hn::Vec<GeDF> x, hn::Vec<GeDF>* q) {
+  const GeDF df;
+  const GeDI di;
+  const auto& k = ggml::kIq4NlValues;
+  auto count = hn::Zero(di);
+  auto lo = hn::Set(df, static_cast<float>(k[0]));
+  auto hi = hn::Set(df, static_cast<float>(k[15]));
+  for (size_t i = 0; i < 16; ++i) {
+    const auto v = hn::Set(df, static_cast<float>(k[i]));
+    const auto le = hn::Le(v, x);
+    count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, le)));
+    lo = hn::IfThenElse(le, v, lo);
+  }
+  for (size_t i = 16; i-- > 0;) {
+    const auto v = hn::Set(df, static_cast<float>(k[i]));
+    hi = hn::IfThenElse(hn::Gt(v, x), v, hi);
+  }
+  const auto down = hn::Lt(hn::Sub(x, lo), hn::Sub(hi, x));
+  auto index = hn::IfThenElse(hn::RebindMask(di, down), hn::Sub(count, hn::Set(di, 1)), count);
+  auto value = hn::IfThenElse(down, lo, hi);
+  const auto bottom = hn::Le(x, hn::Set(df, static_cast<float>(k[0])));
+  const auto top = hn::Or(hn::Ge(x, hn::Set(df, static_cast<float>(k[15]))), hn::Not(hn::Eq(x, x)));
+  index = hn::IfThenZeroElse(hn::RebindMask(di, bottom), index);
+  value = hn::IfThenElse(bottom, hn::Set(df, static_cast<float>(k[0])), value);
+  index = hn::IfThenElse(hn::RebindMask(di, top), hn::Set(di, 15), index);
+  *q = hn::IfThenElse(top, hn::Set(df, static_cast<float>(k[15])), value);
+  return index;
+}
+
+// One trial scale of the IQ4_NL search: sumqx = sum (w*q)*x, sumq2 = sum
+// (w*q)*q over the block in element order. The products are per element
+// (vector, exact); only the two additions are sequential, as in ggml.
+HWY_INLINE void Iq4NlTrial(const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, float id,
+                           float* sumqx, float* sumq2) {
+  const GeDF df;
+  HWY_ALIGN float px[32], p2[32];
+  const auto vid = hn::Set(df, id);
+  for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+    const auto xv = hn::LoadU(df, x + j);
+    hn::Vec<GeDF> q;
+    (void)Iq4NlIndex(hn::Mul(vid, xv), &q);
+    const auto wq = hn::Mul(hn::LoadU(df, w + j), q);
+    hn::Store(hn::Mul(wq, xv), df, px + j);
+    hn::Store(hn::Mul(wq, q), df, p2 + j);
+  }
+  float a = 0.0f, b = 0.0f;
+  for (size_t j = 0; j < 32; ++j) {
+    a += px[j];
+    b += p2[j];
+  }
+  *sumqx = a;
+  *sumq2 = b;
+}
+
+// IQ4_NL without an imatrix (quantize_iq4_nl, ntry 7, weights x^2): the
+// reference's search with its per-element work in vectors.
+HWY_INLINE bool EncodeIq4NlBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  const GeDF df;
+  const GeD8 d8;
+  const float amax = BlockAbsMax(x, 32);
+  float d = 0.0f;
+  if (!(amax < 1e-15f)) {
+    const float max = BlockSignedMax(x, 32);
+    HWY_ALIGN float w[32];
+    for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+      const auto v = hn::LoadU(df, x + j);
+      hn::Store(hn::Mul(v, v), df, w + j);
+    }
+    const float k0 = static_cast<float>(ggml::kIq4NlValues[0]);
+    d = -max / k0;
+    float sumqx, sumq2;
+    Iq4NlTrial(x, w, 1.0f / d, &sumqx, &sumq2);
+    d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+    float best = d * sumqx;
+    for (int itry = -7; itry <= 7; ++itry) {
+      Iq4NlTrial(x, w, static_cast<float>(itry + ggml::kIq4NlValues[0]) / max, &sumqx, &sumq2);
+      if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+        d = sumqx / sumq2;
+        best = d * sumqx;
+      }
+    }
+  }
+  StoreF16Le(d, out);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  HWY_ALIGN uint8_t codes[32];
+  HWY_ALIGN float values[32];
+  const auto vid = hn::Set(df, id);
+  for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+    hn::Vec<GeDF> q;
+    const auto index = Iq4NlIndex(hn::Mul(vid, hn::LoadU(df, x + j)), &q);
+    hn::StoreU(hn::DemoteTo(d8, index), d8, codes + j);
+    hn::Store(q, df, values + j);
+  }
+  PackNibbles(codes, out + 2);
+  // x' = d * K[code] on the stored scale (the decoder's product).
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  const auto vd = hn::Set(df, ds);
+  for (size_t j = 0; j < 32; j += hn::Lanes(df)) {
+    hn::StoreU(hn::Mul(vd, hn::Load(df, values + j)), df, xq + j);
+  }
+  return true;
+}
+
+// TQ1_0 / TQ2_0 trits + 1 (0, 1, 2) of 256 elements: lroundf(x * id) + 1.
+HWY_INLINE void TernaryCodes(const float* HWY_RESTRICT x, float id, uint8_t* HWY_RESTRICT codes) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id);
+  const auto one = hn::Set(di, 1);
+  for (size_t k = 0; k < 256; k += hn::Lanes(df)) {
+    const auto q = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
+    hn::StoreU(hn::DemoteTo(d8, hn::Add(hn::ConvertTo(di, q), one)), d8, codes + k);
+  }
+}
+
+HWY_INLINE bool EncodeTq2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  const float d = BlockAbsMax(x, 256);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) {
+    ref::QuantizeRowTq2_0(x, 256, out);
+    return false;
+  }
+  StoreF16Le(d, out + kq::tq2::kD);
+  HWY_ALIGN uint8_t codes[256];
+  TernaryCodes(x, id, codes);
+  const GeDB db;
+  // Byte 32 h + m: elements 128 h + m + 32 k in bits 2k.
+  for (size_t h = 0; h < 2; ++h) {
+    const uint8_t* c = codes + 128 * h;
+    for (size_t m = 0; m < 32; m += hn::Lanes(db)) {
+      auto q = hn::LoadU(db, c + m);
+      q = hn::Or(q, hn::ShiftLeft<2>(hn::LoadU(db, c + 32 + m)));
+      q = hn::Or(q, hn::ShiftLeft<4>(hn::LoadU(db, c + 64 + m)));
+      q = hn::Or(q, hn::ShiftLeft<6>(hn::LoadU(db, c + 96 + m)));
+      hn::StoreU(q, db, out + 32 * h + m);
+    }
+  }
+  const float ds = StoredF16(out + kq::tq2::kD);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 256, 0xFF, 1, ds, 0.0f, xq);
+  return true;
+}
+
+HWY_INLINE bool EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  const float d = BlockAbsMax(x, 256);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  if (!Finite(id)) {
+    ref::QuantizeRowTq1_0(x, 256, out);
+    return false;
+  }
+  StoreF16Le(d, out + kq::tq1::kD);
+  HWY_ALIGN uint8_t codes[256];
+  TernaryCodes(x, id, codes);
+  // Base-3 digits, first element most significant, then ceil(v * 256 / 243)
+  // (v <= 242, so u16 arithmetic is exact); the same element order as the
+  // reference.
+  auto ceil243 = [](unsigned v) { return static_cast<uint8_t>((v * 256 + 242) / 243); };
+  for (size_t m = 0; m < 32; ++m) {
+    unsigned v = 0;
+    for (size_t k = 0; k < 5; ++k) v = v * 3 + codes[m + 32 * k];
+    out[m] = ceil243(v);
+  }
+  for (size_t m = 0; m < 16; ++m) {
+    unsigned v = 0;
+    for (size_t k = 0; k < 5; ++k) v = v * 3 + codes[160 + m + 16 * k];
+    out[32 + m] = ceil243(v);
+  }
+  for (size_t j = 0; j < 4; ++j) {
+    unsigned v = 0;
+    for (size_t k = 0; k < 4; ++k) v = v * 3 + codes[240 + j + 4 * k];
+    out[kq::tq1::kQh + j] = ceil243(v * 3);
+  }
+  // The base-3 packing is exact both ways: the decoder's digits are these.
+  const float ds = StoredF16(out + kq::tq1::kD);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, 256, 0xFF, 1, ds, 0.0f, xq);
+  return true;
+}
+
+// A scale that overflowed F16 (|d| > 65504) decodes to ±Inf and, times a
+// zero code, NaN. The vector error sums keep a NaN lane out of max_abs
+// differently from the reference's `a > max` (a NaN in a lane hides an Inf
+// beside it), so a tile with a NaN x' is summed one element at a time.
+HWY_INLINE void AddTileErrors(const float* HWY_RESTRICT xs, const float* HWY_RESTRICT xq,
+                              uint64_t index, size_t count, kernels::ErrorSums& sums) {
+  const GeDF df;
+  auto nan = hn::Zero(df);
+  size_t k = 0;
+  for (; k + hn::Lanes(df) <= count; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, xq + k);
+    // Not(Eq): Ne is ordered on AVX2/AVX3 (false for NaN), unordered on SSE.
+    nan = hn::Or(nan, hn::VecFromMask(df, hn::Not(hn::Eq(v, v))));
+  }
+  bool any_nan = !hn::AllTrue(df, hn::Eq(nan, hn::Zero(df)));
+  for (; k < count; ++k) any_nan = any_nan || std::isnan(xq[k]);
+  if (!any_nan) return AddEncodeErrors(xs, xq, index, count, sums);
+  for (k = 0; k < count; ++k) kernels::AddError(sums, index + k, xs[k], xq[k]);
+}
+
+// n_blocks blocks of x to out; x' to xq when xq is not null.
+HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
+                                 uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  const size_t be = ref::GgmlEncodeBlockElems(type);
+  const size_t bb = ref::GgmlEncodeBlockBytes(type);
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const float* xb = x + b * be;
+    uint8_t* ob = out + b * bb;
+    float* qb = xq == nullptr ? nullptr : xq + b * be;
+    bool decoded;
+    switch (type) {
+      case GgmlType::kQ4_0: decoded = EncodeQ4_0Block(xb, ob, qb); break;
+      case GgmlType::kQ4_1: decoded = EncodeMinBlock<4>(xb, ob, qb); break;
+      case GgmlType::kQ5_0: decoded = EncodeQ5_0Block(xb, ob, qb); break;
+      case GgmlType::kQ5_1: decoded = EncodeMinBlock<5>(xb, ob, qb); break;
+      case GgmlType::kQ8_0: decoded = EncodeQ8_0Block(xb, ob, qb); break;
+      case GgmlType::kMXFP4: decoded = EncodeMxfp4Block(xb, ob, qb); break;
+      case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
+      case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
+      case GgmlType::kIQ4_NL: decoded = EncodeIq4NlBlock(xb, ob, qb); break;
+      default:
+        ref::QuantizeGgmlRow(type, xb, be, ob);
+        decoded = false;
+        break;
+    }
+    if (!decoded && qb != nullptr) ref::DequantGgmlEncodedBlocks(type, ob, 1, qb);
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// The kernel table's entry point (kernels/encode_args.h): the rows' blocks
+// are contiguous in the input and the output, so the call is one run of
+// rows * cols / block_elems blocks, a tile of kEncodeTile elements (whole
+// blocks: 256 is a multiple of 32 and of 256) at a time.
+inline uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a,
+                                      kernels::ErrorSums* errors) {
+#if HWY_TARGET == HWY_SCALAR
+  return ref::EncodeGgmlLegacyQuant(a, errors);
+#else
+  // With an importance matrix ggml's search is sequential F32 sums per
+  // block (and a per-row sum): the reference on every target.
+  if (a.imatrix != nullptr && ref::GgmlImatrixChangesBytes(a.type)) {
+    return ref::EncodeGgmlLegacyQuant(a, errors);
+  }
+  const size_t be = ref::GgmlEncodeBlockElems(a.type);
+  const size_t bb = ref::GgmlEncodeBlockBytes(a.type);
+  if (be == 0) return kernels::kAllFinite;
+  const uint64_t n = a.x.rows * a.x.cols;
+  HWY_ALIGN float xs[kEncodeTile + kEncodePad];
+  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
+  for (uint64_t i0 = 0; i0 < n; i0 += kEncodeTile) {
+    const size_t t = static_cast<size_t>(std::min<uint64_t>(kEncodeTile, n - i0));
+    if (!LoadEncodeTile(a.x.in, a.x.type, i0, t, xs)) {
+      return FirstNonFinite(a.x.in, a.x.type, i0, t);
+    }
+    EncodeGgmlBlocks(a.type, xs, t / be, a.out + i0 / be * bb, errors != nullptr ? xq : nullptr);
+    if (errors != nullptr) AddTileErrors(xs, xq, i0, t, *errors);
+  }
+  return kernels::kAllFinite;
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
