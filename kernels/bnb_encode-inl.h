@@ -197,8 +197,15 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<EncDF>> Bnb4CodesSearch(
   // Steps 8, 4, 2, 1 (NF4, 15 pivots) or 4, 2, 1 (FP4, 7): after each,
   // c = number of pivots below xn among those the search has settled.
   const auto key = kFp4 ? hn::Abs(xn) : xn;
-  auto c = hn::Zero(di);
-  for (int step = kFp4 ? 4 : 8; step >= 1; step /= 2) {
+  // The first two steps choose among constants (a blend, no lookup).
+  constexpr int kTop = kFp4 ? 4 : 8;
+  const auto first = hn::Gt(key, hn::Set(df, t.pivots.v[kTop - 1]));
+  const auto second = hn::Gt(
+      key, hn::IfThenElse(first, hn::Set(df, t.pivots.v[kTop + kTop / 2 - 1]),
+                          hn::Set(df, t.pivots.v[kTop / 2 - 1])));
+  auto c = hn::Add(hn::IfThenElseZero(hn::RebindMask(di, first), hn::Set(di, kTop)),
+                   hn::IfThenElseZero(hn::RebindMask(di, second), hn::Set(di, kTop / 2)));
+  for (int step = kTop / 4; step >= 1; step /= 2) {
     const auto p = Lookup16(df, t.pivots, hn::Add(c, hn::Set(di, step - 1)));
     c = hn::Add(c, hn::IfThenElseZero(hn::RebindMask(di, hn::Gt(key, p)), hn::Set(di, step)));
   }
