@@ -367,12 +367,17 @@ inline uint64_t QuantizeBnbInt8Body(const uint8_t* HWY_RESTRICT in, ElemType typ
         const auto q = hn::Round(hn::Min(hn::Max(hn::Mul(x, vscale), lo), hi));
         const auto code = hn::IfThenZeroElse(hn::RebindMask(di, hn::Eq(x, hn::Zero(df))),
                                              hn::ConvertTo(di, q));
-        hn::StoreU(hn::DemoteTo(d8, code), d8, ct + k);
+        // Whole vectors straight to the output; a last partial one via ct.
+        if (k + n <= t) {
+          hn::StoreU(hn::DemoteTo(d8, code), d8, codes + row0 + done + k);
+        } else {
+          hn::StoreU(hn::DemoteTo(d8, code), d8, ct);
+          std::memcpy(codes + row0 + done + k, ct, t - k);
+        }
         if (errors != nullptr) {
           hn::Store(hn::Mul(hn::Mul(hn::ConvertTo(df, code), vscb), inv127), df, xq + k);
         }
       }
-      std::memcpy(codes + row0 + done, ct, t);
       if (errors != nullptr) AddEncodeErrors(xs, xq, row0 + done, t, *errors);
     }
   }

@@ -106,15 +106,21 @@ HWY_INLINE uint64_t EncodeFp8Segment(const uint8_t* HWY_RESTRICT in, ElemType ty
     if (!LoadEncodeTile(in, type, i0 + done, len, xs)) {
       return FirstNonFinite(in, type, i0 + done, len);
     }
+    uint8_t* HWY_RESTRICT out = codes + i0 + done;
     for (size_t k = 0; k < len; k += n) {
       const auto x = hn::Load(df, xs + k);
       const auto q = hn::Min(hn::Max(hn::Div(x, vscale), vmin), vmax);
       hn::Vec<EncDF> value;
-      const auto code = F32ToFp8Lanes<kE5m2>(q, &value);
-      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, code)), d8, ct + k);
+      const auto code = hn::DemoteTo(d8, hn::BitCast(di, F32ToFp8Lanes<kE5m2>(q, &value)));
+      // Whole vectors straight to the output; a last partial one via ct.
+      if (k + n <= len) {
+        hn::StoreU(code, d8, out + k);
+      } else {
+        hn::StoreU(code, d8, ct);
+        std::memcpy(out + k, ct, len - k);
+      }
       if (errors != nullptr) hn::Store(hn::Mul(value, vscale), df, xq + k);
     }
-    std::memcpy(codes + i0 + done, ct, len);
     if (errors != nullptr) AddEncodeErrors(xs, xq, i0 + done, len, *errors);
   }
   return kernels::kAllFinite;
