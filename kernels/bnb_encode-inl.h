@@ -8,10 +8,20 @@
 // pivot-count form (kernels/bnb_encode_tables.h): NF4 code = number of
 // pivots p with xn > p; FP4 rank = number of pivots below |xn|, code =
 // kFp4CodeOfRank[rank] (rank < 2: rank; else 8 - (rank & ~1) + (rank & 1))
-// plus 8 when xn's sign bit is set. Codes go to a byte tile, and pairs of
-// bytes (u16 lanes, little-endian) pack to hi << 4 | lo; a trailing odd
-// element pairs with 0. A block of at most kEncodeTile elements is loaded
-// once; a longer block is read twice (max, then codes).
+// plus 8 when xn's sign bit is set. Two paths reach those counts:
+//   * whole tiles (vectors of >= 8 F32 lanes, block_size a multiple of two
+//     vectors and <= kEncodeTile): a tile of whole blocks at a time, the
+//     count by a branchless binary search over the sorted pivots (two
+//     steps by blends of constants, then table lookups), x' by a codebook
+//     lookup times absmax, pairs of codes packed in registers, and the
+//     tile's errors added at once;
+//   * otherwise block by block: the count by one comparison per pivot,
+//     codes to a byte tile, pairs of bytes (u16 lanes, little-endian)
+//     packed to hi << 4 | lo; a trailing odd element pairs with 0. A block
+//     of at most kEncodeTile elements is loaded once; a longer block is
+//     read twice (max, then codes).
+// Both end at the reference's codes and x' bit for bit (the search finds
+// the same count; x' is the reference's one F32 product).
 //
 // INT8, per row: SCB = max |x| unless given; scale = 127.0f / SCB (scalar
 // F32 division); code = x == ±0 ? 0 : Round(clamp(x * scale, -127, 127))
