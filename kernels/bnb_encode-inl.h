@@ -181,13 +181,22 @@ HWY_INLINE hn::Vec<D> Lookup16(D d, const Table16<D>& table,
 // The tables of one format, built once per call.
 template <bool kFp4>
 struct Bnb4Tables {
-  Table16<EncDF> pivots;    // sorted pivots, +Inf-free padding never read
+  Table16<EncDF> pivots;    // sorted pivots (padding never read)
+  // Per lookup step s (2 and 1 for NF4, 1 for FP4): the pivots the step can
+  // reach, step_pivots[s / 2][j] = pivots[2 s j + s - 1], at most 8 of them
+  // (one lookup even on 8-lane vectors; c is a multiple of 2 s there).
+  Table16<EncDF> step_pivots[2];
   Table16<EncDF> codebook;  // x' / absmax per code (FP4 code 8: -0.0)
   Table16<hn::RebindToSigned<EncDF>> code_of_rank;  // FP4 only
   Bnb4Tables() {
     const auto& p = kFp4 ? std::span<const float>(bnb::kFp4Pivots)
                          : std::span<const float>(bnb::kNf4Pivots);
     for (size_t j = 0; j < p.size(); ++j) pivots.v[j] = p[j];
+    for (size_t s = 1; s <= 2; s *= 2) {
+      for (size_t j = 0; 2 * s * j + s - 1 < p.size(); ++j) {
+        step_pivots[s / 2].v[j] = p[2 * s * j + s - 1];
+      }
+    }
     const auto& cb = kFp4 ? bnb::kFp4Codebook : bnb::kNf4Codebook;
     for (size_t c = 0; c < 16; ++c) codebook.v[c] = (kFp4 && c == 8) ? -0.0f : cb[c];
     for (size_t r = 0; r < bnb::kFp4CodeOfRank.size(); ++r) {
@@ -216,14 +225,19 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<EncDF>> Bnb4CodesSearch(
   auto c = hn::Add(hn::IfThenElseZero(hn::RebindMask(di, first), hn::Set(di, kTop)),
                    hn::IfThenElseZero(hn::RebindMask(di, second), hn::Set(di, kTop / 2)));
   for (int step = kTop / 4; step >= 1; step /= 2) {
-    const auto p = Lookup16(df, t.pivots, hn::Add(c, hn::Set(di, step - 1)));
+    // c / (2 step) < 8 <= lanes: one lookup.
+    const auto j = step == 2 ? hn::ShiftRight<2>(c) : hn::ShiftRight<1>(c);
+    const auto p = hn::TableLookupLanes(hn::Load(df, t.step_pivots[step / 2].v),
+                                        hn::IndicesFromVec(df, j));
     c = hn::Add(c, hn::IfThenElseZero(hn::RebindMask(di, hn::Gt(key, p)), hn::Set(di, step)));
   }
   hn::Vec<hn::RebindToSigned<EncDF>> code;
   if constexpr (kFp4) {
     // The sign bit of xn (-0.0 included) adds 8.
     const auto negative = hn::Lt(hn::BitCast(di, xn), hn::Zero(di));
-    code = hn::Or(Lookup16(di, t.code_of_rank, c), hn::IfThenElseZero(negative, hn::Set(di, 8)));
+    const auto rank_code =
+        hn::TableLookupLanes(hn::Load(di, t.code_of_rank.v), hn::IndicesFromVec(di, c));  // c < 8
+    code = hn::Or(rank_code, hn::IfThenElseZero(negative, hn::Set(di, 8)));
   } else {
     code = c;
   }
