@@ -151,8 +151,9 @@ HWY_INLINE void EncodeBnb4Tile(const float* HWY_RESTRICT xs, uint64_t i0, size_t
 // ---- The whole-tile path (vectors of 8 or more F32 lanes) ----------------
 // A tile of whole blocks, each block a multiple of two vectors: per vector
 // one block's absmax, the code by a branchless binary search over the
-// sorted pivots (4 table lookups for NF4, 3 for FP4, instead of 15 / 7
-// comparisons: the search ends at the same count of pivots below xn), x' as
+// sorted pivots (two steps by blends, then 2 (NF4) or 1 (FP4) table
+// lookups, instead of 15 / 7 comparisons: the search ends at the same
+// count of pivots below xn), x' as
 // the codebook entry (table lookup) times absmax (the reference's one F32
 // product), and pairs of codes packed in registers. The errors of the whole
 // tile are added once, in index order (encode_common.h), so the sums are
