@@ -8,10 +8,20 @@
 // pivot-count form (kernels/bnb_encode_tables.h): NF4 code = number of
 // pivots p with xn > p; FP4 rank = number of pivots below |xn|, code =
 // kFp4CodeOfRank[rank] (rank < 2: rank; else 8 - (rank & ~1) + (rank & 1))
-// plus 8 when xn's sign bit is set. Codes go to a byte tile, and pairs of
-// bytes (u16 lanes, little-endian) pack to hi << 4 | lo; a trailing odd
-// element pairs with 0. A block of at most kEncodeTile elements is loaded
-// once; a longer block is read twice (max, then codes).
+// plus 8 when xn's sign bit is set. Two paths reach those counts:
+//   * whole tiles (vectors of >= 8 F32 lanes, block_size a multiple of two
+//     vectors and <= kEncodeTile): a tile of whole blocks at a time, the
+//     count by a branchless binary search over the sorted pivots (two
+//     steps by blends of constants, then table lookups), x' by a codebook
+//     lookup times absmax, pairs of codes packed in registers, and the
+//     tile's errors added at once;
+//   * otherwise block by block: the count by one comparison per pivot,
+//     codes to a byte tile, pairs of bytes (u16 lanes, little-endian)
+//     packed to hi << 4 | lo; a trailing odd element pairs with 0. A block
+//     of at most kEncodeTile elements is loaded once; a longer block is
+//     read twice (max, then codes).
+// Both end at the reference's codes and x' bit for bit (the search finds
+// the same count; x' is the reference's one F32 product).
 //
 // INT8, per row: SCB = max |x| unless given; scale = 127.0f / SCB (scalar
 // F32 division); code = x == ±0 ? 0 : Round(clamp(x * scale, -127, 127))
@@ -31,6 +41,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "hwy/highway.h"
 #include "kernels/bnb_encode_tables.h"
@@ -137,13 +148,169 @@ HWY_INLINE void EncodeBnb4Tile(const float* HWY_RESTRICT xs, uint64_t i0, size_t
   if (errors != nullptr) AddEncodeErrors(xs, xq, i0, len, *errors);
 }
 
+// ---- The whole-tile path (vectors of 8 or more F32 lanes) ----------------
+// A tile of whole blocks, each block a multiple of two vectors: per vector
+// one block's absmax, the code by a branchless binary search over the
+// sorted pivots (two steps by blends, then 2 (NF4) or 1 (FP4) table
+// lookups, instead of 15 / 7 comparisons: the search ends at the same
+// count of pivots below xn), x' as
+// the codebook entry (table lookup) times absmax (the reference's one F32
+// product), and pairs of codes packed in registers. The errors of the whole
+// tile are added once, in index order (encode_common.h), so the sums are
+// the same bytes as block by block.
+
+// Up to 16 F32 (or I32) table entries, zero-padded to a whole vector.
+template <class D>
+struct Table16 {
+  HWY_ALIGN hn::TFromD<D> v[HWY_MAX_BYTES / 4 > 16 ? HWY_MAX_BYTES / 4 : 16] = {};
+};
+
+// table[idx] per lane, idx in [0, 16); vectors of 8 lanes use two lookups.
+template <class D>
+HWY_INLINE hn::Vec<D> Lookup16(D d, const Table16<D>& table,
+                               hn::Vec<hn::RebindToSigned<D>> idx) {
+  const hn::RebindToSigned<D> di;
+  const size_t n = hn::Lanes(d);
+  if (n >= 16) return hn::TableLookupLanes(hn::Load(d, table.v), hn::IndicesFromVec(d, idx));
+  const auto low = hn::And(idx, hn::Set(di, 7));
+  const auto lo = hn::TableLookupLanes(hn::Load(d, table.v), hn::IndicesFromVec(d, low));
+  const auto hi = hn::TableLookupLanes(hn::Load(d, table.v + 8), hn::IndicesFromVec(d, low));
+  const auto upper = hn::RebindMask(d, hn::Ne(hn::And(idx, hn::Set(di, 8)), hn::Zero(di)));
+  return hn::IfThenElse(upper, hi, lo);
+}
+
+// The tables of one format, built once per call.
+template <bool kFp4>
+struct Bnb4Tables {
+  Table16<EncDF> pivots;    // sorted pivots (padding never read)
+  // Per lookup step s (2 and 1 for NF4, 1 for FP4): the pivots the step can
+  // reach, step_pivots[s / 2][j] = pivots[2 s j + s - 1], at most 8 of them
+  // (one lookup even on 8-lane vectors; c is a multiple of 2 s there).
+  Table16<EncDF> step_pivots[2];
+  Table16<EncDF> codebook;  // x' / absmax per code (FP4 code 8: -0.0)
+  Table16<hn::RebindToSigned<EncDF>> code_of_rank;  // FP4 only
+  Bnb4Tables() {
+    const auto& p = kFp4 ? std::span<const float>(bnb::kFp4Pivots)
+                         : std::span<const float>(bnb::kNf4Pivots);
+    for (size_t j = 0; j < p.size(); ++j) pivots.v[j] = p[j];
+    for (size_t s = 1; s <= 2; s *= 2) {
+      for (size_t j = 0; 2 * s * j + s - 1 < p.size(); ++j) {
+        step_pivots[s / 2].v[j] = p[2 * s * j + s - 1];
+      }
+    }
+    const auto& cb = kFp4 ? bnb::kFp4Codebook : bnb::kNf4Codebook;
+    for (size_t c = 0; c < 16; ++c) codebook.v[c] = (kFp4 && c == 8) ? -0.0f : cb[c];
+    for (size_t r = 0; r < bnb::kFp4CodeOfRank.size(); ++r) {
+      code_of_rank.v[r] = bnb::kFp4CodeOfRank[r];
+    }
+  }
+};
+
+// Codes (i32 lanes) of one vector of x; x' to *decoded.
+template <bool kFp4>
+HWY_INLINE hn::Vec<hn::RebindToSigned<EncDF>> Bnb4CodesSearch(
+    hn::Vec<EncDF> x, hn::Vec<EncDF> vinv, hn::Vec<EncDF> vabsmax, const Bnb4Tables<kFp4>& t,
+    hn::Vec<EncDF>* decoded) {
+  const EncDF df;
+  const hn::RebindToSigned<EncDF> di;
+  const auto xn = hn::IfThenElse(hn::Eq(x, hn::Zero(df)), x, hn::Mul(x, vinv));
+  // Steps 8, 4, 2, 1 (NF4, 15 pivots) or 4, 2, 1 (FP4, 7): after each,
+  // c = number of pivots below xn among those the search has settled.
+  const auto key = kFp4 ? hn::Abs(xn) : xn;
+  // The first two steps choose among constants (a blend, no lookup).
+  constexpr int kTop = kFp4 ? 4 : 8;
+  const auto first = hn::Gt(key, hn::Set(df, t.pivots.v[kTop - 1]));
+  const auto second = hn::Gt(
+      key, hn::IfThenElse(first, hn::Set(df, t.pivots.v[kTop + kTop / 2 - 1]),
+                          hn::Set(df, t.pivots.v[kTop / 2 - 1])));
+  auto c = hn::Add(hn::IfThenElseZero(hn::RebindMask(di, first), hn::Set(di, kTop)),
+                   hn::IfThenElseZero(hn::RebindMask(di, second), hn::Set(di, kTop / 2)));
+  for (int step = kTop / 4; step >= 1; step /= 2) {
+    // c / (2 step) < 8 <= lanes: one lookup.
+    const auto j = step == 2 ? hn::ShiftRight<2>(c) : hn::ShiftRight<1>(c);
+    const auto p = hn::TableLookupLanes(hn::Load(df, t.step_pivots[step / 2].v),
+                                        hn::IndicesFromVec(df, j));
+    c = hn::Add(c, hn::IfThenElseZero(hn::RebindMask(di, hn::Gt(key, p)), hn::Set(di, step)));
+  }
+  hn::Vec<hn::RebindToSigned<EncDF>> code;
+  if constexpr (kFp4) {
+    // The sign bit of xn (-0.0 included) adds 8.
+    const auto negative = hn::Lt(hn::BitCast(di, xn), hn::Zero(di));
+    const auto rank_code =
+        hn::TableLookupLanes(hn::Load(di, t.code_of_rank.v), hn::IndicesFromVec(di, c));  // c < 8
+    code = hn::Or(rank_code, hn::IfThenElseZero(negative, hn::Set(di, 8)));
+  } else {
+    code = c;
+  }
+  *decoded = hn::Mul(Lookup16(df, t.codebook, code), vabsmax);
+  return code;
+}
+
+// Two vectors of codes (elements 0 .. 2N-1) -> N packed bytes (even element
+// in the high nibble).
+HWY_INLINE void StorePackedPairs(hn::Vec<hn::RebindToSigned<EncDF>> a,
+                                 hn::Vec<hn::RebindToSigned<EncDF>> b, uint8_t* HWY_RESTRICT out) {
+  const EncDU du;
+  const hn::Repartition<uint64_t, EncDU> d64;
+  const hn::Rebind<uint8_t, EncDU> d8;
+  // As u64 lanes (even code low, odd code high): (w << 4) | (w >> 32) has
+  // the byte in the low u32 half.
+  const auto pack = [&](hn::Vec<hn::RebindToSigned<EncDF>> v) {
+    const auto w = hn::BitCast(d64, v);
+    return hn::BitCast(du, hn::Or(hn::ShiftLeft<4>(w), hn::ShiftRight<32>(w)));
+  };
+  const auto bytes = hn::And(hn::ConcatEven(du, pack(b), pack(a)), hn::Set(du, 0xFFu));
+  hn::StoreU(hn::DemoteTo(d8, hn::BitCast(hn::RebindToSigned<EncDU>(), bytes)), d8, out);
+}
+
+// Elements [i0, i0 + len) in xs, whole blocks of block_size (a multiple of
+// 2N) except perhaps a last partial one whose length is a multiple of 2N;
+// absmax[0..] their blocks' absmax (computed here unless given).
+template <bool kFp4>
+HWY_INLINE void EncodeBnb4TileSearch(const float* HWY_RESTRICT xs, uint64_t i0, size_t len,
+                                     size_t block_size, bool absmax_given,
+                                     float* HWY_RESTRICT absmax, const Bnb4Tables<kFp4>& t,
+                                     uint8_t* HWY_RESTRICT packed, kernels::ErrorSums* errors) {
+  const EncDF df;
+  const size_t n = hn::Lanes(df);
+  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
+  for (size_t b0 = 0, b = 0; b0 < len; b0 += block_size, ++b) {
+    const size_t blen = std::min(block_size, len - b0);
+    if (!absmax_given) absmax[b] = TileAbsMax(xs + b0, blen);
+    const auto vabsmax = hn::Set(df, absmax[b]);
+    const auto vinv = hn::Set(df, 1.0f / absmax[b]);
+    for (size_t k = b0; k < b0 + blen; k += 2 * n) {
+      hn::Vec<EncDF> qa, qb;
+      const auto ca = Bnb4CodesSearch<kFp4>(hn::Load(df, xs + k), vinv, vabsmax, t, &qa);
+      const auto cb = Bnb4CodesSearch<kFp4>(hn::Load(df, xs + k + n), vinv, vabsmax, t, &qb);
+      hn::Store(qa, df, xq + k);
+      hn::Store(qb, df, xq + k + n);
+      StorePackedPairs(ca, cb, packed + (i0 + k) / 2);
+    }
+  }
+  if (errors != nullptr) AddEncodeErrors(xs, xq, i0, len, *errors);
+}
+
 template <bool kFp4>
 HWY_INLINE uint64_t QuantizeBnb4Blocks(const uint8_t* HWY_RESTRICT in, ElemType type, uint64_t n,
                                        uint64_t block_size, bool absmax_given,
                                        float* HWY_RESTRICT absmax, uint8_t* HWY_RESTRICT packed,
                                        kernels::ErrorSums* errors) {
   HWY_ALIGN float xs[kEncodeTile + kEncodePad];
-  for (uint64_t begin = 0, b = 0; begin < n; begin += block_size, ++b) {
+  uint64_t start = 0;
+  const size_t lanes = hn::Lanes(EncDF());
+  if (lanes >= 8 && block_size % (2 * lanes) == 0 && block_size <= kEncodeTile) {
+    const Bnb4Tables<kFp4> tables;
+    const uint64_t tile = kEncodeTile / block_size * block_size;
+    for (; start < n; start += tile) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(tile, n - start));
+      if (len % (2 * lanes) != 0) break;  // the rest (a partial block) goes block by block
+      if (!LoadEncodeTile(in, type, start, len, xs)) return FirstNonFinite(in, type, start, len);
+      EncodeBnb4TileSearch<kFp4>(xs, start, len, static_cast<size_t>(block_size), absmax_given,
+                                 absmax + start / block_size, tables, packed, errors);
+    }
+  }
+  for (uint64_t begin = start, b = start / block_size; begin < n; begin += block_size, ++b) {
     const uint64_t len = std::min(n - begin, block_size);
     const bool one_tile = len <= kEncodeTile;
     if (!absmax_given) {
@@ -225,12 +392,17 @@ inline uint64_t QuantizeBnbInt8Body(const uint8_t* HWY_RESTRICT in, ElemType typ
         const auto q = hn::Round(hn::Min(hn::Max(hn::Mul(x, vscale), lo), hi));
         const auto code = hn::IfThenZeroElse(hn::RebindMask(di, hn::Eq(x, hn::Zero(df))),
                                              hn::ConvertTo(di, q));
-        hn::StoreU(hn::DemoteTo(d8, code), d8, ct + k);
+        // Whole vectors straight to the output; a last partial one via ct.
+        if (k + n <= t) {
+          hn::StoreU(hn::DemoteTo(d8, code), d8, codes + row0 + done + k);
+        } else {
+          hn::StoreU(hn::DemoteTo(d8, code), d8, ct);
+          std::memcpy(codes + row0 + done + k, ct, t - k);
+        }
         if (errors != nullptr) {
           hn::Store(hn::Mul(hn::Mul(hn::ConvertTo(df, code), vscb), inv127), df, xq + k);
         }
       }
-      std::memcpy(codes + row0 + done, ct, t);
       if (errors != nullptr) AddEncodeErrors(xs, xq, row0 + done, t, *errors);
     }
   }

@@ -137,13 +137,14 @@ HWY_INLINE void AddEncodeErrors(const float* HWY_RESTRICT xs, const float* HWY_R
       kernels::AddError(sums, index + k, xs[k], xq[k]);
     }
 #if !HWY_HAVE_SCALABLE
-    // Fixed-width targets keep the sums in registers (8 / N of them).
+    // Fixed-width targets keep the sums in registers (kErrorLanes / N of them).
+    constexpr size_t kL = kernels::kErrorLanes;
     if (n == 8) {
-      k = AddEncodeErrorsInRegisters<1>(hn::CappedTag<double, 8>(), xs, xq, k, count, sums);
+      k = AddEncodeErrorsInRegisters<kL / 8>(hn::CappedTag<double, 8>(), xs, xq, k, count, sums);
     } else if (n == 4) {
-      k = AddEncodeErrorsInRegisters<2>(hn::CappedTag<double, 4>(), xs, xq, k, count, sums);
+      k = AddEncodeErrorsInRegisters<kL / 4>(hn::CappedTag<double, 4>(), xs, xq, k, count, sums);
     } else if (n == 2) {
-      k = AddEncodeErrorsInRegisters<4>(hn::CappedTag<double, 2>(), xs, xq, k, count, sums);
+      k = AddEncodeErrorsInRegisters<kL / 2>(hn::CappedTag<double, 2>(), xs, xq, k, count, sums);
     }
 #endif
     // Whatever is left in whole vectors (all of it on scalable targets),

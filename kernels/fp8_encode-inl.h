@@ -15,7 +15,8 @@
 //     the FP8 subnormal step, so the hardware's RNE gives the code in the
 //     low bits (never fused, -ffp-contract=off).
 // The sign bit is copied (-0 -> 0x80). x' = f32(code) * scale for the
-// error sums is the decoded code (exact) times the scale.
+// error sums is the code's exact F32 value (taken from the rounding, not
+// decoded) times the scale.
 // NaN/Inf input: the index of the first such element is returned (codes
 // undefined); scales are finite and > 0 (the caller checks).
 // SCALAR runs the reference.
@@ -58,45 +59,30 @@ struct Fp8Fmt {
   static constexpr uint32_t kExpMask = kE5m2 ? 0x1Fu : 0x0Fu;
 };
 
-// Clamped, finite F32 lanes -> FP8 codes in u32 lanes.
+// Clamped, finite F32 lanes -> FP8 codes in u32 lanes, and the codes'
+// values as F32 (exact: the rounded F32 before the rebias, or the
+// subnormal sum minus the magic number), so x' needs no decoding.
 template <bool kE5m2>
-HWY_INLINE hn::Vec<EncDU> F32ToFp8Lanes(hn::Vec<EncDF> q) {
+HWY_INLINE hn::Vec<EncDU> F32ToFp8Lanes(hn::Vec<EncDF> q, hn::Vec<EncDF>* value) {
   using F = Fp8Fmt<kE5m2>;
   const EncDF df;
   const EncDU du;
   const hn::RebindToSigned<EncDU> di;
   const auto bits = hn::BitCast(du, q);
-  const auto sign = hn::ShiftRight<24>(hn::And(bits, hn::Set(du, 0x80000000u)));
-  const auto abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto sign_bit = hn::And(bits, hn::Set(du, 0x80000000u));
+  const auto abs = hn::AndNot(hn::Set(du, 0x80000000u), bits);
   const auto lsb = hn::And(hn::ShiftRight<F::kShift>(abs), hn::Set(du, 1u));
   const auto rounded = hn::Add(hn::Add(abs, hn::Set(du, (1u << (F::kShift - 1)) - 1u)), lsb);
+  const auto normal_value = hn::And(rounded, hn::Set(du, ~((1u << F::kShift) - 1u)));
   const auto normal = hn::Sub(hn::ShiftRight<F::kShift>(rounded), hn::Set(du, F::kRebias));
   const auto magic = hn::Set(du, F::kMagicBits);
-  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, abs), hn::BitCast(df, magic))),
-                           magic);
-  const auto is_sub = hn::Lt(hn::BitCast(di, abs), hn::Set(di, static_cast<int32_t>(F::kMinNormalBits)));
-  return hn::Or(hn::IfThenElse(hn::RebindMask(du, is_sub), sub, normal), sign);
-}
-
-// FP8 codes (u32 lanes, finite codes only) -> their F32 values, exact.
-template <bool kE5m2>
-HWY_INLINE hn::Vec<EncDF> Fp8LanesToF32(hn::Vec<EncDU> code) {
-  using F = Fp8Fmt<kE5m2>;
-  const EncDF df;
-  const EncDU du;
-  const hn::RebindToSigned<EncDU> di;
-  const auto sign = hn::ShiftLeft<24>(hn::And(code, hn::Set(du, 0x80u)));
-  const auto mag = hn::And(code, hn::Set(du, 0x7Fu));
-  const auto normal = hn::ShiftLeft<F::kShift>(hn::Add(mag, hn::Set(du, F::kRebias)));
-  const auto mant = hn::And(code, hn::Set(du, (1u << F::kMant) - 1u));
-  // m * 2^(1 - bias - mant): exact.
-  const auto sub = hn::BitCast(
-      du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mant)),
-                  hn::BitCast(df, hn::Set(du, static_cast<uint32_t>(127 + 1 - F::kBias - F::kMant)
-                                                  << 23))));
-  const auto exp_zero = hn::Eq(hn::And(hn::ShiftRight<F::kMant>(code), hn::Set(du, F::kExpMask)),
-                               hn::Zero(du));
-  return hn::BitCast(df, hn::Or(hn::IfThenElse(exp_zero, sub, normal), sign));
+  const auto sum = hn::Add(hn::BitCast(df, abs), hn::BitCast(df, magic));
+  const auto sub = hn::Sub(hn::BitCast(du, sum), magic);
+  const auto sub_value = hn::BitCast(du, hn::Sub(sum, hn::BitCast(df, magic)));
+  const auto is_sub = hn::RebindMask(
+      du, hn::Lt(hn::BitCast(di, abs), hn::Set(di, static_cast<int32_t>(F::kMinNormalBits))));
+  *value = hn::BitCast(df, hn::Or(hn::IfThenElse(is_sub, sub_value, normal_value), sign_bit));
+  return hn::Or(hn::IfThenElse(is_sub, sub, normal), hn::ShiftRight<24>(sign_bit));
 }
 
 // Elements [i0, i0 + count) of the call (one segment of one group) with one
@@ -120,14 +106,21 @@ HWY_INLINE uint64_t EncodeFp8Segment(const uint8_t* HWY_RESTRICT in, ElemType ty
     if (!LoadEncodeTile(in, type, i0 + done, len, xs)) {
       return FirstNonFinite(in, type, i0 + done, len);
     }
+    uint8_t* HWY_RESTRICT out = codes + i0 + done;
     for (size_t k = 0; k < len; k += n) {
       const auto x = hn::Load(df, xs + k);
       const auto q = hn::Min(hn::Max(hn::Div(x, vscale), vmin), vmax);
-      const auto code = F32ToFp8Lanes<kE5m2>(q);
-      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, code)), d8, ct + k);
-      if (errors != nullptr) hn::Store(hn::Mul(Fp8LanesToF32<kE5m2>(code), vscale), df, xq + k);
+      hn::Vec<EncDF> value;
+      const auto code = hn::DemoteTo(d8, hn::BitCast(di, F32ToFp8Lanes<kE5m2>(q, &value)));
+      // Whole vectors straight to the output; a last partial one via ct.
+      if (k + n <= len) {
+        hn::StoreU(code, d8, out + k);
+      } else {
+        hn::StoreU(code, d8, ct);
+        std::memcpy(out + k, ct, len - k);
+      }
+      if (errors != nullptr) hn::Store(hn::Mul(value, vscale), df, xq + k);
     }
-    std::memcpy(codes + i0 + done, ct, len);
     if (errors != nullptr) AddEncodeErrors(xs, xq, i0 + done, len, *errors);
   }
   return kernels::kAllFinite;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# amn's dequantizers vs their PyTorch CPU formulations (perf/torch_peer.py),
-# one thread each, at amn bench's two sizes. Prints one table: per row, amn's
-# best target and its ns/element (cache, stream), amn's streaming time over
-# the bandwidth floor, the PyTorch ns/element and PyTorch / amn.
+# amn's dequantizers and quantizers (rows <in>_to_nf4 / _fp4 / _int8_rowwise)
+# vs their PyTorch CPU formulations (perf/torch_peer.py), one thread each, at
+# amn bench's two sizes. Prints one table: per row, amn's best target and its
+# ns/element (cache, stream), amn's streaming time over the bandwidth floor,
+# the PyTorch ns/element and PyTorch / amn. AMN_ISA=AVX2 (etc.) in the
+# environment caps amn's targets, so "best" is then the capped target.
 # Rows whose amn kernel is not in this build print "n/a"; without PyTorch the
 # torch columns print "skipped". Not a test; nothing here asserts a speed.
 #
@@ -26,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --reps) reps="$2"; shift 2 ;;
     --dtypes) dtypes="$2"; shift 2 ;;
     --markdown) markdown=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_torch.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -141,7 +143,8 @@ else:
     for t in table:
         print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(t, widths))))
 print()
-print("One thread each; ns per output element, median of the runs. amn: fastest target per "
+print("One thread each; ns per element (output element; input element for quantizers, whose "
+      "amn timing includes the QuantError sums), median of the runs. amn: fastest target per "
       "size; x floor = amn's streaming time / its bandwidth floor (1.0 = memory limit).")
 if floors:
     print("amn floors: write %.1f GB/s, copy traffic %.1f GB/s, L2 write %.1f GB/s" % (

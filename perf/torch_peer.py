@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch CPU peer timings for the dequantizers `amn bench` measures.
+"""PyTorch CPU peer timings for the dequantizers and quantizers `amn bench` measures.
 
 Times the PyTorch CPU formulation that each canonical Python library uses
 (written here with torch ops after reading that library's code; the function
@@ -534,6 +534,66 @@ def check_fixtures(root):
     return 1 if bad or not rows else 0
 
 
+# ---------------------------------------------------------------------------
+# Quantizers (amn's encoder rows <in>_to_nf4 / _fp4 / _int8_rowwise, timed by
+# `amn bench` with the QuantError sums on). Each builder gets the INPUT
+# dtype; the timed call goes from the BF16/F16/F32 tensor to the packed
+# codes and the side values (absmax / SCB), as amn's encoders do.
+
+# bitsandbytes' get_4bit_type("nf4") / ("fp4") codebooks (functional.py).
+NF4_CODE = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+            -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+            0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+            0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0]
+FP4_CODE = [v / 12 for v in (0.0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0,
+                             -0.0, -0.0625, -8.0, -12.0, -4.0, -6.0, -2.0, -3.0)]
+
+
+def bnb_quantize_4bit(a, code, blocksize=BNB_BLOCK):
+    """bitsandbytes' pure-torch 4-bit quantize (backends/default/ops.py
+    _quantize_4bit_impl): per block absmax = |A|.max, scaled = clamp(A *
+    (1 / absmax), -1, 1), code = argmin(|scaled[..., None] - codebook|)
+    (a broadcast over the 16 codebook entries), two codes per byte. In the
+    input's dtype, as the library runs it. n is a multiple of blocksize."""
+    n = a.numel()
+    blocks = a.reshape(n // blocksize, blocksize)
+    absmax = blocks.abs().max(dim=-1)[0].float()
+    scaled = torch.clamp(blocks * (1 / absmax.view(-1, 1)), -1, 1).reshape(-1)
+    q = torch.argmin(torch.abs(scaled.view(-1, 1) - code.to(scaled.dtype)), dim=-1).to(torch.uint8)
+    packed = (q[::2] << 4) | q[1::2]
+    return packed, absmax
+
+
+def build_quant_bnb4(codebook):
+    def build(rows, cols, in_dtype, orientation):
+        a = torch.randn(rows, cols).to(in_dtype)
+        code = torch.tensor(codebook, dtype=torch.float32)
+        return lambda: bnb_quantize_4bit(a, code)
+
+    return build
+
+
+def build_quant_int8_rowwise(rows, cols, in_dtype, orientation):
+    """bitsandbytes int8_vectorwise_quant (default CPU backend, threshold 0):
+    SCB = |A|.max per row (f32), codes = round(A * (127 / SCB)) to int8."""
+    a = torch.randn(rows, cols).to(in_dtype)
+
+    def run():
+        scb = torch.abs(a).max(dim=-1)[0].float()
+        codes = torch.round(a * (127.0 / scb.unsqueeze(-1))).to(torch.int8)
+        return codes, scb
+
+    return run
+
+
+# (amn row scheme name, builder, what it follows): rows <in dtype>_to_<scheme>.
+QUANTIZERS = [
+    ("nf4", build_quant_bnb4(NF4_CODE), "bitsandbytes _quantize_4bit_impl (broadcast argmin, blocks of 64)"),
+    ("fp4", build_quant_bnb4(FP4_CODE), "bitsandbytes _quantize_4bit_impl (broadcast argmin, blocks of 64)"),
+    ("int8_rowwise", build_quant_int8_rowwise, "bitsandbytes int8_vectorwise_quant: round(x * 127 / absmax)"),
+]
+
+
 # (amn row base name, builder, orientations, what it follows)
 KERNELS = [
     ("e4m3_scaled", build_e4m3_scaled, ["out_in"], "weight.to(f32) * scale, .to(out)"),
@@ -600,6 +660,11 @@ def main(argv):
                 name = "%s_to_%s" % (base, dt)
                 if args.kernel in name:
                     print(name)
+        for scheme, _, _ in QUANTIZERS:
+            for dt in dtypes:
+                name = "%s_to_%s" % (dt, scheme)
+                if args.kernel in name:
+                    print(name)
         return 0
     global torch, INT32_INDEX_OK, HAS_FLOAT8, E4M3_LUT
     try:
@@ -664,6 +729,31 @@ def main(argv):
                         r = results[-1]
                         print("%-20s %-10s %-6s %10.4f ns/el  (%d x %d; %s)" % (
                             name, orientation, size, r["ns_per_elem"], rows, cols, follows), flush=True)
+    for scheme, builder, follows in QUANTIZERS:
+        for dt in dtypes:
+            name = "%s_to_%s" % (dt, scheme)
+            if args.kernel not in name:
+                continue
+            for size in sizes:
+                n = CACHE_ELEMS if size == "cache" else None
+                rows, cols = matrix_shape(n if n else -1, args.quick)
+                fn = builder(rows, cols, out_dtype(dt), "flat")
+                fn()
+                median, lo, hi = time_calls(fn, reps)
+                del fn
+                n_elems = rows * cols
+                results.append({
+                    "kernel": name, "out": scheme, "size": size, "orientation": "flat",
+                    "primary": True, "shape": [rows, cols], "n_elems": n_elems,
+                    "ns_per_elem": median * 1e9 / n_elems,
+                    "ns_per_elem_min": lo * 1e9 / n_elems,
+                    "ns_per_elem_max": hi * 1e9 / n_elems,
+                    "follows": follows,
+                })
+                if not args.json:
+                    r = results[-1]
+                    print("%-20s %-10s %-6s %10.4f ns/el  (%d x %d; %s)" % (
+                        name, "flat", size, r["ns_per_elem"], rows, cols, follows), flush=True)
     if args.json:
         print(json.dumps({"torch_version": torch.__version__, "threads": torch.get_num_threads(),
                           "reps": reps, "notes": notes, "results": results}, indent=2))

@@ -255,7 +255,10 @@ TEST_P(QuantizeTest, SweepMatchesReference) {
   std::mt19937 rng(1234);
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
       {1, 1},  {1, 2},   {1, 3},  {1, 15},  {1, 16},  {1, 17},  {2, 31},  {3, 33},
-      {1, 64}, {1, 255}, {1, 256}, {1, 257}, {2, 300}, {5, 129}, {130, 7}, {3, 1000}};
+      {1, 64}, {1, 255}, {1, 256}, {1, 257}, {2, 300}, {5, 129}, {130, 7}, {3, 1000},
+      // Last partial 4-bit block a whole number of vector pairs (the
+      // whole-tile path takes it too), and several tiles.
+      {1, 96}, {3, 352}, {2, 4128}};
   for (const ElemType type : kTypes) {
     for (const auto& [rows, cols] : shapes) {
       SCOPED_TRACE(testing::Message() << ElemTypeName(type) << " " << rows << "x" << cols);
@@ -267,7 +270,7 @@ TEST_P(QuantizeTest, SweepMatchesReference) {
         EXPECT_TRUE(Fp8Matches(in, 2, 5, e5m2));        // partial edge groups
         EXPECT_TRUE(Fp8Matches(in, 128, 128, e5m2));
       }
-      for (const uint64_t bs : {2u, 6u, 64u, 256u, 300u}) {
+      for (const uint64_t bs : {2u, 6u, 16u, 32u, 64u, 128u, 256u, 300u}) {
         const Input in = MakeInput(rng, type, rows, cols, bs, 1.0f, false);
         for (const bool fp4 : {false, true}) {
           EXPECT_TRUE(Bnb4Matches(in, bs, fp4, false, rng)) << "bs " << bs << " fp4 " << fp4;
