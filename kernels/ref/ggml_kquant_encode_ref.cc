@@ -402,36 +402,33 @@ float SumSquares256(const float* x) {
   return sum_x2;
 }
 
-// ggml's imatrix weight of element l: qw[l] * sqrtf(sigma2 + x^2) (the
-// square first, then the sum, sqrt, product), and their ordered sum.
-float ImatrixWeights(int n, const float* x, const float* qw, float sigma2, float* weights) {
-  float sumw = 0.0f;
-  for (int l = 0; l < n; ++l) weights[l] = qw[l] * std::sqrt(sigma2 + x[l] * x[l]);
-  for (int l = 0; l < n; ++l) sumw += weights[l];
-  return sumw;
+}  // namespace
+
+void ImatrixWeights(GgmlType type, const float* x, const float* qw, float* weights, float* sw) {
+  const int sub_len = type == GgmlType::kQ4_K || type == GgmlType::kQ5_K ? 32 : 16;
+  // Q4_K, Q5_K, Q3_K: (2 * sum) / 256, the int 2 converted, multiplied, then
+  // divided; Q2_K: sum / 256.
+  const float sum_x2 = SumSquares256(x);
+  const float sigma2 = type == GgmlType::kQ2_K ? sum_x2 / 256.0f : 2.0f * sum_x2 / 256.0f;
+  for (int j = 0; j < kQK / sub_len; ++j) {
+    float sumw = 0.0f;
+    for (int l = j * sub_len; l < (j + 1) * sub_len; ++l) {
+      weights[l] = qw[l] * std::sqrt(sigma2 + x[l] * x[l]);
+    }
+    for (int l = j * sub_len; l < (j + 1) * sub_len; ++l) sumw += weights[l];
+    sw[j] = sumw;
+  }
 }
 
-// Q4_K / Q5_K with an importance matrix (quantize_row_q{4,5}_K_impl): eight
-// weighted make_qkx3_quants searches, then the sub-block scales and mins as
-// make_qp_quants codes weighted by each sub-block's weight sum. Q5_K clamps
-// the codes to 63, Q4_K stores them as they are (ggml does not clamp).
-void SearchQ45KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
-                 KQuantSub& sub, int nmax, bool clamp63) {
-  float scales[8], mins[8], sw[8], weights[32];
-  uint8_t laux[32], ls_all[8], lm_all[8];
-  // (2 * sum) / 256: the int 2 converted, multiplied, then divided.
-  const float sigma2 = 2.0f * SumSquares256(x) / 256.0f;
-  for (int j = 0; j < 8; ++j) {
-    sw[j] = ImatrixWeights(32, x + 32 * j, qw + 32 * j, sigma2, weights);
-    scales[j] = gq::MakeQkx2Quants(32, nmax, x + 32 * j, weights, codes + 32 * j, &mins[j], laux,
-                                   -0.9f, 0.05f, 36, false);
-  }
+void FinishQ45KW(const float* scales, const float* mins, const float* sw, int nmax,
+                 uint8_t* block, KQuantSub& sub) {
+  uint8_t ls_all[8], lm_all[8];
   const float d_block = gq::MakeQpQuants(8, 63, scales, ls_all, sw);
   const float m_block = gq::MakeQpQuants(8, 63, mins, lm_all, sw);
   uint8_t* s12 = block + kq::q4k::kScales;
   for (int j = 0; j < 8; ++j) {
     uint8_t ls = ls_all[j], lm = lm_all[j];
-    if (clamp63) {
+    if (nmax == 31) {  // Q5_K clamps to 63; Q4_K stores the codes as they are
       ls = std::min<uint8_t>(63, ls);
       lm = std::min<uint8_t>(63, lm);
     }
@@ -447,15 +444,61 @@ void SearchQ45KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes
   FinishQ45KHeader(ToF16(d_block), ToF16(m_block), nmax, block, sub);
 }
 
+void FinishQ2KW(const float* scales, const float* mins, const float* sw, uint8_t* block,
+                KQuantSub& sub) {
+  uint8_t ls[16], lm[16];
+  const float dm = gq::MakeQpQuants(16, 15, scales, ls, sw);
+  const float mm = gq::MakeQpQuants(16, 15, mins, lm, sw);
+  uint8_t* sc = block + kq::q2k::kScales;
+  for (int j = 0; j < 16; ++j) sc[j] = static_cast<uint8_t>(ls[j] | (lm[j] << 4));
+  FinishQ2KHeader(ToF16(dm), ToF16(mm), block, sub);
+}
+
+void FinishQ3KW(const float* scales, const float* sw, uint8_t* block, KQuantSub& sub) {
+  int8_t ls[16];
+  // The 16 scales are themselves make_qx_quants codes (nmax 32, weights the
+  // sub-block weight sums): already offset by 32, packed as they are.
+  const float d_block = gq::MakeQxQuantsRmse1(16, 32, scales, ls, sw);
+  uint8_t* s12 = block + kq::q3k::kScales;
+  std::memset(s12, 0, 12);
+  for (int j = 0; j < 16; ++j) {
+    int l = ls[j];
+    if (j < 8) {
+      s12[j] = static_cast<uint8_t>(l & 0xF);
+    } else {
+      s12[j - 8] = static_cast<uint8_t>(s12[j - 8] | ((l & 0xF) << 4));
+    }
+    l >>= 4;
+    s12[j % 4 + 8] = static_cast<uint8_t>(s12[j % 4 + 8] | (l << (2 * (j / 4))));
+  }
+  FinishQ3KHeader(ToF16(d_block), block, sub);
+}
+
+namespace {
+
+// Q4_K / Q5_K with an importance matrix (quantize_row_q{4,5}_K_impl): eight
+// weighted make_qkx3_quants searches, then FinishQ45KW.
+void SearchQ45KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub, int nmax) {
+  float scales[8], mins[8], sw[8], weights[kQK];
+  uint8_t laux[32];
+  ImatrixWeights(nmax == 15 ? GgmlType::kQ4_K : GgmlType::kQ5_K, x, qw, weights, sw);
+  for (int j = 0; j < 8; ++j) {
+    scales[j] = gq::MakeQkx2Quants(32, nmax, x + 32 * j, weights + 32 * j, codes + 32 * j,
+                                   &mins[j], laux, -0.9f, 0.05f, 36, false);
+  }
+  FinishQ45KW(scales, mins, sw, nmax, block, sub);
+}
+
 }  // namespace
 
 void SearchQ4_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
                  KQuantSub& sub) {
-  SearchQ45KW(x, qw, block, codes, sub, 15, false);
+  SearchQ45KW(x, qw, block, codes, sub, 15);
 }
 void SearchQ5_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
                  KQuantSub& sub) {
-  SearchQ45KW(x, qw, block, codes, sub, 31, true);
+  SearchQ45KW(x, qw, block, codes, sub, 31);
 }
 
 void SearchQ6_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
@@ -473,48 +516,26 @@ void SearchQ6_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes
 
 void SearchQ2_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
                  KQuantSub& sub) {
-  float scales[16], mins[16], sw[16], weights[16];
-  uint8_t laux[16], ls[16], lm[16];
-  // Q2_K's sigma2 is sum / 256 (no factor 2).
-  const float sigma2 = SumSquares256(x) / 256.0f;
+  float scales[16], mins[16], sw[16], weights[kQK];
+  uint8_t laux[16];
+  ImatrixWeights(GgmlType::kQ2_K, x, qw, weights, sw);
   for (int j = 0; j < 16; ++j) {
-    sw[j] = ImatrixWeights(16, x + 16 * j, qw + 16 * j, sigma2, weights);
-    scales[j] = gq::MakeQkx2Quants(16, 3, x + 16 * j, weights, codes + 16 * j, &mins[j], laux,
-                                   -0.9f, 0.05f, 36, false);
+    scales[j] = gq::MakeQkx2Quants(16, 3, x + 16 * j, weights + 16 * j, codes + 16 * j, &mins[j],
+                                   laux, -0.9f, 0.05f, 36, false);
   }
-  const float dm = gq::MakeQpQuants(16, 15, scales, ls, sw);
-  const float mm = gq::MakeQpQuants(16, 15, mins, lm, sw);
-  uint8_t* sc = block + kq::q2k::kScales;
-  for (int j = 0; j < 16; ++j) sc[j] = static_cast<uint8_t>(ls[j] | (lm[j] << 4));
-  FinishQ2KHeader(ToF16(dm), ToF16(mm), block, sub);
+  FinishQ2KW(scales, mins, sw, block, sub);
 }
 
 void SearchQ3_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
                  KQuantSub& sub) {
-  float scales[16], sw[16], weights[16];
-  int8_t L[kQK], ls[16];
-  const float sigma2 = 2.0f * SumSquares256(x) / 256.0f;
+  float scales[16], sw[16], weights[kQK];
+  int8_t L[kQK];
+  ImatrixWeights(GgmlType::kQ3_K, x, qw, weights, sw);
   for (int j = 0; j < 16; ++j) {
-    sw[j] = ImatrixWeights(16, x + 16 * j, qw + 16 * j, sigma2, weights);
-    scales[j] = gq::MakeQxQuantsRmse1(16, 4, x + 16 * j, L + 16 * j, weights);
+    scales[j] = gq::MakeQxQuantsRmse1(16, 4, x + 16 * j, L + 16 * j, weights + 16 * j);
   }
   for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
-  // The 16 scales are themselves make_qx_quants codes (nmax 32, weights the
-  // sub-block weight sums): already offset by 32, packed as they are.
-  const float d_block = gq::MakeQxQuantsRmse1(16, 32, scales, ls, sw);
-  uint8_t* s12 = block + kq::q3k::kScales;
-  std::memset(s12, 0, 12);
-  for (int j = 0; j < 16; ++j) {
-    int l = ls[j];
-    if (j < 8) {
-      s12[j] = static_cast<uint8_t>(l & 0xF);
-    } else {
-      s12[j - 8] = static_cast<uint8_t>(s12[j - 8] | ((l & 0xF) << 4));
-    }
-    l >>= 4;
-    s12[j % 4 + 8] = static_cast<uint8_t>(s12[j % 4 + 8] | (l << (2 * (j / 4))));
-  }
-  FinishQ3KHeader(ToF16(d_block), block, sub);
+  FinishQ3KW(scales, sw, block, sub);
 }
 
 void SearchIq4XsW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,

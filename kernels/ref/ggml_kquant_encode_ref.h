@@ -76,6 +76,20 @@ void SearchQ6_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes
 void SearchIq4XsW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
                   KQuantSub& sub);
 
+// The imatrix weights of Q2_K, Q3_K, Q4_K or Q5_K for one super-block:
+// weights[l] = qw[l] * sqrt(sigma2 + x[l]^2) (256 of them) and sw[j] their
+// ordered sum over sub-block j (8 of 32 or 16 of 16).
+void ImatrixWeights(GgmlType type, const float* x, const float* qw, float* weights, float* sw);
+
+// The super-block parts with an importance matrix, after the sub-block
+// searches: the scales (and mins) as make_qp_quants codes weighted by sw
+// (Q3_K: make_qx_quants, nmax 32), the header, and sub.
+void FinishQ45KW(const float* scales, const float* mins, const float* sw, int nmax,
+                 uint8_t* block, KQuantSub& sub);
+void FinishQ2KW(const float* scales, const float* mins, const float* sw, uint8_t* block,
+                KQuantSub& sub);
+void FinishQ3KW(const float* scales, const float* sw, uint8_t* block, KQuantSub& sub);
+
 // The super-block part of Q4_K/Q5_K's stage 1, after the eight sub-block
 // searches: 6-bit scales and mins relative to the largest of each (running
 // max with >, in sub-block order), d and dmin, and sub.
