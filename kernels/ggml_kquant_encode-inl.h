@@ -67,8 +67,6 @@ HWY_INLINE void RequantAffineVec(const float* HWY_RESTRICT x, const ref::KQuantS
 
 // One super-block of `type` from the F32 tile xs with importance values qw
 // (256, not null): the weighted searches (ggml's quantize_row_<type>_impl).
-// IQ4_XS's weighted search is the reference's (scalar); its requantization
-// is vectorised as without imatrix.
 HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
                                    const float* HWY_RESTRICT qw, uint8_t* HWY_RESTRICT block) {
   HWY_ALIGN uint8_t codes[256];
@@ -100,7 +98,7 @@ HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
       ref::PackQ6_K(codes, block);
       break;
     case GgmlType::kIQ4_XS:
-      ref::SearchIq4XsW(xs, qw, block, codes, sub);
+      SearchIq4XsLanesW(xs, qw, block, sub);
       RequantIq4XsVec(xs, sub, codes);
       ref::PackIq4Xs(codes, block);
       break;

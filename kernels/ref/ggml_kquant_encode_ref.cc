@@ -300,20 +300,15 @@ namespace {
 // scales; qw null: weights x^2.
 void SearchIq4XsImpl(const float* x, const float* qw, uint8_t* block, KQuantSub& sub) {
   const int8_t* values = kq::kIq4Values.data();
-  float scales[8], weight[32];
-  // sigma2 only weighs an importance matrix. ggml scales the ordered sum by
-  // 2.f / 256 (one multiplication), not (2 * sum) / 256.
-  float sigma2 = 0.0f;
+  float scales[8], weights[kQK], sw[8];
   if (qw != nullptr) {
-    for (int j = 0; j < kQK; ++j) sigma2 += x[j] * x[j];
-    sigma2 *= 2.0f / 256.0f;
+    ImatrixWeights(GgmlType::kIQ4_XS, x, qw, weights, sw);
+  } else {
+    for (int j = 0; j < kQK; ++j) weights[j] = x[j] * x[j];
   }
   for (int ib = 0; ib < 8; ++ib) {
     const float* xb = x + 32 * ib;
-    for (int j = 0; j < 32; ++j) {
-      weight[j] = qw != nullptr ? qw[32 * ib + j] * std::sqrt(sigma2 + xb[j] * xb[j])
-                                : xb[j] * xb[j];
-    }
+    const float* weight = weights + 32 * ib;
     float amax = 0.0f, max = 0.0f;
     for (int j = 0; j < 32; ++j) {
       const float ax = std::fabs(xb[j]);
@@ -405,11 +400,16 @@ float SumSquares256(const float* x) {
 }  // namespace
 
 void ImatrixWeights(GgmlType type, const float* x, const float* qw, float* weights, float* sw) {
-  const int sub_len = type == GgmlType::kQ4_K || type == GgmlType::kQ5_K ? 32 : 16;
+  const bool len32 =
+      type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kIQ4_XS;
+  const int sub_len = len32 ? 32 : 16;
   // Q4_K, Q5_K, Q3_K: (2 * sum) / 256, the int 2 converted, multiplied, then
-  // divided; Q2_K: sum / 256.
+  // divided; Q2_K: sum / 256; IQ4_XS: sum * (2.f / 256), one multiplication
+  // (the same value unless 2 * sum overflows).
   const float sum_x2 = SumSquares256(x);
-  const float sigma2 = type == GgmlType::kQ2_K ? sum_x2 / 256.0f : 2.0f * sum_x2 / 256.0f;
+  const float sigma2 = type == GgmlType::kQ2_K     ? sum_x2 / 256.0f
+                       : type == GgmlType::kIQ4_XS ? sum_x2 * (2.0f / 256.0f)
+                                                   : 2.0f * sum_x2 / 256.0f;
   for (int j = 0; j < kQK / sub_len; ++j) {
     float sumw = 0.0f;
     for (int l = j * sub_len; l < (j + 1) * sub_len; ++l) {

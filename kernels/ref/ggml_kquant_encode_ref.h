@@ -76,9 +76,10 @@ void SearchQ6_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes
 void SearchIq4XsW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
                   KQuantSub& sub);
 
-// The imatrix weights of Q2_K, Q3_K, Q4_K or Q5_K for one super-block:
-// weights[l] = qw[l] * sqrt(sigma2 + x[l]^2) (256 of them) and sw[j] their
-// ordered sum over sub-block j (8 of 32 or 16 of 16).
+// The imatrix weights of Q2_K, Q3_K, Q4_K, Q5_K or IQ4_XS for one
+// super-block: weights[l] = qw[l] * sqrt(sigma2 + x[l]^2) (256 of them) and
+// sw[j] their ordered sum over sub-block j (8 of 32 or 16 of 16; IQ4_XS
+// does not use sw).
 void ImatrixWeights(GgmlType type, const float* x, const float* qw, float* weights, float* sw);
 
 // The super-block parts with an importance matrix, after the sub-block
