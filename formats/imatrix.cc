@@ -1,0 +1,129 @@
+// llama.cpp legacy imatrix reader: see imatrix.h.
+#include "formats/imatrix.h"
+
+#include <bit>
+#include <cstring>
+#include <utility>
+
+namespace amn {
+namespace {
+
+// A bounds-checked little-endian cursor over the file.
+class Cursor {
+ public:
+  Cursor(std::span<const uint8_t> bytes, std::string_view file_name)
+      : bytes_(bytes), file_(file_name) {}
+
+  uint64_t offset() const { return pos_; }
+  uint64_t left() const { return bytes_.size() - pos_; }
+
+  Status Error(StatusCode code, const std::string& what, uint64_t at) const {
+    return Status(code, "imatrix file '" + std::string(file_) + "': " + what).WithByteOffset(at);
+  }
+
+  // A non-negative int32 (a count or a length).
+  Status ReadCount(const char* what, int32_t& out) {
+    if (left() < 4) return Error(StatusCode::kTruncated, std::string("ends inside ") + what, pos_);
+    const uint8_t* p = bytes_.data() + pos_;
+    out = static_cast<int32_t>(static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                               static_cast<uint32_t>(p[2]) << 16 |
+                               static_cast<uint32_t>(p[3]) << 24);
+    if (out < 0) {
+      return Error(StatusCode::kInvalid, std::string(what) + " is negative (" +
+                                             std::to_string(out) + ")", pos_);
+    }
+    pos_ += 4;
+    return Status::Ok();
+  }
+
+  Status ReadString(const char* what, int32_t len, std::string& out) {
+    if (left() < static_cast<uint64_t>(len)) {
+      return Error(StatusCode::kTruncated,
+                   std::string(what) + " of " + std::to_string(len) + " bytes runs past the end",
+                   pos_);
+    }
+    out.assign(reinterpret_cast<const char*>(bytes_.data() + pos_), static_cast<size_t>(len));
+    pos_ += static_cast<uint64_t>(len);
+    return Status::Ok();
+  }
+
+  Status ReadFloats(int32_t n, std::vector<float>& out) {
+    // n <= INT32_MAX, so 4 * n fits in 64 bits; checked before allocating.
+    const uint64_t need = 4 * static_cast<uint64_t>(n);
+    if (left() < need) {
+      return Error(StatusCode::kTruncated,
+                   std::to_string(n) + " values run past the end", pos_);
+    }
+    out.resize(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) {
+      const uint8_t* p = bytes_.data() + pos_ + 4 * static_cast<uint64_t>(i);
+      const uint32_t bits = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                            static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+      out[static_cast<size_t>(i)] = std::bit_cast<float>(bits);
+    }
+    pos_ += need;
+    return Status::Ok();
+  }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  std::string_view file_;
+  uint64_t pos_ = 0;
+};
+
+}  // namespace
+
+Result<ImatrixDat> ParseImatrixDat(std::span<const uint8_t> bytes, std::string_view file_name) {
+  Cursor c(bytes, file_name);
+  ImatrixDat dat;
+  int32_t n_entries = 0;
+  const uint64_t entries_at = c.offset();
+  AMN_RETURN_IF_ERROR(c.ReadCount("the entry count", n_entries));
+  if (n_entries > kImatrixMaxEntries) {
+    return c.Error(StatusCode::kLimitExceeded,
+                   std::to_string(n_entries) + " entries (at most " +
+                       std::to_string(kImatrixMaxEntries) + ")",
+                   entries_at);
+  }
+  // Each entry takes at least 12 bytes: a count this file cannot hold is
+  // refused before reserving.
+  if (static_cast<uint64_t>(n_entries) * 12 > c.left()) {
+    return c.Error(StatusCode::kTruncated,
+                   std::to_string(n_entries) + " entries cannot fit in the " +
+                       std::to_string(c.left()) + " bytes left",
+                   entries_at);
+  }
+  dat.entries.reserve(static_cast<size_t>(n_entries));
+  for (int32_t e = 0; e < n_entries; ++e) {
+    ImatrixEntry entry;
+    int32_t len = 0;
+    const uint64_t len_at = c.offset();
+    AMN_RETURN_IF_ERROR(c.ReadCount("an entry's name length", len));
+    if (len > kImatrixMaxNameBytes) {
+      return c.Error(StatusCode::kLimitExceeded,
+                     "a name of " + std::to_string(len) + " bytes (at most " +
+                         std::to_string(kImatrixMaxNameBytes) + ")",
+                     len_at);
+    }
+    AMN_RETURN_IF_ERROR(c.ReadString("an entry's name", len, entry.name));
+    AMN_RETURN_IF_ERROR(c.ReadCount("the call count", entry.ncall));
+    int32_t nval = 0;
+    AMN_RETURN_IF_ERROR(c.ReadCount("the value count", nval));
+    Status s = c.ReadFloats(nval, entry.values);
+    if (!s.ok()) return std::move(s).WithTensor(entry.name);
+    dat.entries.push_back(std::move(entry));
+  }
+  if (c.left() == 0) return dat;  // files from before the trailer existed
+  dat.has_trailer = true;
+  AMN_RETURN_IF_ERROR(c.ReadCount("the last call count", dat.last_call));
+  int32_t len = 0;
+  AMN_RETURN_IF_ERROR(c.ReadCount("the dataset name length", len));
+  AMN_RETURN_IF_ERROR(c.ReadString("the dataset name", len, dat.dataset));
+  if (c.left() != 0) {
+    return c.Error(StatusCode::kInvalid,
+                   std::to_string(c.left()) + " bytes after the dataset name", c.offset());
+  }
+  return dat;
+}
+
+}  // namespace amn
