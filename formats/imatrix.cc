@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "formats/gguf.h"
+
 namespace amn {
 namespace {
 
@@ -124,6 +126,91 @@ Result<ImatrixDat> ParseImatrixDat(std::span<const uint8_t> bytes, std::string_v
                    std::to_string(c.left()) + " bytes after the dataset name", c.offset());
   }
   return dat;
+}
+
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The F32 data of one tensor (the header already checked that it lies in the
+// file and that its byte count matches its type and dims).
+Status ReadF32Tensor(formats::ByteSource& source, const formats::GgufHeader& h,
+                     const formats::GgufTensorInfo& t, const ParseLimits& limits,
+                     std::vector<float>& out) {
+  if (t.type != 0) {  // GGML_TYPE_F32
+    return Status(StatusCode::kInvalid, "imatrix tensor is not F32 (ggml type " +
+                                            std::to_string(t.type) + ") in " + source.name())
+        .WithTensor(t.name);
+  }
+  if (t.bytes > limits.max_single_allocation) {
+    return Status(StatusCode::kLimitExceeded, "imatrix tensor of " + std::to_string(t.bytes) +
+                                                  " bytes in " + source.name())
+        .WithTensor(t.name);
+  }
+  std::vector<std::byte> raw(t.bytes);
+  const uint64_t at = h.data_offset + t.offset;
+  Status s = source.ReadAt(at, raw);
+  if (!s.ok()) return std::move(s).WithTensor(t.name);
+  out.resize(t.elements);
+  for (uint64_t i = 0; i < t.elements; ++i) {
+    uint32_t bits = 0;
+    for (int k = 3; k >= 0; --k) bits = bits << 8 | static_cast<uint8_t>(raw[4 * i + k]);
+    out[i] = std::bit_cast<float>(bits);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ImatrixGguf> ReadImatrixGguf(formats::ByteSource& source, const ParseLimits& limits) {
+  AMN_ASSIGN_OR_RETURN(const formats::GgufHeader h, formats::ReadGgufHeader(source, limits));
+  if (const formats::GgufValue* type = h.Find("general.type"); type != nullptr) {
+    if (type->type != formats::GgufValueType::kString || type->s != "imatrix") {
+      return Status(StatusCode::kInvalid,
+                    "general.type is not \"imatrix\" in " + source.name());
+    }
+  }
+  ImatrixGguf out;
+  if (const auto* v = h.Find("imatrix.chunk_count"); v && v->type == formats::GgufValueType::kU32) {
+    out.chunk_count = static_cast<uint32_t>(v->u);
+  }
+  if (const auto* v = h.Find("imatrix.chunk_size"); v && v->type == formats::GgufValueType::kU32) {
+    out.chunk_size = static_cast<uint32_t>(v->u);
+  }
+  for (const formats::GgufTensorInfo& t : h.tensors) {
+    if (!EndsWith(t.name, ".in_sum2")) continue;
+    ImatrixGgufEntry e;
+    e.name = t.name.substr(0, t.name.size() - std::string_view(".in_sum2").size());
+    if (t.dims.empty() || t.dims.size() > 2) {
+      return Status(StatusCode::kInvalid, "in_sum2 must have 1 or 2 dimensions, has " +
+                                              std::to_string(t.dims.size()) + " in " +
+                                              source.name())
+          .WithTensor(t.name);
+    }
+    e.cols = t.dims[0];
+    e.n_mat = t.dims.size() == 2 ? t.dims[1] : 1;
+    const std::string counts_name = e.name + ".counts";
+    const formats::GgufTensorInfo* counts = nullptr;
+    for (const formats::GgufTensorInfo& c : h.tensors) {
+      if (c.name == counts_name) counts = &c;
+    }
+    if (counts == nullptr) {
+      return Status(StatusCode::kInvalid, "no " + counts_name + " beside it in " + source.name())
+          .WithTensor(t.name);
+    }
+    if (counts->elements != e.n_mat) {
+      return Status(StatusCode::kInvalid, std::to_string(counts->elements) +
+                                              " counts for " + std::to_string(e.n_mat) +
+                                              " matrices in " + source.name())
+          .WithTensor(counts_name);
+    }
+    AMN_RETURN_IF_ERROR(ReadF32Tensor(source, h, t, limits, e.in_sum2));
+    AMN_RETURN_IF_ERROR(ReadF32Tensor(source, h, *counts, limits, e.counts));
+    out.entries.push_back(std::move(e));
+  }
+  return out;
 }
 
 }  // namespace amn

@@ -8,8 +8,13 @@
 //   optional: int32 last_call, int32 dataset_len, dataset_len bytes dataset
 // The writer stores each value as (sum of squared activations / count) *
 // ncall. Every length is checked against the bytes left before anything is
-// allocated; errors name the file and the byte offset. The GGUF imatrix
-// format (<name>.in_sum2 / <name>.counts tensors) is not read here.
+// allocated; errors name the file and the byte offset.
+//
+// The GGUF imatrix (llama-imatrix's default output, save_imatrix): F32
+// tensors <name>.in_sum2 (ne = [cols, n_mat]: per column the sum of squared
+// activations, per expert matrix) and <name>.counts (ne = [1, n_mat]: the
+// activation rows each matrix saw), optional <name>.in_sum; metadata
+// general.type = "imatrix", imatrix.chunk_count, imatrix.chunk_size (u32).
 #ifndef AMN_FORMATS_IMATRIX_H_
 #define AMN_FORMATS_IMATRIX_H_
 
@@ -19,7 +24,9 @@
 #include <string_view>
 #include <vector>
 
+#include "amn/limits.h"
 #include "amn/result.h"
+#include "formats/byte_source.h"
 
 namespace amn {
 
@@ -45,6 +52,25 @@ inline constexpr int32_t kImatrixMaxNameBytes = 1 << 16;
 // kTruncated (a declared field or array runs past the end), kInvalid
 // (negative count or length, bytes after the trailer), kLimitExceeded.
 Result<ImatrixDat> ParseImatrixDat(std::span<const uint8_t> bytes, std::string_view file_name);
+
+struct ImatrixGgufEntry {
+  std::string name;  // the weight tensor's name (without .in_sum2)
+  uint64_t cols = 0, n_mat = 0;
+  std::vector<float> in_sum2;  // cols * n_mat, matrix-major
+  std::vector<float> counts;   // n_mat
+};
+
+struct ImatrixGguf {
+  std::vector<ImatrixGgufEntry> entries;  // in the file's tensor order
+  uint32_t chunk_count = 0, chunk_size = 0;  // 0 when absent
+};
+
+// Reads the GGUF header (formats/gguf.h, its checks and limits), pairs every
+// <name>.in_sum2 with its <name>.counts and reads both. Errors (kInvalid,
+// naming the tensor): a tensor not F32, in_sum2 with more than two
+// dimensions, counts missing or not n_mat elements, general.type present
+// and not "imatrix".
+Result<ImatrixGguf> ReadImatrixGguf(formats::ByteSource& source, const ParseLimits& limits);
 
 }  // namespace amn
 

@@ -10,9 +10,12 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <span>
 #include <vector>
 
+#include "formats/byte_source.h"
 #include "formats/imatrix.h"
+#include "tests/gguf_writer.h"
 
 namespace amn::test {
 namespace {
@@ -159,6 +162,63 @@ TEST(ImatrixDat, BadDeclarationsAreRefusedWithTheirOffset) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
     EXPECT_EQ(r.status().byte_offset(), w.bytes.size() - 1);
   }
+}
+
+// A GGUF imatrix as save_imatrix lays it out: general.type, chunk count and
+// size, then per weight <name>.in_sum2 [cols, n_mat] and <name>.counts
+// [1, n_mat], F32, data aligned to 32.
+std::vector<uint8_t> ImatrixGgufBytes(uint32_t counts_type, uint64_t n_counts,
+                                      bool with_counts = true) {
+  GgufWriter w;
+  w.Header(with_counts ? 2 : 1, 3);
+  w.KvStr("general.type", "imatrix");
+  w.KvU32("imatrix.chunk_count", 12);
+  w.KvU32("imatrix.chunk_size", 512);
+  w.Tensor("blk.0.ffn_down.weight.in_sum2", {3, 2}, 0, 0);
+  if (with_counts) w.Tensor("blk.0.ffn_down.weight.counts", {1, n_counts}, counts_type, 32);
+  w.PadTo(32);
+  const float sums[6] = {1.0f, 2.5f, 0.0f, 4.0f, 1e-20f, 7.0f};
+  w.Raw(sums, sizeof(sums));
+  w.PadTo(32);
+  if (with_counts) {
+    const float counts[2] = {10.0f, 3.0f};
+    w.Raw(counts, 4 * n_counts);
+  }
+  return w.bytes();
+}
+
+Result<ImatrixGguf> ReadGgufBytes(const std::vector<uint8_t>& b) {
+  formats::MemorySource src(std::as_bytes(std::span(b)), "m.gguf");
+  return ReadImatrixGguf(src, ParseLimits());
+}
+
+TEST(ImatrixGguf, ReadsSumsAndCounts) {
+  const Result<ImatrixGguf> r = ReadGgufBytes(ImatrixGgufBytes(0, 2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->chunk_count, 12u);
+  EXPECT_EQ(r->chunk_size, 512u);
+  ASSERT_EQ(r->entries.size(), 1u);
+  const ImatrixGgufEntry& e = r->entries[0];
+  EXPECT_EQ(e.name, "blk.0.ffn_down.weight");
+  EXPECT_EQ(e.cols, 3u);
+  EXPECT_EQ(e.n_mat, 2u);
+  EXPECT_EQ(e.in_sum2, (std::vector<float>{1.0f, 2.5f, 0.0f, 4.0f, 1e-20f, 7.0f}));
+  EXPECT_EQ(e.counts, (std::vector<float>{10.0f, 3.0f}));
+}
+
+TEST(ImatrixGguf, RefusesMismatchedTensors) {
+  const auto missing = ReadGgufBytes(ImatrixGgufBytes(0, 2, false));
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(missing.status().tensor(), "blk.0.ffn_down.weight.in_sum2");
+  const auto wrong_count = ReadGgufBytes(ImatrixGgufBytes(0, 1));
+  EXPECT_EQ(wrong_count.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(wrong_count.status().tensor(), "blk.0.ffn_down.weight.counts");
+  const auto not_f32 = ReadGgufBytes(ImatrixGgufBytes(1, 2));  // F16 counts
+  EXPECT_EQ(not_f32.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(not_f32.status().message().find("m.gguf"), std::string::npos);
+  std::vector<uint8_t> cut = ImatrixGgufBytes(0, 2);
+  cut.resize(cut.size() - 1);
+  EXPECT_FALSE(ReadGgufBytes(cut).ok());
 }
 
 }  // namespace
