@@ -208,4 +208,26 @@ Result<ImatrixGguf> ReadImatrixGguf(formats::ByteSource& source, const ParseLimi
   return out;
 }
 
+std::vector<float> ImportanceValues(const ImatrixEntry& entry) {
+  std::vector<float> v = entry.values;
+  if (entry.ncall > 0) {
+    // float / int: the int converted, one IEEE division, as llama-quantize.
+    const float ncall = static_cast<float>(entry.ncall);
+    for (float& x : v) x /= ncall;
+  }
+  return v;
+}
+
+std::vector<float> ImportanceValues(const ImatrixGgufEntry& entry) {
+  std::vector<float> v(entry.in_sum2.size());
+  for (uint64_t j = 0; j < entry.n_mat; ++j) {
+    const float count = entry.counts[j];
+    for (uint64_t i = 0; i < entry.cols; ++i) {
+      // A matrix that saw no input (an unused expert) gets 1 everywhere.
+      v[j * entry.cols + i] = count > 0.0f ? entry.in_sum2[j * entry.cols + i] / count : 1.0f;
+    }
+  }
+  return v;
+}
+
 }  // namespace amn

@@ -72,6 +72,15 @@ struct ImatrixGguf {
 // and not "imatrix".
 Result<ImatrixGguf> ReadImatrixGguf(formats::ByteSource& source, const ParseLimits& limits);
 
+// The per-column importance values llama-quantize hands to
+// ggml_quantize_chunk for this weight (tools/quantize's loaders): legacy,
+// value / ncall when ncall > 0 (else the values as stored); GGUF, per
+// matrix in_sum2 / count when count > 0, else 1 for every column. One value
+// per column of the weight (n_mat * cols for stacked experts), not per
+// weight element.
+std::vector<float> ImportanceValues(const ImatrixEntry& entry);
+std::vector<float> ImportanceValues(const ImatrixGgufEntry& entry);
+
 }  // namespace amn
 
 #endif  // AMN_FORMATS_IMATRIX_H_

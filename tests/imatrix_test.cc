@@ -206,6 +206,27 @@ TEST(ImatrixGguf, ReadsSumsAndCounts) {
   EXPECT_EQ(e.counts, (std::vector<float>{10.0f, 3.0f}));
 }
 
+TEST(ImatrixGguf, ImportanceValuesAsLlamaQuantizeComputesThem) {
+  const Result<ImatrixGguf> r = ReadGgufBytes(ImatrixGgufBytes(0, 2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ImportanceValues(r->entries[0]),
+            (std::vector<float>{1.0f / 10.0f, 2.5f / 10.0f, 0.0f, 4.0f / 3.0f, 1e-20f / 3.0f,
+                                7.0f / 3.0f}));
+  ImatrixGgufEntry unused = r->entries[0];
+  unused.counts[1] = 0.0f;  // an expert that saw no input
+  const std::vector<float> v = ImportanceValues(unused);
+  EXPECT_EQ(std::vector<float>(v.begin() + 3, v.end()), (std::vector<float>{1.0f, 1.0f, 1.0f}));
+}
+
+TEST(ImatrixDat, ImportanceValuesDivideByNcall) {
+  const Result<ImatrixDat> r = ParseImatrixDat(TwoEntries(true).bytes, "a.dat");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(ImportanceValues(r->entries[1]), (std::vector<float>{2.0f / 7.0f, 0.0f}));
+  ImatrixEntry no_calls = r->entries[1];
+  no_calls.ncall = 0;
+  EXPECT_EQ(ImportanceValues(no_calls), no_calls.values);
+}
+
 TEST(ImatrixGguf, RefusesMismatchedTensors) {
   const auto missing = ReadGgufBytes(ImatrixGgufBytes(0, 2, false));
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalid);
