@@ -120,10 +120,6 @@ Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> i
       return InvalidArgument("imatrix holds " + std::to_string(imatrix.size()) +
                              " weights, one per column needs " + std::to_string(in.cols));
     }
-    if (family == GgmlEncoderFamily::kKQuant) {
-      return Status(StatusCode::kUnsupported,
-                    std::string(kFn) + ": the K-quant encoders take no importance matrix yet");
-    }
     for (size_t i = 0; i < imatrix.size(); ++i) {
       if (!std::isfinite(imatrix[i])) {
         return InvalidArgument("imatrix[" + std::to_string(i) + "] is NaN or infinite");

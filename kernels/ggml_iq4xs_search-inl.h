@@ -68,10 +68,11 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> BestIndexIq4(DF df, hn::Vec<DF> x, hn
 }
 
 // The IQ4_XS sub-block scale search (ntry 7) for lanes g .. g + Lanes(df) - 1
-// of the transposed tile (8 sub-blocks of 32).
+// of the transposed tile (8 sub-blocks of 32). Weights: wt (transposed like
+// xt: the imatrix weights) when not null, else x^2.
 template <class DF>
 HWY_INLINE void Iq4Lanes(DF df, const float* HWY_RESTRICT xt, size_t g,
-                         float* HWY_RESTRICT scale_out) {
+                         const float* HWY_RESTRICT wt, float* HWY_RESTRICT scale_out) {
   using V = hn::Vec<DF>;
   constexpr size_t kSubs = 8, kLen = 32;
   const V zero = hn::Zero(df);
@@ -83,14 +84,15 @@ HWY_INLINE void Iq4Lanes(DF df, const float* HWY_RESTRICT xt, size_t g,
     max = hn::IfThenElse(gt, X(i), max);
   }
   const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
-  // sum (w * q) * x and sum (w * q) * q, w = x * x, q the codebook value.
+  // sum (w * q) * x and sum (w * q) * q, q the codebook value.
   auto Sums = [&](V id, V& sumqx, V& sumq2) {
     sumqx = sumq2 = zero;
     for (size_t i = 0; i < kLen; ++i) {
       const V x = X(i);
       V q;
       (void)BestIndexIq4(df, hn::Mul(id, x), q);
-      const V wq = hn::Mul(hn::Mul(x, x), q);
+      const V w = wt != nullptr ? hn::LoadU(df, wt + i * kSubs + g) : hn::Mul(x, x);
+      const V wq = hn::Mul(w, q);
       sumqx = hn::Add(sumqx, hn::Mul(wq, x));
       sumq2 = hn::Add(sumq2, hn::Mul(wq, q));
     }
@@ -120,7 +122,23 @@ HWY_INLINE void SearchIq4XsLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   HWY_ALIGN float xt[256];
   TransposeTile<8, 32>(x, xt);
   float scales[8];
-  for (size_t g = 0; g < 8; g += hn::Lanes(df)) Iq4Lanes(df, xt, g, scales);
+  for (size_t g = 0; g < 8; g += hn::Lanes(df)) Iq4Lanes(df, xt, g, nullptr, scales);
+  ref::FinishIq4Xs(scales, block, sub);
+}
+
+// The same with an importance matrix (qw: 256 values): the reference's
+// weights (ref::ImatrixWeights), the searches in lanes.
+HWY_INLINE void SearchIq4XsLanesW(const float* HWY_RESTRICT x, const float* HWY_RESTRICT qw,
+                                  uint8_t* HWY_RESTRICT block, ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 8> df;
+  HWY_ALIGN float xt[256];
+  HWY_ALIGN float wt[256];
+  float weights[256], sw[8];
+  ref::ImatrixWeights(GgmlType::kIQ4_XS, x, qw, weights, sw);
+  TransposeTile<8, 32>(x, xt);
+  TransposeTile<8, 32>(weights, wt);
+  float scales[8];
+  for (size_t g = 0; g < 8; g += hn::Lanes(df)) Iq4Lanes(df, xt, g, wt, scales);
   ref::FinishIq4Xs(scales, block, sub);
 }
 

@@ -1,7 +1,8 @@
 // Per-target body of family GgmlKQuantQuant (Highway 1.0.3): ggml's K-quant
-// encoders without importance matrix (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS),
-// byte for byte the scalar reference kernels/ref/ggml_kquant_encode_ref.h,
-// which is ggml's quantize_row_<type>_ref. Layout, formulas and the order
+// encoders (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS) without and with an
+// importance matrix, byte for byte the scalar reference kernels/ref/
+// ggml_kquant_encode_ref.h, which is ggml's quantize_row_<type>_ref and,
+// given quant_weights, quantize_row_<type>_impl. Layout, formulas and the order
 // rules: that header and docs/schemes/ggml-encode-kquants.md.
 //
 // Bit-exactness decides what is vectorised. Per 256-element super-block:
@@ -64,6 +65,47 @@ HWY_INLINE void RequantAffineVec(const float* HWY_RESTRICT x, const ref::KQuantS
   }
 }
 
+// One super-block of `type` from the F32 tile xs with importance values qw
+// (256, not null): the weighted searches (ggml's quantize_row_<type>_impl).
+HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
+                                   const float* HWY_RESTRICT qw, uint8_t* HWY_RESTRICT block) {
+  HWY_ALIGN uint8_t codes[256];
+  ref::KQuantSub sub;
+  switch (type) {
+    case GgmlType::kQ2_K:
+      SearchQ2KLanesW(xs, qw, block, codes, sub);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ2_K(codes, block);
+      break;
+    case GgmlType::kQ3_K:
+      SearchQ3KLanesW(xs, qw, block, codes, sub);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ3_K(codes, block);
+      break;
+    case GgmlType::kQ4_K:
+      SearchQ45KLanesW(xs, qw, block, codes, sub, 15);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ4_K(codes, block);
+      break;
+    case GgmlType::kQ5_K:
+      SearchQ45KLanesW(xs, qw, block, codes, sub, 31);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ5_K(codes, block);
+      break;
+    case GgmlType::kQ6_K:
+      SearchQ6KLanesW(xs, qw, block, codes, sub);
+      RequantAffineVec(xs, sub, codes);
+      ref::PackQ6_K(codes, block);
+      break;
+    case GgmlType::kIQ4_XS:
+      SearchIq4XsLanesW(xs, qw, block, sub);
+      RequantIq4XsVec(xs, sub, codes);
+      ref::PackIq4Xs(codes, block);
+      break;
+    default: break;
+  }
+}
+
 // One super-block of `type` from the F32 tile xs.
 HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
                                   uint8_t* HWY_RESTRICT block) {
@@ -119,7 +161,12 @@ inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
     if (!LoadEncodeTile(a.x.in, a.x.type, i, kEncodeTile, xs)) {
       return FirstNonFinite(a.x.in, a.x.type, i, kEncodeTile);
     }
-    EncodeKQuantBlock(a.type, xs, out);
+    if (a.imatrix != nullptr) {
+      // Importance values are per column; cols is a multiple of 256.
+      EncodeKQuantBlockW(a.type, xs, a.imatrix + i % a.x.cols, out);
+    } else {
+      EncodeKQuantBlock(a.type, xs, out);
+    }
     // The sums' order is by element index (kernels/encode_common.h): the
     // reference's scalar loop, shared.
     if (errors != nullptr) ref::AddKQuantErrors(a.type, out, xs, i, *errors);

@@ -38,12 +38,15 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> NearestIntVec(DF df, hn::Vec<DF> v) {
 
 // make_qkx2_quants for lanes g .. g + Lanes(df) - 1 of a transposed tile of
 // kSubs sub-blocks of kLen elements: xt[i * kSubs + s] is element i
-// of sub-block s. Weights: av_x + |x| (Q4_K/Q5_K, kAvWeights) or |x| (Q2_K);
-// error: w * d^2 or w * |d| (kMad). Writes scale and -min per sub-block and
-// the chosen codes transposed (lt[i * kSubs + s]).
+// of sub-block s. Weights: wt_given (transposed like xt: the imatrix
+// weights, where make_qkx3_quants is this search) when not null, else
+// av_x + |x| (Q4_K/Q5_K, kAvWeights) or |x| (Q2_K); error: w * d^2 or
+// w * |d| (kMad). Writes scale and -min per sub-block and the chosen codes
+// transposed (lt[i * kSubs + s]).
 template <size_t kSubs, size_t kLen, bool kAvWeights, bool kMad, class DF>
 HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nmax, float rmin,
-                          int nstep, float* HWY_RESTRICT scale_out, float* HWY_RESTRICT min_out,
+                          float rdelta, int nstep, const float* HWY_RESTRICT wt_given,
+                          float* HWY_RESTRICT scale_out, float* HWY_RESTRICT min_out,
                           int32_t* HWY_RESTRICT lt) {
   using V = hn::Vec<DF>;
   const hn::RebindToSigned<DF> di;
@@ -56,7 +59,11 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
   // or |x|.
   HWY_ALIGN float wt[kLen * kSubs];
   const size_t n = hn::Lanes(df);
-  if (kAvWeights) {
+  if (wt_given != nullptr) {
+    for (size_t i = 0; i < kLen; ++i) {
+      hn::Store(hn::LoadU(df, wt_given + i * kSubs + g), df, wt + i * n);
+    }
+  } else if (kAvWeights) {
     V sum_x2 = zero;
     for (size_t i = 0; i < kLen; ++i) sum_x2 = hn::Add(sum_x2, hn::Mul(X(i), X(i)));
     const V av_x = hn::Sqrt(hn::Div(sum_x2, hn::Set(df, static_cast<float>(kLen))));
@@ -99,7 +106,7 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
     // (rmin + rdelta * is + nmax) in scalar float, as the reference; over
     // max - min with the min of the best candidate so far (ggml updates
     // min when a candidate wins, and later candidates use it).
-    const float num = rmin + 0.1f * static_cast<float>(is) + static_cast<float>(nmax);
+    const float num = rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax);
     iscale = hn::Div(hn::Set(df, num), hn::Sub(max, min));
     V sum_l = zero, sum_l2 = zero, sum_xl = zero;
     for (size_t i = 0; i < kLen; ++i) {
@@ -145,15 +152,16 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
   }
 }
 
-// make_qx_quants(16, 32, x, rmse_type 1) for lanes g .. g + Lanes(df) - 1
-// of the transposed Q6_K tile (16 sub-blocks of 16): codes (offset by 32)
-// and scale per sub-block.
-template <class DF>
+// make_qx_quants(16, kNmax, x, rmse_type 1, qw) for lanes g .. g +
+// Lanes(df) - 1 of a transposed tile of 16 sub-blocks of 16 (Q6_K: kNmax
+// 32; Q3_K with imatrix: 4): codes (offset by kNmax) and scale per
+// sub-block. Weights: qwt (transposed like xt) when not null, else x^2.
+template <int kNmax, class DF>
 HWY_INLINE void QxLanes(DF df, const float* HWY_RESTRICT xt, size_t g,
-                        float* HWY_RESTRICT scale_out, int32_t* HWY_RESTRICT lt) {
+                        const float* HWY_RESTRICT qwt, float* HWY_RESTRICT scale_out,
+                        int32_t* HWY_RESTRICT lt) {
   using V = hn::Vec<DF>;
   constexpr size_t kSubs = 16, kLen = 16;
-  constexpr int kNmax = 32;
   const hn::RebindToSigned<DF> di;
   const size_t n = hn::Lanes(df);
   const V zero = hn::Zero(df);
@@ -177,7 +185,7 @@ HWY_INLINE void QxLanes(DF df, const float* HWY_RESTRICT xt, size_t g,
       const V x = X(i);
       const auto l = hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Mul(iscale, x))));
       hn::Store(hn::Add(l, off), di, codes + i * n);
-      const V w = hn::Mul(x, x);
+      const V w = qwt != nullptr ? hn::LoadU(df, qwt + i * kSubs + g) : hn::Mul(x, x);
       const V lf = hn::ConvertTo(df, l);
       sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, x), lf));
       suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
@@ -305,7 +313,7 @@ HWY_INLINE void SearchQ45KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRI
   float scales[8], mins[8];
   HWY_ALIGN int32_t lt[256];
   for (size_t g = 0; g < 8; g += hn::Lanes(df)) {
-    Qkx2Lanes<8, 32, true, false>(df, xt, g, nmax, rmin, nstep, scales, mins, lt);
+    Qkx2Lanes<8, 32, true, false>(df, xt, g, nmax, rmin, 0.1f, nstep, nullptr, scales, mins, lt);
   }
   UntransposeCodes<8, 32>(lt, codes);
   ref::FinishQ45K(scales, mins, nmax, block, sub);
@@ -322,7 +330,7 @@ HWY_INLINE void SearchQ2KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
   float scales[16], mins[16];
   HWY_ALIGN int32_t lt[256];
   for (size_t g = 0; g < 16; g += hn::Lanes(df)) {
-    Qkx2Lanes<16, 16, false, true>(df, xt, g, 3, -0.5f, 15, scales, mins, lt);
+    Qkx2Lanes<16, 16, false, true>(df, xt, g, 3, -0.5f, 0.1f, 15, nullptr, scales, mins, lt);
   }
   UntransposeCodes<16, 16>(lt, codes);
   ref::FinishQ2K(scales, mins, block, sub);
@@ -351,7 +359,85 @@ HWY_INLINE void SearchQ6KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
   TransposeTile<16, 16>(x, xt);
   float scales[16];
   HWY_ALIGN int32_t lt[256];
-  for (size_t g = 0; g < 16; g += hn::Lanes(df)) QxLanes(df, xt, g, scales, lt);
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) QxLanes<32>(df, xt, g, nullptr, scales, lt);
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ6K(scales, block, codes, sub);
+}
+
+// Stage 1 with an importance matrix (qw: the super-block's 256 values).
+// The weights and their sub-block sums are the reference's scalar loops
+// (ref::ImatrixWeights, one sqrt per element); the searches run in lanes
+// with those weights (Q4_K, Q5_K, Q2_K: make_qkx3_quants = Qkx2Lanes with
+// rmin -0.9, rdelta 0.05, 36 steps, squared error; Q3_K, Q6_K:
+// make_qx_quants with weights), then the reference's weighted super-block
+// parts.
+HWY_INLINE void SearchQ45KLanesW(const float* HWY_RESTRICT x, const float* HWY_RESTRICT qw,
+                                 uint8_t* HWY_RESTRICT block, uint8_t* HWY_RESTRICT codes,
+                                 ref::KQuantSub& sub, int nmax) {
+  const hn::CappedTag<float, 8> df;
+  HWY_ALIGN float xt[256];
+  HWY_ALIGN float wt[256];
+  float weights[256], sw[8];
+  ref::ImatrixWeights(nmax == 15 ? GgmlType::kQ4_K : GgmlType::kQ5_K, x, qw, weights, sw);
+  TransposeTile<8, 32>(x, xt);
+  TransposeTile<8, 32>(weights, wt);
+  float scales[8], mins[8];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 8; g += hn::Lanes(df)) {
+    Qkx2Lanes<8, 32, false, false>(df, xt, g, nmax, -0.9f, 0.05f, 36, wt, scales, mins, lt);
+  }
+  UntransposeCodes<8, 32>(lt, codes);
+  ref::FinishQ45KW(scales, mins, sw, nmax, block, sub);
+}
+
+HWY_INLINE void SearchQ2KLanesW(const float* HWY_RESTRICT x, const float* HWY_RESTRICT qw,
+                                uint8_t* HWY_RESTRICT block, uint8_t* HWY_RESTRICT codes,
+                                ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  HWY_ALIGN float wt[256];
+  float weights[256], sw[16];
+  ref::ImatrixWeights(GgmlType::kQ2_K, x, qw, weights, sw);
+  TransposeTile<16, 16>(x, xt);
+  TransposeTile<16, 16>(weights, wt);
+  float scales[16], mins[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) {
+    Qkx2Lanes<16, 16, false, false>(df, xt, g, 3, -0.9f, 0.05f, 36, wt, scales, mins, lt);
+  }
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ2KW(scales, mins, sw, block, sub);
+}
+
+HWY_INLINE void SearchQ3KLanesW(const float* HWY_RESTRICT x, const float* HWY_RESTRICT qw,
+                                uint8_t* HWY_RESTRICT block, uint8_t* HWY_RESTRICT codes,
+                                ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  HWY_ALIGN float wt[256];
+  float weights[256], sw[16];
+  ref::ImatrixWeights(GgmlType::kQ3_K, x, qw, weights, sw);
+  TransposeTile<16, 16>(x, xt);
+  TransposeTile<16, 16>(weights, wt);
+  float scales[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) QxLanes<4>(df, xt, g, wt, scales, lt);
+  UntransposeCodes<16, 16>(lt, codes);
+  ref::FinishQ3KW(scales, sw, block, sub);
+}
+
+// Q6_K weighs with the importance values alone.
+HWY_INLINE void SearchQ6KLanesW(const float* HWY_RESTRICT x, const float* HWY_RESTRICT qw,
+                                uint8_t* HWY_RESTRICT block, uint8_t* HWY_RESTRICT codes,
+                                ref::KQuantSub& sub) {
+  const hn::CappedTag<float, 16> df;
+  HWY_ALIGN float xt[256];
+  HWY_ALIGN float qwt[256];
+  TransposeTile<16, 16>(x, xt);
+  TransposeTile<16, 16>(qw, qwt);
+  float scales[16];
+  HWY_ALIGN int32_t lt[256];
+  for (size_t g = 0; g < 16; g += hn::Lanes(df)) QxLanes<32>(df, xt, g, qwt, scales, lt);
   UntransposeCodes<16, 16>(lt, codes);
   ref::FinishQ6K(scales, block, codes, sub);
 }

@@ -1,14 +1,17 @@
 // ggml's own K-quant quantizers (ggml_quantize_chunk without importance
-// matrix, from the pinned libggml-base.so that tests/ggml_oracle.h opens)
+// matrix, or with one given `imatrix`: the same random positive importance
+// vector for both sides; from the pinned libggml-base.so that tests/ggml_oracle.h opens)
 // timed beside amn's GgmlKQuantQuant encoders on the same F32 input in one
 // process: ns per element, best and median of 7 batches, one thread, and
 // the ratio of the best times (the best is the steadier figure on a shared
 // machine).
 // amn runs on the target dispatch picks (AMN_ISA caps it). Not a test.
-//   ggml_encode_peer [n_elems]     (default 65536, the cache-resident size)
+//   ggml_encode_peer [n_elems] [imatrix]   (default 65536, the cache-resident
+//   size; `imatrix`: rows of 4096 columns sharing one importance vector)
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "amn/ggml_type.h"
@@ -30,27 +33,35 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> dist(0.0f, 0.02f);
   std::vector<float> x(n);
   for (float& v : x) v = dist(rng);
+  const bool with_imatrix = argc > 2 && std::string(argv[2]) == "imatrix";
+  const size_t cols = with_imatrix && n % 4096 == 0 ? 4096 : n;
+  std::vector<float> imatrix(cols);
+  std::uniform_real_distribution<float> uni(0.01f, 4.0f);
+  for (float& v : imatrix) v = uni(rng);
+  const float* qw = with_imatrix ? imatrix.data() : nullptr;
   const struct {
     const char* name;
     amn::GgmlType type;
   } types[] = {{"q4_k", amn::GgmlType::kQ4_K}, {"q6_k", amn::GgmlType::kQ6_K},
                {"q5_k", amn::GgmlType::kQ5_K}, {"q2_k", amn::GgmlType::kQ2_K},
                {"q3_k", amn::GgmlType::kQ3_K}, {"iq4_xs", amn::GgmlType::kIQ4_XS}};
-  std::printf("target %s, %zu elements, ns/element: best (median) of 7\n",
-              std::string(amn::TargetName(amn::GgmlKQuantEncodeTarget())).c_str(), n);
+  std::printf("target %s, %zu elements, %s, ns/element: best (median) of 7\n",
+              std::string(amn::TargetName(amn::GgmlKQuantEncodeTarget())).c_str(), n,
+              with_imatrix ? "with imatrix" : "no imatrix");
   std::printf("%-8s %18s %18s %18s %8s\n", "type", "amn", "amn_ref", "ggml", "ggml/amn");
   for (const auto& t : types) {
     std::vector<uint8_t> out(n / 256 * amn::ref::KQuantEncodeBlockBytes(t.type));
     const amn::kernels::GgmlQuantArgs args{
         amn::kernels::EncodeInput{reinterpret_cast<const uint8_t*>(x.data()), amn::ElemType::kF32,
-                                  1, n},
-        t.type, nullptr, out.data()};
+                                  n / cols, cols},
+        t.type, qw, out.data()};
     const auto ours = amn::perf::TimeCalls(
         [&] { (void)amn::internal::EncodeGgmlKQuantQuant(args, nullptr); }, 7);
     const auto ref = amn::perf::TimeCalls(
         [&] { (void)amn::ref::EncodeGgmlKQuantQuant(args, nullptr); }, 7);
     const auto theirs = amn::perf::TimeCalls(
-        [&] { (void)ggml->Quantize(static_cast<int>(t.type), x, static_cast<int64_t>(n)); }, 7);
+        [&] { (void)ggml->Quantize(static_cast<int>(t.type), x, static_cast<int64_t>(cols), qw); },
+        7);
     const double nd = static_cast<double>(n);
     const double a = ours.min_ns / nd, r = ref.min_ns / nd, g = theirs.min_ns / nd;
     std::printf("%-8s %8.2f (%7.2f) %8.2f (%7.2f) %8.2f (%7.2f) %8.2f\n", t.name, a,

@@ -112,6 +112,44 @@ inline std::vector<KQuantCase> KQuantCases(uint32_t stride = 1) {
   return cases;
 }
 
+// Importance vectors of n columns (what llama.cpp's imatrix tool stores:
+// mean squared activations, so >= 0): random positive ones over seeds, a
+// flat one, one with zeros (every 5th column, and a whole 16-column
+// sub-block), and one spanning 1e-12 .. 1e12.
+struct ImatrixCase {
+  std::string name;
+  std::vector<float> w;
+};
+
+inline std::vector<ImatrixCase> ImatrixCases(size_t n) {
+  std::vector<ImatrixCase> cases;
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    std::mt19937 rng(100 + seed);
+    std::uniform_real_distribution<float> uni(0.01f, 4.0f);
+    std::vector<float> w(n);
+    for (float& v : w) v = uni(rng);
+    cases.push_back({"random seed " + std::to_string(seed), w});
+  }
+  cases.push_back({"flat", std::vector<float>(n, 1.0f)});
+  {
+    std::mt19937 rng(200);
+    std::uniform_real_distribution<float> uni(0.1f, 2.0f);
+    std::vector<float> w(n);
+    for (float& v : w) v = uni(rng);
+    for (size_t i = 0; i < n; i += 5) w[i] = 0.0f;
+    for (size_t i = 32; i < 48 && i < n; ++i) w[i] = 0.0f;
+    cases.push_back({"with zeros", w});
+  }
+  {
+    std::mt19937 rng(300);
+    std::uniform_real_distribution<float> expo(-12.0f, 12.0f);
+    std::vector<float> w(n);
+    for (float& v : w) v = std::pow(10.0f, expo(rng));
+    cases.push_back({"huge range", w});
+  }
+  return cases;
+}
+
 }  // namespace amn::test
 
 #endif  // AMN_TESTS_GGML_KQUANT_INPUTS_H_

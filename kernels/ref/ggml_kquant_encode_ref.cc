@@ -36,6 +36,11 @@ void ScaleMinK4(int j, const uint8_t* q, uint8_t& d, uint8_t& m) {
   }
 }
 
+void FinishQ45KHeader(uint16_t d, uint16_t dmin, int nmax, uint8_t* block, KQuantSub& sub);
+void FinishQ2KHeader(uint16_t d, uint16_t dmin, uint8_t* block, KQuantSub& sub);
+void FinishQ3KHeader(uint16_t d, uint8_t* block, KQuantSub& sub);
+void SearchIq4XsImpl(const float* x, const float* qw, uint8_t* block, KQuantSub& sub);
+
 // Q4_K and Q5_K share everything but nmax and the search grid: 8 sub-blocks
 // of 32 with weights av_x + |x|, av_x = sqrt(sum x^2 / 32) summed in order,
 // then 6-bit scales and mins relative to the largest of each.
@@ -81,7 +86,15 @@ void FinishQ45K(const float* scales, const float* mins, int nmax, uint8_t* block
       s12[j] |= static_cast<uint8_t>((lm >> 4) << 6);
     }
   }
-  const uint16_t d = ToF16(max_scale / 63.0f), dmin = ToF16(max_min / 63.0f);
+  FinishQ45KHeader(ToF16(max_scale / 63.0f), ToF16(max_min / 63.0f), nmax, block, sub);
+}
+
+namespace {
+
+// d and dmin stored, then every sub-block's (d_j, dm_j) read back from the
+// stored F16 values and packed 6-bit scales, as ggml's requantization does.
+void FinishQ45KHeader(uint16_t d, uint16_t dmin, int nmax, uint8_t* block, KQuantSub& sub) {
+  const uint8_t* s12 = block + kq::q4k::kScales;
   StoreLe16(block + kq::q4k::kD, d);
   StoreLe16(block + kq::q4k::kDmin, dmin);
   sub.n_sub = 8;
@@ -96,8 +109,6 @@ void FinishQ45K(const float* scales, const float* mins, int nmax, uint8_t* block
     sub.dm[j] = FromF16(dmin) * static_cast<float>(m);
   }
 }
-
-namespace {
 
 // Two-bit planes of 128-element halves: byte l of half h holds elements
 // 128h + l, +32, +64, +96 at bits 0, 2, 4, 6 (Q2_K and Q3_K's qs).
@@ -145,6 +156,14 @@ void FinishQ2K(const float* scales, const float* mins, uint8_t* block, KQuantSub
     }
     dmin = ToF16(max_min / 15.0f);
   }
+  FinishQ2KHeader(d, dmin, block, sub);
+}
+
+namespace {
+
+// d and dmin stored, then (d_j, dm_j) from them and the 4-bit scales.
+void FinishQ2KHeader(uint16_t d, uint16_t dmin, uint8_t* block, KQuantSub& sub) {
+  const uint8_t* sc = block + kq::q2k::kScales;
   StoreLe16(block + kq::q2k::kD, d);
   StoreLe16(block + kq::q2k::kDmin, dmin);
   sub.n_sub = 16;
@@ -157,6 +176,26 @@ void FinishQ2K(const float* scales, const float* mins, uint8_t* block, KQuantSub
     sub.dm[j] = FromF16(dmin) * static_cast<float>(sc[j] >> 4);
   }
 }
+
+// Q3_K: d stored, then d_j = d * (6-bit signed scale j) read back from the
+// packed scales.
+void FinishQ3KHeader(uint16_t d, uint8_t* block, KQuantSub& sub) {
+  const uint8_t* s12 = block + kq::q3k::kScales;
+  StoreLe16(block + kq::q3k::kD, d);
+  sub.n_sub = 16;
+  sub.sub_len = 16;
+  sub.lo = -4;
+  sub.hi = 3;
+  sub.off = 4;
+  for (int j = 0; j < 16; ++j) {
+    int8_t s = static_cast<int8_t>(j < 8 ? s12[j] & 0xF : s12[j - 8] >> 4);
+    s = static_cast<int8_t>((s | (((s12[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
+    sub.d[j] = FromF16(d) * static_cast<float>(s);
+    sub.dm[j] = 0.0f;
+  }
+}
+
+}  // namespace
 
 void SearchQ3_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
   float scales[16];
@@ -195,18 +234,7 @@ void FinishQ3K(const float* scales, uint8_t* block, KQuantSub& sub) {
     }
     d = ToF16(1.0f / iscale);
   }
-  StoreLe16(block + kq::q3k::kD, d);
-  sub.n_sub = 16;
-  sub.sub_len = 16;
-  sub.lo = -4;
-  sub.hi = 3;
-  sub.off = 4;
-  for (int j = 0; j < 16; ++j) {
-    int8_t s = static_cast<int8_t>(j < 8 ? s12[j] & 0xF : s12[j - 8] >> 4);
-    s = static_cast<int8_t>((s | (((s12[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
-    sub.d[j] = FromF16(d) * static_cast<float>(s);
-    sub.dm[j] = 0.0f;
-  }
+  FinishQ3KHeader(d, block, sub);
 }
 
 void SearchQ4_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
@@ -262,12 +290,25 @@ void FinishQ6K(const float* scales, uint8_t* block, uint8_t* codes, KQuantSub& s
 }
 
 void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub) {
+  SearchIq4XsImpl(x, nullptr, block, sub);
+  (void)codes;
+}
+
+namespace {
+
+// quantize_row_iq4_nl_impl(256, 32, ..., qw, ntry = 7) up to the sub-block
+// scales; qw null: weights x^2.
+void SearchIq4XsImpl(const float* x, const float* qw, uint8_t* block, KQuantSub& sub) {
   const int8_t* values = kq::kIq4Values.data();
-  float scales[8], weight[32];
-  // ggml's sigma2 only weighs an importance matrix: without one it is unused.
+  float scales[8], weights[kQK], sw[8];
+  if (qw != nullptr) {
+    ImatrixWeights(GgmlType::kIQ4_XS, x, qw, weights, sw);
+  } else {
+    for (int j = 0; j < kQK; ++j) weights[j] = x[j] * x[j];
+  }
   for (int ib = 0; ib < 8; ++ib) {
     const float* xb = x + 32 * ib;
-    for (int j = 0; j < 32; ++j) weight[j] = xb[j] * xb[j];
+    const float* weight = weights + 32 * ib;
     float amax = 0.0f, max = 0.0f;
     for (int j = 0; j < 32; ++j) {
       const float ax = std::fabs(xb[j]);
@@ -310,8 +351,9 @@ void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub)
     scales[ib] = d;
   }
   FinishIq4Xs(scales, block, sub);
-  (void)codes;
 }
+
+}  // namespace
 
 void FinishIq4Xs(const float* scales, uint8_t* block, KQuantSub& sub) {
   float max_scale = 0.0f, amax_scale = 0.0f;
@@ -344,6 +386,201 @@ void FinishIq4Xs(const float* scales, uint8_t* block, KQuantSub& sub) {
     scales_h = static_cast<uint16_t>(scales_h | (l_h << (2 * (ib % 8))));
   }
   StoreLe16(block + kq::iq4xs::kScalesH, scales_h);
+}
+
+namespace {
+
+// sum of x^2 over the super-block, in element order (ggml's sigma2 numerator).
+float SumSquares256(const float* x) {
+  float sum_x2 = 0.0f;
+  for (int l = 0; l < kQK; ++l) sum_x2 += x[l] * x[l];
+  return sum_x2;
+}
+
+}  // namespace
+
+void ImatrixWeights(GgmlType type, const float* x, const float* qw, float* weights, float* sw) {
+  const bool len32 =
+      type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kIQ4_XS;
+  const int sub_len = len32 ? 32 : 16;
+  // Q4_K, Q5_K, Q3_K: (2 * sum) / 256, the int 2 converted, multiplied, then
+  // divided; Q2_K: sum / 256; IQ4_XS: sum * (2.f / 256), one multiplication
+  // (the same value unless 2 * sum overflows).
+  const float sum_x2 = SumSquares256(x);
+  const float sigma2 = type == GgmlType::kQ2_K     ? sum_x2 / 256.0f
+                       : type == GgmlType::kIQ4_XS ? sum_x2 * (2.0f / 256.0f)
+                                                   : 2.0f * sum_x2 / 256.0f;
+  for (int j = 0; j < kQK / sub_len; ++j) {
+    float sumw = 0.0f;
+    for (int l = j * sub_len; l < (j + 1) * sub_len; ++l) {
+      weights[l] = qw[l] * std::sqrt(sigma2 + x[l] * x[l]);
+    }
+    for (int l = j * sub_len; l < (j + 1) * sub_len; ++l) sumw += weights[l];
+    sw[j] = sumw;
+  }
+}
+
+void FinishQ45KW(const float* scales, const float* mins, const float* sw, int nmax,
+                 uint8_t* block, KQuantSub& sub) {
+  uint8_t ls_all[8], lm_all[8];
+  const float d_block = gq::MakeQpQuants(8, 63, scales, ls_all, sw);
+  const float m_block = gq::MakeQpQuants(8, 63, mins, lm_all, sw);
+  uint8_t* s12 = block + kq::q4k::kScales;
+  for (int j = 0; j < 8; ++j) {
+    uint8_t ls = ls_all[j], lm = lm_all[j];
+    if (nmax == 31) {  // Q5_K clamps to 63; Q4_K stores the codes as they are
+      ls = std::min<uint8_t>(63, ls);
+      lm = std::min<uint8_t>(63, lm);
+    }
+    if (j < 4) {
+      s12[j] = ls;
+      s12[j + 4] = lm;
+    } else {
+      s12[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
+      s12[j - 4] = static_cast<uint8_t>(s12[j - 4] | ((ls >> 4) << 6));
+      s12[j] = static_cast<uint8_t>(s12[j] | ((lm >> 4) << 6));
+    }
+  }
+  FinishQ45KHeader(ToF16(d_block), ToF16(m_block), nmax, block, sub);
+}
+
+void FinishQ2KW(const float* scales, const float* mins, const float* sw, uint8_t* block,
+                KQuantSub& sub) {
+  uint8_t ls[16], lm[16];
+  const float dm = gq::MakeQpQuants(16, 15, scales, ls, sw);
+  const float mm = gq::MakeQpQuants(16, 15, mins, lm, sw);
+  uint8_t* sc = block + kq::q2k::kScales;
+  for (int j = 0; j < 16; ++j) sc[j] = static_cast<uint8_t>(ls[j] | (lm[j] << 4));
+  FinishQ2KHeader(ToF16(dm), ToF16(mm), block, sub);
+}
+
+void FinishQ3KW(const float* scales, const float* sw, uint8_t* block, KQuantSub& sub) {
+  int8_t ls[16];
+  // The 16 scales are themselves make_qx_quants codes (nmax 32, weights the
+  // sub-block weight sums): already offset by 32, packed as they are.
+  const float d_block = gq::MakeQxQuantsRmse1(16, 32, scales, ls, sw);
+  uint8_t* s12 = block + kq::q3k::kScales;
+  std::memset(s12, 0, 12);
+  for (int j = 0; j < 16; ++j) {
+    int l = ls[j];
+    if (j < 8) {
+      s12[j] = static_cast<uint8_t>(l & 0xF);
+    } else {
+      s12[j - 8] = static_cast<uint8_t>(s12[j - 8] | ((l & 0xF) << 4));
+    }
+    l >>= 4;
+    s12[j % 4 + 8] = static_cast<uint8_t>(s12[j % 4 + 8] | (l << (2 * (j / 4))));
+  }
+  FinishQ3KHeader(ToF16(d_block), block, sub);
+}
+
+namespace {
+
+// Q4_K / Q5_K with an importance matrix (quantize_row_q{4,5}_K_impl): eight
+// weighted make_qkx3_quants searches, then FinishQ45KW.
+void SearchQ45KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub, int nmax) {
+  float scales[8], mins[8], sw[8], weights[kQK];
+  uint8_t laux[32];
+  ImatrixWeights(nmax == 15 ? GgmlType::kQ4_K : GgmlType::kQ5_K, x, qw, weights, sw);
+  for (int j = 0; j < 8; ++j) {
+    scales[j] = gq::MakeQkx2Quants(32, nmax, x + 32 * j, weights + 32 * j, codes + 32 * j,
+                                   &mins[j], laux, -0.9f, 0.05f, 36, false);
+  }
+  FinishQ45KW(scales, mins, sw, nmax, block, sub);
+}
+
+}  // namespace
+
+void SearchQ4_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub) {
+  SearchQ45KW(x, qw, block, codes, sub, 15);
+}
+void SearchQ5_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub) {
+  SearchQ45KW(x, qw, block, codes, sub, 31);
+}
+
+void SearchQ6_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub) {
+  // ggml weighs Q6_K's search with the importance values alone (no sigma2
+  // term), then finishes exactly as without them.
+  float scales[16];
+  int8_t L[kQK];
+  for (int ib = 0; ib < 16; ++ib) {
+    scales[ib] = gq::MakeQxQuantsRmse1(16, 32, x + 16 * ib, L + 16 * ib, qw + 16 * ib);
+  }
+  for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
+  FinishQ6K(scales, block, codes, sub);
+}
+
+void SearchQ2_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub) {
+  float scales[16], mins[16], sw[16], weights[kQK];
+  uint8_t laux[16];
+  ImatrixWeights(GgmlType::kQ2_K, x, qw, weights, sw);
+  for (int j = 0; j < 16; ++j) {
+    scales[j] = gq::MakeQkx2Quants(16, 3, x + 16 * j, weights + 16 * j, codes + 16 * j, &mins[j],
+                                   laux, -0.9f, 0.05f, 36, false);
+  }
+  FinishQ2KW(scales, mins, sw, block, sub);
+}
+
+void SearchQ3_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub) {
+  float scales[16], sw[16], weights[kQK];
+  int8_t L[kQK];
+  ImatrixWeights(GgmlType::kQ3_K, x, qw, weights, sw);
+  for (int j = 0; j < 16; ++j) {
+    scales[j] = gq::MakeQxQuantsRmse1(16, 4, x + 16 * j, L + 16 * j, weights + 16 * j);
+  }
+  for (int i = 0; i < kQK; ++i) codes[i] = static_cast<uint8_t>(L[i]);
+  FinishQ3KW(scales, sw, block, sub);
+}
+
+void SearchIq4XsW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                  KQuantSub& sub) {
+  SearchIq4XsImpl(x, qw, block, sub);
+  (void)codes;
+}
+
+void QuantizeKQuantBlock(GgmlType type, const float* x, const float* qw, uint8_t* out) {
+  uint8_t codes[kQK];
+  KQuantSub sub;
+  const bool w = qw != nullptr;
+  switch (type) {
+    case GgmlType::kQ2_K:
+      w ? SearchQ2_KW(x, qw, out, codes, sub) : SearchQ2_K(x, out, codes, sub);
+      RequantAffine(x, sub, codes);
+      PackQ2_K(codes, out);
+      break;
+    case GgmlType::kQ3_K:
+      w ? SearchQ3_KW(x, qw, out, codes, sub) : SearchQ3_K(x, out, codes, sub);
+      RequantAffine(x, sub, codes);
+      PackQ3_K(codes, out);
+      break;
+    case GgmlType::kQ4_K:
+      w ? SearchQ4_KW(x, qw, out, codes, sub) : SearchQ4_K(x, out, codes, sub);
+      RequantAffine(x, sub, codes);
+      PackQ4_K(codes, out);
+      break;
+    case GgmlType::kQ5_K:
+      w ? SearchQ5_KW(x, qw, out, codes, sub) : SearchQ5_K(x, out, codes, sub);
+      RequantAffine(x, sub, codes);
+      PackQ5_K(codes, out);
+      break;
+    case GgmlType::kQ6_K:
+      w ? SearchQ6_KW(x, qw, out, codes, sub) : SearchQ6_K(x, out, codes, sub);
+      RequantAffine(x, sub, codes);
+      PackQ6_K(codes, out);
+      break;
+    case GgmlType::kIQ4_XS:
+      w ? SearchIq4XsW(x, qw, out, codes, sub) : SearchIq4Xs(x, out, codes, sub);
+      RequantIq4Xs(x, sub, codes);
+      PackIq4Xs(codes, out);
+      break;
+    default: return;
+  }
 }
 
 void RequantAffine(const float* x, const KQuantSub& sub, uint8_t* codes) {
@@ -448,44 +685,11 @@ size_t KQuantEncodeBlockBytes(GgmlType type) {
   }
 }
 
-void QuantizeKQuantRow(GgmlType type, const float* x, size_t n_elems, uint8_t* out) {
+void QuantizeKQuantRow(GgmlType type, const float* x, size_t n_elems, uint8_t* out,
+                       const float* imatrix) {
   const size_t block_bytes = KQuantEncodeBlockBytes(type);
-  uint8_t codes[kQK];
   for (size_t b = 0; b < n_elems / kQK; ++b, x += kQK, out += block_bytes) {
-    KQuantSub sub;
-    switch (type) {
-      case GgmlType::kQ2_K:
-        SearchQ2_K(x, out, codes, sub);
-        RequantAffine(x, sub, codes);
-        PackQ2_K(codes, out);
-        break;
-      case GgmlType::kQ3_K:
-        SearchQ3_K(x, out, codes, sub);
-        RequantAffine(x, sub, codes);
-        PackQ3_K(codes, out);
-        break;
-      case GgmlType::kQ4_K:
-        SearchQ4_K(x, out, codes, sub);
-        RequantAffine(x, sub, codes);
-        PackQ4_K(codes, out);
-        break;
-      case GgmlType::kQ5_K:
-        SearchQ5_K(x, out, codes, sub);
-        RequantAffine(x, sub, codes);
-        PackQ5_K(codes, out);
-        break;
-      case GgmlType::kQ6_K:
-        SearchQ6_K(x, out, codes, sub);
-        RequantAffine(x, sub, codes);
-        PackQ6_K(codes, out);
-        break;
-      case GgmlType::kIQ4_XS:
-        SearchIq4Xs(x, out, codes, sub);
-        RequantIq4Xs(x, sub, codes);
-        PackIq4Xs(codes, out);
-        break;
-      default: return;
-    }
+    QuantizeKQuantBlock(type, x, imatrix != nullptr ? imatrix + kQK * b : nullptr, out);
   }
 }
 
@@ -507,7 +711,9 @@ uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSu
       if (!kernels::IsFiniteF32Bits(bits)) return i + k;
       x[k] = std::bit_cast<float>(bits);
     }
-    QuantizeKQuantRow(a.type, x, kQK, out);
+    // The importance values are per column: super-block i starts at column
+    // i % cols (cols is a multiple of 256).
+    QuantizeKQuantBlock(a.type, x, a.imatrix != nullptr ? a.imatrix + i % a.x.cols : nullptr, out);
     if (errors != nullptr) AddKQuantErrors(a.type, out, x, i, *errors);
   }
   return kernels::kAllFinite;

@@ -1,7 +1,9 @@
-// Scalar references of ggml's K-quant encoders without importance matrix:
-// byte for byte what ggml's quantize_row_{q2,q3,q4,q5,q6}_K_ref and
-// quantize_iq4_xs (quant_weights = null) write (ggml-quants.c; block layouts
-// in kernels/ggml_kquant_blocks.h). No Highway.
+// Scalar references of ggml's K-quant encoders: byte for byte what
+// ggml_quantize_chunk writes for Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS,
+// without importance matrix (quantize_row_<type>_ref) and with one
+// (quantize_row_<type>_impl / quantize_row_iq4_nl_impl given quant_weights:
+// other searches, the *_KW functions below). ggml-quants.c; block layouts in
+// kernels/ggml_kquant_blocks.h. No Highway.
 //
 // Each type runs in three stages per 256-element super-block, so a Highway
 // body (kernels/ggml_kquant_encode-inl.h) can share the order-sensitive one
@@ -54,6 +56,41 @@ void SearchQ6_K(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub);
 // scale (not F16-rounded: ggml requantizes with it), or 0.
 void SearchIq4Xs(const float* x, uint8_t* block, uint8_t* codes, KQuantSub& sub);
 
+// Stage 1 with an importance matrix: qw holds the super-block's 256
+// importance values (one per column, ggml's quant_weights + 256 * i).
+// Weights w_l = qw_l * sqrt(sigma2 + x_l^2), sigma2 = 2 sum x^2 / 256 (Q2_K:
+// sum x^2 / 256; IQ4_XS: sum x^2 * (2 / 256)); Q6_K uses qw alone. The
+// sub-block scales (and mins) are then quantized by weighted searches of
+// their own (make_qp_quants; Q3_K: make_qx_quants) weighted by each
+// sub-block's sum of w. Stages 2 and 3 are unchanged.
+void SearchQ2_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub);
+void SearchQ3_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub);
+void SearchQ4_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub);
+void SearchQ5_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub);
+void SearchQ6_KW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                 KQuantSub& sub);
+void SearchIq4XsW(const float* x, const float* qw, uint8_t* block, uint8_t* codes,
+                  KQuantSub& sub);
+
+// The imatrix weights of Q2_K, Q3_K, Q4_K, Q5_K or IQ4_XS for one
+// super-block: weights[l] = qw[l] * sqrt(sigma2 + x[l]^2) (256 of them) and
+// sw[j] their ordered sum over sub-block j (8 of 32 or 16 of 16; IQ4_XS
+// does not use sw).
+void ImatrixWeights(GgmlType type, const float* x, const float* qw, float* weights, float* sw);
+
+// The super-block parts with an importance matrix, after the sub-block
+// searches: the scales (and mins) as make_qp_quants codes weighted by sw
+// (Q3_K: make_qx_quants, nmax 32), the header, and sub.
+void FinishQ45KW(const float* scales, const float* mins, const float* sw, int nmax,
+                 uint8_t* block, KQuantSub& sub);
+void FinishQ2KW(const float* scales, const float* mins, const float* sw, uint8_t* block,
+                KQuantSub& sub);
+void FinishQ3KW(const float* scales, const float* sw, uint8_t* block, KQuantSub& sub);
+
 // The super-block part of Q4_K/Q5_K's stage 1, after the eight sub-block
 // searches: 6-bit scales and mins relative to the largest of each (running
 // max with >, in sub-block order), d and dmin, and sub.
@@ -88,8 +125,14 @@ void PackIq4Xs(const uint8_t* codes, uint8_t* block);
 // and its block bytes (0 otherwise).
 size_t KQuantEncodeBlockBytes(GgmlType type);
 
-// One row of n_elems F32 to n_elems / 256 blocks of `type`.
-void QuantizeKQuantRow(GgmlType type, const float* x, size_t n_elems, uint8_t* out);
+// One super-block (256 F32) of `type`, all three stages; qw its 256
+// importance values or null.
+void QuantizeKQuantBlock(GgmlType type, const float* x, const float* qw, uint8_t* out);
+
+// One row of n_elems F32 to n_elems / 256 blocks of `type`; imatrix: n_elems
+// importance values (ggml's quant_weights for this row) or null.
+void QuantizeKQuantRow(GgmlType type, const float* x, size_t n_elems, uint8_t* out,
+                       const float* imatrix = nullptr);
 
 // The error sums of one encoded super-block: elements i0 .. i0 + 255 of the
 // call, x their inputs, block their encoding.
@@ -100,8 +143,9 @@ void AddKQuantErrors(GgmlType type, const uint8_t* block, const float* x, uint64
 // BF16/F16/F32 inputs, widened to F32 one super-block at a time and
 // quantized as QuantizeKQuantRow does (super-blocks are independent). A
 // non-finite element is refused: its index is returned, the blocks before
-// its super-block are written, that one and the rest are not. imatrix must be null (ggml's imatrix quantizers are other
-// algorithms). With errors, each written super-block is decoded
+// its super-block are written, that one and the rest are not. imatrix: null
+// (ggml's reference quantizers) or cols importance values (ggml's
+// quant_weights, applied per column of every row: the *_KW searches). With errors, each written super-block is decoded
 // (ref::DequantKQuantBlock) and its elements added with kernels::AddError
 // (index = flat element index of the call), as the other encoders do.
 uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors);

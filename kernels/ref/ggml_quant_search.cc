@@ -45,7 +45,7 @@ int ClampSym(int l, int nmax) { return std::max(-nmax, std::min(nmax - 1, l)); }
 
 }  // namespace
 
-float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L) {
+float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L, const float* qw) {
   const AbsMax m = FindAbsMax(n, x);
   if (m.amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) L[i] = 0;
@@ -57,7 +57,7 @@ float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L) {
   for (int i = 0; i < n; ++i) {
     const int l = ClampSym(NearestInt(iscale * x[i]), nmax);
     L[i] = static_cast<int8_t>(l + nmax);
-    const float w = x[i] * x[i];
+    const float w = qw != nullptr ? qw[i] : x[i] * x[i];
     const float lf = static_cast<float>(l);
     sumlx += w * x[i] * lf;  // ((w * x) * l)
     suml2 += w * lf * lf;    // ((w * l) * l)
@@ -71,7 +71,7 @@ float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L) {
     sumlx = suml2 = 0.0f;
     for (int i = 0; i < n; ++i) {
       const float lf = static_cast<float>(ClampSym(NearestInt(iscale * x[i]), nmax));
-      const float w = x[i] * x[i];
+      const float w = qw != nullptr ? qw[i] : x[i] * x[i];
       sumlx += w * x[i] * lf;
       suml2 += w * lf * lf;
     }
@@ -202,6 +202,76 @@ float MakeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint
   }
   *the_min = -min;
   return scale;
+}
+
+float MakeQpQuants(int n, int nmax, const float* x, uint8_t* L, const float* qw) {
+  float max = 0.0f;
+  for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+  if (max < kGroupMaxEps) {
+    for (int i = 0; i < n; ++i) L[i] = 0;
+    return 0.0f;
+  }
+  const float nmaxf = static_cast<float>(nmax);
+  float iscale = nmaxf / max;
+  // The first codes are not clamped to nmax (x <= max keeps them there).
+  for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(NearestInt(iscale * x[i]));
+  const float scale = 1.0f / iscale;
+  float best_mse = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const float diff = x[i] - scale * static_cast<float>(L[i]);
+    best_mse += qw[i] * diff * diff;  // ((w * diff) * diff)
+  }
+  for (int is = -4; is <= 4; ++is) {
+    if (is == 0) continue;
+    // (0.1f * is + nmax) / max: the product first, then the sum.
+    const float iscale_is = (0.1f * static_cast<float>(is) + nmaxf) / max;
+    const float scale_is = 1.0f / iscale_is;
+    float mse = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::min(nmax, NearestInt(iscale_is * x[i]));
+      const float diff = x[i] - scale_is * static_cast<float>(l);
+      mse += qw[i] * diff * diff;
+    }
+    if (mse < best_mse) {
+      best_mse = mse;
+      iscale = iscale_is;
+    }
+  }
+  float sumlx = 0.0f, suml2 = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::min(nmax, NearestInt(iscale * x[i]));
+    L[i] = static_cast<uint8_t>(l);
+    const float lf = static_cast<float>(l);
+    sumlx += qw[i] * x[i] * lf;  // ((w * x) * l)
+    suml2 += qw[i] * lf * lf;    // ((w * l) * l)
+  }
+  // Coordinate descent as in MakeQ3QuantsRmse, but codes are the uint8_t
+  // L[i] (read back as stored) and both partial sums must be positive.
+  for (int itry = 0; itry < 5; ++itry) {
+    int n_changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = qw[i];
+      const float li = static_cast<float>(L[i]);
+      float slx = sumlx - w * x[i] * li;
+      float sl2 = suml2 - w * li * li;
+      if (slx > 0.0f && sl2 > 0.0f) {
+        const int new_l = std::min(nmax, NearestInt(x[i] * sl2 / slx));  // (x * sl2) / slx
+        if (new_l != L[i]) {
+          const float nl = static_cast<float>(new_l);
+          slx += w * x[i] * nl;
+          sl2 += w * nl * nl;
+          if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+            L[i] = static_cast<uint8_t>(new_l);
+            sumlx = slx;
+            suml2 = sl2;
+            ++n_changed;
+          }
+        }
+      }
+    }
+    if (n_changed == 0) break;
+  }
+  return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
 }  // namespace amn::ref::gq

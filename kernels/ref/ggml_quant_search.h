@@ -31,10 +31,18 @@ inline int NearestInt(float v) {
 // search, ties between neighbours going to the upper one.
 int BestIndexInt8(int n, const int8_t* values, float v);
 
-// make_qx_quants(n, nmax, x, L, rmse_type = 1, qw = null): symmetric codes
-// L[i] in [0, 2 nmax) (offset by nmax) with weights x^2; returns the scale
-// (0 for an all-zero group). n <= 32.
-float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L);
+// make_qx_quants(n, nmax, x, L, rmse_type = 1, qw): symmetric codes L[i] in
+// [0, 2 nmax) (offset by nmax) with weights qw[i], or x^2 when qw is null;
+// returns the scale (0 for an all-zero group). n <= 32.
+float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L,
+                        const float* qw = nullptr);
+
+// make_qp_quants(n, nmax, x, L, qw): codes L[i] in [0, nmax] of a scale
+// without offset for x >= 0 (the sub-block scales and mins of the imatrix
+// K-quants), picked by weighted squared error among nine candidate scales,
+// then refined by coordinate descent. Returns the scale (0 when max x is
+// below kGroupMaxEps: L = 0). L is ggml's uint8_t: a negative code wraps.
+float MakeQpQuants(int n, int nmax, const float* x, uint8_t* L, const float* qw);
 
 // make_q3_quants(n, nmax, x, L, do_rmse = true): codes in [0, 2 nmax) with
 // the coordinate-descent refinement; an all-zero group gets L = 0 (not
@@ -44,7 +52,10 @@ float MakeQ3QuantsRmse(int n, int nmax, const float* x, int8_t* L);
 // make_qkx2_quants: affine codes L[i] in [0, nmax] with min <= 0 searched
 // over nstep + 1 candidate scales (rmin + rdelta * is + nmax) / (max - min);
 // the error is weighted |d| (use_mad) or d^2. Returns the scale; *the_min
-// receives -min. laux is scratch of n bytes.
+// receives -min. laux is scratch of n bytes. With use_mad false this is
+// also ggml's make_qkx3_quants given weights (the imatrix path): the two
+// differ only in `max == min` against `max <= min`, the same test for
+// finite x (min <= x[0] <= max).
 float MakeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                      float* the_min, uint8_t* laux, float rmin, float rdelta, int nstep,
                      bool use_mad);
