@@ -98,7 +98,7 @@ void check_quantize_ggml_errors(void) {
   CHECK(amn_quantize_ggml(-2, x, 64, NULL, out, 68) == AMN_ERR_INVALID_ARGUMENT);
   CHECK(amn_quantize_ggml(16, x, 256, NULL, out, 66) == AMN_ERR_UNSUPPORTED); /* IQ2_XXS */
   CHECK(amn_quantize_ggml(14, x, 256, NULL, out, 210) == AMN_OK);             /* Q6_K */
-  CHECK(amn_quantize_ggml(14, x, 256, imatrix, out, 210) == AMN_ERR_UNSUPPORTED);
+  CHECK(amn_quantize_ggml(14, x, 256, imatrix, out, 210) == AMN_OK); /* with weights */
   /* Q8_0 ignores an importance matrix in ggml: the same bytes as without. */
   {
     uint8_t with[68], without[68];
