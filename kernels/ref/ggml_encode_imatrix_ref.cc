@@ -9,6 +9,7 @@
 #include "kernels/ggml_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_encode_ref.h"
+#include "kernels/ref/ggml_quant_search.h"
 
 namespace amn::ref {
 
@@ -22,124 +23,22 @@ void StoreF16(float f, uint8_t* p) {
   p[1] = static_cast<uint8_t>(h >> 8);
 }
 
-// ggml's nearest_int: the 1.5 * 2^23 trick, i.e. round half to even for
-// |f| < 2^22 (the only range ggml calls it with).
-int NearestInt(float f) {
-  const float v = f + 12582912.0f;
-  return static_cast<int>(std::bit_cast<uint32_t>(v) & 0x007FFFFFu) - 0x00400000;
-}
-
-int Clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-// make_qx_quants(32, nmax, x, L, rmse_type = 1, weights): L in [0, 2 nmax).
+// The searches are ggml's make_qx_quants (rmse_type 1) and make_qkx3_quants
+// with weights, shared with the K-quants (kernels/ref/ggml_quant_search.h).
 float MakeQxQuants(int nmax, const float* x, const float* w, uint8_t* L) {
-  float max = 0.0f, amax = 0.0f;
-  for (size_t i = 0; i < kQK; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < 1e-15f) {  // GROUP_MAX_EPS
-    std::memset(L, 0, kQK);
-    return 0.0f;
-  }
-  float iscale = static_cast<float>(-nmax) / max;
-  float sumlx = 0.0f, suml2 = 0.0f;
-  for (size_t i = 0; i < kQK; ++i) {
-    const int l = Clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1);
-    L[i] = static_cast<uint8_t>(l + nmax);
-    const float fl = static_cast<float>(l);
-    sumlx += w[i] * x[i] * fl;
-    suml2 += w[i] * fl * fl;
-  }
-  float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-  float best = scale * sumlx;
-  for (int is = -9; is <= 9; ++is) {
-    if (is == 0) continue;
-    iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
-    sumlx = suml2 = 0.0f;
-    for (size_t i = 0; i < kQK; ++i) {
-      const float fl = static_cast<float>(Clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1));
-      sumlx += w[i] * x[i] * fl;
-      suml2 += w[i] * fl * fl;
-    }
-    if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
-      for (size_t i = 0; i < kQK; ++i) {
-        L[i] = static_cast<uint8_t>(nmax + Clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1));
-      }
-      scale = sumlx / suml2;
-      best = scale * sumlx;
-    }
-  }
+  int8_t codes[kQK];
+  const float scale = gq::MakeQxQuantsRmse1(static_cast<int>(kQK), nmax, x, codes, w);
+  std::memcpy(L, codes, kQK);  // in [0, 2 nmax): the same bytes unsigned
   return scale;
 }
 
-// make_qkx3_quants(32, nmax, x, w, L, &the_min, Laux, -0.9f, 0.05f, 36,
-// false): returns the scale, *min_out = the (<= 0) min ggml stores as m.
+// Returns the scale; *min_out = the (<= 0) min ggml stores as m.
 float MakeQkx3Quants(int nmax, const float* x, const float* w, uint8_t* L, float* min_out) {
-  constexpr float kRmin = -0.9f, kRdelta = 0.05f;
-  constexpr int kNstep = 36;
-  float min = x[0], max = x[0];
-  float sum_w = w[0];
-  float sum_x = sum_w * x[0];
-  for (size_t i = 1; i < kQK; ++i) {
-    if (x[i] < min) min = x[i];
-    if (x[i] > max) max = x[i];
-    sum_w += w[i];
-    sum_x += w[i] * x[i];
-  }
-  if (min > 0.0f) min = 0.0f;
-  if (max <= min) {
-    std::memset(L, 0, kQK);
-    *min_out = min;
-    return 0.0f;
-  }
-  float iscale = static_cast<float>(nmax) / (max - min);
-  float scale = 1.0f / iscale;
-  float best_mad = 0.0f;
-  for (size_t i = 0; i < kQK; ++i) {
-    L[i] = static_cast<uint8_t>(Clamp(NearestInt(iscale * (x[i] - min)), 0, nmax));
-    float diff = scale * static_cast<float>(L[i]) + min - x[i];
-    diff = diff * diff;
-    best_mad += w[i] * diff;
-  }
   uint8_t laux[kQK];
-  for (int is = 0; is <= kNstep; ++is) {
-    iscale = (kRmin + kRdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
-    float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-    for (size_t i = 0; i < kQK; ++i) {
-      const int l = Clamp(NearestInt(iscale * (x[i] - min)), 0, nmax);
-      laux[i] = static_cast<uint8_t>(l);
-      const float fl = static_cast<float>(l);
-      sum_l += w[i] * fl;
-      sum_l2 += w[i] * fl * fl;
-      sum_xl += w[i] * fl * x[i];
-    }
-    const float det = sum_w * sum_l2 - sum_l * sum_l;
-    if (det > 0.0f) {
-      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
-      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
-      if (this_min > 0.0f) {
-        this_min = 0.0f;
-        this_scale = sum_xl / sum_l2;
-      }
-      float mad = 0.0f;
-      for (size_t i = 0; i < kQK; ++i) {
-        float diff = this_scale * static_cast<float>(laux[i]) + this_min - x[i];
-        diff = diff * diff;
-        mad += w[i] * diff;
-      }
-      if (mad < best_mad) {
-        std::memcpy(L, laux, kQK);
-        best_mad = mad;
-        scale = this_scale;
-        min = this_min;
-      }
-    }
-  }
-  *min_out = min;
+  float the_min = 0.0f;
+  const float scale = gq::MakeQkx2Quants(static_cast<int>(kQK), nmax, x, w, L, &the_min, laux,
+                                         -0.9f, 0.05f, 36, /*use_mad=*/false);
+  *min_out = -the_min;
   return scale;
 }
 
