@@ -1,6 +1,7 @@
 // `amn convert`: a model (anything remember reads) written in another
 // container: safetensors (remember's path) or GGUF (docs/cli.md).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,18 @@ struct ConvertCliOptions {
   LimitOptions limits;
   bool force = false, quiet = false, no_mmap = false, json = false;
 };
+
+double Mean(const QuantError& e) { return e.elements == 0 ? 0.0 : e.sum_abs / double(e.elements); }
+double RelativeRmse(const QuantError& e) {
+  return e.sum_sq_ref == 0 ? 0.0 : std::sqrt(e.sum_sq_err / e.sum_sq_ref);
+}
+
+// As forget reports it: the Lethe distance (mean absolute error), max abs
+// error and relative RMSE.
+nlohmann::json ErrorJson(const QuantError& e) {
+  return {{"elements", e.elements}, {"lethe_distance", Mean(e)}, {"max_abs_error", e.max_abs},
+          {"relative_rmse", RelativeRmse(e)}};
+}
 
 const char* FormatName(ConvertFormat format) {
   switch (format) {
@@ -88,12 +101,39 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
       out["architecture"] = report->architecture;
       out["renamed_tensors"] = report->renamed_tensors;
     }
+    if (!report->quantized.empty()) {
+      out["quantized"] = nlohmann::json::array();
+      for (const ForgetTensorReport& t : report->quantized) {
+        nlohmann::json entry = {{"name", t.name}, {"type", t.scheme}};
+        entry.update(ErrorJson(t.error));
+        out["quantized"].push_back(std::move(entry));
+      }
+      out.update(ErrorJson(report->quant_total));
+    }
+    if (!report->quantized.empty() || !report->fallbacks.empty()) {
+      out["fallbacks"] = nlohmann::json::array();
+      for (const ConvertFallback& f : report->fallbacks) {
+        out["fallbacks"].push_back({{"name", f.name}, {"type", f.type}, {"reason", f.reason}});
+      }
+    }
     std::printf("%s\n", DumpJson(out).c_str());
     return kExitOk;
   }
   if (text) {
     for (const DtypeStat& t : report->types) {
       std::printf("  %-6s %6zu tensors  %s\n", t.dtype.c_str(), t.tensors, FormatBytes(t.bytes).c_str());
+    }
+    for (const ConvertFallback& f : report->fallbacks) {
+      std::printf("Fallback:    %s -> %s (%s)\n", Printable(f.name).c_str(), f.type.c_str(),
+                  Printable(f.reason).c_str());
+    }
+    if (!report->quantized.empty()) {
+      const QuantError& total = report->quant_total;
+      std::printf("Quantized:   %zu tensors\n", report->quantized.size());
+      std::printf("Lethe distance: %.6g (mean absolute error over %llu elements)\n", Mean(total),
+                  static_cast<unsigned long long>(total.elements));
+      std::printf("Max abs error:  %.6g\n", total.max_abs);
+      std::printf("Relative RMSE:  %.6g\n", RelativeRmse(total));
     }
     std::printf("Output:      %s (%s, %zu tensors) in %.1f s\n", Printable(options.output).c_str(),
                 FormatBytes(report->total_bytes).c_str(), report->total_tensors, seconds);
