@@ -167,7 +167,8 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
     // GGUF lists the fastest-varying dimension first; ggml needs at least one.
     info.dims.assign(t.shape.rbegin(), t.shape.rend());
     if (info.dims.empty()) info.dims.push_back(1);
-    info.ggml_type = t.decode == Decode::kEncode ? t.ggml_type : *type;
+    // The type as written: a quantized one, or the dtype a fallback gave.
+    info.ggml_type = t.decode == Decode::kEncode ? t.ggml_type : GgmlTypeOfDtype(t.dtype).value_or(*type);
     info.offset = offset;
     t.data_begin = offset;
     const uint64_t padded = GgufPad(t.bytes, alignment);
