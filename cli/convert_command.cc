@@ -147,8 +147,8 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
   auto options = std::make_shared<ConvertCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "convert", "Write a model (anything remember reads; quantized ones dequantized in the same "
-                 "streaming pass) as safetensors or as a GGUF v3 file with F32, F16 or BF16 "
-                 "weights. Quantized GGUF types and NPZ output are not implemented yet");
+                 "streaming pass) as safetensors or as a GGUF v3 file with F32, F16, BF16 or "
+                 "quantized (q8_0, q4_k, ...) weights. NPZ output is not implemented yet");
   cmd->add_option("path", options->path, "Model to convert")->required();
   cmd->add_option("-o,--output", options->output,
                   "Output: a .gguf file, a .safetensors file or a directory of shards")
@@ -161,7 +161,9 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
   cmd->add_option("--scheme", options->scheme,
                   "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
-                  "Quantized GGUF types (q8_0, q4_k, ...) are refused: not implemented yet")
+                  "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
+                  "q2_k q3_k q4_k q5_k q6_k iq4_xs, chosen and falling back per tensor as "
+                  "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet)")
       ->type_name("S");
   cmd->add_option("--gguf-kv", options->gguf_kv,
                   "Add or override a GGUF metadata key (repeatable): key=value, typed as bool "
