@@ -868,6 +868,54 @@ TEST(ConvertCli, QuantizedGgufIsGgmlQuantizeOfTheF32Gguf) {
   }
 }
 
+// A weight of several engine chunks (4 MiB of F32 rows each): 2048 x 1024
+// llama q rows (8 heads) of the real values tiled, so the permuted rows are
+// gathered across chunk boundaries; bytes as ggml's, the same for -j 1 and 4.
+TEST(ConvertCli, QuantizedGgufAcrossChunksIsGgmlsForAnyThreads) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  GgufFixture q;
+  if (!ReadGgufFixture("smollm2_q4_k.bin", q)) {
+    GTEST_SKIP() << "fixture not found under " << FixturesDir() << "; set AMN_FIXTURES_DIR";
+  }
+  TempDir dir;
+  const fs::path model = dir.path() / "big";
+  fs::create_directories(model);
+  const uint64_t rows = 2048, cols = 1024;
+  std::vector<uint8_t> w;
+  while (w.size() < rows * cols * 2) w.insert(w.end(), q.golden_bf16.begin(), q.golden_bf16.end());
+  // Rows differ from their neighbours' copies: each tile shifted by its index.
+  for (uint64_t i = 0; i < rows * cols; ++i) w[2 * i] ^= static_cast<uint8_t>(i / 65536);
+  w.resize(rows * cols * 2);
+  SafetensorsBuilder()
+      .Add("model.layers.0.self_attn.q_proj.weight", "BF16", {rows, cols}, w)
+      .Write(model / "model.safetensors");
+  WriteText(model / "config.json",
+            R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+                "num_attention_heads": 8, "num_key_value_heads": 8})");
+  const fs::path f32 = dir.path() / "f32.gguf";
+  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32").exit_code, 0);
+  GgmlView ref;
+  ASSERT_TRUE(LoadWithGgml(*ggml, f32, ref));
+  ASSERT_EQ(ref.tensors.size(), 1u);
+  const std::vector<float> values =
+      Floats(Slice(FileBytes(f32), ref.data_offset + ref.tensors[0].offset, ref.tensors[0].size));
+  for (const auto& [scheme, type] : std::vector<std::pair<std::string, int>>{{"q4_k", 12}, {"q8_0", 8}}) {
+    SCOPED_TRACE(scheme);
+    const fs::path out4 = dir.path() / (scheme + "-j4.gguf"), out1 = dir.path() / (scheme + "-j1.gguf");
+    ASSERT_EQ(RunAmn("convert -q -j 4 " + Quote(model) + " -o " + Quote(out4) + " --scheme " + scheme).exit_code, 0);
+    ASSERT_EQ(RunAmn("convert -q -j 1 " + Quote(model) + " -o " + Quote(out1) + " --scheme " + scheme).exit_code, 0);
+    GgmlView view;
+    ASSERT_TRUE(LoadWithGgml(*ggml, out4, view));
+    ASSERT_EQ(view.tensors.size(), 1u);
+    EXPECT_EQ(view.tensors[0].type, type);
+    const std::vector<uint8_t> file = FileBytes(out4);
+    EXPECT_TRUE(Slice(file, view.data_offset + view.tensors[0].offset, view.tensors[0].size) ==
+                ggml->Quantize(type, values, static_cast<int64_t>(cols)))
+        << "bytes differ from ggml_quantize_chunk";
+    EXPECT_TRUE(FileBytes(out1) == file);
+  }
+}
+
 // llama-quantize's tensor_type_fallback for rows of 48: no 32-element block
 // divides them either, so Q4_K becomes F16 (said in --json and the text);
 // Q8_0 has no fallback at all: refused, nothing written.
