@@ -975,6 +975,23 @@ TEST(ConvertCli, QuantizedGgufFallsBackAsLlamaQuantize) {
   EXPECT_EQ(dir.Entries(), before);
 }
 
+// forget does not write GGUF yet: a ggml type is pointed at convert.
+TEST(ConvertCli, ForgetPointsGgmlTypesAtConvert) {
+  TempDir dir;
+  const fs::path model = dir.path() / "m";
+  WriteQwen2Model(model);
+  const std::vector<std::string> before = dir.Entries();
+  for (const std::string scheme : {"q4_k", "Q8_0", "iq4_nl", "mxfp4", "q4_k_m"}) {
+    const CliResult r = RunAmn("forget -q " + Quote(model) + " --scheme " + scheme);
+    EXPECT_EQ(r.exit_code, 2) << scheme << "\n" << r.err;
+    EXPECT_NE(r.err.find("forget does not write GGUF yet; use amn convert IN -o OUT.gguf --scheme"),
+              std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(RunAmn("forget -q " + Quote(model) + " --scheme nf5").err.find("GGUF"), std::string::npos);
+  EXPECT_EQ(dir.Entries(), before);
+}
+
 TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
   TempDir dir;
   const fs::path model = dir.path() / "m";
