@@ -37,7 +37,9 @@ double RelativeRmse(const QuantError& e) {
 // As forget reports it: the Lethe distance (mean absolute error), max abs
 // error and relative RMSE.
 nlohmann::json ErrorJson(const QuantError& e) {
-  return {{"elements", e.elements}, {"lethe_distance", Mean(e)}, {"max_abs_error", e.max_abs},
+  return {{"elements", e.elements},
+          {"lethe_distance", Mean(e)},
+          {"max_abs_error", e.max_abs},
           {"relative_rmse", RelativeRmse(e)}};
 }
 
@@ -146,9 +148,10 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
 Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
   auto options = std::make_shared<ConvertCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Write a model (anything remember reads; quantized ones dequantized in the same "
-                 "streaming pass) as safetensors or as a GGUF v3 file with F32, F16, BF16 or "
-                 "quantized (q8_0, q4_k, ...) weights. NPZ output is not implemented yet");
+      "convert",
+      "Write a model (anything remember reads; quantized ones dequantized in the same "
+      "streaming pass) as safetensors or as a GGUF v3 file with F32, F16, BF16 or "
+      "quantized (q8_0, q4_k, ...) weights. NPZ output is not implemented yet");
   cmd->add_option("path", options->path, "Model to convert")->required();
   cmd->add_option("-o,--output", options->output,
                   "Output: a .gguf file, a .safetensors file or a directory of shards")

@@ -145,14 +145,17 @@ Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals) {
           [](std::string& value) -> std::string {
             // ggml block types are GGUF output: convert writes them, forget not yet.
             std::string lower = value;
-            for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            const bool ggml = lower == "mxfp4" || lower.starts_with("iq") ||
-                              lower.starts_with("tq") ||
-                              (lower.size() >= 3 && lower[0] == 'q' && std::isdigit(
-                                  static_cast<unsigned char>(lower[1])) && lower[2] == '_');
+            for (char& c : lower)
+              c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const bool ggml =
+                lower == "mxfp4" || lower.starts_with("iq") || lower.starts_with("tq") ||
+                (lower.size() >= 3 && lower[0] == 'q' &&
+                 std::isdigit(static_cast<unsigned char>(lower[1])) && lower[2] == '_');
             if (!ggml) return {};
-            return "'" + Printable(value) + "' is a ggml type: forget does not write GGUF yet; "
-                   "use amn convert IN -o OUT.gguf --scheme " + Printable(lower);
+            return "'" + Printable(value) +
+                   "' is a ggml type: forget does not write GGUF yet; "
+                   "use amn convert IN -o OUT.gguf --scheme " +
+                   Printable(lower);
           },
           ""))
       ->check(NameChoice(names));

@@ -46,9 +46,10 @@ Status MakeGgmlEncode(OutputTensor& t, GgmlType type, uint64_t heads) {
   if (t.dtype != Dtype::kF32 ||
       (t.decode != Decode::kCopy && t.decode != Decode::kConvert && t.decode != Decode::kArray)) {
     return Status(StatusCode::kUnsupported,
-                  "tensor '" + MessageSafe(t.name) + "': quantizing a quantized or packed input "
-                  "to a quantized GGUF is not implemented yet; remember the model first "
-                  "(amn remember --to f32), then convert the plain one");
+                  "tensor '" + MessageSafe(t.name) +
+                      "': quantizing a quantized or packed input "
+                      "to a quantized GGUF is not implemented yet; remember the model first "
+                      "(amn remember --to f32), then convert the plain one");
   }
   auto source = std::make_shared<OutputTensor>(t);
   source->permute_heads = heads;
@@ -127,7 +128,8 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
   for (size_t i = 0; i < out.tensors.size(); ++i) {
     AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
     OutputTensor& t = out.tensors[i];
-    if (t.shape.size() <= 1 && options.to != Dtype::kF32) AMN_RETURN_IF_ERROR(Retype(t, Dtype::kF32));
+    if (t.shape.size() <= 1 && options.to != Dtype::kF32)
+      AMN_RETURN_IF_ERROR(Retype(t, Dtype::kF32));
     const std::optional<uint32_t> type = GgmlTypeOfDtype(t.dtype);
     if (!type) {
       return Status(StatusCode::kUnsupported,
@@ -168,7 +170,8 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
     info.dims.assign(t.shape.rbegin(), t.shape.rend());
     if (info.dims.empty()) info.dims.push_back(1);
     // The type as written: a quantized one, or the dtype a fallback gave.
-    info.ggml_type = t.decode == Decode::kEncode ? t.ggml_type : GgmlTypeOfDtype(t.dtype).value_or(*type);
+    info.ggml_type =
+        t.decode == Decode::kEncode ? t.ggml_type : GgmlTypeOfDtype(t.dtype).value_or(*type);
     info.offset = offset;
     t.data_begin = offset;
     const uint64_t padded = GgufPad(t.bytes, alignment);

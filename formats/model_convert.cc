@@ -49,7 +49,8 @@ struct Scheme {
 Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
   const std::string s = Lower(scheme);
   if (s.empty()) {
-    return Scheme{format == ConvertFormat::kGguf ? formats::Dtype::kF16 : formats::Dtype::kBf16, {}};
+    return Scheme{format == ConvertFormat::kGguf ? formats::Dtype::kF16 : formats::Dtype::kBf16,
+                  {}};
   }
   if (s == "f32") return Scheme{formats::Dtype::kF32, {}};
   if (s == "f16") return Scheme{formats::Dtype::kF16, {}};
@@ -57,23 +58,26 @@ Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
   if (const std::optional<GgmlType> q = formats::GgufQuantScheme(s)) {
     if (format != ConvertFormat::kGguf) {
       return Status(StatusCode::kInvalidArgument,
-                    "--scheme " + s + " is a GGUF type; write a .gguf (or --to gguf), or use "
-                    "amn forget for quantized safetensors");
+                    "--scheme " + s +
+                        " is a GGUF type; write a .gguf (or --to gguf), or use "
+                        "amn forget for quantized safetensors");
     }
     return Scheme{formats::Dtype::kF32, q};
   }
   for (uint32_t id = 0; id < 64; ++id) {
     const GgmlTypeInfo* type = FindGgmlType(id);
     if (type != nullptr && type->quantized && Lower(std::string(type->name)) == s) {
-      return Status(StatusCode::kUnsupported,
-                    "--scheme " + s + ": amn has no encoder for " + std::string(type->name) +
-                        " yet (it needs an importance matrix); see docs/cli.md for the types it has");
+      return Status(
+          StatusCode::kUnsupported,
+          "--scheme " + s + ": amn has no encoder for " + std::string(type->name) +
+              " yet (it needs an importance matrix); see docs/cli.md for the types it has");
     }
   }
   if (s.ends_with("_s") || s.ends_with("_m") || s.ends_with("_l")) {
     return Status(StatusCode::kUnsupported,
-                  "--scheme " + formats::MessageSafe(s) + ": llama-quantize's mixtures are not "
-                  "implemented yet; name one ggml type (q4_k, q6_k, q8_0, ...)");
+                  "--scheme " + formats::MessageSafe(s) +
+                      ": llama-quantize's mixtures are not "
+                      "implemented yet; name one ggml type (q4_k, q6_k, q8_0, ...)");
   }
   return Status(StatusCode::kInvalidArgument,
                 "--scheme '" + formats::MessageSafe(scheme) +
@@ -146,9 +150,8 @@ void CountTypes(const formats::RememberPlan& plan, ConvertReport& report) {
   for (const formats::OutputShard& shard : plan.shards) {
     const std::string* previous = nullptr;
     for (const formats::OutputTensor& t : shard.tensors) {
-      const std::string name(t.decode == formats::Decode::kEncode
-                                 ? FindGgmlType(t.ggml_type)->name
-                                 : formats::DtypeName(t.dtype));
+      const std::string name(t.decode == formats::Decode::kEncode ? FindGgmlType(t.ggml_type)->name
+                                                                  : formats::DtypeName(t.dtype));
       auto it = std::find_if(report.types.begin(), report.types.end(),
                              [&](const DtypeStat& d) { return d.dtype == name; });
       if (it == report.types.end()) it = report.types.insert(report.types.end(), {name, 0, 0});
@@ -198,9 +201,9 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   }
   ConvertReport report;
   report.format = options.format;
-  report.scheme = Lower(scheme.quantize
-                            ? std::string(FindGgmlType(static_cast<uint32_t>(*scheme.quantize))->name)
-                            : std::string(formats::DtypeName(to)));
+  report.scheme = Lower(
+      scheme.quantize ? std::string(FindGgmlType(static_cast<uint32_t>(*scheme.quantize))->name)
+                      : std::string(formats::DtypeName(to)));
   const ElemType elem = to == formats::Dtype::kF32   ? ElemType::kF32
                         : to == formats::Dtype::kF16 ? ElemType::kF16
                                                      : ElemType::kBf16;
@@ -274,7 +277,8 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   // The errors were summed per chunk in file order by the engine.
   for (const formats::OutputTensor& t : out.plan.shards.front().tensors) {
     if (t.decode != formats::Decode::kEncode) continue;
-    report.quantized.push_back({t.name, std::string(FindGgmlType(t.ggml_type)->name), t.encode->error});
+    report.quantized.push_back(
+        {t.name, std::string(FindGgmlType(t.ggml_type)->name), t.encode->error});
     Accumulate(report.quant_total, t.encode->error);
   }
   for (formats::GgufFallback& f : fallbacks) {

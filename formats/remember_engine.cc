@@ -447,9 +447,9 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
         const uint64_t elem = DtypeBytes(out.source->dtype);
         for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += cols) {
           const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
-          AMN_RETURN_IF_ERROR(ReadSourceElements(
-              inputs, chunk.tensor, *out.source, from * cols, cols, scratch,
-              floats.subspan((e - chunk.row_begin) * elem, cols * elem)));
+          AMN_RETURN_IF_ERROR(
+              ReadSourceElements(inputs, chunk.tensor, *out.source, from * cols, cols, scratch,
+                                 floats.subspan((e - chunk.row_begin) * elem, cols * elem)));
         }
       } else {
         AMN_RETURN_IF_ERROR(ReadSourceElements(inputs, chunk.tensor, *out.source, chunk.row_begin,

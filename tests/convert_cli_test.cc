@@ -784,7 +784,8 @@ TEST(ConvertCli, QuantizedGgufIsGgmlQuantizeOfTheF32Gguf) {
   const fs::path model = dir.path() / "SmolLM2-Slice";
   WriteRealLlama(model, q.golden_bf16, /*odd=*/false);
   const fs::path f32 = dir.path() / "f32.gguf";
-  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32").exit_code, 0);
+  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32").exit_code,
+            0);
   GgmlView ref;
   ASSERT_TRUE(LoadWithGgml(*ggml, f32, ref));
   const std::vector<uint8_t> ref_file = FileBytes(f32);
@@ -796,12 +797,10 @@ TEST(ConvertCli, QuantizedGgufIsGgmlQuantizeOfTheF32Gguf) {
     int type, ffn_down_type;  // ggml type ids
     uint32_t file_type;       // LlamaFileType
   };
-  const std::vector<Case> cases = {{"q8_0", 8, 8, 7},
-                                   {"q4_0", 2, 2, 2},
-                                   {"q4_k", 12, 6, 15},   // ffn_down: Q5_0
-                                   {"q6_k", 14, 8, 18},   // ffn_down: Q8_0
-                                   {"iq4_nl", 20, 20, 25},
-                                   {"q5_k", 13, 7, 17}};  // ffn_down: Q5_1
+  const std::vector<Case> cases = {{"q8_0", 8, 8, 7},      {"q4_0", 2, 2, 2},
+                                   {"q4_k", 12, 6, 15},                           // ffn_down: Q5_0
+                                   {"q6_k", 14, 8, 18},                           // ffn_down: Q8_0
+                                   {"iq4_nl", 20, 20, 25}, {"q5_k", 13, 7, 17}};  // ffn_down: Q5_1
   const std::set<std::string> quantized = {"token_embd.weight", "blk.0.attn_q.weight",
                                            "blk.0.attn_k.weight", "blk.0.ffn_down.weight",
                                            "output.weight"};
@@ -862,8 +861,10 @@ TEST(ConvertCli, QuantizedGgufIsGgmlQuantizeOfTheF32Gguf) {
     EXPECT_EQ(view.data_offset + next, fs::file_size(out));
     // -j does not change a byte.
     const fs::path out1 = dir.path() / (c.scheme + "-j1.gguf");
-    ASSERT_EQ(RunAmn("convert -q -j 1 " + Quote(model) + " -o " + Quote(out1) + " --scheme " +
-                     c.scheme).exit_code, 0);
+    ASSERT_EQ(
+        RunAmn("convert -q -j 1 " + Quote(model) + " -o " + Quote(out1) + " --scheme " + c.scheme)
+            .exit_code,
+        0);
     EXPECT_TRUE(FileBytes(out1) == file);
   }
 }
@@ -893,17 +894,26 @@ TEST(ConvertCli, QuantizedGgufAcrossChunksIsGgmlsForAnyThreads) {
             R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
                 "num_attention_heads": 8, "num_key_value_heads": 8})");
   const fs::path f32 = dir.path() / "f32.gguf";
-  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32").exit_code, 0);
+  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32").exit_code,
+            0);
   GgmlView ref;
   ASSERT_TRUE(LoadWithGgml(*ggml, f32, ref));
   ASSERT_EQ(ref.tensors.size(), 1u);
   const std::vector<float> values =
       Floats(Slice(FileBytes(f32), ref.data_offset + ref.tensors[0].offset, ref.tensors[0].size));
-  for (const auto& [scheme, type] : std::vector<std::pair<std::string, int>>{{"q4_k", 12}, {"q8_0", 8}}) {
+  for (const auto& [scheme, type] :
+       std::vector<std::pair<std::string, int>>{{"q4_k", 12}, {"q8_0", 8}}) {
     SCOPED_TRACE(scheme);
-    const fs::path out4 = dir.path() / (scheme + "-j4.gguf"), out1 = dir.path() / (scheme + "-j1.gguf");
-    ASSERT_EQ(RunAmn("convert -q -j 4 " + Quote(model) + " -o " + Quote(out4) + " --scheme " + scheme).exit_code, 0);
-    ASSERT_EQ(RunAmn("convert -q -j 1 " + Quote(model) + " -o " + Quote(out1) + " --scheme " + scheme).exit_code, 0);
+    const fs::path out4 = dir.path() / (scheme + "-j4.gguf"),
+                   out1 = dir.path() / (scheme + "-j1.gguf");
+    ASSERT_EQ(
+        RunAmn("convert -q -j 4 " + Quote(model) + " -o " + Quote(out4) + " --scheme " + scheme)
+            .exit_code,
+        0);
+    ASSERT_EQ(
+        RunAmn("convert -q -j 1 " + Quote(model) + " -o " + Quote(out1) + " --scheme " + scheme)
+            .exit_code,
+        0);
     GgmlView view;
     ASSERT_TRUE(LoadWithGgml(*ggml, out4, view));
     ASSERT_EQ(view.tensors.size(), 1u);
@@ -929,20 +939,23 @@ TEST(ConvertCli, QuantizedGgufFallsBackAsLlamaQuantize) {
   const fs::path model = dir.path() / "odd";
   WriteRealLlama(model, q.golden_bf16, /*odd=*/true);
   const fs::path out = dir.path() / "q4k.gguf";
-  const CliResult r = RunAmn("convert " + Quote(model) + " -o " + Quote(out) + " --scheme q4_k --json");
+  const CliResult r =
+      RunAmn("convert " + Quote(model) + " -o " + Quote(out) + " --scheme q4_k --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json summary = Json::parse(r.out);
-  const Json fallbacks = {
-      {{"name", "blk.0.ffn_down.weight"}, {"type", "Q5_0"},
-       {"reason", "rows of 96 are not a multiple of Q4_K's block of 256"}},
-      {{"name", "blk.0.ffn_up.weight"}, {"type", "F16"},
-       {"reason", "rows of 48 are not a multiple of Q4_K's block of 256"}}};
+  const Json fallbacks = {{{"name", "blk.0.ffn_down.weight"},
+                           {"type", "Q5_0"},
+                           {"reason", "rows of 96 are not a multiple of Q4_K's block of 256"}},
+                          {{"name", "blk.0.ffn_up.weight"},
+                           {"type", "F16"},
+                           {"reason", "rows of 48 are not a multiple of Q4_K's block of 256"}}};
   EXPECT_EQ(summary["fallbacks"], fallbacks);
   EXPECT_EQ(summary["types"]["F16"]["tensors"], 1);
   GgmlView view;
   ASSERT_TRUE(LoadWithGgml(*ggml, out, view));
   const fs::path f16 = dir.path() / "f16.gguf";
-  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f16) + " --scheme f16").exit_code, 0);
+  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f16) + " --scheme f16").exit_code,
+            0);
   GgmlView ref;
   ASSERT_TRUE(LoadWithGgml(*ggml, f16, ref));
   const std::vector<uint8_t> file = FileBytes(out), ref_file = FileBytes(f16);
@@ -959,8 +972,8 @@ TEST(ConvertCli, QuantizedGgufFallsBackAsLlamaQuantize) {
   }
   EXPECT_EQ(checked, 1);
 
-  const CliResult text = RunAmn("convert " + Quote(model) + " -o " + Quote(dir.path() / "t.gguf") +
-                                " --scheme q6_k");
+  const CliResult text =
+      RunAmn("convert " + Quote(model) + " -o " + Quote(dir.path() / "t.gguf") + " --scheme q6_k");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Fallback:    blk.0.ffn_up.weight -> F16 (rows of 48"), std::string::npos)
       << text.out;
@@ -970,7 +983,8 @@ TEST(ConvertCli, QuantizedGgufFallsBackAsLlamaQuantize) {
   const CliResult refused = RunAmn("convert -q " + Quote(model) + " -o " +
                                    Quote(dir.path() / "q8.gguf") + " --scheme q8_0");
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_NE(refused.err.find("'blk.0.ffn_up.weight': rows of 48"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("'blk.0.ffn_up.weight': rows of 48"), std::string::npos)
+      << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   EXPECT_EQ(dir.Entries(), before);
 }
@@ -985,10 +999,12 @@ TEST(ConvertCli, ForgetPointsGgmlTypesAtConvert) {
     const CliResult r = RunAmn("forget -q " + Quote(model) + " --scheme " + scheme);
     EXPECT_EQ(r.exit_code, 2) << scheme << "\n" << r.err;
     EXPECT_NE(r.err.find("forget does not write GGUF yet; use amn convert IN -o OUT.gguf --scheme"),
-              std::string::npos) << r.err;
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
-  EXPECT_EQ(RunAmn("forget -q " + Quote(model) + " --scheme nf5").err.find("GGUF"), std::string::npos);
+  EXPECT_EQ(RunAmn("forget -q " + Quote(model) + " --scheme nf5").err.find("GGUF"),
+            std::string::npos);
   EXPECT_EQ(dir.Entries(), before);
 }
 
@@ -1026,7 +1042,8 @@ TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
       // The 5 x 7 down_proj: rows of 7 have no Q8_0 fallback in llama-quantize.
       {Quote(model) + " -o " + Quote(out) + " --scheme q8_0 --force",
        "tensor 'blk.0.ffn_down.weight': rows of 7 are not a multiple of Q8_0's block of 32 and "
-       "llama-quantize has no fallback type for it", 1},
+       "llama-quantize has no fallback type for it",
+       1},
       {Quote(model) + " -o " + Quote(out) + " --scheme iq2_xxs --force", "importance matrix", 1},
       {Quote(model) + " -o " + Quote(out) + " --scheme q4_k_m --force",
        "mixtures are not implemented yet", 1},
