@@ -987,6 +987,21 @@ TEST(ConvertCli, QuantizedGgufFallsBackAsLlamaQuantize) {
       << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   EXPECT_EQ(dir.Entries(), before);
+
+  // @huggingface/gguf reads the same types (Q4_K, Q5_0, F16, F32), shapes
+  // and offsets as ggml (last: it may skip).
+  AMN_HF_GGUF_OR_SKIP(hf, out);
+  ASSERT_EQ(hf["tensors"].size(), view.tensors.size());
+  EXPECT_EQ(hf["tensor_data_offset"], std::to_string(view.data_offset));
+  for (size_t i = 0; i < view.tensors.size(); ++i) {
+    const Json& h = hf["tensors"][i];
+    EXPECT_EQ(h["name"], view.tensors[i].name);
+    EXPECT_EQ(h["dtype"], view.tensors[i].type) << view.tensors[i].name;
+    EXPECT_EQ(h["offset"], std::to_string(view.tensors[i].offset)) << view.tensors[i].name;
+    std::vector<std::string> shape;
+    for (const uint64_t d : view.tensors[i].ne) shape.push_back(std::to_string(d));
+    EXPECT_EQ(h["shape"], Json(shape)) << view.tensors[i].name;
+  }
 }
 
 // forget does not write GGUF yet: a ggml type is pointed at convert.
