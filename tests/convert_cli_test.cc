@@ -535,6 +535,17 @@ TEST(ConvertCli, GgufToGgufKeepsMetadataAndDequantizesToGoldenBytes) {
   EXPECT_EQ(Slice(file, after.data_offset + 448, after.tensors[1].size), q.golden_bf16)
       << "Q4_K dequantized in the convert pass differs from gguf-py's golden BF16";
 
+  // A quantized input is not requantized in the pass yet: one line, nothing written.
+  const CliResult requant = RunAmn("convert -q " + Quote(in) + " -o " +
+                                   Quote(dir.path() / "q8.gguf") + " --scheme q8_0");
+  EXPECT_EQ(requant.exit_code, 1);
+  EXPECT_NE(requant.err.find("'blk.0.attn_q.weight': quantizing a quantized or packed input to a "
+                             "quantized GGUF is not implemented yet; remember the model first"),
+            std::string::npos)
+      << requant.err;
+  EXPECT_EQ(std::count(requant.err.begin(), requant.err.end(), '\n'), 1) << requant.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "q8.gguf"));
+
   // -j does not change a byte.
   const fs::path out4 = dir.path() / "out-j4.gguf";
   ASSERT_EQ(RunAmn("convert -q -j 4 " + Quote(in) + " -o " + Quote(out4) + " --scheme bf16").exit_code, 0);
