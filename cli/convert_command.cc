@@ -1,6 +1,7 @@
 // `amn convert`: a model (anything remember reads) written in another
 // container: safetensors (remember's path) or GGUF (docs/cli.md).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,20 @@ struct ConvertCliOptions {
   LimitOptions limits;
   bool force = false, quiet = false, no_mmap = false, json = false;
 };
+
+double Mean(const QuantError& e) { return e.elements == 0 ? 0.0 : e.sum_abs / double(e.elements); }
+double RelativeRmse(const QuantError& e) {
+  return e.sum_sq_ref == 0 ? 0.0 : std::sqrt(e.sum_sq_err / e.sum_sq_ref);
+}
+
+// As forget reports it: the Lethe distance (mean absolute error), max abs
+// error and relative RMSE.
+nlohmann::json ErrorJson(const QuantError& e) {
+  return {{"elements", e.elements},
+          {"lethe_distance", Mean(e)},
+          {"max_abs_error", e.max_abs},
+          {"relative_rmse", RelativeRmse(e)}};
+}
 
 const char* FormatName(ConvertFormat format) {
   switch (format) {
@@ -88,12 +103,39 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
       out["architecture"] = report->architecture;
       out["renamed_tensors"] = report->renamed_tensors;
     }
+    if (!report->quantized.empty()) {
+      out["quantized"] = nlohmann::json::array();
+      for (const ForgetTensorReport& t : report->quantized) {
+        nlohmann::json entry = {{"name", t.name}, {"type", t.scheme}};
+        entry.update(ErrorJson(t.error));
+        out["quantized"].push_back(std::move(entry));
+      }
+      out.update(ErrorJson(report->quant_total));
+    }
+    if (!report->quantized.empty() || !report->fallbacks.empty()) {
+      out["fallbacks"] = nlohmann::json::array();
+      for (const ConvertFallback& f : report->fallbacks) {
+        out["fallbacks"].push_back({{"name", f.name}, {"type", f.type}, {"reason", f.reason}});
+      }
+    }
     std::printf("%s\n", DumpJson(out).c_str());
     return kExitOk;
   }
   if (text) {
     for (const DtypeStat& t : report->types) {
       std::printf("  %-6s %6zu tensors  %s\n", t.dtype.c_str(), t.tensors, FormatBytes(t.bytes).c_str());
+    }
+    for (const ConvertFallback& f : report->fallbacks) {
+      std::printf("Fallback:    %s -> %s (%s)\n", Printable(f.name).c_str(), f.type.c_str(),
+                  Printable(f.reason).c_str());
+    }
+    if (!report->quantized.empty()) {
+      const QuantError& total = report->quant_total;
+      std::printf("Quantized:   %zu tensors\n", report->quantized.size());
+      std::printf("Lethe distance: %.6g (mean absolute error over %llu elements)\n", Mean(total),
+                  static_cast<unsigned long long>(total.elements));
+      std::printf("Max abs error:  %.6g\n", total.max_abs);
+      std::printf("Relative RMSE:  %.6g\n", RelativeRmse(total));
     }
     std::printf("Output:      %s (%s, %zu tensors) in %.1f s\n", Printable(options.output).c_str(),
                 FormatBytes(report->total_bytes).c_str(), report->total_tensors, seconds);
@@ -106,9 +148,10 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
 Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
   auto options = std::make_shared<ConvertCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Write a model (anything remember reads; quantized ones dequantized in the same "
-                 "streaming pass) as safetensors or as a GGUF v3 file with F32, F16 or BF16 "
-                 "weights. Quantized GGUF types and NPZ output are not implemented yet");
+      "convert",
+      "Write a model (anything remember reads; quantized ones dequantized in the same "
+      "streaming pass) as safetensors or as a GGUF v3 file with F32, F16, BF16 or "
+      "quantized (q8_0, q4_k, ...) weights. NPZ output is not implemented yet");
   cmd->add_option("path", options->path, "Model to convert")->required();
   cmd->add_option("-o,--output", options->output,
                   "Output: a .gguf file, a .safetensors file or a directory of shards")
@@ -121,7 +164,9 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
   cmd->add_option("--scheme", options->scheme,
                   "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
-                  "Quantized GGUF types (q8_0, q4_k, ...) are refused: not implemented yet")
+                  "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
+                  "q2_k q3_k q4_k q5_k q6_k iq4_xs, chosen and falling back per tensor as "
+                  "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet)")
       ->type_name("S");
   cmd->add_option("--gguf-kv", options->gguf_kv,
                   "Add or override a GGUF metadata key (repeatable): key=value, typed as bool "

@@ -1,5 +1,6 @@
 // `amn forget` (alias quantize): a plain model written quantized, and what
 // Lethe took from it (the Lethe distance, max abs error, relative RMSE).
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -140,6 +141,23 @@ Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals) {
                   "(128x128 blocks, weight_scale_inv), nf4, nf4-dq, fp4, fp4-dq (bitsandbytes "
                   "4-bit; -dq: double quant), int8 (bitsandbytes LLM.int8)")
       ->type_name("SCHEME")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            // ggml block types are GGUF output: convert writes them, forget not yet.
+            std::string lower = value;
+            for (char& c : lower)
+              c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const bool ggml =
+                lower == "mxfp4" || lower.starts_with("iq") || lower.starts_with("tq") ||
+                (lower.size() >= 3 && lower[0] == 'q' &&
+                 std::isdigit(static_cast<unsigned char>(lower[1])) && lower[2] == '_');
+            if (!ggml) return {};
+            return "'" + Printable(value) +
+                   "' is a ggml type: forget does not write GGUF yet; "
+                   "use amn convert IN -o OUT.gguf --scheme " +
+                   Printable(lower);
+          },
+          ""))
       ->check(NameChoice(names));
   cmd->add_option("--fp8-format", options->fp8_format, "FP8 codes: e4m3 (default) or e5m2")
       ->type_name("FORMAT")

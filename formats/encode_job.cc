@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "amn/ggml_dequant.h"
+
 namespace amn::formats {
 namespace {
 
@@ -45,6 +47,7 @@ uint64_t SideCount(const EncodeJob& job) {
       return CeilDiv(job.rows, job.group_rows) * CeilDiv(job.cols, job.group_cols);
     case EncodeKind::kBnb4: return CeilDiv(Elements(job), job.block_size);
     case EncodeKind::kBnbInt8: return job.rows;
+    case EncodeKind::kGgml: return 0;
   }
   return 0;
 }
@@ -56,6 +59,11 @@ uint64_t EncodeUnitElems(const EncodeJob& job) {
 }
 
 uint64_t EncodedBytes(const EncodeJob& job, uint64_t begin, uint64_t end) {
+  if (job.kind == EncodeKind::kGgml) {
+    // Whole blocks (cols is a multiple of the block), ggml's row size each row.
+    const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(job.ggml_type));
+    return info == nullptr ? 0 : (end - begin) / info->block_elems * info->block_bytes;
+  }
   return job.kind == EncodeKind::kBnb4 ? CeilDiv(end - begin, 2) : end - begin;
 }
 
@@ -66,6 +74,7 @@ uint64_t SideFirst(const EncodeJob& job, uint64_t begin) {
       return begin / job.cols / job.group_rows * CeilDiv(job.cols, job.group_cols);
     case EncodeKind::kBnb4: return begin / job.block_size;
     case EncodeKind::kBnbInt8: return begin / job.cols;
+    case EncodeKind::kGgml: return 0;
   }
   return 0;
 }
@@ -79,6 +88,7 @@ uint64_t SideSpan(const EncodeJob& job, uint64_t begin, uint64_t end) {
     }
     case EncodeKind::kBnb4: return CeilDiv(end - begin, job.block_size);
     case EncodeKind::kBnbInt8: return (end - begin) / job.cols;
+    case EncodeKind::kGgml: return 0;
   }
   return 0;
 }
@@ -91,6 +101,7 @@ Status AbsMaxChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
       return AbsMaxGrid(in, GroupRows(job, in.rows), job.group_cols, amax);
     case EncodeKind::kBnb4: return AbsMaxGrid(in, 1, job.block_size, amax);
     case EncodeKind::kBnbInt8: return AbsMaxGrid(in, 1, std::max<uint64_t>(1, job.cols), amax);
+    case EncodeKind::kGgml: break;  // no statistics pass: blocks scale themselves
   }
   return Status(StatusCode::kInvalidArgument, "unknown encode kind");
 }
@@ -117,6 +128,8 @@ Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
       return QuantizeBnbInt8(in, /*scb_given=*/true, side,
                              std::span(reinterpret_cast<int8_t*>(codes.data()), codes.size()),
                              error);
+    case EncodeKind::kGgml:
+      return QuantizeGgml(job.ggml_type, in, /*imatrix=*/{}, codes, error);
   }
   return Status(StatusCode::kInvalidArgument, "unknown encode kind");
 }

@@ -17,7 +17,9 @@
 
 namespace amn::formats {
 
-enum class EncodeKind : uint8_t { kFp8, kBnb4, kBnbInt8 };
+// kGgml: a ggml block type (convert to quantized GGUF), row by row through
+// amn::QuantizeGgml; no side values (each block carries its own scales).
+enum class EncodeKind : uint8_t { kFp8, kBnb4, kBnbInt8, kGgml };
 
 struct EncodeJob {
   EncodeKind kind = EncodeKind::kFp8;
@@ -30,6 +32,8 @@ struct EncodeJob {
   // bitsandbytes 4-bit.
   Bnb4Type bnb_type = Bnb4Type::kNf4;
   uint64_t block_size = 64;
+  // ggml: the block type; cols is a multiple of its block elements.
+  GgmlType ggml_type = GgmlType::kQ8_0;
   // The F32 values the kernel is given: the FP8 scale grid (row-major), the
   // exact bnb block absmax, or the INT8 SCB (one per row).
   std::vector<float> side;

@@ -7,8 +7,11 @@
 #include <set>
 #include <utility>
 
+#include "amn/ggml_dequant.h"
 #include "formats/byte_source.h"
 #include "formats/checked_math.h"
+#include "formats/encode_job.h"
+#include "formats/gguf_quant_choice.h"
 
 namespace amn::formats {
 namespace {
@@ -17,23 +20,52 @@ Status Overflow(const std::string& name) {
   return Status(StatusCode::kLimitExceeded, MessageSafe(name) + ": the output size overflows 64 bits");
 }
 
-// A float tensor made F32 instead of its planned float type (the engine
+// A float tensor made `to` instead of its planned float type (the engine
 // decodes each job to whatever dtype it names).
-Status RetypeToF32(OutputTensor& t) {
-  if (t.dtype == Dtype::kF32 || !IsFloat(t.dtype)) return Status::Ok();
-  if (t.decode == Decode::kCopy) return ConvertFloatTensor(t, Dtype::kF32);
-  if (t.decode == Decode::kConvert && t.source_dtype == Dtype::kF32) {
-    t.decode = Decode::kCopy;  // converting F32 to F32 is the copy
-    t.dtype = Dtype::kF32;
+Status Retype(OutputTensor& t, Dtype to) {
+  if (t.dtype == to || !IsFloat(t.dtype)) return Status::Ok();
+  if (t.decode == Decode::kCopy) return ConvertFloatTensor(t, to);
+  if (t.decode == Decode::kConvert && t.source_dtype == to) {
+    t.decode = Decode::kCopy;  // converting X to X is the copy
+    t.dtype = to;
     t.bytes = t.input_bytes;
     return Status::Ok();
   }
   if (t.decode == Decode::kConvert || t.decode == Decode::kFp8 || t.decode == Decode::kGgml ||
       t.decode == Decode::kPacked || t.decode == Decode::kArray) {
     const uint64_t elements = t.bytes / DtypeBytes(t.dtype);
-    t.dtype = Dtype::kF32;
-    if (!CheckedMul(elements, uint64_t{4}, &t.bytes)) return Overflow(t.name);
+    t.dtype = to;
+    if (!CheckedMul(elements, DtypeBytes(to), &t.bytes)) return Overflow(t.name);
   }
+  return Status::Ok();
+}
+
+// `t` (planned as F32) made an encode job of ggml `type`, row by row; its
+// source keeps the rows' permutation, if any.
+Status MakeGgmlEncode(OutputTensor& t, GgmlType type, uint64_t heads) {
+  if (t.dtype != Dtype::kF32 ||
+      (t.decode != Decode::kCopy && t.decode != Decode::kConvert && t.decode != Decode::kArray)) {
+    return Status(StatusCode::kUnsupported,
+                  "tensor '" + MessageSafe(t.name) +
+                      "': quantizing a quantized or packed input "
+                      "to a quantized GGUF is not implemented yet; remember the model first "
+                      "(amn remember --to f32), then convert the plain one");
+  }
+  auto source = std::make_shared<OutputTensor>(t);
+  source->permute_heads = heads;
+  auto job = std::make_shared<EncodeJob>();
+  job->kind = EncodeKind::kGgml;
+  job->ggml_type = type;
+  job->source_type = ElemType::kF32;
+  job->cols = t.shape.back();
+  job->rows = t.bytes / 4 / job->cols;
+  t.decode = Decode::kEncode;
+  t.dtype = Dtype::kU8;
+  t.ggml_type = static_cast<uint32_t>(type);
+  t.bytes = EncodedBytes(*job, 0, Elements(*job));
+  t.permute_heads = 0;
+  t.source = std::move(source);
+  t.encode = std::move(job);
   return Status::Ok();
 }
 
@@ -96,7 +128,8 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
   for (size_t i = 0; i < out.tensors.size(); ++i) {
     AMN_RETURN_IF_ERROR(PollCancel(cancel, i));
     OutputTensor& t = out.tensors[i];
-    if (t.shape.size() <= 1 && options.to != Dtype::kF32) AMN_RETURN_IF_ERROR(RetypeToF32(t));
+    if (t.shape.size() <= 1 && options.to != Dtype::kF32)
+      AMN_RETURN_IF_ERROR(Retype(t, Dtype::kF32));
     const std::optional<uint32_t> type = GgmlTypeOfDtype(t.dtype);
     if (!type) {
       return Status(StatusCode::kUnsupported,
@@ -113,12 +146,32 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
       return Status(StatusCode::kInvalid, "two tensors would both be named '" + MessageSafe(t.name) +
                                               "' in the GGUF output");
     }
+    if (options.quantize && GgufQuantizes(t.name, t.shape) && t.bytes != 0) {
+      if (heads != 0) AMN_RETURN_IF_ERROR(CheckPermutable(t, source_name, heads));
+      AMN_ASSIGN_OR_RETURN(const GgmlType row_type,
+                           GgufRowType(*options.quantize, t.shape.back(), t.name));
+      if (row_type != *options.quantize && options.fallbacks != nullptr) {
+        const GgmlTypeInfo* want = FindGgmlType(static_cast<uint32_t>(*options.quantize));
+        options.fallbacks->push_back(
+            {t.name, std::string(FindGgmlType(static_cast<uint32_t>(row_type))->name),
+             "rows of " + std::to_string(t.shape.back()) + " are not a multiple of " +
+                 std::string(want->name) + "'s block of " + std::to_string(want->block_elems)});
+      }
+      if (row_type == GgmlType::kF16) {
+        AMN_RETURN_IF_ERROR(Retype(t, Dtype::kF16));
+      } else {
+        AMN_RETURN_IF_ERROR(MakeGgmlEncode(t, row_type, heads));
+        heads = 0;  // the encode job's source reads the rows permuted
+      }
+    }
     GgufTensorOut info;
     info.name = t.name;
     // GGUF lists the fastest-varying dimension first; ggml needs at least one.
     info.dims.assign(t.shape.rbegin(), t.shape.rend());
     if (info.dims.empty()) info.dims.push_back(1);
-    info.ggml_type = *type;
+    // The type as written: a quantized one, or the dtype a fallback gave.
+    info.ggml_type =
+        t.decode == Decode::kEncode ? t.ggml_type : GgmlTypeOfDtype(t.dtype).value_or(*type);
     info.offset = offset;
     t.data_begin = offset;
     const uint64_t padded = GgufPad(t.bytes, alignment);

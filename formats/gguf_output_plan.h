@@ -13,11 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "amn/ggml_type.h"
 #include "amn/result.h"
 #include "formats/gguf_writer.h"
 #include "formats/remember_plan.h"
 
 namespace amn::formats {
+
+// A tensor that got a type other than the one asked for, and why.
+struct GgufFallback {
+  std::string name;    // as written
+  std::string type;    // "Q5_0", "F16"
+  std::string reason;  // "rows of 96 are not a multiple of Q4_K's block of 256"
+};
 
 struct GgufOutputOptions {
   // The float type of the weights (kF32, kF16 or kBf16). As llama.cpp's
@@ -33,6 +41,13 @@ struct GgufOutputOptions {
   // are permuted as llama.cpp's LlamaModel.permute does, or 0 (formats/
   // gguf_hf_map.h GgufPermuteHeads). Null: no tensor is permuted.
   std::function<Result<uint64_t>(const OutputTensor&)> permute_heads;
+  // A quantized ggml type: the tensors llama-quantize --pure would quantize
+  // (formats/gguf_quant_choice.h, by output name) become encode jobs of it
+  // or of its fallback, row by row; the rest are written as `to` says
+  // (F32 expected). Null: no tensor is quantized.
+  std::optional<GgmlType> quantize;
+  // Filled (when not null) with the tensors given a fallback type.
+  std::vector<GgufFallback>* fallbacks = nullptr;
 };
 
 // The ggml type id of a plain dtype: F32 0, F16 1, BF16 30, I8 24, I16 25,

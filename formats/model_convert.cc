@@ -13,6 +13,7 @@
 #include "formats/gguf_hf_map.h"
 #include "formats/gguf_kv_text.h"
 #include "formats/gguf_output_plan.h"
+#include "formats/gguf_quant_choice.h"
 #include "formats/gguf_writer.h"
 #include "formats/model_config.h"
 #include "formats/model_dir_output.h"
@@ -38,26 +39,49 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// The float type a scheme names. A quantized ggml type is where
-// amn::QuantizeGgml (amn/quantize.h) will come in: each chosen tensor
-// becomes an encode job of that type in PlanGgufOutput. Until then it is
-// refused here, the one place that knows the scheme.
-Result<formats::Dtype> SchemeType(const std::string& scheme, ConvertFormat format) {
+// What a scheme names: a float type, or (GGUF only) a ggml block type
+// that amn::QuantizeGgml encodes, with F32 for what stays unquantized.
+struct Scheme {
+  formats::Dtype to = formats::Dtype::kF16;
+  std::optional<GgmlType> quantize;
+};
+
+Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
   const std::string s = Lower(scheme);
-  if (s.empty()) return format == ConvertFormat::kGguf ? formats::Dtype::kF16 : formats::Dtype::kBf16;
-  if (s == "f32") return formats::Dtype::kF32;
-  if (s == "f16") return formats::Dtype::kF16;
-  if (s == "bf16") return formats::Dtype::kBf16;
+  if (s.empty()) {
+    return Scheme{format == ConvertFormat::kGguf ? formats::Dtype::kF16 : formats::Dtype::kBf16,
+                  {}};
+  }
+  if (s == "f32") return Scheme{formats::Dtype::kF32, {}};
+  if (s == "f16") return Scheme{formats::Dtype::kF16, {}};
+  if (s == "bf16") return Scheme{formats::Dtype::kBf16, {}};
+  if (const std::optional<GgmlType> q = formats::GgufQuantScheme(s)) {
+    if (format != ConvertFormat::kGguf) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--scheme " + s +
+                        " is a GGUF type; write a .gguf (or --to gguf), or use "
+                        "amn forget for quantized safetensors");
+    }
+    return Scheme{formats::Dtype::kF32, q};
+  }
   for (uint32_t id = 0; id < 64; ++id) {
     const GgmlTypeInfo* type = FindGgmlType(id);
     if (type != nullptr && type->quantized && Lower(std::string(type->name)) == s) {
-      return Status(StatusCode::kUnsupported,
-                    "--scheme " + std::string(type->name) +
-                        ": quantized GGUF output is not implemented yet (f32, f16 and bf16 are)");
+      return Status(
+          StatusCode::kUnsupported,
+          "--scheme " + s + ": amn has no encoder for " + std::string(type->name) +
+              " yet (it needs an importance matrix); see docs/cli.md for the types it has");
     }
   }
+  if (s.ends_with("_s") || s.ends_with("_m") || s.ends_with("_l")) {
+    return Status(StatusCode::kUnsupported,
+                  "--scheme " + formats::MessageSafe(s) +
+                      ": llama-quantize's mixtures are not "
+                      "implemented yet; name one ggml type (q4_k, q6_k, q8_0, ...)");
+  }
   return Status(StatusCode::kInvalidArgument,
-                "--scheme '" + formats::MessageSafe(scheme) + "' is not f32, f16 or bf16");
+                "--scheme '" + formats::MessageSafe(scheme) +
+                    "' is not f32, f16, bf16 or a ggml type amn quantizes (q8_0, q4_k, ...)");
 }
 
 Result<std::string> ReadSmallFile(const fs::path& path) {
@@ -126,7 +150,8 @@ void CountTypes(const formats::RememberPlan& plan, ConvertReport& report) {
   for (const formats::OutputShard& shard : plan.shards) {
     const std::string* previous = nullptr;
     for (const formats::OutputTensor& t : shard.tensors) {
-      const std::string name(formats::DtypeName(t.dtype));
+      const std::string name(t.decode == formats::Decode::kEncode ? FindGgmlType(t.ggml_type)->name
+                                                                  : formats::DtypeName(t.dtype));
       auto it = std::find_if(report.types.begin(), report.types.end(),
                              [&](const DtypeStat& d) { return d.dtype == name; });
       if (it == report.types.end()) it = report.types.insert(report.types.end(), {name, 0, 0});
@@ -168,16 +193,17 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   if (options.format == ConvertFormat::kNpz) {
     return Status(StatusCode::kUnsupported, "NPZ output is not implemented yet (safetensors and GGUF are)");
   }
-  AMN_ASSIGN_OR_RETURN(const formats::Dtype to, SchemeType(options.scheme, options.format));
+  AMN_ASSIGN_OR_RETURN(const Scheme scheme, SchemeType(options.scheme, options.format));
+  const formats::Dtype to = scheme.to;
   const bool gguf = options.format == ConvertFormat::kGguf;
   if (!gguf && (!options.gguf_kv.empty() || !options.gguf_metadata.empty())) {
     return Status(StatusCode::kInvalidArgument, "--gguf-kv and --gguf-metadata are for GGUF output");
   }
   ConvertReport report;
   report.format = options.format;
-  report.scheme = std::string(formats::DtypeName(to));
-  std::transform(report.scheme.begin(), report.scheme.end(), report.scheme.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  report.scheme = Lower(
+      scheme.quantize ? std::string(FindGgmlType(static_cast<uint32_t>(*scheme.quantize))->name)
+                      : std::string(formats::DtypeName(to)));
   const ElemType elem = to == formats::Dtype::kF32   ? ElemType::kF32
                         : to == formats::Dtype::kF16 ? ElemType::kF16
                                                      : ElemType::kBf16;
@@ -198,7 +224,10 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
 
   formats::GgufMetadata metadata;
   formats::GgufOutputOptions layout;
+  std::vector<formats::GgufFallback> fallbacks;
   layout.to = to;
+  layout.quantize = scheme.quantize;
+  layout.fallbacks = &fallbacks;
   if (impl_->gguf) {
     AMN_RETURN_IF_ERROR(CopySourceMetadata(*impl_, metadata));
     for (const formats::GgufTensorInfo& t : impl_->gguf_header.tensors) layout.order.push_back(t.name);
@@ -217,11 +246,18 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
       report.renamed_tensors = true;
     }
   }
-  // Float weights carry no quantization version; the file type is the output's.
+  // Float weights carry no quantization version (quantized ones ggml's
+  // GGML_QNT_VERSION, 2); the file type is the output's.
   metadata.Remove("general.quantization_version");
   formats::GgufValue file_type;
   file_type.type = formats::GgufValueType::kU32;
-  file_type.u = FileTypeOf(to);
+  file_type.u = scheme.quantize ? formats::LlamaFileTypeOf(*scheme.quantize) : FileTypeOf(to);
+  if (scheme.quantize) {
+    formats::GgufValue version;
+    version.type = formats::GgufValueType::kU32;
+    version.u = 2;
+    AMN_RETURN_IF_ERROR(metadata.Set("general.quantization_version", version));
+  }
   AMN_RETURN_IF_ERROR(metadata.Set("general.file_type", file_type));
   AMN_RETURN_IF_ERROR(AddUserMetadata(options, metadata));
   if (const std::string* arch = metadata.Encoded("general.architecture");
@@ -238,6 +274,16 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   AMN_RETURN_IF_ERROR(
       detail::WritePlanned(*impl_, path(), out, output, options.overwrite, engine, options.progress));
   CountTypes(out.plan, report);
+  // The errors were summed per chunk in file order by the engine.
+  for (const formats::OutputTensor& t : out.plan.shards.front().tensors) {
+    if (t.decode != formats::Decode::kEncode) continue;
+    report.quantized.push_back(
+        {t.name, std::string(FindGgmlType(t.ggml_type)->name), t.encode->error});
+    Accumulate(report.quant_total, t.encode->error);
+  }
+  for (formats::GgufFallback& f : fallbacks) {
+    report.fallbacks.push_back({std::move(f.name), std::move(f.type), std::move(f.reason)});
+  }
   return report;
 }
 

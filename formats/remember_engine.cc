@@ -439,10 +439,22 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     }
     if (out.decode == Decode::kEncode) {
       const std::span<std::byte> floats(slot.in.data(), chunk.in_bytes);
-      AMN_RETURN_IF_ERROR(ReadSourceElements(inputs, chunk.tensor, *out.source, chunk.row_begin,
-                                             chunk.row_end - chunk.row_begin,
-                                             std::span(slot.scratch.data(), chunk.scratch_bytes),
-                                             floats));
+      const std::span<std::byte> scratch(slot.scratch.data(), chunk.scratch_bytes);
+      if (out.source->permute_heads != 0) {
+        // GGUF q/k rows in llama.cpp's order: each row read from where the
+        // permutation takes it (chunks hold whole rows).
+        const uint64_t cols = out.encode->cols, rows = out.encode->rows;
+        const uint64_t elem = DtypeBytes(out.source->dtype);
+        for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += cols) {
+          const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
+          AMN_RETURN_IF_ERROR(
+              ReadSourceElements(inputs, chunk.tensor, *out.source, from * cols, cols, scratch,
+                                 floats.subspan((e - chunk.row_begin) * elem, cols * elem)));
+        }
+      } else {
+        AMN_RETURN_IF_ERROR(ReadSourceElements(inputs, chunk.tensor, *out.source, chunk.row_begin,
+                                               chunk.row_end - chunk.row_begin, scratch, floats));
+      }
       slot.error = QuantError{};
       return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes,
                          &slot.error);

@@ -184,15 +184,28 @@ struct ConvertOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// A tensor a quantized GGUF output wrote in another type than the scheme's.
+struct ConvertFallback {
+  std::string name;    // as written ("blk.0.ffn_down.weight")
+  std::string type;    // what it got ("Q5_0", "F16")
+  std::string reason;  // "rows of 96 are not a multiple of Q4_K's block of 256"
+};
+
 struct ConvertReport {
   ConvertFormat format = ConvertFormat::kSafetensors;
-  std::string scheme;                 // "f16"
+  std::string scheme;                 // "f16", "q4_k"
   std::vector<DtypeStat> types;       // written tensor types, most bytes first
   size_t total_tensors = 0;
   uint64_t total_bytes = 0;           // headers and data of every file written
   size_t metadata_keys = 0;           // GGUF: key/values written
   bool renamed_tensors = false;       // GGUF: Hugging Face names mapped to llama.cpp's
   std::string architecture;           // GGUF: general.architecture written ("" when none)
+  // Quantized GGUF: each quantized tensor (scheme = its ggml type) and what
+  // quantization took, in file order; the total over all of them; and the
+  // tensors given a fallback type.
+  std::vector<ForgetTensorReport> quantized;
+  QuantError quant_total;
+  std::vector<ConvertFallback> fallbacks;
 };
 
 // How Model::Open finds its input.
