@@ -23,7 +23,7 @@ namespace amn::cli {
 namespace {
 
 struct ConvertCliOptions {
-  std::string path, output, to, scheme, gguf_metadata;
+  std::string path, output, to, scheme, gguf_metadata, imatrix;
   std::vector<std::string> gguf_kv;
   LimitOptions limits;
   bool force = false, quiet = false, no_mmap = false, json = false;
@@ -67,6 +67,7 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
   convert.scheme = options.scheme;
   convert.gguf_metadata = options.gguf_metadata;
   convert.gguf_kv = options.gguf_kv;
+  convert.imatrix = options.imatrix;
   convert.threads = globals.threads;
   convert.overwrite = options.force;
   convert.use_mmap = !options.no_mmap;
@@ -103,6 +104,9 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
       out["architecture"] = report->architecture;
       out["renamed_tensors"] = report->renamed_tensors;
     }
+    if (!options.imatrix.empty()) {
+      out["imatrix"] = {{"file", options.imatrix}, {"tensors", report->imatrix_tensors}};
+    }
     if (!report->quantized.empty()) {
       out["quantized"] = nlohmann::json::array();
       for (const ForgetTensorReport& t : report->quantized) {
@@ -132,6 +136,10 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
     if (!report->quantized.empty()) {
       const QuantError& total = report->quant_total;
       std::printf("Quantized:   %zu tensors\n", report->quantized.size());
+      if (!options.imatrix.empty()) {
+        std::printf("Imatrix:     %zu of them from %s (the rest had no entry)\n",
+                    report->imatrix_tensors, Printable(options.imatrix).c_str());
+      }
       std::printf("Lethe distance: %.6g (mean absolute error over %llu elements)\n", Mean(total),
                   static_cast<unsigned long long>(total.elements));
       std::printf("Max abs error:  %.6g\n", total.max_abs);
@@ -177,12 +185,19 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "Add or override GGUF metadata from a JSON object (key: value; arrays allowed; "
                   "{\"type\": \"u16\", \"value\": 7} forces a type), applied before --gguf-kv")
       ->type_name("FILE.json");
+  cmd->add_option("--imatrix", options->imatrix,
+                  "With a ggml --scheme: llama.cpp's importance matrix (llama-imatrix's GGUF or "
+                  "legacy .dat), looked up by GGUF tensor name as llama-quantize does: a tensor "
+                  "without an entry is quantized without one; an entry of the wrong length is an "
+                  "error (token_embd.weight: ignored). Q8_0, MXFP4, TQ1_0 and TQ2_0 do not use it")
+      ->type_name("FILE");
   cmd->add_flag("--force", options->force, "Replace an existing output");
   cmd->add_flag("--no-mmap", options->no_mmap, "Never memory-map the input: read it with pread");
   cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");
   cmd->add_flag("--json", options->json,
                 "Print a JSON summary: format, scheme, tensors and bytes written, per written "
-                "type its tensor count and bytes; for GGUF the metadata key count and architecture");
+                "type its tensor count and bytes; for GGUF the metadata key count and architecture; "
+                "with --imatrix the file and how many tensors used it");
   AddLimitOptions(cmd, options->limits);
   return {cmd, [options, &globals] { return RunConvert(*options, globals); }};
 }

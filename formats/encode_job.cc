@@ -33,6 +33,39 @@ uint64_t GroupRows(const EncodeJob& job, uint64_t chunk_rows) {
   return PerTensorFp8(job) ? std::max<uint64_t>(1, chunk_rows) : job.group_rows;
 }
 
+// ggml rows [begin / cols, ...) with the importance values of the matrix
+// each row is in: the chunk is cut where one matrix's rows end.
+Status EncodeGgml(const EncodeJob& job, uint64_t begin, const FloatRows& in,
+                  std::span<std::byte> codes, QuantError* error) {
+  if (job.imatrix.empty() || in.rows == 0) {
+    return QuantizeGgml(job.ggml_type, in, /*imatrix=*/{}, codes, error);
+  }
+  const uint64_t mats = job.cols == 0 ? 0 : job.imatrix.size() / job.cols;
+  if (mats == 0 || mats * job.cols != job.imatrix.size() || job.rows % mats != 0) {
+    return Status(StatusCode::kInvalidArgument, "importance values do not fit the tensor");
+  }
+  const uint64_t mat_rows = job.rows / mats, row_codes = EncodedBytes(job, 0, job.cols);
+  const uint64_t row_floats = in.bytes.size() / in.rows;
+  uint64_t row = begin / job.cols, done = 0;
+  QuantError total, part_error;
+  while (done < in.rows) {
+    const uint64_t mat = row / mat_rows;
+    const uint64_t n = std::min(in.rows - done, (mat + 1) * mat_rows - row);
+    FloatRows part = in;
+    part.rows = n;
+    part.bytes = in.bytes.subspan(done * row_floats, n * row_floats);
+    const std::span<const float> weights(job.imatrix.data() + mat * job.cols, job.cols);
+    AMN_RETURN_IF_ERROR(QuantizeGgml(job.ggml_type, part, weights,
+                                     codes.subspan(done * row_codes, n * row_codes),
+                                     error == nullptr ? nullptr : &part_error));
+    Accumulate(total, part_error);  // matrix boundaries: the same for any -j
+    row += n;
+    done += n;
+  }
+  if (error != nullptr) *error = total;
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint64_t Elements(const EncodeJob& job) { return job.rows * job.cols; }
@@ -128,8 +161,7 @@ Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
       return QuantizeBnbInt8(in, /*scb_given=*/true, side,
                              std::span(reinterpret_cast<int8_t*>(codes.data()), codes.size()),
                              error);
-    case EncodeKind::kGgml:
-      return QuantizeGgml(job.ggml_type, in, /*imatrix=*/{}, codes, error);
+    case EncodeKind::kGgml: return EncodeGgml(job, begin, in, codes, error);
   }
   return Status(StatusCode::kInvalidArgument, "unknown encode kind");
 }

@@ -37,6 +37,11 @@ struct EncodeJob {
   // The F32 values the kernel is given: the FP8 scale grid (row-major), the
   // exact bnb block absmax, or the INT8 SCB (one per row).
   std::vector<float> side;
+  // ggml: the importance matrix's per-column values (convert --imatrix), one
+  // vector for the whole tensor: cols values per matrix, the matrices
+  // (experts, dims above the rows) stacked; rows / (imatrix.size() / cols)
+  // rows each. Empty: none (amn::QuantizeGgml without one).
+  std::vector<float> imatrix;
   // What quantization took, summed chunk by chunk in chunk order by the
   // engine's writing thread.
   QuantError error;

@@ -69,6 +69,30 @@ Status MakeGgmlEncode(OutputTensor& t, GgmlType type, uint64_t heads) {
   return Status::Ok();
 }
 
+// llama-quantize's lookup (src/llama-quant.cpp): by output name; no entry,
+// no importance values; a size other than cols x the matrices above the
+// rows is an error, except for token_embd.weight (quantized without).
+Status GiveImatrix(OutputTensor& t, const GgufOutputOptions& options) {
+  if (options.imatrix == nullptr) return Status::Ok();
+  const auto it = options.imatrix->find(t.name);
+  if (it == options.imatrix->end()) return Status::Ok();
+  uint64_t mats = 1;
+  for (size_t d = 0; d + 2 < t.shape.size(); ++d) mats *= t.shape[d];
+  const uint64_t cols = t.encode->cols;
+  if (it->second.size() != cols * mats) {
+    if (t.name == "token_embd.weight") return Status::Ok();
+    return Status(StatusCode::kInvalid,
+                  MessageSafe(options.imatrix_file, kMessagePathBytes) + ": the entry for '" +
+                      MessageSafe(t.name) + "' has " + std::to_string(it->second.size()) +
+                      " values; the tensor needs " + std::to_string(cols * mats) + " (" +
+                      std::to_string(cols) + " columns x " + std::to_string(mats) +
+                      " matrices)");
+  }
+  t.encode->imatrix = it->second;
+  if (options.imatrix_used != nullptr) ++*options.imatrix_used;
+  return Status::Ok();
+}
+
 // Checks that `t` can be streamed with its rows permuted (formats/
 // remember_plan.h LlamaPermutedRow): a contiguous copy or conversion whose
 // rows split into `heads` heads of even size.
@@ -161,6 +185,7 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
         AMN_RETURN_IF_ERROR(Retype(t, Dtype::kF16));
       } else {
         AMN_RETURN_IF_ERROR(MakeGgmlEncode(t, row_type, heads));
+        AMN_RETURN_IF_ERROR(GiveImatrix(t, options));
         heads = 0;  // the encode job's source reads the rows permuted
       }
     }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,16 @@ struct GgufOutputOptions {
   std::optional<GgmlType> quantize;
   // Filled (when not null) with the tensors given a fallback type.
   std::vector<GgufFallback>* fallbacks = nullptr;
+  // An importance matrix (convert --imatrix): per-column values by output
+  // (GGUF) name, as llama-quantize looks them up. A quantized tensor with an
+  // entry gets it (EncodeJob::imatrix) when it has cols x the matrices above
+  // its rows values; one without an entry is quantized without, as is
+  // token_embd.weight with a wrong-sized one; any other wrong size is
+  // kInvalid naming imatrix_file and the tensor. imatrix_used (when not
+  // null) gets the tensors given one. Null: none.
+  const std::map<std::string, std::vector<float>>* imatrix = nullptr;
+  std::string imatrix_file;
+  size_t* imatrix_used = nullptr;
 };
 
 // The ggml type id of a plain dtype: F32 0, F16 1, BF16 30, I8 24, I16 25,

@@ -2,6 +2,9 @@
 // safetensors (remember's own path) or laid out as one GGUF file
 // (formats/gguf_output_plan.h) with the metadata assembled here.
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
 #include <cctype>
 #include <fstream>
 #include <new>
@@ -15,6 +18,7 @@
 #include "formats/gguf_output_plan.h"
 #include "formats/gguf_quant_choice.h"
 #include "formats/gguf_writer.h"
+#include "formats/imatrix.h"
 #include "formats/model_config.h"
 #include "formats/model_dir_output.h"
 #include "formats/model_impl.h"
@@ -93,6 +97,30 @@ Result<std::string> ReadSmallFile(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// llama.cpp's importance matrix: the GGUF form (by its magic) or the legacy
+// .dat, as per-column values by weight name (a repeated name: the last).
+Result<std::map<std::string, std::vector<float>>> LoadImatrix(const fs::path& path) {
+  const std::string label = formats::MessageSafe(path.string(), formats::kMessagePathBytes);
+  AMN_ASSIGN_OR_RETURN(auto source, formats::FileSource::Open(path));
+  std::map<std::string, std::vector<float>> values;
+  std::array<std::byte, 4> magic{};
+  if (source->size() >= magic.size()) AMN_RETURN_IF_ERROR(source->ReadAt(0, magic));
+  if (std::memcmp(magic.data(), "GGUF", 4) == 0) {
+    auto gguf = ReadImatrixGguf(*source, ParseLimits{});
+    if (!gguf.ok()) {
+      return Status(gguf.status().code(), label + ": " + gguf.status().message());
+    }
+    for (const ImatrixGgufEntry& e : gguf->entries) values[e.name] = ImportanceValues(e);
+    return values;
+  }
+  std::vector<uint8_t> bytes(source->size());
+  AMN_RETURN_IF_ERROR(source->ReadAt(
+      0, std::span(reinterpret_cast<std::byte*>(bytes.data()), bytes.size())));
+  AMN_ASSIGN_OR_RETURN(const ImatrixDat dat, ParseImatrixDat(bytes, label));
+  for (const ImatrixEntry& e : dat.entries) values[e.name] = ImportanceValues(e);
+  return values;
 }
 
 std::string ModelName(const fs::path& input) {
@@ -196,6 +224,12 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   AMN_ASSIGN_OR_RETURN(const Scheme scheme, SchemeType(options.scheme, options.format));
   const formats::Dtype to = scheme.to;
   const bool gguf = options.format == ConvertFormat::kGguf;
+  if (!options.imatrix.empty() && !scheme.quantize) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--imatrix is for a quantized GGUF scheme (q4_k, q4_0, ...), not --scheme " +
+                      (options.scheme.empty() ? std::string("(the default float type)")
+                                              : formats::MessageSafe(Lower(options.scheme))));
+  }
   if (!gguf && (!options.gguf_kv.empty() || !options.gguf_metadata.empty())) {
     return Status(StatusCode::kInvalidArgument, "--gguf-kv and --gguf-metadata are for GGUF output");
   }
@@ -228,6 +262,13 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   layout.to = to;
   layout.quantize = scheme.quantize;
   layout.fallbacks = &fallbacks;
+  std::map<std::string, std::vector<float>> imatrix;
+  if (!options.imatrix.empty()) {
+    AMN_ASSIGN_OR_RETURN(imatrix, LoadImatrix(options.imatrix));
+    layout.imatrix = &imatrix;
+    layout.imatrix_file = options.imatrix.string();
+    layout.imatrix_used = &report.imatrix_tensors;
+  }
   if (impl_->gguf) {
     AMN_RETURN_IF_ERROR(CopySourceMetadata(*impl_, metadata));
     for (const formats::GgufTensorInfo& t : impl_->gguf_header.tensors) layout.order.push_back(t.name);

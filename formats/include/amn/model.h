@@ -177,6 +177,10 @@ struct ConvertOptions {
   // says; "key=type:value" forces a type).
   std::filesystem::path gguf_metadata;
   std::vector<std::string> gguf_kv;
+  // Quantized GGUF only: llama.cpp's importance matrix (legacy .dat or GGUF
+  // imatrix), looked up by output tensor name as llama-quantize does
+  // (formats/gguf_output_plan.h GgufOutputOptions::imatrix). Empty: none.
+  std::filesystem::path imatrix;
   unsigned threads = 0;
   bool overwrite = false;
   bool use_mmap = true;
@@ -206,6 +210,8 @@ struct ConvertReport {
   std::vector<ForgetTensorReport> quantized;
   QuantError quant_total;
   std::vector<ConvertFallback> fallbacks;
+  // --imatrix: the quantized tensors that got importance values from it.
+  size_t imatrix_tensors = 0;
 };
 
 // How Model::Open finds its input.
