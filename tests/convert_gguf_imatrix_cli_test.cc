@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "tests/fixtures.h"
 #include "tests/ggml_oracle.h"
 #include "tests/gguf_readback.h"
+#include "tests/gguf_writer.h"
 #include "tests/quant_fixture_files.h"
 
 namespace amn::test {
@@ -113,12 +116,11 @@ TEST(ConvertCli, ImatrixEntriesAreGgmlQuantizeWithThem) {
   // output have entries; attn_k has none; one names no tensor; token_embd's
   // is the wrong size, which llama-quantize ignores for that tensor alone.
   // ncall 4: the values used are value / 4.
-  const std::vector<DatEntry> entries = {
-      {"blk.0.attn_q.weight", 4, Importance(256, 1)},
-      {"blk.0.ffn_down.weight", 4, Importance(96, 2)},
-      {"output.weight", 4, Importance(256, 3)},
-      {"blk.7.attn_q.weight", 4, Importance(256, 4)},
-      {"token_embd.weight", 4, Importance(100, 5)}};
+  const std::vector<DatEntry> entries = {{"blk.0.attn_q.weight", 4, Importance(256, 1)},
+                                         {"blk.0.ffn_down.weight", 4, Importance(96, 2)},
+                                         {"output.weight", 4, Importance(256, 3)},
+                                         {"blk.7.attn_q.weight", 4, Importance(256, 4)},
+                                         {"token_embd.weight", 4, Importance(100, 5)}};
   std::map<std::string, std::vector<float>> used;
   for (const DatEntry& e : entries) {
     std::vector<float> v = e.values;
@@ -151,7 +153,8 @@ TEST(ConvertCli, ImatrixEntriesAreGgmlQuantizeWithThem) {
         if (c.name == t.name) f = &c;
       }
       ASSERT_NE(f, nullptr);
-      const std::vector<float> values = Floats(Slice(ref_file, ref.data_offset + f->offset, f->size));
+      const std::vector<float> values =
+          Floats(Slice(ref_file, ref.data_offset + f->offset, f->size));
       const int64_t cols = static_cast<int64_t>(f->ne[0]);
       const std::vector<uint8_t> got = Slice(file, view.data_offset + t.offset, t.size);
       const std::vector<uint8_t> plain = ggml->Quantize(t.type, values, cols);
@@ -198,9 +201,9 @@ TEST(ConvertCli, ImatrixOfTheWrongSizeOrForFloatsIsRefused) {
                      {"blk.0.attn_k.weight", 1, Importance(255, 2)}});
   const std::vector<std::string> before = dir.Entries();
   for (const std::string scheme : {"q4_k", "q8_0"}) {
-    const CliResult r = RunAmn("convert -q " + Quote(model) + " -o " +
-                               Quote(dir.path() / "out.gguf") + " --scheme " + scheme +
-                               " --imatrix " + Quote(imatrix));
+    const CliResult r =
+        RunAmn("convert -q " + Quote(model) + " -o " + Quote(dir.path() / "out.gguf") +
+               " --scheme " + scheme + " --imatrix " + Quote(imatrix));
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find(imatrix.string() + ": the entry for 'blk.0.attn_k.weight' has 255 values"),
               std::string::npos)
@@ -208,18 +211,83 @@ TEST(ConvertCli, ImatrixOfTheWrongSizeOrForFloatsIsRefused) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(dir.Entries(), before);
   }
-  const CliResult f16 = RunAmn("convert -q " + Quote(model) + " -o " +
-                               Quote(dir.path() / "f16.gguf") + " --scheme f16 --imatrix " +
-                               Quote(imatrix));
+  const CliResult f16 =
+      RunAmn("convert -q " + Quote(model) + " -o " + Quote(dir.path() / "f16.gguf") +
+             " --scheme f16 --imatrix " + Quote(imatrix));
   EXPECT_EQ(f16.exit_code, 2) << f16.err;
   EXPECT_NE(f16.err.find("--imatrix is for a quantized GGUF scheme"), std::string::npos) << f16.err;
   EXPECT_EQ(std::count(f16.err.begin(), f16.err.end(), '\n'), 1) << f16.err;
-  const CliResult missing = RunAmn("convert -q " + Quote(model) + " -o " +
-                                   Quote(dir.path() / "q.gguf") + " --scheme q4_k --imatrix " +
-                                   Quote(dir.path() / "none.dat"));
+  const CliResult missing =
+      RunAmn("convert -q " + Quote(model) + " -o " + Quote(dir.path() / "q.gguf") +
+             " --scheme q4_k --imatrix " + Quote(dir.path() / "none.dat"));
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
   EXPECT_NE(missing.err.find("none.dat"), std::string::npos) << missing.err;
   EXPECT_EQ(dir.Entries(), before);
+}
+
+// A GGUF input with stacked experts (ne = [256, 8, 4]: 4 matrices of 8 rows,
+// one engine chunk) and a GGUF imatrix (llama-imatrix's default output):
+// each expert's rows are quantized with its own slice, in_sum2 / count, as
+// llama-quantize does (one ggml_quantize_chunk per expert).
+TEST(ConvertCli, ImatrixGgufGivesEachExpertItsSlice) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  TempDir dir;
+  const uint64_t cols = 256, rows = 8, experts = 4;
+  std::vector<float> w(cols * rows * experts), q(cols * 16);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = std::sin(0.37f * static_cast<float>(i)) * (1 + i % 7);
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = std::cos(0.11f * static_cast<float>(i)) * (1 + i % 5);
+  const fs::path model = dir.path() / "moe.gguf";
+  {
+    GgufWriter g;
+    g.Header(2, 1).KvStr("general.architecture", "qwen2moe");
+    g.Tensor("blk.0.ffn_up_exps.weight", {cols, rows, experts}, 0, 0);
+    g.Tensor("blk.0.attn_q.weight", {cols, 16}, 0, w.size() * 4);
+    g.PadTo(32).Raw(w.data(), w.size() * 4).Raw(q.data(), q.size() * 4);
+    WriteBytes(model, g.bytes());
+  }
+  const std::vector<float> sum2 = Importance(cols * experts, 9);
+  const std::vector<float> counts = {2.0f, 5.0f, 8.0f, 3.0f};
+  const fs::path imatrix = dir.path() / "imatrix.gguf";
+  {
+    GgufWriter g;
+    g.Header(2, 1).KvStr("general.type", "imatrix");
+    g.Tensor("blk.0.ffn_up_exps.weight.in_sum2", {cols, experts}, 0, 0);
+    g.Tensor("blk.0.ffn_up_exps.weight.counts", {1, experts}, 0, 4096);
+    g.PadTo(32).Raw(sum2.data(), sum2.size() * 4).Raw(counts.data(), counts.size() * 4);
+    WriteBytes(imatrix, g.bytes());
+  }
+  std::vector<float> weights(sum2.size());
+  for (size_t i = 0; i < sum2.size(); ++i) weights[i] = sum2[i] / counts[i / cols];
+  for (const auto& [scheme, type] :
+       std::vector<std::pair<std::string, int>>{{"q4_k", 12}, {"iq4_nl", 20}}) {
+    SCOPED_TRACE(scheme);
+    const fs::path out = dir.path() / (scheme + ".gguf");
+    const CliResult r = RunAmn("convert " + Quote(model) + " -o " + Quote(out) + " --scheme " +
+                               scheme + " --imatrix " + Quote(imatrix) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(Json::parse(r.out)["imatrix"]["tensors"], 1);
+    GgmlView view;
+    ASSERT_TRUE(LoadWithGgml(*ggml, out, view));
+    const std::vector<uint8_t> file = FileBytes(out);
+    ASSERT_EQ(view.tensors.size(), 2u);
+    std::vector<uint8_t> experts_want, experts_plain;
+    for (uint64_t e = 0; e < experts; ++e) {
+      const std::span<const float> m(w.data() + e * rows * cols, rows * cols);
+      const std::vector<uint8_t> b = ggml->Quantize(type, m, cols, weights.data() + e * cols);
+      experts_want.insert(experts_want.end(), b.begin(), b.end());
+    }
+    experts_plain = ggml->Quantize(type, w, cols);
+    EXPECT_TRUE(experts_want != experts_plain) << "the importance values change nothing";
+    const GgmlView::Tensor& t0 = view.tensors[0];
+    EXPECT_EQ(t0.name, "blk.0.ffn_up_exps.weight");
+    EXPECT_TRUE(Slice(file, view.data_offset + t0.offset, t0.size) == experts_want)
+        << "bytes differ from ggml_quantize_chunk per expert with its imatrix slice";
+    const GgmlView::Tensor& t1 = view.tensors[1];
+    EXPECT_TRUE(Slice(file, view.data_offset + t1.offset, t1.size) == ggml->Quantize(type, q, cols))
+        << "no entry: bytes differ from ggml_quantize_chunk without an imatrix";
+  }
 }
 
 }  // namespace
