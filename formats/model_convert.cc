@@ -226,9 +226,8 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   const bool gguf = options.format == ConvertFormat::kGguf;
   if (!options.imatrix.empty() && !scheme.quantize) {
     return Status(StatusCode::kInvalidArgument,
-                  "--imatrix is for a quantized GGUF scheme (q4_k, q4_0, ...), not --scheme " +
-                      (options.scheme.empty() ? std::string("(the default float type)")
-                                              : formats::MessageSafe(Lower(options.scheme))));
+                  "--imatrix is for a ggml --scheme (q4_k, q4_0, ...); " +
+                      std::string(formats::DtypeName(to)) + " is not quantized");
   }
   if (!gguf && (!options.gguf_kv.empty() || !options.gguf_metadata.empty())) {
     return Status(StatusCode::kInvalidArgument, "--gguf-kv and --gguf-metadata are for GGUF output");

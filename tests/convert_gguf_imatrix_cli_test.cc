@@ -215,7 +215,10 @@ TEST(ConvertCli, ImatrixOfTheWrongSizeOrForFloatsIsRefused) {
       RunAmn("convert -q " + Quote(model) + " -o " + Quote(dir.path() / "f16.gguf") +
              " --scheme f16 --imatrix " + Quote(imatrix));
   EXPECT_EQ(f16.exit_code, 2) << f16.err;
-  EXPECT_NE(f16.err.find("--imatrix is for a quantized GGUF scheme"), std::string::npos) << f16.err;
+  EXPECT_NE(
+      f16.err.find("--imatrix is for a ggml --scheme (q4_k, q4_0, ...); F16 is not quantized"),
+      std::string::npos)
+      << f16.err;
   EXPECT_EQ(std::count(f16.err.begin(), f16.err.end(), '\n'), 1) << f16.err;
   const CliResult missing =
       RunAmn("convert -q " + Quote(model) + " -o " + Quote(dir.path() / "q.gguf") +
