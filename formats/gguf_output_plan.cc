@@ -88,7 +88,7 @@ Status GiveImatrix(OutputTensor& t, const GgufOutputOptions& options) {
                       std::to_string(cols) + " columns x " + std::to_string(mats) +
                       " matrices)");
   }
-  t.encode->imatrix = it->second;
+  t.encode->imatrix = std::move(it->second);  // output names are unique
   if (options.imatrix_used != nullptr) ++*options.imatrix_used;
   return Status::Ok();
 }

@@ -55,8 +55,9 @@ struct GgufOutputOptions {
   // its rows values; one without an entry is quantized without, as is
   // token_embd.weight with a wrong-sized one; any other wrong size is
   // kInvalid naming imatrix_file and the tensor. imatrix_used (when not
-  // null) gets the tensors given one. Null: none.
-  const std::map<std::string, std::vector<float>>* imatrix = nullptr;
+  // null) gets the tensors given one; a given entry is moved into its job
+  // (one copy of the values in memory). Null: none.
+  std::map<std::string, std::vector<float>>* imatrix = nullptr;
   std::string imatrix_file;
   size_t* imatrix_used = nullptr;
 };
