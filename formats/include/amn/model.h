@@ -168,9 +168,9 @@ enum class ConvertFormat : uint8_t { kSafetensors, kGguf, kNpz };
 
 struct ConvertOptions {
   ConvertFormat format = ConvertFormat::kSafetensors;
-  // "f32", "f16" or "bf16" (empty: bf16 for safetensors, f16 for GGUF).
-  // GGUF's quantized ggml types ("q8_0", "Q4_K", ...) are recognised and
-  // refused as not implemented yet (kUnsupported).
+  // "f32", "f16" or "bf16" (empty: bf16 for safetensors, f16 for GGUF), or
+  // for GGUF output a ggml type that has an encoder ("q8_0", "q4_k", ...:
+  // amn::CanQuantizeGgml); the other ggml types are refused (kUnsupported).
   std::string scheme;
   // GGUF only, applied in this order over the source's metadata: the keys
   // of a JSON object file, then "key=value" texts (typed as docs/cli.md
