@@ -14,6 +14,7 @@ using QuantizeChunkFn = size_t (*)(int, const float*, void*, int64_t, int64_t, i
 using RowSizeFn = size_t (*)(int, int64_t);
 using RequiresImatrixFn = bool (*)(int);
 
+#if defined(__x86_64__)
 // AMN_GGML_ORACLE, else where `.ci/install-deps oracles` installs it.
 std::filesystem::path LibraryPath() {
   if (const char* env = std::getenv("AMN_GGML_ORACLE"); env != nullptr && *env != '\0') {
@@ -22,6 +23,7 @@ std::filesystem::path LibraryPath() {
   return std::filesystem::path(AMN_PROJECT_ROOT) / "build" / "oracles" / "node_modules" /
          "@node-llama-cpp" / "linux-x64" / "bins" / "linux-x64" / "libggml-base.so";
 }
+#endif
 
 std::string& Reason() {
   static std::string reason;
