@@ -1,7 +1,6 @@
 // `amn convert`: a model (anything remember reads) written in another
 // container: safetensors (remember's path) or GGUF (docs/cli.md).
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,7 @@
 #include "cli/name_choice.h"
 #include "cli/printable.h"
 #include "cli/progress_bar.h"
+#include "cli/lethe_report.h"
 #include "cli/units.h"
 
 namespace amn::cli {
@@ -28,20 +28,6 @@ struct ConvertCliOptions {
   LimitOptions limits;
   bool force = false, quiet = false, no_mmap = false, json = false;
 };
-
-double Mean(const QuantError& e) { return e.elements == 0 ? 0.0 : e.sum_abs / double(e.elements); }
-double RelativeRmse(const QuantError& e) {
-  return e.sum_sq_ref == 0 ? 0.0 : std::sqrt(e.sum_sq_err / e.sum_sq_ref);
-}
-
-// As forget reports it: the Lethe distance (mean absolute error), max abs
-// error and relative RMSE.
-nlohmann::json ErrorJson(const QuantError& e) {
-  return {{"elements", e.elements},
-          {"lethe_distance", Mean(e)},
-          {"max_abs_error", e.max_abs},
-          {"relative_rmse", RelativeRmse(e)}};
-}
 
 const char* FormatName(ConvertFormat format) {
   switch (format) {
@@ -111,10 +97,10 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
       out["quantized"] = nlohmann::json::array();
       for (const ForgetTensorReport& t : report->quantized) {
         nlohmann::json entry = {{"name", t.name}, {"type", t.scheme}};
-        entry.update(ErrorJson(t.error));
+        entry.update(LetheJson(t.error));
         out["quantized"].push_back(std::move(entry));
       }
-      out.update(ErrorJson(report->quant_total));
+      out.update(LetheJson(report->quant_total));
     }
     if (!report->quantized.empty() || !report->fallbacks.empty()) {
       out["fallbacks"] = nlohmann::json::array();
@@ -140,10 +126,7 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
         std::printf("Imatrix:     %zu of them from %s (the rest had no entry)\n",
                     report->imatrix_tensors, Printable(options.imatrix).c_str());
       }
-      std::printf("Lethe distance: %.6g (mean absolute error over %llu elements)\n", Mean(total),
-                  static_cast<unsigned long long>(total.elements));
-      std::printf("Max abs error:  %.6g\n", total.max_abs);
-      std::printf("Relative RMSE:  %.6g\n", RelativeRmse(total));
+      PrintLethe(total);
     }
     std::printf("Output:      %s (%s, %zu tensors) in %.1f s\n", Printable(options.output).c_str(),
                 FormatBytes(report->total_bytes).c_str(), report->total_tensors, seconds);

@@ -2,7 +2,6 @@
 // Lethe took from it (the Lethe distance, max abs error, relative RMSE).
 #include <cctype>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -18,6 +17,7 @@
 #include "cli/name_choice.h"
 #include "cli/printable.h"
 #include "cli/progress_bar.h"
+#include "cli/lethe_report.h"
 #include "cli/units.h"
 
 namespace amn::cli {
@@ -36,16 +36,6 @@ struct ForgetCliOptions {
   LimitOptions limits;
   bool force = false, quiet = false, no_mmap = false, json = false;
 };
-
-double Mean(const QuantError& e) { return e.elements == 0 ? 0.0 : e.sum_abs / double(e.elements); }
-double RelativeRmse(const QuantError& e) {
-  return e.sum_sq_ref == 0 ? 0.0 : std::sqrt(e.sum_sq_err / e.sum_sq_ref);
-}
-
-nlohmann::json ErrorJson(const QuantError& e) {
-  return {{"elements", e.elements}, {"lethe_distance", Mean(e)}, {"max_abs_error", e.max_abs},
-          {"relative_rmse", RelativeRmse(e)}};
-}
 
 int RunForget(const ForgetCliOptions& options, const GlobalOptions& globals) {
   const auto start = std::chrono::steady_clock::now();
@@ -96,10 +86,10 @@ int RunForget(const ForgetCliOptions& options, const GlobalOptions& globals) {
                           {"tensors_written", report->total_tensors},
                           {"shard_bytes", report->total_bytes}, {"seconds", seconds},
                           {"tensors", nlohmann::json::array()}};
-    out.update(ErrorJson(total));
+    out.update(LetheJson(total));
     for (const ForgetTensorReport& t : report->tensors) {
       nlohmann::json entry = {{"name", t.name}, {"scheme", t.scheme}};
-      entry.update(ErrorJson(t.error));
+      entry.update(LetheJson(t.error));
       out["tensors"].push_back(std::move(entry));
     }
     std::printf("%s\n", DumpJson(out).c_str());
@@ -110,10 +100,7 @@ int RunForget(const ForgetCliOptions& options, const GlobalOptions& globals) {
                 report->tensors.size() == 1 ? "tensor" : "tensors",
                 report->tensors.empty() ? "" : Printable(report->tensors.front().scheme).c_str(),
                 report->total_tensors);
-    std::printf("Lethe distance: %.6g (mean absolute error over %llu elements)\n", Mean(total),
-                static_cast<unsigned long long>(total.elements));
-    std::printf("Max abs error:  %.6g\n", total.max_abs);
-    std::printf("Relative RMSE:  %.6g\n", RelativeRmse(total));
+    PrintLethe(total);
     std::printf("Output:      %s (%s) in %.1f s\n", Printable(output.string()).c_str(),
                 FormatBytes(report->total_bytes).c_str(), seconds);
   }
