@@ -1,5 +1,6 @@
 // `amn convert`: a model (anything remember reads) written in another
 // container: safetensors (remember's path) or GGUF (docs/cli.md).
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -16,18 +17,12 @@
 #include "cli/name_choice.h"
 #include "cli/printable.h"
 #include "cli/progress_bar.h"
+#include "cli/convert_run.h"
 #include "cli/lethe_report.h"
 #include "cli/units.h"
 
 namespace amn::cli {
 namespace {
-
-struct ConvertCliOptions {
-  std::string path, output, to, scheme, gguf_metadata, imatrix;
-  std::vector<std::string> gguf_kv;
-  LimitOptions limits;
-  bool force = false, quiet = false, no_mmap = false, json = false;
-};
 
 const char* FormatName(ConvertFormat format) {
   switch (format) {
@@ -36,6 +31,16 @@ const char* FormatName(ConvertFormat format) {
     case ConvertFormat::kSafetensors: break;
   }
   return "safetensors";
+}
+
+}  // namespace
+
+bool IsGgmlSchemeName(const std::string& name) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "mxfp4" || lower.starts_with("iq") || lower.starts_with("tq") ||
+         (lower.size() >= 3 && lower[0] == 'q' && std::isdigit(static_cast<unsigned char>(lower[1])) &&
+          lower[2] == '_');
 }
 
 int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
@@ -133,8 +138,6 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
   }
   return kExitOk;
 }
-
-}  // namespace
 
 Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
   auto options = std::make_shared<ConvertCliOptions>();

@@ -10,6 +10,7 @@
 #include "amn/model.h"
 #include "amn/targets.h"
 #include "cli/command_support.h"
+#include "cli/convert_run.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/global_options.h"
@@ -37,7 +38,40 @@ struct ForgetCliOptions {
   bool force = false, quiet = false, no_mmap = false, json = false;
 };
 
+// forget --scheme <ggml type>: the GGUF `amn convert --scheme` writes, by
+// the same code (docs/cli.md); the bitsandbytes/FP8 options do not apply.
+int ForgetToGguf(const ForgetCliOptions& options, const GlobalOptions& globals) {
+  const char* stray = !options.like.empty()           ? "--like"
+                      : !options.only.empty()         ? "--only"
+                      : !options.skip.empty()         ? "--skip"
+                      : options.fp8_format != "e4m3"  ? "--fp8-format"
+                      : options.block_size != 64      ? "--block-size"
+                                                      : nullptr;
+  if (stray != nullptr) {
+    std::fprintf(stderr, "amn: error: %s does not apply to the ggml type %s (GGUF output)\n",
+                 stray, Printable(options.scheme).c_str());
+    return kExitUsage;
+  }
+  ConvertCliOptions convert;
+  convert.path = options.path;
+  convert.to = "gguf";
+  convert.scheme = options.scheme;
+  convert.limits = options.limits;
+  convert.force = options.force;
+  convert.quiet = options.quiet;
+  convert.no_mmap = options.no_mmap;
+  convert.json = options.json;
+  convert.output = options.output;
+  if (convert.output.empty()) {  // model-q4_k.gguf beside the input
+    std::filesystem::path out = Model::DefaultForgetOutputPath(options.path, options.scheme);
+    if (out.extension() == ".safetensors") out.replace_extension();
+    convert.output = out.string() + ".gguf";
+  }
+  return RunConvert(convert, globals);
+}
+
 int RunForget(const ForgetCliOptions& options, const GlobalOptions& globals) {
+  if (IsGgmlSchemeName(options.scheme)) return ForgetToGguf(options, globals);
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::Open(options.path, options.limits.limits, OpenOptions{options.limits.verify});
   if (!model.ok()) return Fail(model.status());
@@ -126,26 +160,16 @@ Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals) {
   cmd->add_option("--scheme", options->scheme,
                   "fp8 (one scale per tensor), fp8-per-channel (one per row), fp8-fine-grained "
                   "(128x128 blocks, weight_scale_inv), nf4, nf4-dq, fp4, fp4-dq (bitsandbytes "
-                  "4-bit; -dq: double quant), int8 (bitsandbytes LLM.int8)")
+                  "4-bit; -dq: double quant), int8 (bitsandbytes LLM.int8); or a ggml type "
+                  "(q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 q2_k q3_k q4_k q5_k q6_k "
+                  "iq4_xs): a GGUF file, the same as amn convert -o OUT.gguf --scheme S writes")
       ->type_name("SCHEME")
+      // A ggml block type writes a GGUF through convert's path (RunForget).
       ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            // ggml block types are GGUF output: convert writes them, forget not yet.
-            std::string lower = value;
-            for (char& c : lower)
-              c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            const bool ggml =
-                lower == "mxfp4" || lower.starts_with("iq") || lower.starts_with("tq") ||
-                (lower.size() >= 3 && lower[0] == 'q' &&
-                 std::isdigit(static_cast<unsigned char>(lower[1])) && lower[2] == '_');
-            if (!ggml) return {};
-            return "'" + Printable(value) +
-                   "' is a ggml type: forget does not write GGUF yet; "
-                   "use amn convert IN -o OUT.gguf --scheme " +
-                   Printable(lower);
+          [choice = NameChoice(names)](std::string& value) -> std::string {
+            return IsGgmlSchemeName(value) ? std::string() : choice(value);
           },
-          ""))
-      ->check(NameChoice(names));
+          ""));
   cmd->add_option("--fp8-format", options->fp8_format, "FP8 codes: e4m3 (default) or e5m2")
       ->type_name("FORMAT")
       ->check(NameChoice({"e4m3", "e5m2"}));

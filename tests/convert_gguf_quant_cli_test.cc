@@ -298,19 +298,32 @@ TEST(ConvertCli, QuantizedGgufFallsBackAsLlamaQuantize) {
 }
 
 // forget does not write GGUF yet: a ggml type is pointed at convert.
-TEST(ConvertCli, ForgetPointsGgmlTypesAtConvert) {
+// forget --scheme <ggml type> and convert share one path: the same GGUF,
+// byte for byte; the default output is the input's name with -TYPE.gguf;
+// the bitsandbytes/FP8 options are refused with it.
+TEST(ConvertCli, ForgetOfAGgmlTypeWritesConvertsGguf) {
   TempDir dir;
   const fs::path model = dir.path() / "m";
   WriteQwen2Model(model);
-  const std::vector<std::string> before = dir.Entries();
-  for (const std::string scheme : {"q4_k", "Q8_0", "iq4_nl", "mxfp4", "q4_k_m"}) {
-    const CliResult r = RunAmn("forget -q " + Quote(model) + " --scheme " + scheme);
-    EXPECT_EQ(r.exit_code, 2) << scheme << "\n" << r.err;
-    EXPECT_NE(r.err.find("forget does not write GGUF yet; use amn convert IN -o OUT.gguf --scheme"),
-              std::string::npos)
-        << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const std::string scheme : {"q4_k", "q6_k"}) {  // odd rows fall back to F16
+    const fs::path converted = dir.path() / ("convert-" + scheme + ".gguf");
+    ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(converted) + " --scheme " +
+                     scheme).exit_code,
+              0);
+    const CliResult forget = RunAmn("forget -q " + Quote(model) + " --scheme " + scheme);
+    ASSERT_EQ(forget.exit_code, 0) << forget.err;
+    const fs::path written = dir.path() / ("m-" + scheme + ".gguf");
+    ASSERT_TRUE(fs::exists(written)) << written;
+    EXPECT_TRUE(FileBytes(written) == FileBytes(converted)) << scheme;
   }
+  const std::vector<std::string> before = dir.Entries();
+  const CliResult stray = RunAmn("forget -q " + Quote(model) + " --scheme q4_k --block-size 32");
+  EXPECT_EQ(stray.exit_code, 2) << stray.err;
+  EXPECT_NE(stray.err.find("--block-size does not apply to the ggml type q4_k"), std::string::npos)
+      << stray.err;
+  const CliResult mixture = RunAmn("forget -q " + Quote(model) + " --scheme q4_k_m");
+  EXPECT_NE(mixture.exit_code, 0);
+  EXPECT_NE(mixture.err.find("mixtures are not implemented yet"), std::string::npos) << mixture.err;
   EXPECT_EQ(RunAmn("forget -q " + Quote(model) + " --scheme nf5").err.find("GGUF"),
             std::string::npos);
   EXPECT_EQ(dir.Entries(), before);
