@@ -9,6 +9,7 @@
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_quant_search.h"
 #include "kernels/ref/ggml_encode_imatrix_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "kernels/ref/ggml_legacy_ref.h"
@@ -72,69 +73,17 @@ void MinMax(const float* x, size_t n, float* min, float* max) {
   }
 }
 
-// ggml's best_index_int8 over a sorted 16-entry codebook: the binary
-// search, then the tie between neighbours a < b goes to b unless
-// x - a < b - x (both F32 subtractions).
-int BestIndexInt8(const int8_t* val, float x) {
-  if (x <= static_cast<float>(val[0])) return 0;
-  if (x >= static_cast<float>(val[15])) return 15;
-  int ml = 0, mu = 15;
-  while (mu - ml > 1) {
-    const int mav = (ml + mu) / 2;
-    if (x < static_cast<float>(val[mav])) {
-      mu = mav;
-    } else {
-      ml = mav;
-    }
-  }
-  return x - static_cast<float>(val[mu - 1]) < static_cast<float>(val[mu]) - x ? mu - 1 : mu;
-}
-
 }  // namespace
 
 void QuantizeIq4NlBlockWeighted(const float* x, const float* weight, uint8_t* out) {
   const int8_t* values = ggml::kIq4NlValues.data();
-  constexpr int kNtry = 7;  // quantize_iq4_nl's search width
-  float amax = 0.0f, max = 0.0f;
-  for (size_t j = 0; j < kQK; ++j) {
-    const float ax = std::fabs(x[j]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[j];
-    }
-  }
-  float d = 0.0f;
-  if (!(amax < 1e-15f)) {  // GROUP_MAX_EPS: smaller blocks get scale 0
-    d = -max / static_cast<float>(values[0]);
-    float id = 1.0f / d;
-    float sumqx = 0.0f, sumq2 = 0.0f;
-    for (size_t j = 0; j < kQK; ++j) {
-      const float q = static_cast<float>(values[BestIndexInt8(values, id * x[j])]);
-      sumqx += weight[j] * q * x[j];  // (w * q) * x, left to right
-      sumq2 += weight[j] * q * q;
-    }
-    d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
-    float best = d * sumqx;
-    for (int itry = -kNtry; itry <= kNtry; ++itry) {
-      id = static_cast<float>(itry + values[0]) / max;
-      sumqx = sumq2 = 0.0f;
-      for (size_t j = 0; j < kQK; ++j) {
-        const float q = static_cast<float>(values[BestIndexInt8(values, id * x[j])]);
-        sumqx += weight[j] * q * x[j];
-        sumq2 += weight[j] * q * q;
-      }
-      if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
-        d = sumqx / sumq2;
-        best = d * sumqx;
-      }
-    }
-  }
+  const float d = gq::Iq4NlScale(x, weight);  // quantize_iq4_nl's search, ntry 7
   StoreF16(d, out);
   // The codes are chosen again from the final scale (ntry > 0 branch of
   // ggml's impl); a zero scale gives id = 0, every element the code of 1.
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   uint8_t l[kQK];
-  for (size_t j = 0; j < kQK; ++j) l[j] = static_cast<uint8_t>(BestIndexInt8(values, id * x[j]));
+  for (size_t j = 0; j < kQK; ++j) l[j] = static_cast<uint8_t>(gq::BestIndexInt8(16, values, id * x[j]));
   for (size_t j = 0; j < kQK / 2; ++j) out[2 + j] = static_cast<uint8_t>(l[j] | l[j + 16] << 4);
 }
 

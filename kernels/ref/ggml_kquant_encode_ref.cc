@@ -299,57 +299,15 @@ namespace {
 // quantize_row_iq4_nl_impl(256, 32, ..., qw, ntry = 7) up to the sub-block
 // scales; qw null: weights x^2.
 void SearchIq4XsImpl(const float* x, const float* qw, uint8_t* block, KQuantSub& sub) {
-  const int8_t* values = kq::kIq4Values.data();
   float scales[8], weights[kQK], sw[8];
   if (qw != nullptr) {
     ImatrixWeights(GgmlType::kIQ4_XS, x, qw, weights, sw);
   } else {
     for (int j = 0; j < kQK; ++j) weights[j] = x[j] * x[j];
   }
-  for (int ib = 0; ib < 8; ++ib) {
-    const float* xb = x + 32 * ib;
-    const float* weight = weights + 32 * ib;
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < 32; ++j) {
-      const float ax = std::fabs(xb[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = xb[j];
-      }
-    }
-    if (amax < gq::kGroupMaxEps) {
-      scales[ib] = 0.0f;
-      continue;
-    }
-    // ntry = 7 > 0: d = -max / values[0]; the search's codes are discarded
-    // (stage 2 recomputes every sub-block), only its sums matter.
-    float d = -max / static_cast<float>(values[0]);
-    float id = 1.0f / d;
-    float sumqx = 0.0f, sumq2 = 0.0f;
-    for (int j = 0; j < 32; ++j) {
-      const float q = values[gq::BestIndexInt8(16, values, id * xb[j])];
-      const float w = weight[j];
-      sumqx += w * q * xb[j];  // ((w * q) * x)
-      sumq2 += w * q * q;
-    }
-    d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
-    float best = d * sumqx;
-    for (int itry = -7; itry <= 7; ++itry) {
-      id = static_cast<float>(itry + values[0]) / max;
-      sumqx = sumq2 = 0.0f;
-      for (int j = 0; j < 32; ++j) {
-        const float q = values[gq::BestIndexInt8(16, values, id * xb[j])];
-        const float w = weight[j];
-        sumqx += w * q * xb[j];
-        sumq2 += w * q * q;
-      }
-      if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
-        d = sumqx / sumq2;
-        best = d * sumqx;
-      }
-    }
-    scales[ib] = d;
-  }
+  // quantize_row_iq4_nl_impl's ntry = 7 search per sub-block; its codes are
+  // discarded (stage 2 recomputes every sub-block), only the scale matters.
+  for (int ib = 0; ib < 8; ++ib) scales[ib] = gq::Iq4NlScale(x + 32 * ib, weights + 32 * ib);
   FinishIq4Xs(scales, block, sub);
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/ggml_blocks.h"
+
 namespace amn::ref::gq {
 
 int BestIndexInt8(int n, const int8_t* values, float v) {
@@ -44,6 +46,37 @@ AbsMax FindAbsMax(int n, const float* x) {
 int ClampSym(int l, int nmax) { return std::max(-nmax, std::min(nmax - 1, l)); }
 
 }  // namespace
+
+float Iq4NlScale(const float* x, const float* weight) {
+  const int8_t* values = ggml::kIq4NlValues.data();
+  const AbsMax m = FindAbsMax(32, x);
+  if (m.amax < kGroupMaxEps) return 0.0f;
+  const float max = m.max;
+  float d = -max / static_cast<float>(values[0]);
+  float id = 1.0f / d;
+  float sumqx = 0.0f, sumq2 = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    const float q = values[BestIndexInt8(16, values, id * x[j])];
+    sumqx += weight[j] * q * x[j];  // ((w * q) * x), left to right
+    sumq2 += weight[j] * q * q;
+  }
+  d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+  float best = d * sumqx;
+  for (int itry = -7; itry <= 7; ++itry) {
+    id = static_cast<float>(itry + values[0]) / max;
+    sumqx = sumq2 = 0.0f;
+    for (int j = 0; j < 32; ++j) {
+      const float q = values[BestIndexInt8(16, values, id * x[j])];
+      sumqx += weight[j] * q * x[j];
+      sumq2 += weight[j] * q * q;
+    }
+    if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+      d = sumqx / sumq2;
+      best = d * sumqx;
+    }
+  }
+  return d;
+}
 
 float MakeQxQuantsRmse1(int n, int nmax, const float* x, int8_t* L, const float* qw) {
   const AbsMax m = FindAbsMax(n, x);

@@ -31,6 +31,13 @@ inline int NearestInt(float v) {
 // search, ties between neighbours going to the upper one.
 int BestIndexInt8(int n, const int8_t* values, float v);
 
+// The scale quantize_row_iq4_nl_impl (ntry = 7) finds for one 32-element
+// group over the IQ4_NL codebook with the given weights: d = -max /
+// values[0], refined by the weighted least-squares scale of 15 trial
+// inverse scales (itry + values[0]) / max; 0 when max |x| is below
+// kGroupMaxEps. Shared by IQ4_NL (one block) and IQ4_XS (its sub-blocks).
+float Iq4NlScale(const float* x, const float* weight);
+
 // make_qx_quants(n, nmax, x, L, rmse_type = 1, qw): symmetric codes L[i] in
 // [0, 2 nmax) (offset by nmax) with weights qw[i], or x^2 when qw is null;
 // returns the scale (0 for an all-zero group). n <= 32.
