@@ -32,25 +32,6 @@ namespace fs = std::filesystem;
 using fixtures::SafetensorsBuilder;
 using Json = nlohmann::json;
 
-void WriteLlama(const fs::path& dir, const std::vector<uint8_t>& golden) {
-  fs::create_directories(dir);
-  auto part = [&](uint64_t first, uint64_t n) {  // n BF16 values from element `first`
-    return std::vector<uint8_t>(golden.begin() + 2 * first, golden.begin() + 2 * (first + n));
-  };
-  SafetensorsBuilder()
-      .Add("model.embed_tokens.weight", "BF16", {64, 256}, part(0, 64 * 256))
-      .Add("model.layers.0.self_attn.q_proj.weight", "BF16", {256, 256}, part(0, 256 * 256))
-      .Add("model.layers.0.self_attn.k_proj.weight", "BF16", {128, 256}, part(16384, 128 * 256))
-      .Add("model.layers.0.mlp.down_proj.weight", "BF16", {256, 96}, part(8192, 256 * 96))
-      .Add("model.norm.weight", "BF16", {256}, part(1024, 256))
-      .Add("lm_head.weight", "BF16", {64, 256}, part(49152, 64 * 256))
-      .Write(dir / "model.safetensors");
-  WriteText(dir / "config.json",
-            R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
-                "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
-                "intermediate_size": 96, "vocab_size": 64, "rms_norm_eps": 1e-05})");
-}
-
 struct DatEntry {
   std::string name;
   int32_t ncall;
@@ -90,12 +71,6 @@ std::vector<float> Importance(size_t n, uint32_t seed) {
   return v;
 }
 
-std::vector<float> Floats(const std::vector<uint8_t>& bytes) {
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), out.size() * 4);
-  return out;
-}
-
 TEST(ConvertCli, ImatrixEntriesAreGgmlQuantizeWithThem) {
   const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
   GgufFixture q;
@@ -104,7 +79,7 @@ TEST(ConvertCli, ImatrixEntriesAreGgmlQuantizeWithThem) {
   }
   TempDir dir;
   const fs::path model = dir.path() / "m";
-  WriteLlama(model, q.golden_bf16);
+  WriteRealLlama(model, q.golden_bf16, /*odd=*/false);
   const fs::path f32 = dir.path() / "f32.gguf";
   ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32").exit_code,
             0);
@@ -195,7 +170,7 @@ TEST(ConvertCli, ImatrixOfTheWrongSizeOrForFloatsIsRefused) {
   }
   TempDir dir;
   const fs::path model = dir.path() / "m";
-  WriteLlama(model, q.golden_bf16);
+  WriteRealLlama(model, q.golden_bf16, /*odd=*/false);
   const fs::path imatrix = dir.path() / "wrong.dat";
   WriteDat(imatrix, {{"blk.0.attn_q.weight", 1, Importance(256, 1)},
                      {"blk.0.attn_k.weight", 1, Importance(255, 2)}});

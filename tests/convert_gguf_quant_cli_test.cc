@@ -30,33 +30,6 @@ namespace fs = std::filesystem;
 using fixtures::SafetensorsBuilder;
 using Json = nlohmann::json;
 
-void WriteRealLlama(const fs::path& dir, const std::vector<uint8_t>& golden, bool odd) {
-  fs::create_directories(dir);
-  auto part = [&](uint64_t first, uint64_t n) {  // n BF16 values from element `first`
-    return std::vector<uint8_t>(golden.begin() + 2 * first, golden.begin() + 2 * (first + n));
-  };
-  SafetensorsBuilder b;
-  b.Add("model.embed_tokens.weight", "BF16", {64, 256}, part(0, 64 * 256))
-      .Add("model.layers.0.self_attn.q_proj.weight", "BF16", {256, 256}, part(0, 256 * 256))
-      .Add("model.layers.0.self_attn.k_proj.weight", "BF16", {128, 256}, part(16384, 128 * 256))
-      .Add("model.layers.0.mlp.down_proj.weight", "BF16", {256, 96}, part(8192, 256 * 96))
-      .Add("model.layers.0.input_layernorm.weight", "BF16", {256}, part(512, 256))
-      .Add("model.norm.weight", "BF16", {256}, part(1024, 256))
-      .Add("lm_head.weight", "BF16", {64, 256}, part(49152, 64 * 256));
-  if (odd) b.Add("model.layers.0.mlp.up_proj.weight", "BF16", {16, 48}, part(4096, 16 * 48));
-  b.Write(dir / "model.safetensors");
-  WriteText(dir / "config.json",
-            R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
-                "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
-                "intermediate_size": 96, "vocab_size": 64, "rms_norm_eps": 1e-05})");
-}
-
-std::vector<float> Floats(const std::vector<uint8_t>& bytes) {
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), out.size() * 4);
-  return out;
-}
-
 // Each quantized tensor's bytes are ggml_quantize_chunk of the F32 GGUF
 // that convert writes of the same model (same names, same permuted rows);
 // every other tensor is that F32 GGUF's. Type ids, shapes and offsets are
