@@ -21,6 +21,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_encode_ref.h"
 #include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/ggml_oracle.h"
 #include "tests/target_param.h"
 
@@ -159,14 +160,11 @@ TEST_P(GgmlEncodeTarget, FixtureValuesSameAsReference) {
   AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
   for (size_t f = 0; f < files.size(); ++f) {
     if (!RunCase(f, 6)) continue;
-    const std::vector<uint8_t> bytes = ReadBytes(files[f]);
-    ASSERT_GE(bytes.size(), 16u);
-    const uint32_t n = LoadLe32(bytes.data() + 4);
-    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
-    ASSERT_EQ(bytes.size(), 16ull + raw_len + 2ull * n);
+    const auto fixture = ReadGgmlBlockFixture(files[f]);
+    ASSERT_TRUE(fixture.has_value()) << files[f] << ": malformed fixture";
+    const uint32_t n = fixture->n;
     ASSERT_EQ(n % 4096, 0u);
-    const std::span<const std::byte> golden(
-        reinterpret_cast<const std::byte*>(bytes.data()) + 16 + raw_len, 2ull * n);
+    const std::span<const std::byte> golden = std::as_bytes(std::span(fixture->golden_bf16));
     const FloatRows in{ElemType::kBf16, golden, n / 4096, 4096};
     for (GgmlType type : kTypes) {
       const uint64_t out_bytes =

@@ -18,6 +18,7 @@
 #include "kernels/ref/ggml_encode_imatrix_ref.h"
 #include "kernels/ref/ggml_encode_ref.h"
 #include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/ggml_oracle.h"
 
 namespace amn::test {
@@ -238,15 +239,11 @@ TEST(GgmlEncodeRef, FixtureValues) {
   AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
   const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
   for (const auto& path : files) {
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    ASSERT_GE(bytes.size(), 16u) << path;
-    const uint32_t n = LoadLe32(bytes.data() + 4);
-    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
-    const uint32_t golden_len = LoadLe32(bytes.data() + 12);
-    ASSERT_EQ(golden_len, 2ull * n) << path;
-    ASSERT_EQ(bytes.size(), 16ull + raw_len + golden_len) << path;
+    const auto fixture = ReadGgmlBlockFixture(path);
+    ASSERT_TRUE(fixture.has_value()) << path << ": malformed fixture";
+    const uint32_t n = fixture->n;
     std::vector<float> x(n);
-    const uint8_t* golden = bytes.data() + 16 + raw_len;
+    const uint8_t* golden = fixture->golden_bf16.data();
     for (uint32_t i = 0; i < n; ++i) {
       x[i] = std::bit_cast<float>(static_cast<uint32_t>(golden[2 * i] | golden[2 * i + 1] << 8)
                                   << 16);

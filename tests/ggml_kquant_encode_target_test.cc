@@ -22,6 +22,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
 #include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/ggml_kquant_inputs.h"
 #include "tests/target_param.h"
 
@@ -182,13 +183,11 @@ TEST_P(KQuantEncodePerTarget, MatchesReferenceOnRealWeights) {
     // reference is the slow side there, and every file runs natively.
     if (!RunCase(f, 4)) continue;
     const auto& path = files[f];
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    ASSERT_GE(bytes.size(), 16u) << path;
-    const uint32_t n = LoadLe32(bytes.data() + 4);
-    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
-    ASSERT_EQ(bytes.size(), 16ull + raw_len + 2ull * n) << path;
+    const auto fixture = ReadGgmlBlockFixture(path);
+    ASSERT_TRUE(fixture.has_value()) << path << ": malformed fixture";
+    const uint32_t n = fixture->n;
     const uint64_t cols = std::min<uint64_t>(n / 256 * 256, Emulated() ? 4096 : 65536);
-    const uint8_t* bf16 = bytes.data() + 16 + raw_len;
+    const uint8_t* bf16 = fixture->golden_bf16.data();
     for (GgmlType type : kKQuantEncodeTypes) {
       const Encoded want = RunEncoder(ref::EncodeGgmlKQuantQuant, type, bf16, ElemType::kBf16, 1, cols);
       const Encoded got =

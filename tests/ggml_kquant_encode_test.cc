@@ -17,6 +17,7 @@
 #include "amn/ggml_type.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
 #include "tests/fixtures.h"
+#include "tests/quant_fixture_files.h"
 #include "tests/ggml_kquant_inputs.h"
 #include "tests/ggml_oracle.h"
 
@@ -63,14 +64,10 @@ TEST(GgmlKQuantEncodeRef, RealFixtureWeightsMatchGgml) {
   const auto files = FixtureFiles("gguf_reference", ".bin");
   AMN_SKIP_WITHOUT_FIXTURES(files, "gguf_reference");
   for (const auto& path : files) {
-    const std::vector<uint8_t> bytes = ReadBytes(path);
-    ASSERT_GE(bytes.size(), 16u) << path;
-    const uint32_t n = LoadLe32(bytes.data() + 4);
-    const uint32_t raw_len = LoadLe32(bytes.data() + 8);
-    const uint32_t golden_len = LoadLe32(bytes.data() + 12);
-    ASSERT_EQ(bytes.size(), 16ull + raw_len + golden_len) << path;
-    ASSERT_EQ(golden_len, 2ull * n) << path;
-    const uint8_t* bf16 = bytes.data() + 16 + raw_len;
+    const auto fixture = ReadGgmlBlockFixture(path);
+    ASSERT_TRUE(fixture.has_value()) << path << ": malformed fixture";
+    const uint32_t n = fixture->n;
+    const uint8_t* bf16 = fixture->golden_bf16.data();
     const size_t n_used = n / 256 * 256;
     std::vector<float> x(n_used);
     for (size_t i = 0; i < n_used; ++i) {

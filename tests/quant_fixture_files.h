@@ -145,6 +145,27 @@ inline std::optional<Fp8Fixture> ReadFp8Fixture(const std::filesystem::path& pat
   return f;
 }
 
+// A gguf_reference (or ollama_reference) file: ggml blocks and the golden
+// BF16 of their n elements (fixtures/README.md, 16-byte header).
+struct GgmlBlockFixture {
+  uint32_t type = 0, n = 0;
+  std::vector<uint8_t> blocks, golden_bf16;
+};
+
+inline std::optional<GgmlBlockFixture> ReadGgmlBlockFixture(const std::filesystem::path& path) {
+  const std::vector<uint8_t> bytes = ReadBytes(path);
+  if (bytes.size() < 16) return std::nullopt;
+  GgmlBlockFixture f;
+  f.type = HeaderField(bytes, 0);
+  f.n = HeaderField(bytes, 1);
+  if (HeaderField(bytes, 3) != 2 * uint64_t{f.n}) return std::nullopt;
+  SectionReader r(bytes, 16);
+  f.blocks = r.Take(HeaderField(bytes, 2));
+  f.golden_bf16 = r.Take(HeaderField(bytes, 3));
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return f;
+}
+
 // The stored scales widened to F32 exactly by the scalar reference
 // conversions (not the dispatched kernels under test).
 inline std::vector<float> Fp8FixtureScales(const Fp8Fixture& f) {
