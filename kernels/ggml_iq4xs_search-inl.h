@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "kernels/ggml_iq4_index-inl.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ggml_kquant_search-inl.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
@@ -26,46 +27,6 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
-
-// ggml best_index_int8 over kvalues_iq4nl (16 sorted values) per lane, and
-// the chosen value. The binary search ends at the largest k with
-// v[k] <= x, so that entry (lo) and the next (hi) are found by comparing x
-// with every value; the choice is the same float comparison
-// x - lo < hi - x (ties to the upper). x <= v[0] gives 0 and x >= v[15]
-// gives 15 first; NaN fails every comparison, and the scalar search then
-// ends at 15, so NaN gives 15 too. (From finite input NaN cannot arise:
-// 1 / (d * l) stays finite because a non-zero super-block scale needs
-// x^2 > 0. The NaN rule keeps the lanes equal to the scalar anyway.)
-template <class DF>
-HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> BestIndexIq4(DF df, hn::Vec<DF> x, hn::Vec<DF>& q) {
-  const hn::RebindToSigned<DF> di;
-  const int8_t* v = kq::kIq4Values.data();
-  auto lo = hn::Set(df, static_cast<float>(v[0]));
-  auto hi = hn::Set(df, static_cast<float>(v[15]));
-  auto ml = hn::Zero(di);
-  for (int k = 1; k < 15; ++k) {
-    const auto vk = hn::Set(df, static_cast<float>(v[k]));
-    const auto le = hn::Le(vk, x);
-    lo = hn::IfThenElse(le, vk, lo);
-    ml = hn::Sub(ml, hn::VecFromMask(di, hn::RebindMask(di, le)));  // + 1 where v[k] <= x
-  }
-  for (int k = 14; k >= 1; --k) {
-    const auto vk = hn::Set(df, static_cast<float>(v[k]));
-    hi = hn::IfThenElse(hn::Gt(vk, x), vk, hi);
-  }
-  const auto take_lo = hn::Lt(hn::Sub(x, lo), hn::Sub(hi, x));
-  auto idx = hn::IfThenElse(hn::RebindMask(di, take_lo), ml, hn::Add(ml, hn::Set(di, 1)));
-  q = hn::IfThenElse(take_lo, lo, hi);
-  const auto v0 = hn::Set(df, static_cast<float>(v[0]));
-  const auto v15 = hn::Set(df, static_cast<float>(v[15]));
-  const auto top = hn::Or(hn::Ge(x, v15), hn::Ne(x, x));  // >= v[15] or NaN
-  const auto bottom = hn::Le(x, v0);
-  idx = hn::IfThenElse(hn::RebindMask(di, top), hn::Set(di, 15), idx);
-  idx = hn::IfThenElse(hn::RebindMask(di, bottom), hn::Zero(di), idx);
-  q = hn::IfThenElse(top, v15, q);
-  q = hn::IfThenElse(bottom, v0, q);
-  return idx;
-}
 
 // The IQ4_XS sub-block scale search (ntry 7) for lanes g .. g + Lanes(df) - 1
 // of the transposed tile (8 sub-blocks of 32). Weights: wt (transposed like

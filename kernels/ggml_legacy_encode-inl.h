@@ -45,6 +45,7 @@
 #include "kernels/encode_common-inl.h"
 #include "kernels/encode_common.h"
 #include "kernels/ggml_blocks.h"
+#include "kernels/ggml_iq4_index-inl.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_encode_ref.h"
@@ -328,39 +329,10 @@ HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   return true;
 }
 
-// ggml's best_index_int8 over the IQ4_NL codebook K, per lane: the index,
-// and K[index] in *q. For K[0] < x < K[15] the binary search ends at the mu
-// with K[mu-1] <= x < K[mu], i.e. mu = #{k : K[k] <= x}, lo = K[mu-1] the
-// largest entry <= x, hi = K[mu] the smallest > x; then mu - 1 when
-// x - lo < hi - x (the same two F32 subtractions). x <= K[0]: 0; x >= K[15]
-// or NaN (the search's compares all fail, leaving 15): 15.
+// ggml's best_index_int8 over the IQ4_NL codebook per lane (the index, and
+// the entry in *q): kernels/ggml_iq4_index-inl.h.
 HWY_INLINE hn::Vec<GeDI> Iq4NlIndex(hn::Vec<GeDF> x, hn::Vec<GeDF>* q) {
-  const GeDF df;
-  const GeDI di;
-  const auto& k = ggml::kIq4NlValues;
-  auto count = hn::Zero(di);
-  auto lo = hn::Set(df, static_cast<float>(k[0]));
-  auto hi = hn::Set(df, static_cast<float>(k[15]));
-  for (size_t i = 0; i < 16; ++i) {
-    const auto v = hn::Set(df, static_cast<float>(k[i]));
-    const auto le = hn::Le(v, x);
-    count = hn::Sub(count, hn::VecFromMask(di, hn::RebindMask(di, le)));
-    lo = hn::IfThenElse(le, v, lo);
-  }
-  for (size_t i = 16; i-- > 0;) {
-    const auto v = hn::Set(df, static_cast<float>(k[i]));
-    hi = hn::IfThenElse(hn::Gt(v, x), v, hi);
-  }
-  const auto down = hn::Lt(hn::Sub(x, lo), hn::Sub(hi, x));
-  auto index = hn::IfThenElse(hn::RebindMask(di, down), hn::Sub(count, hn::Set(di, 1)), count);
-  auto value = hn::IfThenElse(down, lo, hi);
-  const auto bottom = hn::Le(x, hn::Set(df, static_cast<float>(k[0])));
-  const auto top = hn::Or(hn::Ge(x, hn::Set(df, static_cast<float>(k[15]))), hn::Not(hn::Eq(x, x)));
-  index = hn::IfThenZeroElse(hn::RebindMask(di, bottom), index);
-  value = hn::IfThenElse(bottom, hn::Set(df, static_cast<float>(k[0])), value);
-  index = hn::IfThenElse(hn::RebindMask(di, top), hn::Set(di, 15), index);
-  *q = hn::IfThenElse(top, hn::Set(df, static_cast<float>(k[15])), value);
-  return index;
+  return BestIndexIq4(GeDF(), x, *q);
 }
 
 // One trial scale of the IQ4_NL search: sumqx = sum (w*q)*x, sumq2 = sum
