@@ -2,16 +2,19 @@
 // CanQuantizeGgml): input type and size, cols a whole number of the type's
 // blocks, out exactly rows * ggml's row size, imatrix empty or cols long;
 // then the type's encoder family (GgmlEncoderFamilyOf: one line per type),
-// whose kernel reports a NaN or infinity by its element index.
+// whose kernel reports a NaN or infinity by its element index. A type ggml
+// encodes only with an importance matrix is refused without one.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "amn/ggml_dequant.h"
 #include "amn/quantize.h"
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/encoders.h"
 #include "kernels/encode_common.h"
 #include "kernels/ref/ggml_encode_ref.h"
+#include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 
 namespace amn {
@@ -21,11 +24,12 @@ namespace {
 constexpr const char* kFn = "QuantizeGgml";
 
 // The encoder families of the ggml block types: GgmlLegacyQuant
-// (dispatch/ggml_legacy_encode.cc) and GgmlKQuantQuant
-// (dispatch/ggml_kquant_encode.cc). A new family adds an enumerator, its
+// (dispatch/ggml_legacy_encode.cc), GgmlKQuantQuant
+// (dispatch/ggml_kquant_encode.cc) and the IQ2/IQ1 encoders (scalar only,
+// kernels/ref/ggml_iq2_iq1_encode_ref.h). A new family adds an enumerator, its
 // types' lines in GgmlEncoderFamilyOf, and a case in ShapeOf and
 // RunGgmlEncoder.
-enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant };
+enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant, kIq2Iq1 };
 
 GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
   switch (type) {
@@ -44,6 +48,11 @@ GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
     case GgmlType::kQ5_K: return GgmlEncoderFamily::kKQuant;
     case GgmlType::kQ6_K: return GgmlEncoderFamily::kKQuant;
     case GgmlType::kIQ4_XS: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kIQ2_XXS: return GgmlEncoderFamily::kIq2Iq1;
+    case GgmlType::kIQ2_XS: return GgmlEncoderFamily::kIq2Iq1;
+    case GgmlType::kIQ2_S: return GgmlEncoderFamily::kIq2Iq1;
+    case GgmlType::kIQ1_S: return GgmlEncoderFamily::kIq2Iq1;
+    case GgmlType::kIQ1_M: return GgmlEncoderFamily::kIq2Iq1;
     default: return GgmlEncoderFamily::kNone;
   }
 }
@@ -58,6 +67,8 @@ BlockShape ShapeOf(GgmlType type) {
       return {ref::GgmlEncodeBlockElems(type), ref::GgmlEncodeBlockBytes(type)};
     case GgmlEncoderFamily::kKQuant:
       return {256, ref::KQuantBlockBytes(static_cast<uint32_t>(type))};
+    case GgmlEncoderFamily::kIq2Iq1:
+      return {256, ref::Iq2Iq1EncodeBlockBytes(type)};
     default:
       return {};
   }
@@ -68,6 +79,7 @@ uint64_t RunGgmlEncoder(GgmlEncoderFamily family, const kernels::GgmlQuantArgs& 
   switch (family) {
     case GgmlEncoderFamily::kLegacy: return internal::EncodeGgmlLegacyQuant(args, errors);
     case GgmlEncoderFamily::kKQuant: return internal::EncodeGgmlKQuantQuant(args, errors);
+    case GgmlEncoderFamily::kIq2Iq1: return ref::EncodeGgmlIq2Iq1Quant(args, errors);
     default: return kernels::kAllFinite;  // not reached: checked by the caller
   }
 }
@@ -80,6 +92,11 @@ Status InvalidArgument(std::string message) {
 
 bool CanQuantizeGgml(GgmlType type) {
   return GgmlEncoderFamilyOf(type) != GgmlEncoderFamily::kNone;
+}
+
+bool GgmlQuantizeNeedsImatrix(GgmlType type) {
+  return GgmlEncoderFamilyOf(type) == GgmlEncoderFamily::kIq2Iq1 &&
+         ref::Iq2Iq1RequiresImatrix(type);
 }
 
 Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> imatrix,
@@ -114,6 +131,12 @@ Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> i
     return InvalidArgument("out holds " + std::to_string(out.size()) + " bytes, " +
                            std::to_string(in.rows) + " rows of ggml's row size need " +
                            std::to_string(want));
+  }
+  if (imatrix.empty() && GgmlQuantizeNeedsImatrix(type)) {
+    const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(type));
+    return InvalidArgument(std::string(info != nullptr ? info->name : "this type") +
+                           " needs an importance matrix (imatrix): ggml encodes it only with "
+                           "one, and none was given");
   }
   if (!imatrix.empty()) {
     if (imatrix.size() != in.cols) {

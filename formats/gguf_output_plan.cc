@@ -186,6 +186,17 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
       } else {
         AMN_RETURN_IF_ERROR(MakeGgmlEncode(t, row_type, heads));
         AMN_RETURN_IF_ERROR(GiveImatrix(t, options));
+        if (t.encode->imatrix.empty() && GgufNeedsImatrix(row_type, t.name)) {
+          return Status(StatusCode::kInvalid,
+                        "tensor '" + MessageSafe(t.name) + "': " +
+                            std::string(FindGgmlType(static_cast<uint32_t>(row_type))->name) +
+                            " needs importance values and " +
+                            (options.imatrix == nullptr
+                                 ? std::string("no --imatrix was given")
+                                 : MessageSafe(options.imatrix_file, kMessagePathBytes) +
+                                       " has no usable entry for it") +
+                            " (llama-quantize refuses it too)");
+        }
         heads = 0;  // the encode job's source reads the rows permuted
       }
     }

@@ -32,6 +32,20 @@ std::optional<GgmlType> GgufQuantScheme(const std::string& lower) {
   return std::nullopt;
 }
 
+bool GgufNeedsImatrix(GgmlType type, const std::string& gguf_name) {
+  if (GgmlQuantizeNeedsImatrix(type)) return true;
+  if (gguf_name == "token_embd.weight" || gguf_name == "per_layer_token_embd.weight" ||
+      gguf_name == "output.weight") {
+    return false;
+  }
+  switch (type) {
+    case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ2_S:
+    case GgmlType::kIQ1_M: return true;
+    default: return false;
+  }
+}
+
 uint32_t LlamaFileTypeOf(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0: return 2;
@@ -46,6 +60,11 @@ uint32_t LlamaFileTypeOf(GgmlType type) {
     case GgmlType::kQ6_K: return 18;
     case GgmlType::kIQ4_NL: return 25;
     case GgmlType::kIQ4_XS: return 30;
+    case GgmlType::kIQ2_XXS: return 19;
+    case GgmlType::kIQ2_XS: return 20;
+    case GgmlType::kIQ1_S: return 24;
+    case GgmlType::kIQ2_S: return 28;
+    case GgmlType::kIQ1_M: return 31;
     case GgmlType::kTQ1_0: return 36;
     case GgmlType::kTQ2_0: return 37;
     case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
@@ -79,6 +98,11 @@ Result<GgmlType> GgufRowType(GgmlType type, uint64_t cols, const std::string& gg
   if (cols % BlockOf(type) == 0) return type;
   GgmlType fallback;
   switch (type) {
+    case GgmlType::kIQ2_XXS:
+    case GgmlType::kIQ2_XS:
+    case GgmlType::kIQ2_S:
+    case GgmlType::kIQ1_S:
+    case GgmlType::kIQ1_M:
     case GgmlType::kIQ4_XS: fallback = GgmlType::kIQ4_NL; break;
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:

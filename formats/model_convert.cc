@@ -229,6 +229,15 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
                   "--imatrix is for a ggml --scheme (q4_k, q4_0, ...); " +
                       std::string(formats::DtypeName(to)) + " is not quantized");
   }
+  if (scheme.quantize && options.imatrix.empty() &&
+      formats::GgufNeedsImatrix(*scheme.quantize, "")) {
+    const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(*scheme.quantize));
+    return Status(StatusCode::kInvalidArgument,
+                  "--scheme " + Lower(options.scheme) + " needs --imatrix FILE: " +
+                      std::string(info->name) +
+                      " is quantized only with an importance matrix (llama-quantize refuses "
+                      "it without one too)");
+  }
   if (!gguf && (!options.gguf_kv.empty() || !options.gguf_metadata.empty())) {
     return Status(StatusCode::kInvalidArgument, "--gguf-kv and --gguf-metadata are for GGUF output");
   }

@@ -351,9 +351,10 @@ TEST_P(GgmlEncodeTarget, RefusesBadShapes) {
                                 std::span(bad_imatrix, 64), std::span(out.data(), 36), nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("imatrix[9]"), std::string::npos) << s.ToString();
-  // A type without an encoder (IQ2_XXS), and a K-quant with an imatrix.
-  EXPECT_FALSE(CanQuantizeGgml(GgmlType::kIQ2_XXS));
-  EXPECT_EQ(QuantizeGgml(GgmlType::kIQ2_XXS, FloatRows{ElemType::kF32, in, 1, 64}, {}, out,
+  // A type without an encoder (Q8_K, ggml's internal one), and a K-quant
+  // with an imatrix.
+  EXPECT_FALSE(CanQuantizeGgml(GgmlType::kQ8_K));
+  EXPECT_EQ(QuantizeGgml(GgmlType::kQ8_K, FloatRows{ElemType::kF32, in, 1, 64}, {}, out,
                          nullptr)
                 .code(),
             StatusCode::kUnsupported);

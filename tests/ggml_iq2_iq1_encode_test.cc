@@ -11,10 +11,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "amn/amn.h"
 #include "amn/ggml_type.h"
+#include "amn/quantize.h"
 #include "kernels/ref/ggml_iq2_grid_index.h"
 #include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
 #include "tests/ggml_kquant_inputs.h"
@@ -185,6 +189,67 @@ TEST(GgmlIq2Iq1EncodeRef, PermutedImportanceIsCaught) {
     const std::vector<uint8_t> wrong = Ours(type, x, 1024, permuted.data());
     EXPECT_GE(FirstDifferentBlock(wrong, want, ref::Iq2Iq1EncodeBlockBytes(type)), 0)
         << Name(type);
+  }
+}
+
+// The public entries: amn::QuantizeGgml (BF16/F16/F32 rows, several rows
+// sharing the per-column importance values) and the C ABI give ggml's
+// bytes, and refuse a missing importance matrix where ggml does, naming
+// the type.
+TEST(GgmlIq2Iq1Encode, QuantizeGgmlAndCAbiMatchGgml) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  const size_t cols = 512, rows = 3;
+  std::vector<float> x = GaussianRow(5, rows * cols, 0.3f);
+  x[7] = 40.0f;  // an outlier
+  const std::vector<float> w = ImatrixCases(cols)[0].w;
+  const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(x.data()),
+                                      x.size() * sizeof(float));
+  for (GgmlType type : kTypes) {
+    EXPECT_TRUE(CanQuantizeGgml(type)) << Name(type);
+    EXPECT_EQ(GgmlQuantizeNeedsImatrix(type), ggml->RequiresImatrix(static_cast<int>(type)));
+    const std::vector<uint8_t> want =
+        ggml->Quantize(static_cast<int>(type), x, static_cast<int64_t>(cols), w.data());
+    std::vector<std::byte> out(want.size());
+    QuantError err;
+    const Status s = QuantizeGgml(type, FloatRows{ElemType::kF32, in, rows, cols}, w, out, &err);
+    ASSERT_TRUE(s.ok()) << Name(type) << ": " << s.ToString();
+    EXPECT_EQ(std::memcmp(out.data(), want.data(), want.size()), 0) << Name(type);
+    EXPECT_EQ(err.elements, rows * cols);
+    // The decoded blocks are near the input, not equal to it.
+    EXPECT_GT(err.sum_sq_err, 0.0);
+    EXPECT_LT(err.sum_sq_err, err.sum_sq_ref) << Name(type);
+    // C ABI, one row.
+    std::vector<uint8_t> row(want.size() / rows);
+    ASSERT_EQ(amn_quantize_ggml(static_cast<int>(type), x.data(), cols, w.data(), row.data(),
+                                row.size()),
+              AMN_OK)
+        << Name(type);
+    EXPECT_EQ(std::memcmp(row.data(), want.data(), row.size()), 0) << Name(type);
+    if (GgmlQuantizeNeedsImatrix(type)) {
+      const Status refused =
+          QuantizeGgml(type, FloatRows{ElemType::kF32, in, rows, cols}, {}, out, nullptr);
+      EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << Name(type);
+      EXPECT_NE(refused.message().find(Name(type)), std::string::npos) << refused.ToString();
+      EXPECT_NE(refused.message().find("importance matrix"), std::string::npos);
+      EXPECT_EQ(amn_quantize_ggml(static_cast<int>(type), x.data(), cols, nullptr, row.data(),
+                                  row.size()),
+                AMN_ERR_INVALID_ARGUMENT);
+    } else {
+      const std::vector<uint8_t> plain =
+          ggml->Quantize(static_cast<int>(type), x, static_cast<int64_t>(cols), nullptr);
+      ASSERT_TRUE(
+          QuantizeGgml(type, FloatRows{ElemType::kF32, in, rows, cols}, {}, out, nullptr).ok());
+      EXPECT_EQ(std::memcmp(out.data(), plain.data(), plain.size()), 0) << Name(type);
+    }
+    // A NaN is refused by index.
+    std::vector<float> bad = x;
+    bad[300] = NAN;
+    const std::span<const std::byte> bad_in(reinterpret_cast<const std::byte*>(bad.data()),
+                                            bad.size() * sizeof(float));
+    const Status nan =
+        QuantizeGgml(type, FloatRows{ElemType::kF32, bad_in, rows, cols}, w, out, nullptr);
+    EXPECT_EQ(nan.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(nan.message().find("element 300"), std::string::npos) << nan.ToString();
   }
 }
 

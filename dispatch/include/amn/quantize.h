@@ -129,15 +129,19 @@ AMN_API Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<fl
 
 // ---- ggml block types -----------------------------------------------------
 
-// True where this build has an encoder for `type` that needs no importance
-// matrix (the types ggml's reference quantizers cover).
+// True where this build has an encoder for `type`.
 AMN_API bool CanQuantizeGgml(GgmlType type);
+
+// True for the encodable types ggml quantizes only with an importance
+// matrix (ggml_quantize_requires_imatrix: IQ2_XXS, IQ2_XS, IQ1_S);
+// QuantizeGgml refuses them without one (kInvalidArgument naming the type).
+AMN_API bool GgmlQuantizeNeedsImatrix(GgmlType type);
 
 // ggml block type `type` from in (rows x cols, cols a multiple of the
 // type's block elements): out gets rows whole rows of blocks (ggml's row
 // size each), the same bytes as ggml_quantize_chunk gives for the same F32
 // values and imatrix (cols importance weights, or empty: then ggml's
-// quantize_row_<type>_ref). error (may be null) gets x' as ggml's
+// quantize_row_<type>_ref; refused where GgmlQuantizeNeedsImatrix). error (may be null) gets x' as ggml's
 // dequantize_row_<type> decodes it.
 AMN_API Status QuantizeGgml(GgmlType type, const FloatRows& in, std::span<const float> imatrix,
                             std::span<std::byte> out, QuantError* error);
