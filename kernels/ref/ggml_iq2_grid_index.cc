@@ -48,6 +48,20 @@ GridIndex::GridIndex(GridKind kind) {
     map_[packed[g]] = g;  // the packed entry is its own u
   }
   const int nwant = NWant(kind);
+  // half[a * 256 + b]: the distance between the 4-element halves with keys
+  // a (the searched key's, levels 0..3) and b (a grid point's), so a key's
+  // distance to a point is two lookups.
+  std::vector<uint8_t> half(256 * 256);
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      int d2 = 0;
+      for (int i = 0; i < 4; ++i) {
+        const int diff = 2 * ((b >> (2 * i)) & 3) - 2 * ((a >> (2 * i)) & 3);
+        d2 += diff * diff;
+      }
+      half[256 * a + b] = static_cast<uint8_t>(d2);
+    }
+  }
   std::vector<uint16_t> dist2(packed.size());
   for (uint32_t u = 0; u < kMapSize; ++u) {
     if (map_[u] >= 0) continue;
@@ -55,13 +69,10 @@ GridIndex::GridIndex(GridKind kind) {
     // nwant smallest distinct ones, then the points at those distances in
     // (distance, index) order: qsort's order under ggml's total comparator.
     std::array<bool, kMaxDist2 + 1> present{};
+    const uint8_t* lo = half.data() + 256 * (u & 0xFF);
+    const uint8_t* hi = half.data() + 256 * (u >> 8);
     for (int g = 0; g < size_; ++g) {
-      int d2 = 0;
-      for (int i = 0; i < 8; ++i) {
-        const int p = 2 * static_cast<int>((u >> (2 * i)) & 3) + 1;
-        const int diff = static_cast<int>(points_[8 * g + i]) - p;
-        d2 += diff * diff;
-      }
+      const int d2 = lo[packed[g] & 0xFF] + hi[packed[g] >> 8];
       dist2[g] = static_cast<uint16_t>(d2);
       present[d2] = true;
     }
