@@ -12,6 +12,7 @@
 #include "amn/quantize.h"
 #include "dispatch/dispatch_policy.h"
 #include "dispatch/encoders.h"
+#include "dispatch/ggml_iq2_iq1_encode.h"
 #include "kernels/encode_common.h"
 #include "kernels/ref/ggml_encode_ref.h"
 #include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
@@ -25,8 +26,9 @@ constexpr const char* kFn = "QuantizeGgml";
 
 // The encoder families of the ggml block types: GgmlLegacyQuant
 // (dispatch/ggml_legacy_encode.cc), GgmlKQuantQuant
-// (dispatch/ggml_kquant_encode.cc) and the IQ2/IQ1 encoders (scalar only,
-// kernels/ref/ggml_iq2_iq1_encode_ref.h). A new family adds an enumerator, its
+// (dispatch/ggml_kquant_encode.cc) and the IQ2/IQ1 encoders
+// (dispatch/ggml_iq2_iq1_encode.cc: the reference's searches with the
+// dispatched neighbour scoring; not in the kernel table). A new family adds an enumerator, its
 // types' lines in GgmlEncoderFamilyOf, and a case in ShapeOf and
 // RunGgmlEncoder.
 enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant, kIq2Iq1 };
@@ -79,7 +81,7 @@ uint64_t RunGgmlEncoder(GgmlEncoderFamily family, const kernels::GgmlQuantArgs& 
   switch (family) {
     case GgmlEncoderFamily::kLegacy: return internal::EncodeGgmlLegacyQuant(args, errors);
     case GgmlEncoderFamily::kKQuant: return internal::EncodeGgmlKQuantQuant(args, errors);
-    case GgmlEncoderFamily::kIq2Iq1: return ref::EncodeGgmlIq2Iq1Quant(args, errors);
+    case GgmlEncoderFamily::kIq2Iq1: return internal::EncodeGgmlIq2Iq1Quant(args, errors);
     default: return kernels::kAllFinite;  // not reached: checked by the caller
   }
 }

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <span>
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <vector>
 
 #include "kernels/ref/ggml_iq2_grid_index.h"
 #include "kernels/ref/ggml_iq_encode_common.h"
@@ -33,31 +35,26 @@ void SortedOrder(const float* x, int n, int* idx) {
   std::stable_sort(idx, idx + n, [x](int a, int b) { return x[a] < x[b]; });
 }
 
+// The IQ1 grid as floats g + delta for each delta sign (built once).
+const float* Iq1Table(const float* xg) {
+  static const std::vector<float> plus = iq2::GridTable(iq2::GetGridIndex(iq2::GridKind::kIq1), kXp);
+  static const std::vector<float> minus =
+      iq2::GridTable(iq2::GetGridIndex(iq2::GridKind::kIq1), kXm);
+  return xg == kXp ? plus.data() : minus.data();
+}
+
 // ggml iq1_find_best_neighbour2: the listed neighbour with the least
 // sum w_i (scale xg[level_i] - x_i)^2 (first on ties); its levels into L.
 int BestNeighbour2(const GridIndex& grid, uint32_t u, const float* xb, const float* weight,
-                   float scale, const float* xg, int8_t* L) {
-  float best = FLT_MAX;
-  int best_g = -1;
-  for (const uint16_t g : grid.Neighbours(u)) {
-    const uint8_t* pg = grid.Point(g);
-    float d2 = 0.0f;
-    for (int i = 0; i < 8; ++i) {
-      const float q = xg[(pg[i] - 1) / 2];
-      const float diff = scale * q - xb[i];
-      d2 += weight[i] * diff * diff;
-    }
-    if (d2 < best) {
-      best = d2;
-      best_g = g;
-    }
-  }
-  if (best_g < 0) {
-    // ggml scans the whole grid here, reading its input out of bounds
-    // (x indexed by the grid index); reached only when every distance
-    // overflows. The first neighbour keeps this defined.
-    best_g = grid.Neighbours(u)[0];
-  }
+                   float scale, const float* xg, int8_t* L, iq2::NeighbourScoreFn score) {
+  const std::span<const uint16_t> list = grid.Neighbours(u);
+  float d2[2048];
+  score(Iq1Table(xg), list.data(), list.size(), xb, weight, scale, d2);
+  const int j = iq2::FirstLeast(d2, list.size());
+  // With no distance below FLT_MAX ggml scans the whole grid, reading its
+  // input out of bounds (x indexed by the grid index); reached only when
+  // every distance overflows. The first neighbour keeps this defined.
+  const int best_g = list[j < 0 ? 0 : j];
   const uint8_t* pg = grid.Point(best_g);
   for (int i = 0; i < 8; ++i) L[i] = static_cast<int8_t>((pg[i] - 1) / 2);
   return best_g;
@@ -78,7 +75,8 @@ void SplitLevels(const int* idx, int n, int i1, int i2, int8_t* L) {
 
 }  // namespace
 
-void QuantizeIq1SBlock(const float* xbl, const float* qwbl, uint8_t* out) {
+void QuantizeIq1SBlock(const float* xbl, const float* qwbl, uint8_t* out,
+                       iq2::NeighbourScoreFn score) {
   constexpr int kBs = 32;
   const GridIndex& grid = iq2::GetGridIndex(iq2::GridKind::kIq1);
   std::memset(out, 0, 50);
@@ -152,7 +150,7 @@ void QuantizeIq1SBlock(const float* xbl, const float* qwbl, uint8_t* out) {
       int g = grid.Map(u);
       if (g < 0) {
         all_on_grid = false;
-        g = BestNeighbour2(grid, u, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k);
+        g = BestNeighbour2(grid, u, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, score);
       }
       index[k] = g;
     }
@@ -194,7 +192,8 @@ void QuantizeIq1SBlock(const float* xbl, const float* qwbl, uint8_t* out) {
   }
 }
 
-void QuantizeIq1MBlock(const float* xbl, const float* qwbl, uint8_t* out) {
+void QuantizeIq1MBlock(const float* xbl, const float* qwbl, uint8_t* out,
+                       iq2::NeighbourScoreFn score) {
   constexpr int kBs = 16;
   constexpr uint8_t kMasks[4] = {0x00, 0x80, 0x08, 0x88};
   const GridIndex& grid = iq2::GetGridIndex(iq2::GridKind::kIq1);
@@ -282,7 +281,7 @@ void QuantizeIq1MBlock(const float* xbl, const float* qwbl, uint8_t* out) {
       if (g < 0) {
         all_on_grid = false;
         g = BestNeighbour2(grid, u, xb + 8 * k, weight + 8 * k, scale, table(best_k, k),
-                           L + 8 * k);
+                           L + 8 * k, score);
       }
       index[k] = g;
     }

@@ -21,10 +21,15 @@
 
 #include <cstdint>
 
+#include "kernels/ref/ggml_iq2_grid_index.h"
+
 namespace amn::ref {
 
-void QuantizeIq1SBlock(const float* x, const float* qw, uint8_t* out);  // 50 bytes
-void QuantizeIq1MBlock(const float* x, const float* qw, uint8_t* out);  // 56 bytes
+// `score`: as in ggml_iq2_encode_ref.h.
+void QuantizeIq1SBlock(const float* x, const float* qw, uint8_t* out,
+                       iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);  // 50 bytes
+void QuantizeIq1MBlock(const float* x, const float* qw, uint8_t* out,
+                       iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);  // 56 bytes
 
 }  // namespace amn::ref
 

@@ -1,9 +1,9 @@
 // Scalar IQ2 encoders in ggml's order: see ggml_iq2_encode_ref.h.
 #include "kernels/ref/ggml_iq2_encode_ref.h"
 
-#include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "kernels/ref/ggml_iq2_grid_index.h"
 #include "kernels/ref/ggml_iq_encode_common.h"
@@ -81,37 +81,42 @@ uint32_t RoundGroup(float id, const float* xval, int8_t* L) {
   return u;
 }
 
+// The grid as floats 2l + 1, for the scoring (built once per kind).
+const float* Iq2Table(GridKind kind) {
+  static constexpr float kQ[3] = {1.0f, 3.0f, 5.0f};
+  static const std::vector<float> xxs = iq2::GridTable(iq2::GetGridIndex(GridKind::kIq2Xxs), kQ);
+  static const std::vector<float> xs = iq2::GridTable(iq2::GetGridIndex(GridKind::kIq2Xs), kQ);
+  static const std::vector<float> s = iq2::GridTable(iq2::GetGridIndex(GridKind::kIq2S), kQ);
+  return kind == GridKind::kIq2Xxs ? xxs.data() : kind == GridKind::kIq2Xs ? xs.data() : s.data();
+}
+
+// What the searches share: the grid, its float table and the scorer.
+struct Grid {
+  const GridIndex& index;
+  const float* table;
+  iq2::NeighbourScoreFn score;
+};
+
 // ggml iq2_find_best_neighbour: the listed neighbour of u with the least
 // sum waux_i (scale g_i - xval_i)^2 (the first on ties); its levels into L.
-int BestNeighbour(const GridIndex& grid, uint32_t u, const float* xval, const float* waux,
+int BestNeighbour(const Grid& grid, uint32_t u, const float* xval, const float* waux,
                   float scale, int8_t* L) {
-  const std::span<const uint16_t> list = grid.Neighbours(u);
-  float best_d2 = FLT_MAX;
-  int best = -1;
-  for (const uint16_t g : list) {
-    const uint8_t* pg = grid.Point(g);
-    float d2 = 0.0f;
-    for (int i = 0; i < 8; ++i) {
-      const float diff = scale * static_cast<float>(pg[i]) - xval[i];
-      d2 += waux[i] * diff * diff;
-    }
-    if (d2 < best_d2) {
-      best_d2 = d2;
-      best = g;
-    }
-  }
+  const std::span<const uint16_t> list = grid.index.Neighbours(u);
+  float d2[2048];
+  grid.score(grid.table, list.data(), list.size(), xval, waux, scale, d2);
+  const int j = iq2::FirstLeast(d2, list.size());
   // ggml aborts when no distance is below FLT_MAX (only for inputs whose
   // squares overflow); the first neighbour keeps this defined.
-  if (best < 0) best = list[0];
-  const uint8_t* pg = grid.Point(best);
+  const int best = list[j < 0 ? 0 : j];
+  const uint8_t* pg = grid.index.Point(best);
   for (int i = 0; i < 8; ++i) L[i] = static_cast<int8_t>((pg[i] - 1) / 2);
   return best;
 }
 
 // Snaps group k of L (levels already rounded with key u) to the grid.
-void Snap(const GridIndex& grid, uint32_t u, const float* xval, const float* waux, float scale,
+void Snap(const Grid& grid, uint32_t u, const float* xval, const float* waux, float scale,
           int8_t* L) {
-  if (grid.Map(u) < 0) BestNeighbour(grid, u, xval, waux, scale, L);
+  if (grid.index.Map(u) < 0) BestNeighbour(grid, u, xval, waux, scale, L);
 }
 
 // sum w x q and sum w q^2 with q = 2L + 1, in element order.
@@ -137,7 +142,7 @@ uint32_t KeyOf(const int8_t* L) {
 // search (19 trial scales (5 + 0.1 is) / max), then the off-grid groups of
 // the winner re-rounded with its scale. L: the levels (zero when no trial
 // wins). Returns the scale (may be negative; the caller flips signs).
-float Search16(const GridIndex& grid, const float* xval, const float* weight, const float* waux,
+float Search16(const Grid& grid, const float* xval, const float* weight, const float* waux,
                float max, int8_t* L) {
   int8_t Laux[16];
   bool on_grid[2] = {true, true}, on_grid_aux[2];
@@ -148,7 +153,7 @@ float Search16(const GridIndex& grid, const float* xval, const float* weight, co
     const float this_scale = 1.0f / id;
     for (int k = 0; k < 2; ++k) {
       const uint32_t u = RoundGroup(id, xval + 8 * k, Laux + 8 * k);
-      on_grid_aux[k] = grid.Map(u) >= 0;
+      on_grid_aux[k] = grid.index.Map(u) >= 0;
       Snap(grid, u, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k);
     }
     float sumqx, sumq2;
@@ -180,8 +185,9 @@ int ScaleCode(float id, float s) { return Clamp(NearestInt(0.5f * (id * s - 1.0f
 
 }  // namespace
 
-void QuantizeIq2XxsBlock(const float* xbl, const float* qwbl, uint8_t* out) {
-  const GridIndex& grid = iq2::GetGridIndex(GridKind::kIq2Xxs);
+void QuantizeIq2XxsBlock(const float* xbl, const float* qwbl, uint8_t* out,
+                         iq2::NeighbourScoreFn score) {
+  const Grid grid{iq2::GetGridIndex(GridKind::kIq2Xxs), Iq2Table(GridKind::kIq2Xxs), score};
   uint32_t q2[16] = {};
   float scales[8];
   float max_scale = 0.0f;
@@ -242,7 +248,7 @@ void QuantizeIq2XxsBlock(const float* xbl, const float* qwbl, uint8_t* out) {
       for (int k = 0; k < 4; ++k) signs[k] = static_cast<uint8_t>(~signs[k] & 127);
     }
     for (int k = 0; k < 4; ++k) {
-      const int g = grid.Map(KeyOf(L + 8 * k));
+      const int g = grid.index.Map(KeyOf(L + 8 * k));
       q2[2 * ib] |= static_cast<uint32_t>(g) << (8 * k);
       q2[2 * ib + 1] |= static_cast<uint32_t>(signs[k]) << (7 * k);
     }
@@ -267,8 +273,10 @@ namespace {
 // IQ2_XS and IQ2_S: sixteen 16-element sub-blocks of the shared search;
 // they differ in the sign folding, the weights without importance, the
 // empty-group threshold, the packing and d's fudge factor.
-void QuantizeIq2Sixteen(bool is_s, const float* xbl, const float* qwbl, uint8_t* out) {
-  const GridIndex& grid = iq2::GetGridIndex(is_s ? GridKind::kIq2S : GridKind::kIq2Xs);
+void QuantizeIq2Sixteen(bool is_s, const float* xbl, const float* qwbl, uint8_t* out,
+                        iq2::NeighbourScoreFn score) {
+  const GridKind kind = is_s ? GridKind::kIq2S : GridKind::kIq2Xs;
+  const Grid grid{iq2::GetGridIndex(kind), Iq2Table(kind), score};
   const size_t bytes = is_s ? 82 : 74;
   std::memset(out, 0, bytes);
   float scales[16];
@@ -300,7 +308,7 @@ void QuantizeIq2Sixteen(bool is_s, const float* xbl, const float* qwbl, uint8_t*
       }
     }
     for (int k = 0; k < 2; ++k) {
-      const int g = grid.Map(KeyOf(L + 8 * k));
+      const int g = grid.index.Map(KeyOf(L + 8 * k));
       const int i8 = 2 * ib + k;
       if (is_s) {
         out[2 + i8] = static_cast<uint8_t>(g & 255);
@@ -330,12 +338,14 @@ void QuantizeIq2Sixteen(bool is_s, const float* xbl, const float* qwbl, uint8_t*
 
 }  // namespace
 
-void QuantizeIq2XsBlock(const float* x, const float* qw, uint8_t* out) {
-  QuantizeIq2Sixteen(false, x, qw, out);
+void QuantizeIq2XsBlock(const float* x, const float* qw, uint8_t* out,
+                        iq2::NeighbourScoreFn score) {
+  QuantizeIq2Sixteen(false, x, qw, out, score);
 }
 
-void QuantizeIq2SBlock(const float* x, const float* qw, uint8_t* out) {
-  QuantizeIq2Sixteen(true, x, qw, out);
+void QuantizeIq2SBlock(const float* x, const float* qw, uint8_t* out,
+                       iq2::NeighbourScoreFn score) {
+  QuantizeIq2Sixteen(true, x, qw, out, score);
 }
 
 }  // namespace amn::ref

@@ -22,11 +22,19 @@
 
 #include <cstdint>
 
+#include "kernels/ref/ggml_iq2_grid_index.h"
+
 namespace amn::ref {
 
-void QuantizeIq2XxsBlock(const float* x, const float* qw, uint8_t* out);  // 66 bytes
-void QuantizeIq2XsBlock(const float* x, const float* qw, uint8_t* out);   // 74 bytes
-void QuantizeIq2SBlock(const float* x, const float* qw, uint8_t* out);    // 82 bytes
+// `score` computes the neighbour distances (kernels/ref/
+// ggml_iq2_grid_index.h); any scorer giving ScoreNeighboursRef's bits gives
+// the same blocks.
+void QuantizeIq2XxsBlock(const float* x, const float* qw, uint8_t* out,
+                         iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);  // 66 bytes
+void QuantizeIq2XsBlock(const float* x, const float* qw, uint8_t* out,
+                        iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);   // 74 bytes
+void QuantizeIq2SBlock(const float* x, const float* qw, uint8_t* out,
+                       iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);    // 82 bytes
 
 }  // namespace amn::ref
 

@@ -2,6 +2,7 @@
 #include "kernels/ref/ggml_iq2_grid_index.h"
 
 #include <array>
+#include <cfloat>
 #include <cstddef>
 
 #include "kernels/ggml_iq_grids.h"
@@ -89,6 +90,39 @@ GridIndex::GridIndex(GridKind kind) {
     }
     neighbours_[at] = static_cast<uint16_t>(neighbours_.size() - at - 1);
   }
+}
+
+std::vector<float> GridTable(const GridIndex& grid, const float q[3]) {
+  std::vector<float> table(8 * static_cast<size_t>(grid.Size()));
+  for (int g = 0; g < grid.Size(); ++g) {
+    for (int i = 0; i < 8; ++i) table[8 * g + i] = q[(grid.Point(g)[i] - 1) / 2];
+  }
+  return table;
+}
+
+void ScoreNeighboursRef(const float* table, const uint16_t* list, size_t n, const float* x,
+                        const float* w, float scale, float* d2) {
+  for (size_t j = 0; j < n; ++j) {
+    const float* q = table + 8 * static_cast<size_t>(list[j]);
+    float sum = 0.0f;
+    for (int i = 0; i < 8; ++i) {
+      const float diff = scale * q[i] - x[i];
+      sum += w[i] * diff * diff;
+    }
+    d2[j] = sum;
+  }
+}
+
+int FirstLeast(const float* d2, size_t n) {
+  float best = FLT_MAX;
+  int at = -1;
+  for (size_t j = 0; j < n; ++j) {
+    if (d2[j] < best) {
+      best = d2[j];
+      at = static_cast<int>(j);
+    }
+  }
+  return at;
 }
 
 const GridIndex& GetGridIndex(GridKind kind) {

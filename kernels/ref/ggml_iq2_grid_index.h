@@ -17,6 +17,7 @@
 #ifndef AMN_KERNELS_REF_GGML_IQ2_GRID_INDEX_H_
 #define AMN_KERNELS_REF_GGML_IQ2_GRID_INDEX_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -49,6 +50,24 @@ class GridIndex {
 
 // The index of a grid kind, built on first use.
 const GridIndex& GetGridIndex(GridKind kind);
+
+// The grid as floats for the neighbour scoring: table[8g + i] = q[l] where
+// l is element i's level (0, 1, 2) in point g.
+std::vector<float> GridTable(const GridIndex& grid, const float q[3]);
+
+// The neighbour scoring both encoder families share: for each of the n
+// listed points g = list[j], d2[j] = sum over i = 0..7, in that order, of
+// (w_i * diff) * diff with diff = scale * table[8g + i] - x_i. The scalar
+// reference; kernels/ggml_iq2_neighbours-inl.h computes the same bits with
+// one lane per listed point.
+using NeighbourScoreFn = void (*)(const float* table, const uint16_t* list, size_t n,
+                                  const float* x, const float* w, float scale, float* d2);
+void ScoreNeighboursRef(const float* table, const uint16_t* list, size_t n, const float* x,
+                        const float* w, float scale, float* d2);
+
+// The first j with the least d2[j] below FLT_MAX (ggml keeps a candidate
+// only when strictly better), or -1 when none is (NaN or overflow).
+int FirstLeast(const float* d2, size_t n);
 
 }  // namespace amn::ref::iq2
 

@@ -24,18 +24,20 @@ bool Iq2Iq1RequiresImatrix(GgmlType type) {
   return type == GgmlType::kIQ2_XXS || type == GgmlType::kIQ2_XS || type == GgmlType::kIQ1_S;
 }
 
-void QuantizeIq2Iq1Block(GgmlType type, const float* x, const float* qw, uint8_t* out) {
+void QuantizeIq2Iq1Block(GgmlType type, const float* x, const float* qw, uint8_t* out,
+                         iq2::NeighbourScoreFn score) {
   switch (type) {
-    case GgmlType::kIQ2_XXS: QuantizeIq2XxsBlock(x, qw, out); break;
-    case GgmlType::kIQ2_XS: QuantizeIq2XsBlock(x, qw, out); break;
-    case GgmlType::kIQ2_S: QuantizeIq2SBlock(x, qw, out); break;
-    case GgmlType::kIQ1_S: QuantizeIq1SBlock(x, qw, out); break;
-    case GgmlType::kIQ1_M: QuantizeIq1MBlock(x, qw, out); break;
+    case GgmlType::kIQ2_XXS: QuantizeIq2XxsBlock(x, qw, out, score); break;
+    case GgmlType::kIQ2_XS: QuantizeIq2XsBlock(x, qw, out, score); break;
+    case GgmlType::kIQ2_S: QuantizeIq2SBlock(x, qw, out, score); break;
+    case GgmlType::kIQ1_S: QuantizeIq1SBlock(x, qw, out, score); break;
+    case GgmlType::kIQ1_M: QuantizeIq1MBlock(x, qw, out, score); break;
     default: break;
   }
 }
 
-uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors) {
+uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
+                               iq2::NeighbourScoreFn score) {
   constexpr int kQK = 256;
   const size_t block_bytes = Iq2Iq1EncodeBlockBytes(a.type);
   uint8_t* out = a.out;
@@ -49,7 +51,7 @@ uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSu
     // Importance values are per column: super-block i starts at column
     // i % cols (cols is a multiple of 256).
     QuantizeIq2Iq1Block(a.type, x, a.imatrix != nullptr ? a.imatrix + i % a.x.cols : nullptr,
-                        out);
+                        out, score);
     if (errors != nullptr) {
       float xq[kQK];
       DequantIQuantBlock(static_cast<uint32_t>(a.type), out, xq);

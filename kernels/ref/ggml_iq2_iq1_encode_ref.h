@@ -11,6 +11,7 @@
 #include "amn/ggml_type.h"
 #include "kernels/encode_args.h"
 #include "kernels/encode_common.h"
+#include "kernels/ref/ggml_iq2_grid_index.h"
 
 namespace amn::ref {
 
@@ -21,8 +22,11 @@ size_t Iq2Iq1EncodeBlockBytes(GgmlType type);
 // (ggml_quantize_requires_imatrix: IQ2_XXS, IQ2_XS, IQ1_S).
 bool Iq2Iq1RequiresImatrix(GgmlType type);
 
-// One super-block (256 F32) of `type`; qw its 256 importance values or null.
-void QuantizeIq2Iq1Block(GgmlType type, const float* x, const float* qw, uint8_t* out);
+// One super-block (256 F32) of `type`; qw its 256 importance values or
+// null; `score` the neighbour scorer (the dispatched one gives the same
+// bits: dispatch/ggml_iq2_iq1_encode.cc).
+void QuantizeIq2Iq1Block(GgmlType type, const float* x, const float* qw, uint8_t* out,
+                         iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);
 
 // The family over rows x cols BF16/F16/F32 inputs, one super-block at a
 // time (they are independent): a non-finite element is refused by index
@@ -30,7 +34,8 @@ void QuantizeIq2Iq1Block(GgmlType type, const float* x, const float* qw, uint8_t
 // values applied per column of every row. With errors, each block is
 // decoded (ref::DequantIQuantBlock) and added with kernels::AddError.
 // The caller refuses a missing imatrix where Iq2Iq1RequiresImatrix says so.
-uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors);
+uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
+                               iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);
 
 }  // namespace amn::ref
 

@@ -1,0 +1,147 @@
+// The IQ2/IQ1 encoders' dispatched neighbour scoring (kernels/
+// ggml_iq2_neighbours-inl.h via dispatch/ggml_iq2_iq1_encode.cc) on every
+// supported target against its scalar reference (ref::iq2::
+// ScoreNeighboursRef): the distances bit for bit, for lists of every
+// length up to past two vectors, over all four grids; then the whole
+// encoder (internal::EncodeGgmlIq2Iq1Quant) against the reference encoder
+// (itself checked against ggml in ggml_iq2_iq1_encode_test): blocks and
+// error sums byte for byte, F32 and BF16 input, NaN refused at the same
+// index. The probe proves which target ran.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "amn/targets.h"
+#include "dispatch/ggml_iq2_iq1_encode.h"
+#include "kernels/ref/float_convert_ref.h"
+#include "kernels/ref/ggml_iq2_grid_index.h"
+#include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
+#include "tests/ggml_kquant_inputs.h"
+#include "tests/target_param.h"
+
+namespace amn::test {
+namespace {
+
+using GgmlIq2Iq1Targets = PerTarget;
+
+constexpr GgmlType kTypes[] = {GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S,
+                               GgmlType::kIQ1_S, GgmlType::kIQ1_M};
+
+TEST_P(GgmlIq2Iq1Targets, ProbeReportsTheForcedTarget) {
+  EXPECT_EQ(::amn::GgmlIq2Iq1EncodeTarget(), GetParam());
+}
+
+TEST_P(GgmlIq2Iq1Targets, ScoringMatchesReferenceBits) {
+  using ref::iq2::GridKind;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uni(0.0f, 3.0f);
+  const float q2[3] = {1.0f, 3.0f, 5.0f};
+  const float q1[3] = {-1.125f, -0.125f, 0.875f};
+  for (GridKind kind : {GridKind::kIq2Xxs, GridKind::kIq2Xs, GridKind::kIq2S, GridKind::kIq1}) {
+    const ref::iq2::GridIndex& grid = ref::iq2::GetGridIndex(kind);
+    const std::vector<float> table = ref::iq2::GridTable(grid, kind == GridKind::kIq1 ? q1 : q2);
+    for (size_t n = 0; n <= 40; ++n) {
+      std::vector<uint16_t> list(n);
+      for (uint16_t& g : list) g = static_cast<uint16_t>(rng() % grid.Size());
+      float x[8], w[8];
+      for (int i = 0; i < 8; ++i) {
+        x[i] = normal(rng);
+        w[i] = i == 3 ? 0.0f : uni(rng);  // a zero weight, as imatrix zeros give
+      }
+      const float scale = std::fabs(normal(rng)) + 0.01f;
+      std::vector<float> want(n + 1, -7.0f), got(n + 1, -7.0f);
+      ref::iq2::ScoreNeighboursRef(table.data(), list.data(), n, x, w, scale, want.data());
+      internal::ScoreIq2Neighbours(table.data(), list.data(), n, x, w, scale, got.data());
+      for (size_t j = 0; j <= n; ++j) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[j]), std::bit_cast<uint32_t>(want[j]))
+            << "grid " << int(kind) << " n " << n << " j " << j;  // j == n: untouched
+      }
+    }
+  }
+}
+
+struct Encoded {
+  uint64_t result = 0;
+  std::vector<uint8_t> blocks;
+  kernels::ErrorSums errors;
+};
+
+template <class Fn>
+Encoded EncodeWith(Fn encode, GgmlType type, const void* in, ElemType in_type, uint64_t rows,
+            uint64_t cols, const float* imatrix) {
+  const size_t bytes = rows * cols / 256 * ref::Iq2Iq1EncodeBlockBytes(type);
+  Encoded e;
+  e.blocks.assign(bytes + 16, 0x5A);
+  const kernels::GgmlQuantArgs args{
+      kernels::EncodeInput{static_cast<const uint8_t*>(in), in_type, rows, cols}, type, imatrix,
+      e.blocks.data()};
+  e.result = encode(args, &e.errors);
+  for (size_t k = 0; k < 16; ++k) EXPECT_EQ(e.blocks[bytes + k], 0x5A) << "overrun";
+  return e;
+}
+
+void ExpectSame(const Encoded& want, const Encoded& got, const std::string& what) {
+  EXPECT_EQ(got.result, want.result) << what;
+  EXPECT_TRUE(got.blocks == want.blocks) << what;
+  EXPECT_EQ(std::memcmp(&got.errors, &want.errors, sizeof(want.errors)), 0) << what;
+}
+
+TEST_P(GgmlIq2Iq1Targets, EncoderMatchesReferenceBytes) {
+  const auto ref_encode = [](const kernels::GgmlQuantArgs& a, kernels::ErrorSums* e) {
+    return ref::EncodeGgmlIq2Iq1Quant(a, e);
+  };
+  const auto encode = [](const kernels::GgmlQuantArgs& a, kernels::ErrorSums* e) {
+    return internal::EncodeGgmlIq2Iq1Quant(a, e);
+  };
+  std::vector<KQuantCase> cases;
+  for (const KQuantCase& c : KQuantCases(Emulated() ? 8 : 3)) {
+    KQuantCase k = c;
+    k.x.resize(std::min<size_t>(k.x.size(), 1024));
+    for (float& v : k.x) {
+      if (std::fabs(v) >= 1e18f) v = v < 0 ? -1e6f : 1e6f;  // see ggml_iq2_iq1_encode_test
+    }
+    cases.push_back(k);
+  }
+  for (const KQuantCase& c : cases) {
+    const uint64_t cols = c.x.size() % 512 == 0 ? 512 : 256;
+    const uint64_t rows = c.x.size() / cols;
+    const std::vector<float> w = ImatrixCases(cols)[0].w;
+    std::vector<uint16_t> bf16(c.x.size());
+    for (size_t i = 0; i < c.x.size(); ++i) {
+      bf16[i] = ref::F32BitsToBf16(std::bit_cast<uint32_t>(c.x[i]));
+    }
+    for (GgmlType type : kTypes) {
+      const std::string what = c.name + " type " + std::to_string(static_cast<int>(type));
+      ExpectSame(EncodeWith(ref_encode, type, c.x.data(), ElemType::kF32, rows, cols, w.data()),
+                 EncodeWith(encode, type, c.x.data(), ElemType::kF32, rows, cols, w.data()), what);
+      ExpectSame(EncodeWith(ref_encode, type, bf16.data(), ElemType::kBf16, rows, cols, w.data()),
+                 EncodeWith(encode, type, bf16.data(), ElemType::kBf16, rows, cols, w.data()),
+                 what + " bf16");
+    }
+  }
+  // Without importance values (IQ2_S, IQ1_M), and a NaN refused by index.
+  std::vector<float> x = GaussianRow(9, 1024, 0.5f);
+  for (GgmlType type : {GgmlType::kIQ2_S, GgmlType::kIQ1_M}) {
+    ExpectSame(EncodeWith(ref_encode, type, x.data(), ElemType::kF32, 2, 512, nullptr),
+               EncodeWith(encode, type, x.data(), ElemType::kF32, 2, 512, nullptr), "no imatrix");
+  }
+  x[700] = NAN;
+  const std::vector<float> w = ImatrixCases(512)[0].w;
+  for (GgmlType type : kTypes) {
+    const Encoded want = EncodeWith(ref_encode, type, x.data(), ElemType::kF32, 2, 512, w.data());
+    EXPECT_EQ(want.result, 700u);
+    ExpectSame(want, EncodeWith(encode, type, x.data(), ElemType::kF32, 2, 512, w.data()), "NaN");
+  }
+}
+
+AMN_INSTANTIATE_PER_TARGET(GgmlIq2Iq1Targets);
+
+}  // namespace
+}  // namespace amn::test
