@@ -12,6 +12,7 @@
 #include "dispatch/encoders.h"
 #include "kernels/encode_common.h"
 #include "kernels/ref/ggml_encode_ref.h"
+#include "kernels/ref/ggml_iq3_encode_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 
 namespace amn {
@@ -21,11 +22,11 @@ namespace {
 constexpr const char* kFn = "QuantizeGgml";
 
 // The encoder families of the ggml block types: GgmlLegacyQuant
-// (dispatch/ggml_legacy_encode.cc) and GgmlKQuantQuant
-// (dispatch/ggml_kquant_encode.cc). A new family adds an enumerator, its
+// (dispatch/ggml_legacy_encode.cc), GgmlKQuantQuant
+// (dispatch/ggml_kquant_encode.cc) and GgmlIq3Quant (dispatch/ggml_iq3_encode.cc). A new family adds an enumerator, its
 // types' lines in GgmlEncoderFamilyOf, and a case in ShapeOf and
 // RunGgmlEncoder.
-enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant };
+enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant, kIq3 };
 
 GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
   switch (type) {
@@ -44,6 +45,8 @@ GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
     case GgmlType::kQ5_K: return GgmlEncoderFamily::kKQuant;
     case GgmlType::kQ6_K: return GgmlEncoderFamily::kKQuant;
     case GgmlType::kIQ4_XS: return GgmlEncoderFamily::kKQuant;
+    case GgmlType::kIQ3_XXS: return GgmlEncoderFamily::kIq3;
+    case GgmlType::kIQ3_S: return GgmlEncoderFamily::kIq3;
     default: return GgmlEncoderFamily::kNone;
   }
 }
@@ -58,6 +61,8 @@ BlockShape ShapeOf(GgmlType type) {
       return {ref::GgmlEncodeBlockElems(type), ref::GgmlEncodeBlockBytes(type)};
     case GgmlEncoderFamily::kKQuant:
       return {256, ref::KQuantBlockBytes(static_cast<uint32_t>(type))};
+    case GgmlEncoderFamily::kIq3:
+      return {256, ref::Iq3EncodeBlockBytes(type)};
     default:
       return {};
   }
@@ -68,6 +73,7 @@ uint64_t RunGgmlEncoder(GgmlEncoderFamily family, const kernels::GgmlQuantArgs& 
   switch (family) {
     case GgmlEncoderFamily::kLegacy: return internal::EncodeGgmlLegacyQuant(args, errors);
     case GgmlEncoderFamily::kKQuant: return internal::EncodeGgmlKQuantQuant(args, errors);
+    case GgmlEncoderFamily::kIq3: return internal::EncodeGgmlIq3Quant(args, errors);
     default: return kernels::kAllFinite;  // not reached: checked by the caller
   }
 }

@@ -46,6 +46,8 @@ uint32_t LlamaFileTypeOf(GgmlType type) {
     case GgmlType::kQ6_K: return 18;
     case GgmlType::kIQ4_NL: return 25;
     case GgmlType::kIQ4_XS: return 30;
+    case GgmlType::kIQ3_XXS: return 23;
+    case GgmlType::kIQ3_S: return 26;
     case GgmlType::kTQ1_0: return 36;
     case GgmlType::kTQ2_0: return 37;
     case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
@@ -80,6 +82,8 @@ Result<GgmlType> GgufRowType(GgmlType type, uint64_t cols, const std::string& gg
   GgmlType fallback;
   switch (type) {
     case GgmlType::kIQ4_XS: fallback = GgmlType::kIQ4_NL; break;
+    case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ3_S: fallback = GgmlType::kIQ4_NL; break;
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:
     case GgmlType::kTQ1_0:
