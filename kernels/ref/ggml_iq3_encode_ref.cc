@@ -25,44 +25,10 @@ constexpr float kGroupMaxEpsIq3Xxs = 1e-8f;
 inline float MaxF(float a, float b) { return a > b ? a : b; }
 inline int ClampInt(int l, int hi) { return l < 0 ? 0 : l > hi ? hi : l; }
 
-void LevelsRef(float id, const float* xval, int8_t* l) {
+void Levels(float id, const float* xval, int8_t* l) {
   for (int i = 0; i < kSub; ++i) {
     l[i] = static_cast<int8_t>(ClampInt(gq::NearestInt(0.5f * (id * xval[i] - 1)), kMaxQ - 1));
   }
-}
-
-void DistancesRef(const Iq3Neighbours& list, const float* xval, const float* w, float scale,
-                  float* d2) {
-  for (int c = 0; c < list.n_pad; ++c) {
-    float s = 0;
-    for (int i = 0; i < 4; ++i) {
-      const float diff = scale * list.q[i * list.n_pad + c] - xval[i];
-      s += w[i] * diff * diff;
-    }
-    d2[c] = s;
-  }
-}
-
-// iq3_find_best_neighbour: the grid index of the candidate of least
-// distance (strict <: the first in list order on ties); its levels into l.
-// ggml asserts a winner exists; without one (every distance NaN or
-// +Inf) the first candidate is taken.
-int BestNeighbour(const Iq3Index& index, uint32_t u, const float* xval, const float* w,
-                  float scale, const Iq3Ops& ops, int8_t* l) {
-  const Iq3Neighbours list = index.NeighboursOf(u);
-  float d2[512 + kIq3NeighbourPad];  // n_pad <= grid size rounded up
-  ops.distances(list, xval, w, scale, d2);
-  float best = FLT_MAX;
-  int g = -1;
-  for (int c = 0; c < list.n; ++c) {
-    if (d2[c] < best) {
-      best = d2[c];
-      g = list.index[c];
-    }
-  }
-  if (g < 0) g = list.index[0];
-  for (int i = 0; i < 4; ++i) l[i] = static_cast<int8_t>(index.Level(g, i));
-  return g;
 }
 
 uint32_t PointOf(const int8_t* l) {
@@ -71,53 +37,22 @@ uint32_t PointOf(const int8_t* l) {
   return u;
 }
 
-// The sub-block search shared by both types (the body of ggml's ib loop
-// from the trial scales to the final levels). Returns the sub-block scale;
-// L receives the levels (all on the grid), signs (4 bytes) may be flipped.
-float SearchSubBlock(bool xxs, const Iq3Index& index, const float* xval, const float* weight,
-                     const float* waux, float max, const Iq3Ops& ops, int8_t* L,
-                     uint8_t* signs) {
-  int8_t laux[kSub];
-  bool on_grid[8], on_grid_aux[8];
-  float best = 0;
-  float scale = max / (2 * kMaxQ - 1);
-  for (bool& b : on_grid) b = xxs;
-  const int n_trials = xxs ? 15 : 9;
-  for (int is = -n_trials; is <= n_trials; ++is) {
-    const float id = (2 * kMaxQ - 1 + is * 0.2f) / max;
-    const float this_scale = 1 / id;
-    ops.levels(id, xval, laux);
-    for (int k = 0; k < 8; ++k) {
-      const uint32_t u = PointOf(laux + 4 * k);
-      on_grid_aux[k] = index.GridIndex(u) >= 0;
-      if (!on_grid_aux[k]) {
-        BestNeighbour(index, u, xval + 4 * k, waux + 4 * k, this_scale, ops, laux + 4 * k);
-      }
-    }
-    float sumqx = 0, sumq2 = 0;
-    for (int i = 0; i < kSub; ++i) {
-      const float w = weight[i];
-      const float q = static_cast<float>(2 * laux[i] + 1);
-      sumqx += w * xval[i] * q;
-      sumq2 += w * q * q;
-    }
-    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-      scale = sumqx / sumq2;
-      best = scale * sumqx;
-      std::memcpy(L, laux, kSub);
-      std::memcpy(on_grid, on_grid_aux, sizeof(on_grid));
-    }
-  }
+// After the trials: groups left off the grid (IQ3_S: every group) placed
+// again at the winning scale, and the scale refitted; then a negative scale
+// made positive with flipped signs. Returns the sub-block scale.
+float Refit(bool xxs, const Iq3Index& index, const float* xval, const float* weight,
+            const float* waux, float scale, const bool* on_grid, int8_t* L, uint8_t* signs) {
   int n_not_on_grid = 0;
-  for (bool b : on_grid) n_not_on_grid += b ? 0 : 1;
+  for (int k = 0; k < 8; ++k) n_not_on_grid += on_grid[k] ? 0 : 1;
   if (n_not_on_grid > 0 && scale > 0) {
     const float id = 1 / scale;
-    ops.levels(id, xval, laux);
+    int8_t laux[kSub];
+    Levels(id, xval, laux);
     for (int k = 0; k < 8; ++k) {
       if (xxs && on_grid[k]) continue;  // IQ3_S places every group again
       const uint32_t u = PointOf(laux + 4 * k);
       int g = index.GridIndex(u);
-      if (g < 0) g = BestNeighbour(index, u, xval + 4 * k, waux + 4 * k, scale, ops, L + 4 * k);
+      if (g < 0) g = Iq3BestNeighbour(index, u, xval + 4 * k, waux + 4 * k, scale, L + 4 * k);
       for (int i = 0; i < 4; ++i) L[4 * k + i] = static_cast<int8_t>(index.Level(g, i));
     }
     float sumqx = 0, sumq2 = 0;
@@ -195,7 +130,7 @@ void StoreLe32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-void QuantizeIq3XxsBlock(const float* x, const float* qw, uint8_t* out, const Iq3Ops& ops) {
+void QuantizeIq3XxsBlock(const float* x, const float* qw, uint8_t* out, Iq3TrialsFn trials) {
   const Iq3Index& index = Iq3Index::Xxs();
   std::memset(out, 0, iq::iq3xxs::kBytes);
   uint8_t* q3 = out + iq::iq3xxs::kQs;
@@ -213,7 +148,9 @@ void QuantizeIq3XxsBlock(const float* x, const float* qw, uint8_t* out, const Iq
       scales[ib] = 0;
       continue;
     }
-    const float scale = SearchSubBlock(true, index, xval, weight, waux, max, ops, L, signs);
+    bool on_grid[8] = {true, true, true, true, true, true, true, true};
+    const float best_scale = trials(true, index, xval, weight, waux, max, L, on_grid);
+    const float scale = Refit(true, index, xval, weight, waux, best_scale, on_grid, L, signs);
     for (int k = 0; k < 8; ++k) {
       q3[8 * ib + k] = static_cast<uint8_t>(index.GridIndex(PointOf(L + 4 * k)));
     }
@@ -237,7 +174,7 @@ void QuantizeIq3XxsBlock(const float* x, const float* qw, uint8_t* out, const Iq
   }
 }
 
-void QuantizeIq3SBlock(const float* x, const float* qw, uint8_t* out, const Iq3Ops& ops) {
+void QuantizeIq3SBlock(const float* x, const float* qw, uint8_t* out, Iq3TrialsFn trials) {
   const Iq3Index& index = Iq3Index::S();
   std::memset(out, 0, iq::iq3s::kBytes);
   uint8_t* qs = out + iq::iq3s::kQs;
@@ -257,7 +194,9 @@ void QuantizeIq3SBlock(const float* x, const float* qw, uint8_t* out, const Iq3O
       scales[ib] = 0;
       continue;
     }
-    const float scale = SearchSubBlock(false, index, xval, weight, waux, max, ops, L, signs);
+    bool on_grid[8] = {};
+    const float best_scale = trials(false, index, xval, weight, waux, max, L, on_grid);
+    const float scale = Refit(false, index, xval, weight, waux, best_scale, on_grid, L, signs);
     for (int k = 0; k < 8; ++k) {
       const int g = index.GridIndex(PointOf(L + 4 * k));
       qs[k] = static_cast<uint8_t>(g & 255);
@@ -282,9 +221,60 @@ void QuantizeIq3SBlock(const float* x, const float* qw, uint8_t* out, const Iq3O
 
 }  // namespace
 
-const Iq3Ops& Iq3RefOps() {
-  static constexpr Iq3Ops kOps{LevelsRef, DistancesRef};
-  return kOps;
+int Iq3BestNeighbour(const Iq3Index& index, uint32_t u, const float* xval, const float* waux,
+                     float scale, int8_t* l) {
+  const Iq3Neighbours list = index.NeighboursOf(u);
+  float best = FLT_MAX;
+  int g = -1;
+  for (int c = 0; c < list.n; ++c) {
+    float d2 = 0;
+    for (int i = 0; i < 4; ++i) {
+      const float diff = scale * list.q[i * list.n_pad + c] - xval[i];
+      d2 += waux[i] * diff * diff;
+    }
+    if (d2 < best) {
+      best = d2;
+      g = list.index[c];
+    }
+  }
+  if (g < 0) g = list.index[0];
+  for (int i = 0; i < 4; ++i) l[i] = static_cast<int8_t>(index.Level(g, i));
+  return g;
+}
+
+float Iq3TrialsRef(bool xxs, const Iq3Index& index, const float* xval, const float* weight,
+                   const float* waux, float max, int8_t* L, bool* on_grid) {
+  int8_t laux[kSub];
+  bool on_grid_aux[8];
+  float best = 0;
+  float scale = max / (2 * kMaxQ - 1);
+  const int n_trials = xxs ? 15 : 9;
+  for (int is = -n_trials; is <= n_trials; ++is) {
+    const float id = (2 * kMaxQ - 1 + is * 0.2f) / max;
+    const float this_scale = 1 / id;
+    Levels(id, xval, laux);
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t u = PointOf(laux + 4 * k);
+      on_grid_aux[k] = index.GridIndex(u) >= 0;
+      if (!on_grid_aux[k]) {
+        Iq3BestNeighbour(index, u, xval + 4 * k, waux + 4 * k, this_scale, laux + 4 * k);
+      }
+    }
+    float sumqx = 0, sumq2 = 0;
+    for (int i = 0; i < kSub; ++i) {
+      const float w = weight[i];
+      const float q = static_cast<float>(2 * laux[i] + 1);
+      sumqx += w * xval[i] * q;
+      sumq2 += w * q * q;
+    }
+    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+      scale = sumqx / sumq2;
+      best = scale * sumqx;
+      std::memcpy(L, laux, kSub);
+      std::memcpy(on_grid, on_grid_aux, sizeof(on_grid_aux));
+    }
+  }
+  return scale;
 }
 
 size_t Iq3EncodeBlockBytes(GgmlType type) {
@@ -296,11 +286,11 @@ size_t Iq3EncodeBlockBytes(GgmlType type) {
 }
 
 void QuantizeIq3Block(GgmlType type, const float* x, const float* qw, uint8_t* out,
-                      const Iq3Ops& ops) {
+                      Iq3TrialsFn trials) {
   if (type == GgmlType::kIQ3_XXS) {
-    QuantizeIq3XxsBlock(x, qw, out, ops);
+    QuantizeIq3XxsBlock(x, qw, out, trials);
   } else {
-    QuantizeIq3SBlock(x, qw, out, ops);
+    QuantizeIq3SBlock(x, qw, out, trials);
   }
 }
 
@@ -308,7 +298,7 @@ void QuantizeIq3Row(GgmlType type, const float* x, size_t n_elems, uint8_t* out,
                     const float* imatrix) {
   const size_t block_bytes = Iq3EncodeBlockBytes(type);
   for (size_t b = 0; b < n_elems / kQK; ++b, x += kQK, out += block_bytes) {
-    QuantizeIq3Block(type, x, imatrix != nullptr ? imatrix + kQK * b : nullptr, out, Iq3RefOps());
+    QuantizeIq3Block(type, x, imatrix != nullptr ? imatrix + kQK * b : nullptr, out, Iq3TrialsRef);
   }
 }
 
@@ -332,7 +322,7 @@ uint64_t EncodeGgmlIq3Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums*
     // Importance values are per column: super-block i starts at column
     // i % cols (cols is a multiple of 256).
     QuantizeIq3Block(a.type, x, a.imatrix != nullptr ? a.imatrix + i % a.x.cols : nullptr, out,
-                     Iq3RefOps());
+                     Iq3TrialsRef);
     if (errors != nullptr) AddIq3Errors(a.type, out, x, i, *errors);
   }
   return kernels::kAllFinite;

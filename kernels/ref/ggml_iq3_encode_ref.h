@@ -21,10 +21,10 @@
 //
 // Order is the contract: every sum runs in increasing element index, in the
 // association ggml's C gives it, one rounding per operation (the project
-// builds with -ffp-contract=off). Two parts are order-free and are the hooks
-// a vector body replaces (Iq3Ops): the per-element level rounding and the
-// per-candidate neighbour distances (each candidate's four-term sum keeps
-// its order within its lane).
+// builds with -ffp-contract=off). The trials are independent until the
+// choice among them (in trial order, strict >), so the trial search is the
+// hook a vector body replaces (Iq3TrialsFn): it may run one trial per lane
+// as long as each lane does exactly one trial's scalar arithmetic.
 //
 // ggml quirks kept: IQ3_S does not advance its qs/signs pointers past an
 // all-zero sub-block (the next sub-block's grid indices and signs land in
@@ -46,24 +46,35 @@
 
 namespace amn::ref {
 
-// The order-free parts of the search, as ggml computes them.
-struct Iq3Ops {
-  // l[i] = clamp(nearest_int(0.5f * (id * xval[i] - 1)), 0, 7), i < 32.
-  void (*levels)(float id, const float* xval, int8_t* l);
-  // d2[c] for every c < list.n_pad: sum over i = 0..3 in order of
-  // (w[i] * diff) * diff, diff = scale * q_i(c) - xval[i], from 0.
-  void (*distances)(const Iq3Neighbours& list, const float* xval, const float* w, float scale,
-                    float* d2);
-};
-const Iq3Ops& Iq3RefOps();
+// iq3_find_best_neighbour for off-grid point u of one group of 4: the grid
+// index of the candidate of least sum over i = 0..3 (in order, from 0) of
+// (waux_i * diff) * diff, diff = scale * (2 l_i + 1) - xval_i; strict <, so
+// the first in list order wins ties. Its levels go to l[0..3]. ggml asserts
+// a winner exists; without one (every distance NaN or >= FLT_MAX) the
+// first candidate is taken.
+int Iq3BestNeighbour(const Iq3Index& index, uint32_t u, const float* xval, const float* waux,
+                     float scale, int8_t* l);
+
+// The trial-scale search of one 32-element sub-block (ggml's `is` loop):
+// xxs selects IQ3_XXS's 31 trials (else IQ3_S's 19); xval |x| (signs
+// applied), weight and waux = sqrt(weight), max the running MAX of xval.
+// Returns the winning scale (max / 15 when no trial wins); L (zeros on
+// entry) and on_grid[8] receive the winning trial's levels and which of its
+// groups were on the grid (untouched when no trial wins: on_grid must hold
+// xxs on entry).
+using Iq3TrialsFn = float (*)(bool xxs, const Iq3Index& index, const float* xval,
+                              const float* weight, const float* waux, float max, int8_t* L,
+                              bool* on_grid);
+float Iq3TrialsRef(bool xxs, const Iq3Index& index, const float* xval, const float* weight,
+                   const float* waux, float max, int8_t* L, bool* on_grid);
 
 // Block bytes of IQ3_XXS (98) or IQ3_S (110); 0 for any other type.
 size_t Iq3EncodeBlockBytes(GgmlType type);
 
 // One super-block (256 F32) of IQ3_XXS or IQ3_S; qw its 256 importance
-// values or null; ops the search parts (Iq3RefOps() for the reference).
+// values or null; trials the trial search (Iq3TrialsRef for the reference).
 void QuantizeIq3Block(GgmlType type, const float* x, const float* qw, uint8_t* out,
-                      const Iq3Ops& ops);
+                      Iq3TrialsFn trials);
 
 // One row of n_elems F32 to n_elems / 256 blocks; imatrix: n_elems importance
 // values (ggml's quant_weights for this row) or null.

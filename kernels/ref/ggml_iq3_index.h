@@ -23,18 +23,17 @@
 
 namespace amn::ref {
 
-// Candidates are padded to a multiple of this many, so a vector kernel of up
-// to 16 float lanes reads whole vectors (the padding scores but is never
-// chosen: only the first n are scanned).
-inline constexpr int kIq3NeighbourPad = 16;
+// Candidate lists are padded to a multiple of this many, so a vector kernel
+// of up to 8 float lanes reads whole vectors (the padding is never chosen).
+inline constexpr int kIq3NeighbourPad = 8;
 
 // The neighbour list of one off-grid point.
 struct Iq3Neighbours {
-  int n = 0;                      // candidates (>= 1)
-  int n_pad = 0;                  // n rounded up to kIq3NeighbourPad
+  int n = 0;                        // candidates (>= 1; 38 at most)
+  int n_pad = 0;                    // n rounded up to kIq3NeighbourPad
   const uint16_t* index = nullptr;  // n grid indices, in ggml's order
-  // 4 rows of n_pad floats: q[i * n_pad + c] is the odd value 2 l_i + 1 of
-  // candidate c (padding: 0).
+  // 4 rows of n_pad floats: q[i * n_pad + c] is 2 l_i + 1 of candidate c,
+  // the value ggml scores (padding: 0).
   const float* q = nullptr;
 };
 
@@ -58,7 +57,7 @@ class Iq3Index {
   int grid_size_;
   std::vector<uint16_t> levels_;   // grid entry -> packed levels (its u)
   std::vector<int32_t> map_;       // u -> grid index or -1
-  std::vector<int32_t> list_of_;   // u -> first candidate in index_/q_ order, or -1
+  std::vector<int32_t> list_of_;   // u -> its first candidate in index_, or -1
   std::vector<int32_t> count_;     // u -> candidates
   std::vector<int32_t> qoff_;      // u -> offset of its 4 q rows in q_
   std::vector<uint16_t> index_;
