@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "amn/amn.h"
 #include "amn/quantize.h"
 #include "amn/targets.h"
 #include "dispatch/encoders.h"
@@ -195,6 +196,25 @@ TEST(Iq3QuantizeGgml, RoutesToTheIq3Family) {
       EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0) << Name(type);
       EXPECT_EQ(err.elements, 1024u);
       EXPECT_GT(err.sum_sq_ref, err.sum_sq_err) << Name(type);  // it does encode
+    }
+  }
+}
+
+// The C ABI: amn_quantize_ggml with ids 18 and 21 writes the reference's
+// bytes for one row, with and without importance values.
+TEST(Iq3QuantizeGgml, CAbiWritesTheReferenceBytes) {
+  const std::vector<float> x = GaussianRow(91, 512, 2.0f);
+  const std::vector<float> w = ImatrixCases(512)[2].w;
+  for (GgmlType type : kIq3Types) {
+    for (const float* imatrix : {static_cast<const float*>(nullptr), w.data()}) {
+      std::vector<uint8_t> want(2 * ref::Iq3EncodeBlockBytes(type));
+      ref::QuantizeIq3Row(type, x.data(), 512, want.data(), imatrix);
+      std::vector<uint8_t> got(want.size());
+      ASSERT_EQ(amn_quantize_ggml(static_cast<int>(type), x.data(), 512, imatrix, got.data(),
+                                  got.size()),
+                AMN_OK)
+          << Name(type) << ": " << amn_last_error();
+      EXPECT_TRUE(got == want) << Name(type);
     }
   }
 }

@@ -434,8 +434,8 @@ AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* par
  * elements: 32, or 256 for TQ1_0 / TQ2_0) into ggml blocks of `ggml_type`
  * at dst, the same bytes as ggml's ggml_quantize_chunk for that row.
  * Types: Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, IQ4_NL = 20,
- * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, Q2_K = 10 ... Q6_K = 14 and
- * IQ4_XS = 23; any other id is AMN_ERR_UNSUPPORTED (known) or
+ * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, Q2_K = 10 ... Q6_K = 14,
+ * IQ4_XS = 23, IQ3_XXS = 18 and IQ3_S = 21; any other id is AMN_ERR_UNSUPPORTED (known) or
  * AMN_ERR_INVALID_ARGUMENT (unknown). A tensor of several rows is
  * one call per row (these types are block-local, so the rows could also go
  * in one call as one long row). imatrix: NULL (ggml's reference quantizers,
