@@ -48,8 +48,16 @@ class Iq3Index {
   int GridIndex(uint32_t u) const { return map_[u]; }
   // Level l_i (0 .. 7) of element i of grid entry g.
   int Level(int g, int i) const { return (levels_[g] >> (3 * i)) & 7; }
-  // Neighbours of an off-grid point u.
-  Iq3Neighbours NeighboursOf(uint32_t u) const;
+  // Neighbours of an off-grid point u (inline: called once per off-grid
+  // group and trial).
+  Iq3Neighbours NeighboursOf(uint32_t u) const {
+    Iq3Neighbours r;
+    r.n = count_[u];
+    r.n_pad = (r.n + kIq3NeighbourPad - 1) / kIq3NeighbourPad * kIq3NeighbourPad;
+    r.index = index_.data() + list_of_[u];
+    r.q = q_.data() + qoff_[u];
+    return r;
+  }
 
  private:
   explicit Iq3Index(int grid_size);
