@@ -29,8 +29,9 @@
 // ggml quirks kept: IQ3_S does not advance its qs/signs pointers past an
 // all-zero sub-block (the next sub-block's grid indices and signs land in
 // its place; qh and scales are indexed by sub-block). Where ggml would abort
-// (no neighbour has a finite distance: inputs whose squares overflow F32),
-// this code takes the list's first candidate and goes on.
+// (no neighbour has a distance below FLT_MAX: inputs whose fourth powers
+// overflow F32, |x| beyond about 1e9), this code takes the list's first
+// candidate and goes on.
 //
 // Preconditions: n_elems a multiple of 256, inputs finite.
 #ifndef AMN_KERNELS_REF_GGML_IQ3_ENCODE_REF_H_
