@@ -159,7 +159,7 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
                   "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
-                  "q2_k q3_k q4_k q5_k q6_k iq4_xs (with --imatrix: iq2_xxs iq2_xs iq2_s iq1_s "
+                  "q2_k q3_k q4_k q5_k q6_k iq4_xs iq3_xxs iq3_s (with --imatrix: iq2_xxs iq2_xs iq2_s iq1_s "
                   "iq1_m), chosen and falling back per tensor as "
                   "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet)")
       ->type_name("S");

@@ -16,6 +16,7 @@
 #include "kernels/encode_common.h"
 #include "kernels/ref/ggml_encode_ref.h"
 #include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
+#include "kernels/ref/ggml_iq3_encode_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 
 namespace amn {
@@ -28,10 +29,11 @@ constexpr const char* kFn = "QuantizeGgml";
 // (dispatch/ggml_legacy_encode.cc), GgmlKQuantQuant
 // (dispatch/ggml_kquant_encode.cc) and the IQ2/IQ1 encoders
 // (dispatch/ggml_iq2_iq1_encode.cc: the reference's searches with the
-// dispatched neighbour scoring; not in the kernel table). A new family adds an enumerator, its
+// dispatched neighbour scoring; not in the kernel table) and GgmlIq3Quant
+// (dispatch/ggml_iq3_encode.cc). A new family adds an enumerator, its
 // types' lines in GgmlEncoderFamilyOf, and a case in ShapeOf and
 // RunGgmlEncoder.
-enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant, kIq2Iq1 };
+enum class GgmlEncoderFamily { kNone, kLegacy, kKQuant, kIq2Iq1, kIq3 };
 
 GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
   switch (type) {
@@ -55,6 +57,8 @@ GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
     case GgmlType::kIQ2_S: return GgmlEncoderFamily::kIq2Iq1;
     case GgmlType::kIQ1_S: return GgmlEncoderFamily::kIq2Iq1;
     case GgmlType::kIQ1_M: return GgmlEncoderFamily::kIq2Iq1;
+    case GgmlType::kIQ3_XXS: return GgmlEncoderFamily::kIq3;
+    case GgmlType::kIQ3_S: return GgmlEncoderFamily::kIq3;
     default: return GgmlEncoderFamily::kNone;
   }
 }
@@ -71,6 +75,8 @@ BlockShape ShapeOf(GgmlType type) {
       return {256, ref::KQuantBlockBytes(static_cast<uint32_t>(type))};
     case GgmlEncoderFamily::kIq2Iq1:
       return {256, ref::Iq2Iq1EncodeBlockBytes(type)};
+    case GgmlEncoderFamily::kIq3:
+      return {256, ref::Iq3EncodeBlockBytes(type)};
     default:
       return {};
   }
@@ -82,6 +88,7 @@ uint64_t RunGgmlEncoder(GgmlEncoderFamily family, const kernels::GgmlQuantArgs& 
     case GgmlEncoderFamily::kLegacy: return internal::EncodeGgmlLegacyQuant(args, errors);
     case GgmlEncoderFamily::kKQuant: return internal::EncodeGgmlKQuantQuant(args, errors);
     case GgmlEncoderFamily::kIq2Iq1: return internal::EncodeGgmlIq2Iq1Quant(args, errors);
+    case GgmlEncoderFamily::kIq3: return internal::EncodeGgmlIq3Quant(args, errors);
     default: return kernels::kAllFinite;  // not reached: checked by the caller
   }
 }

@@ -44,7 +44,8 @@
   X(Bnb4Quant, Encode, EncodeBnb4Quant, "bnb_encode")             \
   X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")             \
   X(GgmlLegacyQuant, GgmlLegacyEncode, EncodeGgmlLegacyQuant, "ggml_encode") \
-  X(GgmlKQuantQuant, GgmlKQuantEncode, EncodeGgmlKQuantQuant, "ggml_kquant_encode")
+  X(GgmlKQuantQuant, GgmlKQuantEncode, EncodeGgmlKQuantQuant, "ggml_kquant_encode") \
+  X(GgmlIq3Quant, GgmlIq3Encode, EncodeGgmlIq3Quant, "ggml_iq3_encode")
 
 // X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
 // type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
@@ -71,7 +72,9 @@
   X(q5_k, GgmlKQuantQuant, 13)       \
   X(q2_k, GgmlKQuantQuant, 10)       \
   X(q3_k, GgmlKQuantQuant, 11)       \
-  X(iq4_xs, GgmlKQuantQuant, 23)
+  X(iq4_xs, GgmlKQuantQuant, 23)     \
+  X(iq3_xxs, GgmlIq3Quant, 18)       \
+  X(iq3_s, GgmlIq3Quant, 21)
 
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u

@@ -65,6 +65,8 @@ uint32_t LlamaFileTypeOf(GgmlType type) {
     case GgmlType::kIQ1_S: return 24;
     case GgmlType::kIQ2_S: return 28;
     case GgmlType::kIQ1_M: return 31;
+    case GgmlType::kIQ3_XXS: return 23;
+    case GgmlType::kIQ3_S: return 26;
     case GgmlType::kTQ1_0: return 36;
     case GgmlType::kTQ2_0: return 37;
     case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
@@ -104,6 +106,8 @@ Result<GgmlType> GgufRowType(GgmlType type, uint64_t cols, const std::string& gg
     case GgmlType::kIQ1_S:
     case GgmlType::kIQ1_M:
     case GgmlType::kIQ4_XS: fallback = GgmlType::kIQ4_NL; break;
+    case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ3_S: fallback = GgmlType::kIQ4_NL; break;
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:
     case GgmlType::kTQ1_0:

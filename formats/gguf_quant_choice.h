@@ -39,7 +39,7 @@ bool GgufQuantizes(const std::string& gguf_name, const std::vector<uint64_t>& sh
 // The type a quantized tensor of `cols` elements a row gets: `type`, or
 // where `cols` is not a multiple of its block, tensor_type_fallback's
 // (Q2_K, Q3_K, TQ1_0, TQ2_0 -> Q4_0; Q4_K -> Q5_0; Q5_K -> Q5_1; Q6_K ->
-// Q8_0; IQ4_XS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M -> IQ4_NL; F16 where
+// Q8_0; IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M -> IQ4_NL; F16 where
 // that block does not divide either).
 // kUnsupported naming the tensor for a type llama-quantize has no fallback
 // for (the 32-element types: Q4_0, Q8_0, IQ4_NL, MXFP4, ...).

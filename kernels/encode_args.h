@@ -73,6 +73,7 @@ struct GgmlQuantArgs {
 // encoder family takes the shared struct under its own name.
 using GgmlLegacyQuantArgs = GgmlQuantArgs;
 using GgmlKQuantQuantArgs = GgmlQuantArgs;
+using GgmlIq3QuantArgs = GgmlQuantArgs;
 
 }  // namespace amn::kernels
 

@@ -10,6 +10,7 @@
 #include "kernels/encode_common.h"
 #include "kernels/ref/ggml_encode_ref.h"  // EncodeGgmlLegacyQuant
 #include "kernels/ref/ggml_kquant_encode_ref.h"  // EncodeGgmlKQuantQuant
+#include "kernels/ref/ggml_iq3_encode_ref.h"  // EncodeGgmlIq3Quant
 
 namespace amn::ref {
 

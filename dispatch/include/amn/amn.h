@@ -435,7 +435,7 @@ AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* par
  * at dst, the same bytes as ggml's ggml_quantize_chunk for that row.
  * Types: Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, IQ4_NL = 20,
  * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, Q2_K = 10 ... Q6_K = 14,
- * IQ4_XS = 23, IQ2_XXS = 16, IQ2_XS = 17, IQ2_S = 22, IQ1_S = 19 and
+ * IQ4_XS = 23, IQ3_XXS = 18, IQ3_S = 21, IQ2_XXS = 16, IQ2_XS = 17, IQ2_S = 22, IQ1_S = 19 and
  * IQ1_M = 29 (IQ2_XXS, IQ2_XS and IQ1_S need imatrix: NULL is
  * AMN_ERR_INVALID_ARGUMENT naming the type, as ggml refuses them without
  * one); any other id is AMN_ERR_UNSUPPORTED (known) or
