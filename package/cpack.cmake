@@ -12,6 +12,10 @@ set(CPACK_PACKAGE_CONTACT "anamnesis maintainers <anamnesis@localhost>")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+# Each package's Description starts with its own summary line (the first
+# line of CPACK_COMPONENT_<C>_DESCRIPTION below): CPackDeb prepends the
+# project-wide summary unless it is CPack's default, so it is left at that.
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
 if(AMN_BUILD_CLI)
