@@ -1,0 +1,61 @@
+# `cpack -G DEB` from the build directory: Debian's layout in three packages,
+#   libamn<SOVERSION>  the shared library            (component runtime)
+#   libamn-dev         headers, CMake package, .pc   (component dev)
+#   amn                the CLI, man page, completion (component tools)
+# Depends are computed by dpkg-shlibdeps (package dpkg-dev). No -march
+# anywhere: one package runs on every x86-64 CPU and picks its kernels at
+# run time (tests/package_fleet_test.sh proves it under QEMU).
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME anamnesis)
+set(CPACK_PACKAGE_VENDOR "anamnesis")
+set(CPACK_PACKAGE_CONTACT "anamnesis maintainers <anamnesis@localhost>")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+# Each package's Description starts with its own summary line (the first
+# line of CPACK_COMPONENT_<C>_DESCRIPTION below): CPackDeb prepends the
+# project-wide summary unless it is CPack's default, so it is left at that.
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL runtime dev)
+if(AMN_BUILD_CLI)
+  list(APPEND CPACK_COMPONENTS_ALL tools)
+endif()
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The CLI's libamn.so.N is found in the build tree; its Depends entry is the
+# exact libamn package below.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/package)
+set(amn_runtime_package libamn${AMN_SOVERSION})
+set(amn_exact "(= ${PROJECT_VERSION})")
+
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${amn_runtime_package})
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "dequantize and convert model weights - shared library
+libamn reads model weights in safetensors (FP8, GPTQ, AWQ, bitsandbytes,
+compressed-tensors, MXFP4), GGUF (every ggml type), .npz and PyTorch files
+and dequantizes them to BF16, F16 or F32, or quantizes them. Its kernels are
+compiled for every x86-64 and Arm SIMD level and picked at run time, so one
+package runs on every CPU of its architecture, bit-identically.
+This package holds the shared library.")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libamn-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${amn_runtime_package} ${amn_exact}")
+set(CPACK_COMPONENT_DEV_DESCRIPTION "dequantize and convert model weights - development files
+Headers (the C ABI amn/amn.h and the C++20 API), the CMake package
+(find_package(anamnesis), target anamnesis::amn) and pkg-config file
+(anamnesis) for libamn.")
+
+set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME amn)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${amn_runtime_package} ${amn_exact}")
+set(CPACK_COMPONENT_TOOLS_DESCRIPTION "dequantize and convert model weights - command-line tool
+amn inspects model files and dequantizes (remember), quantizes (forget) and
+converts them between safetensors and GGUF, choosing the best SIMD kernels
+of the CPU it runs on.")
+
+include(CPack)
