@@ -4,7 +4,7 @@
 // binary interposes pthread_create to count every thread started (std::thread
 // goes through it), and also counts /proc/self/task from the progress
 // callback. Four threads must start some (the counter can fail) and write the
-// same bytes as one.
+// same bytes as one. The outputs' bytes are also those recorded on x86.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "amn/model.h"
+#include "formats/sha256.h"
 #include "tests/cli_runner.h"
 
 namespace {
@@ -74,7 +75,7 @@ class OneThread : public testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     const test::CliResult r =
-        test::RunCommand(AMN_DEMO_GENERATOR_PATH, "'" + (dir_ / "demo-FP8").string() + "' 2");
+        test::RunBuilt(AMN_DEMO_GENERATOR_PATH, "'" + (dir_ / "demo-FP8").string() + "' 2");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // A float model for forget: the demo remembered to BF16, one thread.
     auto model = Model::Open(dir_ / "demo-FP8");
@@ -188,6 +189,65 @@ TEST_F(OneThread, ConvertStartsNoThread) {
       EXPECT_EQ(test::SlurpText(out), test::SlurpText(dir_ / "convert-j1.gguf"));
     }
   }
+}
+
+// The bytes of the demo's outputs, recorded from the x86-64 run (g++,
+// AVX3_DL and -j 2, the same as `amn remember`/`forget`/`convert` write):
+// a cross build runs this on emulated NEON, SVE and SVE2 CPUs, so every
+// target the engine dispatches there must write x86's bytes. The generator
+// input is checked first (it draws from std::normal_distribution).
+TEST_F(OneThread, DemoOutputsHaveTheBytesRecordedOnX86) {
+  auto sha = [](const fs::path& path) {
+    const auto digest = formats::Sha256OfFile(path);
+    EXPECT_TRUE(digest.ok()) << path;
+    return digest.ok() ? *digest : std::string();
+  };
+  const std::string shards[] = {"model-00001-of-00002.safetensors",
+                                "model-00002-of-00002.safetensors"};
+  struct Recorded {
+    const char* dir;
+    const char* digests[2];
+  };
+  const Recorded input = {"demo-FP8",
+                          {"4125b91179ea447a572d4d4581336d5e516c85820b9ef3deddc1247f1b4471fe",
+                           "ac6111cafb051274994cf0802e549972c3e55628939edf90d5134afd1d12b7db"}};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(sha(dir_ / input.dir / shards[i]), input.digests[i]) << "the generated input differs";
+  }
+  auto model = Model::Open(dir_ / "demo-bf16");
+  ASSERT_TRUE(model.ok());
+  for (const ForgetScheme scheme : {ForgetScheme::kNf4, ForgetScheme::kFp8}) {
+    ForgetOptions options;
+    options.scheme = scheme;
+    options.threads = 1;
+    const fs::path out = dir_ / (scheme == ForgetScheme::kNf4 ? "nf4" : "fp8");
+    const auto report = model->Forget(out, options);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+  }
+  auto quantized = Model::Open(dir_ / "demo-FP8");
+  ASSERT_TRUE(quantized.ok());
+  ConvertOptions convert;
+  convert.format = ConvertFormat::kGguf;
+  convert.scheme = "f16";
+  convert.threads = 1;
+  ASSERT_TRUE(quantized->Convert(dir_ / "demo.gguf", convert).ok());
+
+  const Recorded outputs[] = {
+      {"demo-bf16",
+       {"03c94878af3b84d676bdd88a923dadb473cbfaefd15a34330410929a5f5e6e8a",
+        "c4c846798fb0d1f062c253f68a54fc24cdf81ac71c4f641560e87c0fb052c02f"}},
+      {"nf4",
+       {"5c95dda22f203e9d1dfb0e35db58a742d99b50b95a774eab6983da75602b3708",
+        "a9ff22325d340835c79df53fe9049c3ead7ff898e3235c3c9e9fa7e37c6f8457"}},
+      {"fp8",
+       {"f5feaaf9a272dc20f9316d42b021b1e4261d4513781da0505124bfcc506fcb01",
+        "04ef5d0e3864bef3477c3d302bd7bf5899731d7c8d8674bb9e0714571e45d6ef"}},
+  };
+  for (const Recorded& r : outputs) {
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(sha(dir_ / r.dir / shards[i]), r.digests[i]) << r.dir;
+  }
+  EXPECT_EQ(sha(dir_ / "demo.gguf"),
+            "dfbe41b627f69ea8ae458e6683200544588b489c8b289aa7b67d44ede49c4928");
 }
 
 }  // namespace
