@@ -12,7 +12,7 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
       ->group(kGroup);
   app.add_option("-j,--threads", options.threads,
                  "Worker threads for remember, forget and convert (default: every core); the output is identical "
-                 "for any value. Other commands run one thread")
+                 "for any value; 1 starts no thread. Other commands run one thread")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u))
       ->group(kGroup);

@@ -88,10 +88,14 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
       }
     }
   };
-  std::vector<std::thread> workers;
   const unsigned n_threads = std::max(1u, std::min<unsigned>(threads, pieces.size()));
-  for (unsigned i = 0; i < n_threads; ++i) workers.emplace_back(work);
-  for (std::thread& w : workers) w.join();
+  if (n_threads == 1) {
+    work();  // on the calling thread: one thread starts none
+  } else {
+    std::vector<std::thread> workers;
+    for (unsigned i = 0; i < n_threads; ++i) workers.emplace_back(work);
+    for (std::thread& w : workers) w.join();
+  }
   AMN_RETURN_IF_ERROR(failure);
   AMN_RETURN_IF_ERROR(inputs.CheckUnchanged());
 

@@ -27,8 +27,9 @@ struct StatsTarget {
 
 // Fills every target's job->side: FP8 scales (Fp8ScaleFromAmax of each
 // group's amax), bnb absmax, INT8 SCB. A NaN or infinity in a tensor is
-// kInvalid naming it. `threads` workers share the chunks; the values do not
-// depend on their number (a max is exact in any order).
+// kInvalid naming it. `threads` workers share the chunks (one: the calling
+// thread alone, none started); the values do not depend on their number (a
+// max is exact in any order).
 Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
                          std::vector<StatsTarget>& targets, unsigned threads, size_t chunk_bytes,
                          bool use_mmap, const std::atomic<bool>* cancel);

@@ -488,6 +488,18 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     return DequantGgml(static_cast<GgmlType>(out.ggml_type), in_u8, OutType(out.dtype), out_bytes);
   };
 
+  // Fills chunk `c` into its slot; false when the run failed.
+  auto fill = [&](size_t c) {
+    Pipeline::Slot* slot = pipeline.Acquire(c);
+    if (slot == nullptr) return false;
+    Status status = produce(chunks[c], *slot);
+    if (!status.ok()) {
+      pipeline.Fail(std::move(status).WithTensor(shard.tensors[chunks[c].tensor].name));
+      return false;
+    }
+    pipeline.MarkReady(c);
+    return true;
+  };
   std::mutex next_mutex;
   size_t next_chunk = 0;
   auto work = [&] {
@@ -498,14 +510,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
         if (next_chunk >= chunks.size()) return;
         c = next_chunk++;
       }
-      Pipeline::Slot* slot = pipeline.Acquire(c);
-      if (slot == nullptr) return;
-      Status status = produce(chunks[c], *slot);
-      if (!status.ok()) {
-        pipeline.Fail(std::move(status).WithTensor(shard.tensors[chunks[c].tensor].name));
-        return;
-      }
-      pipeline.MarkReady(c);
+      if (!fill(c)) return;
     }
   };
 
@@ -513,11 +518,19 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
                            shard.header_bytes.size(), 0, out_name);
   if (!status.ok()) return status;
 
+  // One thread: every chunk is filled here, just before it is written, and
+  // no thread is started (an embedding engine's single-threaded call; qemu
+  // user mode, whose pthread_create may hang). Its slot is always free then:
+  // chunk c - slots was written and released before.
+  const bool inline_fill = threads == 1;
   std::vector<std::thread> workers;
-  for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
+  if (!inline_fill) {
+    for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
+  }
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
   for (size_t c = 0; c < chunks.size(); ++c) {
+    if (inline_fill && !fill(c)) break;
     Pipeline::Slot* slot = pipeline.AwaitReady(c);
     if (slot == nullptr) break;
     // A tensor starts at its planned offset: GGUF aligns each one, so the

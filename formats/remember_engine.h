@@ -2,7 +2,8 @@
 // header first, then tensor data chunk by chunk in order. Worker threads
 // read and dequantize chunks into a bounded ring of buffers; the calling
 // thread writes them in order, so peak memory is O(threads x chunk) and the
-// bytes are identical for any thread count.
+// bytes are identical for any thread count. With one thread, no worker
+// starts: the calling thread fills each chunk itself before writing it.
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
@@ -18,7 +19,7 @@
 namespace amn::formats {
 
 struct EngineOptions {
-  unsigned threads = 1;            // worker threads (>= 1)
+  unsigned threads = 1;            // worker threads (>= 1; 1: none, all inline)
   size_t chunk_bytes = size_t{4} << 20;  // output bytes per chunk (at most)
   // Called from the writing thread after each chunk: bytes and tensors of
   // this shard finished so far.

@@ -83,7 +83,7 @@ class CliOutput : public testing::Test {
  protected:
   void SetUp() override {
     input_ = dir_.path() / "demo-FP8";
-    const CliResult r = RunCommand(AMN_DEMO_GENERATOR_PATH, Quote(input_) + " 2");
+    const CliResult r = RunBuilt(AMN_DEMO_GENERATOR_PATH, Quote(input_) + " 2");
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   std::vector<std::string> RememberArgs() const {

@@ -45,8 +45,27 @@ inline CliResult RunCommand(const std::string& binary, const std::string& args,
   return result;
 }
 
+// A cross build's tests run under qemu-user (tests/CMakeLists.txt), which
+// does not start the binaries they spawn by itself (no binfmt_misc needed):
+// AMN_TEST_EMULATOR holds the emulator command ("qemu-aarch64 -L ... -cpu
+// a64fx") that runs this project's own binaries; empty natively.
+inline std::string EmulatorPrefix() {
+  const char* emulator = std::getenv("AMN_TEST_EMULATOR");
+  return emulator != nullptr ? std::string(emulator) : std::string();
+}
+
+// Runs a binary of this build (the CLI, the demo generator), under the
+// emulator when there is one.
+inline CliResult RunBuilt(const std::string& binary, const std::string& args,
+                          const std::string& env_prefix = "") {
+  return RunCommand(binary, args, env_prefix + " " + EmulatorPrefix());
+}
+
+// Under the emulator every run ends with -j 1 (the last -j wins): qemu-user
+// may hang in pthread_create, and -j 1 starts no thread. The -j N == -j 1
+// comparisons are then -j 1 against itself; the native run checks them.
 inline CliResult RunAmn(const std::string& args, const std::string& env_prefix = "") {
-  return RunCommand(AMN_CLI_PATH, args, env_prefix);
+  return RunBuilt(AMN_CLI_PATH, EmulatorPrefix().empty() ? args : args + " -j 1", env_prefix);
 }
 
 }  // namespace amn::test

@@ -75,7 +75,7 @@ TEST(CliUsage, GlobalOptionsBeforeOrAfterTheCommand) {
   // -j before and after remember: both run, with the same bytes.
   TempDir dir;
   const fs::path input = dir.path() / "demo-FP8";
-  ASSERT_EQ(RunCommand(AMN_DEMO_GENERATOR_PATH, Quote(input) + " 2").exit_code, 0);
+  ASSERT_EQ(RunBuilt(AMN_DEMO_GENERATOR_PATH, Quote(input) + " 2").exit_code, 0);
   const CliResult before = RunAmn("-j 2 remember -q " + Quote(input) + " -o " + Quote(dir.path() / "a"));
   const CliResult after = RunAmn("remember -q " + Quote(input) + " -o " + Quote(dir.path() / "b") +
                                  " -j 1 --isa baseline");

@@ -60,7 +60,7 @@ class OutputSafety : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    const CliResult r = RunCommand(AMN_DEMO_GENERATOR_PATH, Quote(Input()) + " 2 1024 2816");
+    const CliResult r = RunBuilt(AMN_DEMO_GENERATOR_PATH, Quote(Input()) + " 2 1024 2816");
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {

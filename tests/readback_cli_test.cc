@@ -367,7 +367,7 @@ TEST(Readback, UnquantizedModelDirectory) {
 TEST(Readback, GeneratedDemoModel) {
   TempDir dir;
   const fs::path model = dir.path() / "demo-FP8";
-  const CliResult r = RunCommand(AMN_DEMO_GENERATOR_PATH, Quote(model) + " 2");
+  const CliResult r = RunBuilt(AMN_DEMO_GENERATOR_PATH, Quote(model) + " 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Case c;
   c.input = model;

@@ -101,7 +101,9 @@ struct RememberOptions {
   // Only quantized weights become `to`; every other tensor keeps its dtype
   // and bytes (NPY/NPZ/PyTorch: nothing is converted).
   bool keep_passthrough = false;
-  unsigned threads = 0;           // 0: every core
+  // 0: every core. 1: the whole run stays on the calling thread (no thread
+  // is created); the output bytes are the same for any value.
+  unsigned threads = 0;
   // Replace an existing output: a file is replaced; an existing directory
   // keeps every file amn does not write (only its shards, index, config and
   // copied side files are replaced, and stale shards of the same naming
@@ -141,7 +143,7 @@ struct ForgetOptions {
   // that it quantizes with its scheme and its side tensors (absmax, nested
   // state, SCB, FP8 scales), copied as they are.
   std::filesystem::path like;
-  unsigned threads = 0;
+  unsigned threads = 0;  // as RememberOptions::threads
   bool overwrite = false;
   bool use_mmap = true;
   std::function<void(const RememberProgress&)> progress;
@@ -181,7 +183,7 @@ struct ConvertOptions {
   // imatrix), looked up by output tensor name as llama-quantize does
   // (formats/gguf_output_plan.h GgufOutputOptions::imatrix). Empty: none.
   std::filesystem::path imatrix;
-  unsigned threads = 0;
+  unsigned threads = 0;  // as RememberOptions::threads
   bool overwrite = false;
   bool use_mmap = true;
   std::function<void(const RememberProgress&)> progress;
