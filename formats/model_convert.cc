@@ -16,7 +16,7 @@
 #include "formats/gguf_hf_map.h"
 #include "formats/gguf_kv_text.h"
 #include "formats/gguf_output_plan.h"
-#include "formats/gguf_quant_choice.h"
+#include "formats/gguf_quant_mixture.h"
 #include "formats/gguf_writer.h"
 #include "formats/imatrix.h"
 #include "formats/model_config.h"
@@ -47,7 +47,7 @@ std::string Lower(std::string s) {
 // that amn::QuantizeGgml encodes, with F32 for what stays unquantized.
 struct Scheme {
   formats::Dtype to = formats::Dtype::kF16;
-  std::optional<GgmlType> quantize;
+  std::optional<formats::GgufQuantPreset> quantize;
 };
 
 Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
@@ -59,7 +59,7 @@ Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
   if (s == "f32") return Scheme{formats::Dtype::kF32, {}};
   if (s == "f16") return Scheme{formats::Dtype::kF16, {}};
   if (s == "bf16") return Scheme{formats::Dtype::kBf16, {}};
-  if (const std::optional<GgmlType> q = formats::GgufQuantScheme(s)) {
+  if (const std::optional<formats::GgufQuantPreset> q = formats::FindGgufQuantPreset(s)) {
     if (format != ConvertFormat::kGguf) {
       return Status(StatusCode::kInvalidArgument,
                     "--scheme " + s +
@@ -76,12 +76,6 @@ Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
           "--scheme " + s + ": amn has no encoder for " + std::string(type->name) +
               " yet (it needs an importance matrix); see docs/cli.md for the types it has");
     }
-  }
-  if (s.ends_with("_s") || s.ends_with("_m") || s.ends_with("_l")) {
-    return Status(StatusCode::kUnsupported,
-                  "--scheme " + formats::MessageSafe(s) +
-                      ": llama-quantize's mixtures are not "
-                      "implemented yet; name one ggml type (q4_k, q6_k, q8_0, ...)");
   }
   return Status(StatusCode::kInvalidArgument,
                 "--scheme '" + formats::MessageSafe(scheme) +
@@ -229,14 +223,16 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
                   "--imatrix is for a ggml --scheme (q4_k, q4_0, ...); " +
                       std::string(formats::DtypeName(to)) + " is not quantized");
   }
+  if (!options.tensor_types.empty() && !scheme.quantize) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--tensor-type is for a quantized GGUF --scheme (q4_k_m, q8_0, ...)");
+  }
   if (!gguf && (!options.gguf_kv.empty() || !options.gguf_metadata.empty())) {
     return Status(StatusCode::kInvalidArgument, "--gguf-kv and --gguf-metadata are for GGUF output");
   }
   ConvertReport report;
   report.format = options.format;
-  report.scheme = Lower(
-      scheme.quantize ? std::string(FindGgmlType(static_cast<uint32_t>(*scheme.quantize))->name)
-                      : std::string(formats::DtypeName(to)));
+  report.scheme = scheme.quantize ? scheme.quantize->name : Lower(std::string(formats::DtypeName(to)));
   const ElemType elem = to == formats::Dtype::kF32   ? ElemType::kF32
                         : to == formats::Dtype::kF16 ? ElemType::kF16
                                                      : ElemType::kBf16;
@@ -259,7 +255,13 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   formats::GgufOutputOptions layout;
   std::vector<formats::GgufFallback> fallbacks;
   layout.to = to;
-  layout.quantize = scheme.quantize;
+  if (scheme.quantize) {
+    layout.quantize = formats::GgufQuantRecipe{*scheme.quantize, {}};
+    for (const std::string& text : options.tensor_types) {
+      AMN_ASSIGN_OR_RETURN(auto o, formats::ParseGgufTensorType(text));
+      layout.quantize->overrides.push_back(std::move(o));
+    }
+  }
   layout.fallbacks = &fallbacks;
   std::map<std::string, std::vector<float>> imatrix;
   if (!options.imatrix.empty()) {
@@ -291,7 +293,7 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   metadata.Remove("general.quantization_version");
   formats::GgufValue file_type;
   file_type.type = formats::GgufValueType::kU32;
-  file_type.u = scheme.quantize ? formats::LlamaFileTypeOf(*scheme.quantize) : FileTypeOf(to);
+  file_type.u = scheme.quantize ? scheme.quantize->file_type : FileTypeOf(to);
   if (scheme.quantize) {
     formats::GgufValue version;
     version.type = formats::GgufValueType::kU32;
