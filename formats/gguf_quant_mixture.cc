@@ -143,6 +143,8 @@ Result<GgmlType> MixtureType(State& qs, GgmlType type, const GgufTensorShape& t,
     return type == GgmlType::kQ8_0 ? type : GgmlType::kQ6_K;
   }
   if (category == Category::kTokenEmbd) return type;
+  // attn_qkv ends here too: llama-quantize's own attn_qkv branch comes
+  // after this one in its if/else chain and is never reached.
   if (IsAttnVLike(category)) {
     if (ftype == kQ2_K) {
       type = n_gqa >= 4 ? GgmlType::kQ4_K : GgmlType::kQ3_K;
@@ -207,12 +209,6 @@ Result<GgmlType> MixtureType(State& qs, GgmlType type, const GgufTensorShape& t,
     } else if (ftype == kQ3_K_L) {
       type = GgmlType::kQ4_K;
     }
-    return type;
-  }
-  if (category == Category::kAttnQkv) {
-    if (ftype == kQ3_K_M || ftype == kQ3_K_L) return GgmlType::kQ4_K;
-    if (ftype == kQ4_K_M) return GgmlType::kQ5_K;
-    if (ftype == kQ5_K_M) return GgmlType::kQ6_K;
     return type;
   }
   // ffn_gate and ffn_up only change for IQ3_XS, which amn does not offer,

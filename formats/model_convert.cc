@@ -79,7 +79,8 @@ Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
   }
   return Status(StatusCode::kInvalidArgument,
                 "--scheme '" + formats::MessageSafe(scheme) +
-                    "' is not f32, f16, bf16 or a ggml type amn quantizes (q8_0, q4_k, ...)");
+                    "' is not f32, f16, bf16, a ggml type amn quantizes (q8_0, q4_k, ...) or a "
+                    "llama-quantize mixture (q4_k_m, ...)");
 }
 
 Result<std::string> ReadSmallFile(const fs::path& path) {
