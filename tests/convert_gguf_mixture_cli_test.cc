@@ -239,7 +239,7 @@ TEST_F(MixtureCli, TensorTypeOverridesAreLlamaQuantizes) {
   const fs::path f32 = F32Gguf({16, 8, 2, 256, 480, 256, false}, "o");
   const std::vector<std::pair<std::string, int>> overrides = {
       {"blk\\.[0-2]\\.attn_v", 8},     // Q8_0
-      {"ATTN_V", 6},                   // lowercased: attn_v -> Q5_0 (never reached first)
+      {"BLK\\.5\\.ATTN_V", 6},          // lowercased by llama-quantize: Q5_0
       {"blk\\.1[0-5]\\.ffn_up", 1},    // F16
       {"ffn_down", 13},                // Q5_K: rows of 480 fall back to Q5_1
       {"token_embd", 14}};             // Q6_K
@@ -259,27 +259,26 @@ TEST_F(MixtureCli, TensorTypeOverridesAreLlamaQuantizes) {
     for (auto& [pattern, type] : lowered) {
       for (char& c : pattern) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    // q4_k is amn's pure Q4_K: llama-quantize --pure (its Q4_K_M preset).
-    if (p.scheme == "q4_k") {
-      // No pure flag in this helper's signature: compare types only where
-      // the override decides, which --pure and the preset share.
-      const std::map<std::string, int> types = [&] {
-        GgmlView v;
-        EXPECT_TRUE(LoadWithGgml(*ggml, ours, v));
-        std::map<std::string, int> t;
-        for (const auto& x : v.tensors) t[x.name] = x.type;
-        return t;
-      }();
-      EXPECT_EQ(types.at("blk.0.attn_v.weight"), 8);
-      EXPECT_EQ(types.at("blk.5.attn_v.weight"), 6);
-      EXPECT_EQ(types.at("blk.12.ffn_up.weight"), 1);
-      EXPECT_EQ(types.at("blk.3.ffn_up.weight"), 12);
-      EXPECT_EQ(types.at("blk.3.ffn_down.weight"), 7);  // Q5_1, Q5_K's fallback
-      EXPECT_EQ(types.at("output.weight"), 12);           // pure: no Q6_K promotion
-      continue;
+    // q4_k is amn's pure Q4_K: llama-quantize --pure Q4_K_M.
+    const bool pure = p.scheme == "q4_k";
+    ASSERT_TRUE(llama->Quantize(f32, theirs, p.ftype, 1, lowered, pure));
+    const std::map<std::string, int> types = ExpectSameTensors(*ggml, ours, theirs);
+    EXPECT_EQ(types.at("blk.0.attn_v.weight"), 8);
+    EXPECT_EQ(types.at("blk.5.attn_v.weight"), 6);
+    EXPECT_EQ(types.at("blk.12.ffn_up.weight"), 1);
+    EXPECT_EQ(types.at("blk.3.ffn_down.weight"), 7);  // Q5_1, Q5_K's fallback
+    if (p.scheme == "q4_k_m") {
+      // attn_v 0-2 and 5 left the counter: layers 3 and 4 are its 0 and 1
+      // (use_more_bits: Q6_K; counted by layer, 3 would be Q4_K), layer 7
+      // its 3 (Q4_K; by layer, Q6_K).
+      EXPECT_EQ(types.at("blk.3.attn_v.weight"), 14);
+      EXPECT_EQ(types.at("blk.4.attn_v.weight"), 14);
+      EXPECT_EQ(types.at("blk.7.attn_v.weight"), 12);
     }
-    ASSERT_TRUE(llama->Quantize(f32, theirs, p.ftype, 1, lowered));
-    ExpectSameTensors(*ggml, ours, theirs);
+    if (pure) {
+      EXPECT_EQ(types.at("blk.3.ffn_up.weight"), 12);
+      EXPECT_EQ(types.at("output.weight"), 12);  // pure: no Q6_K promotion
+    }
     const Json summary = Json::parse(r.out);
     bool down_fallback = false;
     for (const Json& f : summary["fallbacks"]) {

@@ -97,11 +97,13 @@ const std::string& LlamaQuantOracle::MissingReason() { return Reason(); }
 
 bool LlamaQuantOracle::Quantize(const std::filesystem::path& in, const std::filesystem::path& out,
                                 int ftype, int nthread,
-                                const std::vector<std::pair<std::string, int>>& overrides) const {
+                                const std::vector<std::pair<std::string, int>>& overrides,
+                                bool pure) const {
   QuantizeParams params =
       reinterpret_cast<DefaultParamsFn>(dlsym(handle_, "llama_model_quantize_default_params"))();
   params.ftype = ftype;
   params.nthread = nthread;
+  params.pure = pure;
   std::vector<TensorOverride> tt;
   for (const auto& [pattern, type] : overrides) tt.push_back({pattern.c_str(), type});
   tt.push_back({nullptr, 43});  // the terminator llama-quantize appends

@@ -24,10 +24,12 @@ class LlamaQuantOracle {
   static const std::string& MissingReason();
 
   // llama_model_quantize(in, out) with llama_model_quantize_default_params
-  // but `ftype` (llama.h LlamaFileType), `nthread` (0: all cores) and the
-  // --tensor-type overrides (regex, ggml type id). True when it returned 0.
+  // but `ftype` (llama.h LlamaFileType), `nthread` (0: all cores), the
+  // --tensor-type overrides (regex, ggml type id) and --pure. True when it
+  // returned 0.
   bool Quantize(const std::filesystem::path& in, const std::filesystem::path& out, int ftype,
-                int nthread = 1, const std::vector<std::pair<std::string, int>>& overrides = {}) const;
+                int nthread = 1, const std::vector<std::pair<std::string, int>>& overrides = {},
+                bool pure = false) const;
 
  private:
   void* handle_ = nullptr;
