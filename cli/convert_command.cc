@@ -38,7 +38,7 @@ const char* FormatName(ConvertFormat format) {
 bool IsGgmlSchemeName(const std::string& name) {
   std::string lower = name;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower == "mxfp4" || lower.starts_with("iq") || lower.starts_with("tq") ||
+  return lower == "mxfp4" || lower.starts_with("mostly_") || lower.starts_with("iq") || lower.starts_with("tq") ||
          (lower.size() >= 3 && lower[0] == 'q' && std::isdigit(static_cast<unsigned char>(lower[1])) &&
           lower[2] == '_');
 }
@@ -59,6 +59,7 @@ int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals) {
   convert.gguf_metadata = options.gguf_metadata;
   convert.gguf_kv = options.gguf_kv;
   convert.imatrix = options.imatrix;
+  convert.tensor_types = options.tensor_types;
   convert.threads = globals.threads;
   convert.overwrite = options.force;
   convert.use_mmap = !options.no_mmap;
@@ -159,9 +160,11 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
                   "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
-                  "q2_k q3_k q4_k q5_k q6_k iq4_xs iq3_xxs iq3_s (with --imatrix: iq2_xxs iq2_xs iq2_s iq1_s "
-                  "iq1_m), chosen and falling back per tensor as "
-                  "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet)")
+                  "q2_k q3_k q4_k q5_k q6_k iq4_xs iq3_xxs iq3_s (with --imatrix: iq2_xxs iq2_xs iq2_s "
+                  "iq1_s iq1_m), for every tensor llama-quantize quantizes "
+                  "(as its --pure does), or llama-quantize's mixtures, its per-tensor types and "
+                  "general.file_type: q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m, and "
+                  "mostly_q2_k, mostly_q6_k (Q2_K and Q6_K: q2_k, q6_k are the pure types)")
       ->type_name("S");
   cmd->add_option("--gguf-kv", options->gguf_kv,
                   "Add or override a GGUF metadata key (repeatable): key=value, typed as bool "
@@ -179,6 +182,12 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "llama-quantize does); an entry of the wrong length is an "
                   "error (token_embd.weight: ignored). Q8_0, MXFP4, TQ1_0 and TQ2_0 do not use it")
       ->type_name("FILE");
+  cmd->add_option("--tensor-type", options->tensor_types,
+                  "With a quantized --scheme (repeatable), as llama-quantize's --tensor-type: "
+                  "tensors whose GGUF name the regex (lowercased, searched, ECMAScript) matches get "
+                  "TYPE (q8_0, q6_k, f16, ...) instead of the scheme's choice; the first match "
+                  "wins; rows TYPE's block does not divide fall back as llama-quantize does")
+      ->type_name("REGEX=TYPE");
   cmd->add_flag("--force", options->force, "Replace an existing output");
   cmd->add_flag("--no-mmap", options->no_mmap, "Never memory-map the input: read it with pread");
   cmd->add_flag("-q,--quiet", options->quiet, "Print nothing but errors");

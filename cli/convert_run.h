@@ -13,7 +13,7 @@ namespace amn::cli {
 
 struct ConvertCliOptions {
   std::string path, output, to, scheme, gguf_metadata, imatrix;
-  std::vector<std::string> gguf_kv;
+  std::vector<std::string> gguf_kv, tensor_types;
   LimitOptions limits;
   bool force = false, quiet = false, no_mmap = false, json = false;
 };
@@ -21,7 +21,7 @@ struct ConvertCliOptions {
 int RunConvert(const ConvertCliOptions& options, const GlobalOptions& globals);
 
 // A scheme name that is a ggml block type (q4_k, Q8_0, iq4_nl, mxfp4,
-// tq1_0, q4_k_m ...): GGUF output, whether or not convert encodes it.
+// tq1_0, q4_k_m, mostly_q2_k ...): GGUF output, whether or not convert encodes it.
 bool IsGgmlSchemeName(const std::string& name);
 
 }  // namespace amn::cli

@@ -11,7 +11,7 @@
 #include "formats/byte_source.h"
 #include "formats/checked_math.h"
 #include "formats/encode_job.h"
-#include "formats/gguf_quant_choice.h"
+#include "formats/gguf_quant_mixture.h"
 
 namespace amn::formats {
 namespace {
@@ -146,6 +146,18 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
                      const size_t ib = rb == rank.end() ? SIZE_MAX : rb->second;
                      return ia < ib;
                    });
+  // llama-quantize decides each tensor's type knowing all of them.
+  std::vector<GgufTypeChoice> choices(out.tensors.size());
+  if (options.quantize) {
+    std::vector<GgufTensorShape> shapes;
+    shapes.reserve(out.tensors.size());
+    for (const OutputTensor& t : out.tensors) {
+      shapes.push_back({options.rename ? options.rename(t.name) : t.name, t.shape});
+      if (t.bytes == 0) shapes.back().shape.assign(1, 0);  // empty: never quantized
+    }
+    AMN_ASSIGN_OR_RETURN(choices,
+                         ChooseGgufTypes(shapes, *options.quantize, GgufQuantModelOf(metadata)));
+  }
   std::vector<GgufTensorOut> infos;
   std::set<std::string, std::less<>> names;
   uint64_t offset = 0;
@@ -170,20 +182,17 @@ Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,
       return Status(StatusCode::kInvalid, "two tensors would both be named '" + MessageSafe(t.name) +
                                               "' in the GGUF output");
     }
-    if (options.quantize && GgufQuantizes(t.name, t.shape) && t.bytes != 0) {
+    if (choices[i].quantize) {
       if (heads != 0) AMN_RETURN_IF_ERROR(CheckPermutable(t, source_name, heads));
-      AMN_ASSIGN_OR_RETURN(const GgmlType row_type,
-                           GgufRowType(*options.quantize, t.shape.back(), t.name));
-      if (row_type != *options.quantize && options.fallbacks != nullptr) {
-        const GgmlTypeInfo* want = FindGgmlType(static_cast<uint32_t>(*options.quantize));
+      const GgmlType row_type = choices[i].type;
+      if (!choices[i].fallback.empty() && options.fallbacks != nullptr) {
         options.fallbacks->push_back(
             {t.name, std::string(FindGgmlType(static_cast<uint32_t>(row_type))->name),
-             "rows of " + std::to_string(t.shape.back()) + " are not a multiple of " +
-                 std::string(want->name) + "'s block of " + std::to_string(want->block_elems)});
+             choices[i].fallback});
       }
-      if (row_type == GgmlType::kF16) {
-        AMN_RETURN_IF_ERROR(Retype(t, Dtype::kF16));
-      } else {
+      if (row_type == GgmlType::kF16 || row_type == GgmlType::kBF16) {
+        AMN_RETURN_IF_ERROR(Retype(t, row_type == GgmlType::kF16 ? Dtype::kF16 : Dtype::kBf16));
+      } else if (row_type != GgmlType::kF32) {
         AMN_RETURN_IF_ERROR(MakeGgmlEncode(t, row_type, heads));
         AMN_RETURN_IF_ERROR(GiveImatrix(t, options));
         if (t.encode->imatrix.empty() && GgufNeedsImatrix(row_type, t.name)) {

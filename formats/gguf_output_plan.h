@@ -16,6 +16,7 @@
 
 #include "amn/ggml_type.h"
 #include "amn/result.h"
+#include "formats/gguf_quant_mixture.h"
 #include "formats/gguf_writer.h"
 #include "formats/remember_plan.h"
 
@@ -42,11 +43,13 @@ struct GgufOutputOptions {
   // are permuted as llama.cpp's LlamaModel.permute does, or 0 (formats/
   // gguf_hf_map.h GgufPermuteHeads). Null: no tensor is permuted.
   std::function<Result<uint64_t>(const OutputTensor&)> permute_heads;
-  // A quantized ggml type: the tensors llama-quantize --pure would quantize
-  // (formats/gguf_quant_choice.h, by output name) become encode jobs of it
-  // or of its fallback, row by row; the rest are written as `to` says
-  // (F32 expected). Null: no tensor is quantized.
-  std::optional<GgmlType> quantize;
+  // A quantized GGUF: the tensors llama-quantize would quantize for that
+  // preset and --tensor-type overrides (formats/gguf_quant_mixture.h, by
+  // output name, with the model's hyperparameters from `metadata`) become
+  // encode jobs of their type, row by row (F16/BF16 overrides: written as
+  // that float type); the rest are written as `to` says (F32 expected).
+  // Null: no tensor is quantized.
+  std::optional<GgufQuantRecipe> quantize;
   // Filled (when not null) with the tensors given a fallback type.
   std::vector<GgufFallback>* fallbacks = nullptr;
   // An importance matrix (convert --imatrix): per-column values by output

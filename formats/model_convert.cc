@@ -16,7 +16,7 @@
 #include "formats/gguf_hf_map.h"
 #include "formats/gguf_kv_text.h"
 #include "formats/gguf_output_plan.h"
-#include "formats/gguf_quant_choice.h"
+#include "formats/gguf_quant_mixture.h"
 #include "formats/gguf_writer.h"
 #include "formats/imatrix.h"
 #include "formats/model_config.h"
@@ -47,7 +47,7 @@ std::string Lower(std::string s) {
 // that amn::QuantizeGgml encodes, with F32 for what stays unquantized.
 struct Scheme {
   formats::Dtype to = formats::Dtype::kF16;
-  std::optional<GgmlType> quantize;
+  std::optional<formats::GgufQuantPreset> quantize;
 };
 
 Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
@@ -59,7 +59,7 @@ Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
   if (s == "f32") return Scheme{formats::Dtype::kF32, {}};
   if (s == "f16") return Scheme{formats::Dtype::kF16, {}};
   if (s == "bf16") return Scheme{formats::Dtype::kBf16, {}};
-  if (const std::optional<GgmlType> q = formats::GgufQuantScheme(s)) {
+  if (const std::optional<formats::GgufQuantPreset> q = formats::FindGgufQuantPreset(s)) {
     if (format != ConvertFormat::kGguf) {
       return Status(StatusCode::kInvalidArgument,
                     "--scheme " + s +
@@ -77,15 +77,10 @@ Result<Scheme> SchemeType(const std::string& scheme, ConvertFormat format) {
               " yet (it needs an importance matrix); see docs/cli.md for the types it has");
     }
   }
-  if (s.ends_with("_s") || s.ends_with("_m") || s.ends_with("_l")) {
-    return Status(StatusCode::kUnsupported,
-                  "--scheme " + formats::MessageSafe(s) +
-                      ": llama-quantize's mixtures are not "
-                      "implemented yet; name one ggml type (q4_k, q6_k, q8_0, ...)");
-  }
   return Status(StatusCode::kInvalidArgument,
                 "--scheme '" + formats::MessageSafe(scheme) +
-                    "' is not f32, f16, bf16 or a ggml type amn quantizes (q8_0, q4_k, ...)");
+                    "' is not f32, f16, bf16, a ggml type amn quantizes (q8_0, q4_k, ...) or a "
+                    "llama-quantize mixture (q4_k_m, ...)");
 }
 
 Result<std::string> ReadSmallFile(const fs::path& path) {
@@ -230,22 +225,24 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
                       std::string(formats::DtypeName(to)) + " is not quantized");
   }
   if (scheme.quantize && options.imatrix.empty() &&
-      formats::GgufNeedsImatrix(*scheme.quantize, "")) {
-    const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(*scheme.quantize));
+      formats::GgufNeedsImatrix(scheme.quantize->base, "")) {
+    const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(scheme.quantize->base));
     return Status(StatusCode::kInvalidArgument,
                   "--scheme " + Lower(options.scheme) + " needs --imatrix FILE: " +
                       std::string(info->name) +
                       " is quantized only with an importance matrix (llama-quantize refuses "
                       "it without one too)");
   }
+  if (!options.tensor_types.empty() && !scheme.quantize) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--tensor-type is for a quantized GGUF --scheme (q4_k_m, q8_0, ...)");
+  }
   if (!gguf && (!options.gguf_kv.empty() || !options.gguf_metadata.empty())) {
     return Status(StatusCode::kInvalidArgument, "--gguf-kv and --gguf-metadata are for GGUF output");
   }
   ConvertReport report;
   report.format = options.format;
-  report.scheme = Lower(
-      scheme.quantize ? std::string(FindGgmlType(static_cast<uint32_t>(*scheme.quantize))->name)
-                      : std::string(formats::DtypeName(to)));
+  report.scheme = scheme.quantize ? scheme.quantize->name : Lower(std::string(formats::DtypeName(to)));
   const ElemType elem = to == formats::Dtype::kF32   ? ElemType::kF32
                         : to == formats::Dtype::kF16 ? ElemType::kF16
                                                      : ElemType::kBf16;
@@ -268,7 +265,13 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   formats::GgufOutputOptions layout;
   std::vector<formats::GgufFallback> fallbacks;
   layout.to = to;
-  layout.quantize = scheme.quantize;
+  if (scheme.quantize) {
+    layout.quantize = formats::GgufQuantRecipe{*scheme.quantize, {}};
+    for (const std::string& text : options.tensor_types) {
+      AMN_ASSIGN_OR_RETURN(auto o, formats::ParseGgufTensorType(text));
+      layout.quantize->overrides.push_back(std::move(o));
+    }
+  }
   layout.fallbacks = &fallbacks;
   std::map<std::string, std::vector<float>> imatrix;
   if (!options.imatrix.empty()) {
@@ -300,7 +303,7 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   metadata.Remove("general.quantization_version");
   formats::GgufValue file_type;
   file_type.type = formats::GgufValueType::kU32;
-  file_type.u = scheme.quantize ? formats::LlamaFileTypeOf(*scheme.quantize) : FileTypeOf(to);
+  file_type.u = scheme.quantize ? scheme.quantize->file_type : FileTypeOf(to);
   if (scheme.quantize) {
     formats::GgufValue version;
     version.type = formats::GgufValueType::kU32;

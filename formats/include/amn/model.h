@@ -172,7 +172,9 @@ struct ConvertOptions {
   ConvertFormat format = ConvertFormat::kSafetensors;
   // "f32", "f16" or "bf16" (empty: bf16 for safetensors, f16 for GGUF), or
   // for GGUF output a ggml type that has an encoder ("q8_0", "q4_k", ...:
-  // amn::CanQuantizeGgml); the other ggml types are refused (kUnsupported).
+  // amn::CanQuantizeGgml) or a llama-quantize mixture ("q4_k_m",
+  // "mostly_q2_k": formats/gguf_quant_mixture.h); the other ggml types are
+  // refused (kUnsupported).
   std::string scheme;
   // GGUF only, applied in this order over the source's metadata: the keys
   // of a JSON object file, then "key=value" texts (typed as docs/cli.md
@@ -183,6 +185,9 @@ struct ConvertOptions {
   // imatrix), looked up by output tensor name as llama-quantize does
   // (formats/gguf_output_plan.h GgufOutputOptions::imatrix). Empty: none.
   std::filesystem::path imatrix;
+  // Quantized GGUF only: llama-quantize's --tensor-type REGEX=TYPE
+  // overrides, the first whose regex matches a tensor's GGUF name wins.
+  std::vector<std::string> tensor_types;
   unsigned threads = 0;  // as RememberOptions::threads
   bool overwrite = false;
   bool use_mmap = true;
