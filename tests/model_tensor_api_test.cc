@@ -59,12 +59,14 @@ std::vector<uint8_t> AsU8(const std::vector<std::byte>& b) {
   return out;
 }
 
-// DequantizeTensor into a buffer of exactly the tensor's size.
+// DequantizeTensor into a buffer of exactly the tensor's size; small
+// chunk_bytes make several chunks land in it at their offsets, in any order.
 std::vector<uint8_t> Decode(const Model& model, const TensorInfo& t, std::optional<ElemType> to,
-                            unsigned threads) {
+                            unsigned threads, size_t chunk_bytes = size_t{4} << 20) {
   std::vector<std::byte> out(t.bytes);
   DequantizeOptions options;
   options.threads = threads;
+  options.chunk_bytes = chunk_bytes;
   const Status s = model.DequantizeTensor(t.name, to, out, options);
   EXPECT_TRUE(s.ok()) << t.name << ": " << s.ToString();
   return AsU8(out);
@@ -121,6 +123,8 @@ std::vector<TensorInfo> ExpectSameAsRemember(const fs::path& input, std::optiona
     EXPECT_EQ(want.size(), t.bytes);
     EXPECT_TRUE(Decode(*model, t, to, 1) == want);
     EXPECT_TRUE(Decode(*model, t, to, 3) == want);
+    EXPECT_TRUE(Decode(*model, t, to, 3, 700) == want);
+    EXPECT_TRUE(Decode(*model, t, to, 1, 500) == want);
     EXPECT_TRUE(DecodeChunks(*model, t, to, 1, 1000) == want);
     EXPECT_TRUE(DecodeChunks(*model, t, to, 4, 333) == want);
     if (const auto it = expected.find(t.name); it != expected.end()) {
