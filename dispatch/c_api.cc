@@ -198,6 +198,7 @@ const char* amn_status_string(amn_status status) {
     case AMN_ERR_INTERNAL: return "internal error";
     case AMN_ERR_INVALID_INPUT: return "invalid input";
     case AMN_ERR_IO: return "input/output error";
+    case AMN_ERR_CANCELLED: return "cancelled";
   }
   return "unknown status";
 }

@@ -38,7 +38,7 @@ amn_status ModelStatus(const char* function, const Status& status) {
     case StatusCode::kLimitExceeded: code = AMN_ERR_INVALID_INPUT; break;
     case StatusCode::kUnsupported: code = AMN_ERR_UNSUPPORTED; break;
     case StatusCode::kIo: code = AMN_ERR_IO; break;
-    case StatusCode::kCancelled: code = AMN_ERR_INTERNAL; break;
+    case StatusCode::kCancelled: code = AMN_ERR_CANCELLED; break;
   }
   std::string text = status.message();
   if (!status.tensor().empty()) text += " (tensor '" + status.tensor() + "')";
@@ -157,5 +157,34 @@ amn_status amn_model_dequantize_tensor_at(const amn_model* model, size_t index, 
     if (model == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "model is NULL");
     if (index >= model->tensors.size()) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "index is out of range");
     return amn::capi::Dequantize(kFn, model, index, dtype, dst, dst_bytes, threads);
+  });
+}
+
+amn_status amn_model_dequantize_tensor_chunks(const amn_model* model, size_t index, amn_dtype dtype,
+                                              size_t chunk_bytes, unsigned threads, amn_tensor_sink sink,
+                                              void* user) {
+  static constexpr char kFn[] = "amn_model_dequantize_tensor_chunks";
+  return Guarded(kFn, [&]() -> amn_status {
+    if (model == nullptr || sink == nullptr) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "model or sink is NULL");
+    if (index >= model->tensors.size()) return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "index is out of range");
+    amn::ElemType to;
+    if (!amn::capi::FloatType(dtype, &to)) {
+      return Fail(AMN_ERR_INVALID_ARGUMENT, kFn, "dtype must be AMN_F32, AMN_F16 or AMN_BF16");
+    }
+    amn::DequantizeOptions options;
+    options.threads = threads;
+    if (chunk_bytes != 0) options.chunk_bytes = chunk_bytes;
+    const amn::TensorInfo& t = model->tensors[index];
+    return amn::capi::ModelStatus(
+        kFn, model->model.DequantizeTensorChunks(
+                 t.name, to,
+                 [&](uint64_t offset, std::span<const std::byte> bytes) {
+                   const int rc = sink(user, offset, bytes.data(), bytes.size());
+                   if (rc == 0) return amn::Status::Ok();
+                   return amn::Status(amn::StatusCode::kCancelled,
+                                      "the sink returned " + std::to_string(rc) + " at byte " +
+                                          std::to_string(offset));
+                 },
+                 options));
   });
 }

@@ -52,6 +52,27 @@ static void fixture_path(char* out, size_t cap, const char* rel) {
   snprintf(out, cap, "%s/%s", g_fixtures, rel);
 }
 
+/* A sink gathering the chunks into `data`, checking they are consecutive;
+ * stop_at > 0 stops at that call. */
+typedef struct gather {
+  uint8_t* data;
+  size_t capacity, filled;
+  int calls, stop_at, out_of_order;
+} gather;
+
+static int gather_sink(void* user, uint64_t offset, const void* bytes, size_t size) {
+  gather* g = (gather*)user;
+  ++g->calls;
+  if (g->stop_at > 0 && g->calls == g->stop_at) return 7;
+  if (offset != g->filled || g->filled + size > g->capacity) {
+    g->out_of_order = 1;
+    return 1;
+  }
+  memcpy(g->data + g->filled, bytes, size);
+  g->filled += size;
+  return 0;
+}
+
 /* Decodes tensor `index` as BF16 with 1, 3 and 0 threads (by index and by
  * name) and checks every result equals want[0, want_bytes). */
 static void check_decodes(const amn_model* model, size_t index, const uint8_t* want, size_t want_bytes) {
@@ -70,6 +91,17 @@ static void check_decodes(const amn_model* model, size_t index, const uint8_t* w
     memset(got, 0, want_bytes);
     CHECK(amn_model_dequantize_tensor(model, info.name, AMN_BF16, got, want_bytes, threads[t]) == AMN_OK);
     CHECK(memcmp(got, want, want_bytes) == 0);
+    {
+      gather g;
+      memset(&g, 0, sizeof(g));
+      memset(got, 0, want_bytes);
+      g.data = got;
+      g.capacity = want_bytes;
+      CHECK(amn_model_dequantize_tensor_chunks(model, index, AMN_BF16, 1000, threads[t], gather_sink, &g) == AMN_OK);
+      CHECK(g.filled == want_bytes && !g.out_of_order);
+      CHECK(g.calls > 1 || want_bytes <= 1000);
+      CHECK(memcmp(got, want, want_bytes) == 0);
+    }
     free(got);
   }
 }
@@ -211,6 +243,21 @@ static void check_gguf(void) {
     CHECK(amn_model_dequantize_tensor_at(model, 0, AMN_BF16, small, sizeof(small), 1) == AMN_ERR_BUFFER_TOO_SMALL);
     CHECK(amn_model_dequantize_tensor_at(model, 0, AMN_BF16, NULL, golden, 1) == AMN_ERR_INVALID_ARGUMENT);
     CHECK(amn_model_tensor_info(model, 1, &info) == AMN_ERR_INVALID_ARGUMENT);
+    {
+      gather g;
+      uint8_t* got = (uint8_t*)malloc(golden);
+      memset(&g, 0, sizeof(g));
+      g.data = got;
+      g.capacity = golden;
+      g.stop_at = 2;
+      CHECK(amn_model_dequantize_tensor_chunks(model, 0, AMN_BF16, 512, 2, gather_sink, &g) == AMN_ERR_CANCELLED);
+      CHECK(g.calls == 2);
+      CHECK(strstr(amn_last_error(), "returned 7") != NULL);
+      CHECK(amn_model_dequantize_tensor_chunks(model, 0, AMN_BF16, 512, 1, NULL, &g) == AMN_ERR_INVALID_ARGUMENT);
+      CHECK(amn_model_dequantize_tensor_chunks(model, 1, AMN_BF16, 512, 1, gather_sink, &g) == AMN_ERR_INVALID_ARGUMENT);
+      CHECK(amn_model_dequantize_tensor_chunks(model, 0, AMN_E5M2, 512, 1, gather_sink, &g) == AMN_ERR_INVALID_ARGUMENT);
+      free(got);
+    }
     CHECK(amn_model_tensor_info(model, 0, NULL) == AMN_ERR_INVALID_ARGUMENT);
     CHECK(amn_model_find_tensor(model, "blk.0", &index) == AMN_ERR_INVALID_ARGUMENT);
     CHECK(index == 7);
@@ -257,6 +304,7 @@ static void check_open_errors(void) {
   amn_model_close(NULL);
   CHECK(strcmp(amn_status_string(AMN_ERR_INVALID_INPUT), "invalid input") == 0);
   CHECK(strlen(amn_status_string(AMN_ERR_IO)) > 0);
+  CHECK(strcmp(amn_status_string(AMN_ERR_CANCELLED), "cancelled") == 0);
 }
 
 int main(void) {

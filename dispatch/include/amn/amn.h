@@ -47,7 +47,9 @@ typedef enum amn_status {
   AMN_ERR_INVALID_INPUT = 6,
   /* Model files: the operating system refused a read (a missing or
    * unreadable file), or a file changed while it was read. */
-  AMN_ERR_IO = 7
+  AMN_ERR_IO = 7,
+  /* Model files: a callback of the caller asked the call to stop. */
+  AMN_ERR_CANCELLED = 8
 } amn_status;
 
 /* Element types. F32/F16/BF16 are output (and scale) types; E4M3 (OCP

@@ -89,6 +89,25 @@ AMN_API amn_status amn_model_dequantize_tensor_at(const amn_model* model, size_t
                                                   amn_dtype dtype, void* dst, size_t dst_bytes,
                                                   unsigned threads);
 
+/* Receives consecutive byte ranges of a decoded tensor: `size` bytes at
+ * `offset` in it (the first call has offset 0, each next one starts where
+ * the last ended). `bytes` is valid only during the call. Return 0 to go
+ * on, anything else to stop. */
+typedef int (*amn_tensor_sink)(void* user, uint64_t offset, const void* bytes, size_t size);
+
+/* Tensor `index` as `dtype`, handed to `sink` chunk by chunk, in order, on
+ * the calling thread: for tensors too big for one buffer (or bound for
+ * device memory). At most 2 x threads chunks of about chunk_bytes (0: 4 MiB;
+ * a chunk holds whole rows or blocks where the scheme needs them) are held
+ * at a time. threads as amn_model_dequantize_tensor. The bytes are those
+ * amn_model_dequantize_tensor writes. A sink returning non-zero stops the
+ * call with AMN_ERR_CANCELLED; the other errors are
+ * amn_model_dequantize_tensor's (sink NULL: AMN_ERR_INVALID_ARGUMENT). */
+AMN_API amn_status amn_model_dequantize_tensor_chunks(const amn_model* model, size_t index,
+                                                      amn_dtype dtype, size_t chunk_bytes,
+                                                      unsigned threads, amn_tensor_sink sink,
+                                                      void* user);
+
 #ifdef __cplusplus
 }
 #endif
