@@ -7,6 +7,7 @@
 // buffers and sinks fail with a status; concurrent calls agree.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -134,6 +135,25 @@ std::vector<TensorInfo> ExpectSameAsRemember(const fs::path& input, std::optiona
   for (const auto& [name, bytes] : expected) {
     EXPECT_TRUE(back.header.contains(name)) << name << " is not in the output";
   }
+  // Every tensor from four threads at once, each with its own workers
+  // (packed schemes and arrays through the guarded maps): the same bytes.
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> callers;
+  for (unsigned c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      for (const TensorInfo& t : *list) {
+        std::vector<std::byte> got(t.bytes);
+        DequantizeOptions options;
+        options.threads = 1 + c % 2;
+        options.chunk_bytes = 600;
+        const bool same = model->DequantizeTensor(t.name, to, got, options).ok() &&
+                          (got.empty() || std::memcmp(got.data(), back.Data(t.name).data(), got.size()) == 0);
+        if (!same) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
   return *list;
 }
 
