@@ -17,7 +17,7 @@ namespace amn::capi {
 namespace {
 
 // One buffer per thread, reused: amn_last_error() allocates nothing per call.
-constexpr size_t kLastErrorBytes = 256;
+constexpr size_t kLastErrorBytes = 1024;  // room for a path and a tensor name
 thread_local char t_last_error[kLastErrorBytes];
 
 // Appends text at t_last_error[*used], truncating at the buffer's end.
@@ -196,6 +196,9 @@ const char* amn_status_string(amn_status status) {
     case AMN_ERR_UNSUPPORTED: return "unsupported";
     case AMN_ERR_BAD_ENVIRONMENT: return "AMN_ISA names no target of this build";
     case AMN_ERR_INTERNAL: return "internal error";
+    case AMN_ERR_INVALID_INPUT: return "invalid input";
+    case AMN_ERR_IO: return "input/output error";
+    case AMN_ERR_CANCELLED: return "cancelled";
   }
   return "unknown status";
 }

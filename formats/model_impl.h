@@ -1,13 +1,19 @@
 // amn::Model's parsed state, shared by the files that implement Model
-// (model.cc: open, inspect, remember; model_forget.cc: forget).
+// (model.cc: open, inspect, remember; model_forget.cc: forget;
+// model_tensors.cc: single tensors into memory).
 #ifndef AMN_FORMATS_MODEL_IMPL_H_
 #define AMN_FORMATS_MODEL_IMPL_H_
 
+#include <array>
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "amn/limits.h"
 #include "amn/model.h"
@@ -21,6 +27,17 @@
 #include "formats/remember_plan.h"
 
 namespace amn {
+
+namespace detail {
+
+// The remember plan of one output type and its tensors by name (shard,
+// index): what DequantizeTensor decodes from.
+struct TensorPlan {
+  formats::RememberPlan plan;
+  std::unordered_map<std::string, std::pair<size_t, size_t>> by_name;
+};
+
+}  // namespace detail
 
 struct Model::Impl {
   ParseLimits limits;  // clamped; max_total_bytes also bounds the planned output
@@ -39,6 +56,11 @@ struct Model::Impl {
   // its shards for inspect and parse).
   bool torch_dir = false;
   formats::PytorchDir torch;
+  // DequantizeTensor's plans, made on first use for each requested type
+  // (0: unset, 1 + ElemType for F32/F16/BF16) and never changed after, so a
+  // caller holding one needs no lock.
+  mutable std::mutex plans_mutex;
+  mutable std::array<std::shared_ptr<const detail::TensorPlan>, 4> plans;
 };
 
 namespace detail {

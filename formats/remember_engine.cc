@@ -389,32 +389,21 @@ class Pipeline {
   Status error_;
 };
 
-}  // namespace
+// Reads and decodes single chunks of one shard into caller-given buffers;
+// shared by every worker (EngineInputs locks what it caches).
+class ChunkDecoder {
+ public:
+  ChunkDecoder(const OutputShard& shard, EngineInputs& inputs,
+               const std::map<size_t, std::vector<float>>& scales)
+      : shard_(shard), inputs_(inputs), scales_(scales) {}
 
-Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
-                  const std::string& out_name, const EngineOptions& options) {
-  EngineInputs inputs(plan.input_files, options.use_mmap);
-  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
-  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
-
-  uint64_t in_capacity = 0, out_capacity = 0, scratch_capacity = 0;
-  for (const Chunk& c : chunks) {
-    const Decode decode = shard.tensors[c.tensor].decode;
-    if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray ||
-        decode == Decode::kConvert || decode == Decode::kEncode) {
-      in_capacity = std::max(in_capacity, c.in_bytes);
-    }
-    out_capacity = std::max(out_capacity, c.out_bytes);
-    scratch_capacity = std::max(scratch_capacity, c.scratch_bytes);
-  }
-  const unsigned threads = std::max(1u, options.threads);
-  Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), in_capacity, out_capacity,
-                    scratch_capacity);
-
-  // Fills `slot` with chunk `c`: read, then decode.
-  auto produce = [&](const Chunk& chunk, Pipeline::Slot& slot) -> Status {
-    const OutputTensor& out = shard.tensors[chunk.tensor];
-    const std::span<std::byte> out_bytes(slot.out.data(), chunk.out_bytes);
+  // Fills `out_bytes` (chunk.out_bytes long) with chunk `chunk`: read, then
+  // decode. `in_buf` and `scratch_buf` hold at least the chunk's in_bytes
+  // and scratch_bytes; `error` receives what an encode chunk's quantization
+  // took.
+  Status Produce(const Chunk& chunk, std::span<std::byte> in_buf, std::span<std::byte> scratch_buf,
+                 std::span<std::byte> out_bytes, QuantError* error) const {
+    const OutputTensor& out = shard_.tensors[chunk.tensor];
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
     if (out.permute_heads != 0) {
@@ -423,23 +412,23 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
       const uint64_t rows = out.shape[0];
       const uint64_t in_row = out.input_bytes / rows;
       const std::span<std::byte> in =
-          out.decode == Decode::kCopy ? out_bytes : std::span(slot.in.data(), chunk.in_bytes);
+          out.decode == Decode::kCopy ? out_bytes : std::span(in_buf.data(), chunk.in_bytes);
       for (uint64_t r = chunk.row_begin; r < chunk.row_end; ++r) {
         const uint64_t source = LlamaPermutedRow(r, rows, out.permute_heads);
-        AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, out.input_offset + source * in_row,
+        AMN_RETURN_IF_ERROR(inputs_.Read(out.input_file, out.input_offset + source * in_row,
                                         in.subspan((r - chunk.row_begin) * in_row, in_row)));
       }
       if (out.decode == Decode::kCopy) return Status::Ok();
       return ConvertFloats(FloatTypeOf(out.source_dtype), in, FloatTypeOf(out.dtype), out_bytes);
     }
-    if (out.decode == Decode::kCopy) return inputs.Read(out.input_file, at, out_bytes);
+    if (out.decode == Decode::kCopy) return inputs_.Read(out.input_file, at, out_bytes);
     if (out.decode == Decode::kInline) {
       std::memcpy(out_bytes.data(), out.inline_bytes->data() + chunk.in_begin, chunk.out_bytes);
       return Status::Ok();
     }
     if (out.decode == Decode::kEncode) {
-      const std::span<std::byte> floats(slot.in.data(), chunk.in_bytes);
-      const std::span<std::byte> scratch(slot.scratch.data(), chunk.scratch_bytes);
+      const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
+      const std::span<std::byte> scratch(scratch_buf.data(), chunk.scratch_bytes);
       if (out.source->permute_heads != 0) {
         // GGUF q/k rows in llama.cpp's order: each row read from where the
         // permutation takes it (chunks hold whole rows).
@@ -448,58 +437,98 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
         for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += cols) {
           const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
           AMN_RETURN_IF_ERROR(
-              ReadSourceElements(inputs, chunk.tensor, *out.source, from * cols, cols, scratch,
+              ReadSourceElements(inputs_, chunk.tensor, *out.source, from * cols, cols, scratch,
                                  floats.subspan((e - chunk.row_begin) * elem, cols * elem)));
         }
       } else {
-        AMN_RETURN_IF_ERROR(ReadSourceElements(inputs, chunk.tensor, *out.source, chunk.row_begin,
+        AMN_RETURN_IF_ERROR(ReadSourceElements(inputs_, chunk.tensor, *out.source, chunk.row_begin,
                                                chunk.row_end - chunk.row_begin, scratch, floats));
       }
-      slot.error = QuantError{};
-      return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes,
-                         &slot.error);
+      *error = QuantError{};
+      return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes, error);
     }
     // Views may point into a map: a fault while reading it (the file
     // shrank) leaves zeros behind and is reported here, not written.
     if (out.decode == Decode::kPacked) {
-      AMN_ASSIGN_OR_RETURN(const PackedViews views, inputs.Views(chunk.tensor, out.packed));
+      AMN_ASSIGN_OR_RETURN(const PackedViews views, inputs_.Views(chunk.tensor, out.packed));
       AMN_RETURN_IF_ERROR(DecodePackedRows(out.packed, views, chunk.row_begin, chunk.row_end,
                                            OutType(out.dtype), out_bytes));
-      return inputs.CheckMaps();
+      return inputs_.CheckMaps();
     }
     if (out.decode == Decode::kArray) {
       AMN_ASSIGN_OR_RETURN(const std::span<const std::byte> storage,
-                           inputs.Storage(chunk.tensor, out.input_file, out.array));
+                           inputs_.Storage(chunk.tensor, out.input_file, out.array));
       AMN_RETURN_IF_ERROR(GatherArrayChunk(out, storage, chunk.row_begin,
                                            chunk.row_end - chunk.row_begin,
-                                           std::span(slot.in.data(), chunk.in_bytes), out_bytes));
-      return inputs.CheckMaps();
+                                           std::span(in_buf.data(), chunk.in_bytes), out_bytes));
+      return inputs_.CheckMaps();
     }
-    const std::span<std::byte> in(slot.in.data(), chunk.in_bytes);
-    AMN_RETURN_IF_ERROR(inputs.Read(out.input_file, at, in));
+    const std::span<std::byte> in(in_buf.data(), chunk.in_bytes);
+    AMN_RETURN_IF_ERROR(inputs_.Read(out.input_file, at, in));
     if (out.decode == Decode::kConvert) {
       return ConvertFloats(FloatTypeOf(out.source_dtype), in, FloatTypeOf(out.dtype), out_bytes);
     }
     const std::span<const uint8_t> in_u8(reinterpret_cast<const uint8_t*>(in.data()), in.size());
     if (out.decode == Decode::kFp8) {
-      return DequantChunk(out.fp8_layout, chunk, scales.at(chunk.tensor), out.code_type,
+      return DequantChunk(out.fp8_layout, chunk, scales_.at(chunk.tensor), out.code_type,
                           OutType(out.dtype), in_u8, out_bytes);
     }
     return DequantGgml(static_cast<GgmlType>(out.ggml_type), in_u8, OutType(out.dtype), out_bytes);
-  };
+  }
 
-  // Fills chunk `c` into its slot; false when the run failed.
-  auto fill = [&](size_t c) {
-    Pipeline::Slot* slot = pipeline.Acquire(c);
-    if (slot == nullptr) return false;
-    Status status = produce(chunks[c], *slot);
+ private:
+  const OutputShard& shard_;
+  EngineInputs& inputs_;
+  const std::map<size_t, std::vector<float>>& scales_;
+};
+
+// The largest input, output and scratch buffer any of `chunks` needs.
+struct Capacity {
+  uint64_t in = 0, out = 0, scratch = 0;
+};
+Capacity ChunkCapacity(const OutputShard& shard, const std::vector<Chunk>& chunks) {
+  Capacity cap;
+  for (const Chunk& c : chunks) {
+    const Decode decode = shard.tensors[c.tensor].decode;
+    if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray ||
+        decode == Decode::kConvert || decode == Decode::kEncode) {
+      cap.in = std::max(cap.in, c.in_bytes);
+    }
+    cap.out = std::max(cap.out, c.out_bytes);
+    cap.scratch = std::max(cap.scratch, c.scratch_bytes);
+  }
+  return cap;
+}
+
+// Produces chunks [0, n) into the ring and consumes them in order on the
+// calling thread. threads 1 creates no thread: each chunk is produced just
+// before it is consumed. The first failure (of either) stops both and is
+// returned.
+using SlotStep = std::function<Status(size_t c, Pipeline::Slot& slot)>;
+Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep& produce,
+                  const SlotStep& consume) {
+  auto finish = [&](size_t c, Pipeline::Slot* slot) {
+    Status status = consume(c, *slot);
     if (!status.ok()) {
-      pipeline.Fail(std::move(status).WithTensor(shard.tensors[chunks[c].tensor].name));
+      pipeline.Fail(std::move(status));
       return false;
     }
-    pipeline.MarkReady(c);
+    pipeline.Release(c);
     return true;
   };
+  if (threads <= 1) {
+    for (size_t c = 0; c < n; ++c) {
+      Pipeline::Slot* slot = pipeline.Acquire(c);
+      if (slot == nullptr) break;
+      Status status = produce(c, *slot);
+      if (!status.ok()) {
+        pipeline.Fail(std::move(status));
+        break;
+      }
+      if (!finish(c, slot)) break;
+    }
+    return pipeline.error();
+  }
   std::mutex next_mutex;
   size_t next_chunk = 0;
   auto work = [&] {
@@ -507,71 +536,185 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
       size_t c;
       {
         std::lock_guard<std::mutex> lock(next_mutex);
-        if (next_chunk >= chunks.size()) return;
+        if (next_chunk >= n) return;
         c = next_chunk++;
       }
-      if (!fill(c)) return;
+      Pipeline::Slot* slot = pipeline.Acquire(c);
+      if (slot == nullptr) return;
+      Status status = produce(c, *slot);
+      if (!status.ok()) {
+        pipeline.Fail(std::move(status));
+        return;
+      }
+      pipeline.MarkReady(c);
     }
   };
-
-  Status status = WriteAll(out_fd, reinterpret_cast<const std::byte*>(shard.header_bytes.data()),
-                           shard.header_bytes.size(), 0, out_name);
-  if (!status.ok()) return status;
-
-  // One thread: every chunk is filled here, just before it is written, and
-  // no thread is started (an embedding engine's single-threaded call; qemu
-  // user mode, whose pthread_create may hang). Its slot is always free then:
-  // chunk c - slots was written and released before.
-  const bool inline_fill = threads == 1;
   std::vector<std::thread> workers;
-  if (!inline_fill) {
-    for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
+  for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
+  for (size_t c = 0; c < n; ++c) {
+    Pipeline::Slot* slot = pipeline.AwaitReady(c);
+    if (slot == nullptr || !finish(c, slot)) break;
   }
+  for (std::thread& t : workers) t.join();
+  return pipeline.error();
+}
+
+// A shard holding only `tensor`, at data offset 0 (no header).
+OutputShard SingleTensorShard(const OutputTensor& tensor) {
+  OutputShard one;
+  one.tensors.push_back(tensor);
+  one.tensors.back().data_begin = 0;
+  one.data_bytes = tensor.bytes;
+  return one;
+}
+
+bool Cancelled(const std::atomic<bool>* cancel) {
+  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
+                  const std::string& out_name, const EngineOptions& options) {
+  EngineInputs inputs(plan.input_files, options.use_mmap);
+  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
+  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
+  const Capacity cap = ChunkCapacity(shard, chunks);
+  const unsigned threads = std::max(1u, options.threads);
+  Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), cap.in, cap.out, cap.scratch);
+  const ChunkDecoder decoder(shard, inputs, scales);
+
+  AMN_RETURN_IF_ERROR(WriteAll(out_fd, reinterpret_cast<const std::byte*>(shard.header_bytes.data()),
+                               shard.header_bytes.size(), 0, out_name));
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    if (inline_fill && !fill(c)) break;
-    Pipeline::Slot* slot = pipeline.AwaitReady(c);
-    if (slot == nullptr) break;
+  auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
+    const Chunk& chunk = chunks[c];
+    Status status = decoder.Produce(chunk, slot.in, slot.scratch,
+                                    std::span(slot.out.data(), chunk.out_bytes), &slot.error);
+    if (!status.ok()) return std::move(status).WithTensor(shard.tensors[chunk.tensor].name);
+    return status;
+  };
+  auto consume = [&](size_t c, Pipeline::Slot& slot) -> Status {
     // A tensor starts at its planned offset: GGUF aligns each one, so the
     // bytes between the last tensor's end and it are written as zeros
     // (safetensors plans them back to back and never pads).
-    status = PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
-                   written, out_name);
-    if (status.ok()) {
-      status = WriteAll(out_fd, slot->out.data(), chunks[c].out_bytes, written, out_name);
-    }
-    if (!status.ok()) {
-      pipeline.Fail(status);
-      break;
-    }
+    AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
+                              written, out_name));
+    AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
     written += chunks[c].out_bytes;
     // In chunk order, whatever the thread count: the same sums for any -j.
     const OutputTensor& done = shard.tensors[chunks[c].tensor];
     if (done.decode == Decode::kEncode && chunks[c].out_bytes > 0) {
-      Accumulate(done.encode->error, slot->error);
+      Accumulate(done.encode->error, slot.error);
     }
-    pipeline.Release(c);
     if (chunks[c].last_of_tensor) {
       ++tensors_done;
-      const OutputTensor& t = shard.tensors[chunks[c].tensor];
-      inputs.Release(chunks[c].tensor, t.decode == Decode::kEncode ? *t.source : t);
+      inputs.Release(chunks[c].tensor, done.decode == Decode::kEncode ? *done.source : done);
     }
     if (options.on_progress) options.on_progress(written, tensors_done);
-    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
-      status = Status(StatusCode::kCancelled, out_name + ": interrupted");
-      pipeline.Fail(status);
-      break;
-    }
-  }
-  for (std::thread& t : workers) t.join();
-  const Status failure = pipeline.error();
-  if (!failure.ok()) return failure;
-  AMN_RETURN_IF_ERROR(status);
+    if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, out_name + ": interrupted");
+    return Status::Ok();
+  };
+  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume));
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
   AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));
   // What was read is what the header described only if no input changed.
+  return inputs.CheckUnchanged();
+}
+
+Status DecodeTensor(const RememberPlan& plan, const OutputTensor& tensor, std::span<std::byte> out,
+                    const EngineOptions& options) {
+  if (out.size() < tensor.bytes) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the buffer holds " + std::to_string(out.size()) + " bytes, the tensor needs " +
+                      std::to_string(tensor.bytes))
+        .WithTensor(tensor.name);
+  }
+  const OutputShard shard = SingleTensorShard(tensor);
+  EngineInputs inputs(plan.input_files, options.use_mmap);
+  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
+  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
+  // Where each chunk goes: chunks cover the tensor in order, back to back.
+  std::vector<uint64_t> offsets(chunks.size());
+  uint64_t total = 0;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    offsets[c] = total;
+    total += chunks[c].out_bytes;
+  }
+  if (total != tensor.bytes) {
+    return Status(StatusCode::kInvalid, "planned chunks do not cover the tensor").WithTensor(tensor.name);
+  }
+  const Capacity cap = ChunkCapacity(shard, chunks);
+  const ChunkDecoder decoder(shard, inputs, scales);
+  const unsigned threads =
+      static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads), std::max<size_t>(1, chunks.size())));
+
+  std::mutex mutex;
+  size_t next_chunk = 0;
+  Status first_error;
+  bool failed = false;
+  auto work = [&] {
+    std::vector<std::byte> in(cap.in), scratch(cap.scratch);
+    QuantError error;
+    for (;;) {
+      size_t c;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (failed || next_chunk >= chunks.size()) return;
+        c = next_chunk++;
+      }
+      Status status = Cancelled(options.cancel)
+                          ? Status(StatusCode::kCancelled, "interrupted")
+                          : decoder.Produce(chunks[c], in, scratch,
+                                            out.subspan(offsets[c], chunks[c].out_bytes), &error);
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!failed) first_error = std::move(status).WithTensor(tensor.name);
+        failed = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < threads; ++i) workers.emplace_back(work);
+  work();  // the calling thread is one of the workers
+  for (std::thread& t : workers) t.join();
+  if (failed) return first_error;
+  return inputs.CheckUnchanged();
+}
+
+Status StreamTensor(const RememberPlan& plan, const OutputTensor& tensor,
+                    const EngineOptions& options, const TensorSink& sink) {
+  const OutputShard shard = SingleTensorShard(tensor);
+  EngineInputs inputs(plan.input_files, options.use_mmap);
+  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
+  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
+  const Capacity cap = ChunkCapacity(shard, chunks);
+  const unsigned threads =
+      static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads), std::max<size_t>(1, chunks.size())));
+  Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), cap.in, cap.out, cap.scratch);
+  const ChunkDecoder decoder(shard, inputs, scales);
+  uint64_t offset = 0;
+  auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
+    Status status = decoder.Produce(chunks[c], slot.in, slot.scratch,
+                                    std::span(slot.out.data(), chunks[c].out_bytes), &slot.error);
+    if (!status.ok()) return std::move(status).WithTensor(tensor.name);
+    return status;
+  };
+  auto consume = [&](size_t c, Pipeline::Slot& slot) -> Status {
+    if (chunks[c].out_bytes > 0) {
+      AMN_RETURN_IF_ERROR(sink(offset, std::span<const std::byte>(slot.out.data(), chunks[c].out_bytes)));
+    }
+    offset += chunks[c].out_bytes;
+    if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, tensor.name + ": interrupted");
+    return Status::Ok();
+  };
+  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume));
+  if (offset != tensor.bytes) {
+    return Status(StatusCode::kInvalid, "planned chunks do not cover the tensor").WithTensor(tensor.name);
+  }
   return inputs.CheckUnchanged();
 }
 

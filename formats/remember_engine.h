@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "amn/status.h"
@@ -35,6 +36,27 @@ struct EngineOptions {
 // at 0), naming `out_name` in errors.
 Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
                   const std::string& out_name, const EngineOptions& options);
+
+// One planned tensor decoded without a file (amn::Model::DequantizeTensor):
+// the same chunks and per-chunk decode as WriteShard, so the bytes are the
+// ones remember writes for it. options.threads 1 decodes on the calling
+// thread and creates none; on_progress is not called.
+//
+// Into `out` (at least tensor.bytes; the rest is left alone): each chunk is
+// decoded straight into its place, in any order, so the only memory taken
+// besides `out` is one chunk's input (and scratch) per thread (packed
+// schemes and strided arrays without mmap: the tensor's input bytes).
+Status DecodeTensor(const RememberPlan& plan, const OutputTensor& tensor, std::span<std::byte> out,
+                    const EngineOptions& options);
+
+// Receives consecutive byte ranges of the output tensor, in order, from the
+// calling thread; a failed status stops the decode and is returned.
+using TensorSink = std::function<Status(uint64_t offset, std::span<const std::byte> bytes)>;
+
+// In order to `sink`, chunk by chunk, holding at most 2 x threads chunks of
+// output (options.chunk_bytes each) at a time.
+Status StreamTensor(const RememberPlan& plan, const OutputTensor& tensor,
+                    const EngineOptions& options, const TensorSink& sink);
 
 }  // namespace amn::formats
 

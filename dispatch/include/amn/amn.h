@@ -41,7 +41,15 @@ typedef enum amn_status {
   AMN_ERR_BAD_ENVIRONMENT = 4,
   /* The library failed for a reason the arguments do not explain (a bug, or
    * memory exhausted while the C++ layer described another error). */
-  AMN_ERR_INTERNAL = 5
+  AMN_ERR_INTERNAL = 5,
+  /* Model files (amn/amn_model.h): the input is malformed, truncated, or
+   * declares or makes more than the limits of untrusted input allow. */
+  AMN_ERR_INVALID_INPUT = 6,
+  /* Model files: the operating system refused a read (a missing or
+   * unreadable file), or a file changed while it was read. */
+  AMN_ERR_IO = 7,
+  /* Model files: a callback of the caller asked the call to stop. */
+  AMN_ERR_CANCELLED = 8
 } amn_status;
 
 /* Element types. F32/F16/BF16 are output (and scale) types; E4M3 (OCP

@@ -4,17 +4,21 @@
 // (ggml types dequantized where this build has their kernels), written as
 // BF16/F16/F32 safetensors; NumPy .npy/.npz and PyTorch .pth/.pt files,
 // written as safetensors with their dtypes kept (or floats converted);
-// any of them converted to one GGUF file (Convert).
+// any of them converted to one GGUF file (Convert). Single tensors are
+// decoded into the caller's memory without any file (DequantizeTensor).
 #ifndef AMN_MODEL_H_
 #define AMN_MODEL_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "amn/elem_type.h"
@@ -83,6 +87,43 @@ struct TensorSummary {
   std::string role;   // "quantized", "companion", "passthrough", "dropped"
   std::string scheme; // for quantized weights: "FP8 E4M3, 128x128 blocks"
   std::string shard;  // file name
+};
+
+// One tensor as remember writes it: what Model::DequantizeTensor decodes
+// and an engine loads. Quantized companions (scales, zero points, g_idx,
+// absmax, quant_state, SCB, ...) are no entries of their own: they are read
+// as part of their weight, whose entry names the scheme. Tensors remember
+// drops (activation / KV-cache scales) are not listed either.
+struct TensorInfo {
+  std::string name;          // as remember writes it: GPTQ "x.qweight" is "x.weight"
+  std::string source_dtype;  // as stored: "F8_E4M3", "I32" (GPTQ qweight), "Q4_K", "F16"
+  std::string scheme;        // quantized weights: "GPTQ 4-bit, group 128, ..."; else ""
+  bool quantized = false;
+  std::string dtype;         // what is written: "BF16", "F32", or a kept "I64"
+  std::vector<uint64_t> shape;  // row-major, as written (GGUF dimensions reversed)
+  uint64_t bytes = 0;        // of the written tensor: the buffer DequantizeTensor needs
+  // Whether the requested output type applies: quantized weights and float
+  // tensors (F64/F32/F16/BF16) become it; integer, bool and FP8 tensors that
+  // are no quantized weight keep their dtype and bytes, as remember does.
+  bool converts = false;
+  std::string shard;         // the input file holding it
+};
+
+// Bytes of the decoded tensor, in order: `offset` is where `bytes` start in
+// it. A failed status stops the decode and is returned by it.
+using TensorSink = std::function<Status(uint64_t offset, std::span<const std::byte> bytes)>;
+
+struct DequantizeOptions {
+  // 1: decode on the calling thread, creating none; n > 1: n threads (the
+  // calling one included for DequantizeTensor); 0: one per core.
+  unsigned threads = 1;
+  // As RememberOptions::use_mmap (packed schemes and strided arrays).
+  bool use_mmap = true;
+  // DequantizeTensorChunks: output bytes per sink call (at most; a chunk
+  // holds whole rows or blocks where the scheme needs them, so one may be
+  // larger when a single row or block is).
+  size_t chunk_bytes = size_t{4} << 20;
+  const std::atomic<bool>* cancel = nullptr;  // checked between chunks (kCancelled)
 };
 
 struct RememberProgress {
@@ -254,7 +295,35 @@ class AMN_API Model {
   // What remember with these options would write (sizes, converted tensors).
   InspectInfo Inspect(std::optional<ElemType> to = std::nullopt,
                       bool keep_passthrough = false) const;
+  // Every stored tensor, companions included, with its role (inspect
+  // --tensors).
   std::vector<TensorSummary> Tensors() const;
+
+  // The tensors remember writes with `to` (unset: remember's default, BF16
+  // for quantized formats, dtypes kept for NPY/NPZ/PyTorch files), shard by
+  // shard, by name within a shard: the same order for every `to`. Fails as
+  // remember would before writing (kUnsupported: a scheme or ggml type this
+  // build cannot decode). The plan behind it is made once per `to` and kept
+  // (then each call is O(tensors)).
+  Result<std::vector<TensorInfo>> OutputTensors(std::optional<ElemType> to = std::nullopt) const;
+
+  // Writes tensor `name` (as OutputTensors lists it) into `out` exactly as
+  // remember with this `to` writes it in its output file: the same bytes,
+  // whatever the thread count. `out` must hold at least the tensor's bytes
+  // (only those are written). Memory besides `out`: one chunk's input per
+  // thread. kInvalidArgument for an unknown name (companions included), a
+  // `to` other than F32/F16/BF16 or a short buffer; kLimitExceeded for a
+  // tensor over limits.max_total_bytes; the input's errors (truncated or
+  // changed files) as remember gives them. On failure `out` may hold part
+  // of the tensor. Thread-safe: any number of calls may run at once on one
+  // Model, on the same tensor or different ones.
+  Status DequantizeTensor(std::string_view name, std::optional<ElemType> to,
+                          std::span<std::byte> out, const DequantizeOptions& options = {}) const;
+  // The same bytes handed to `sink` in order, chunk by chunk, from the
+  // calling thread, for tensors too big for one buffer: at most 2 x threads
+  // chunks are held (about options.chunk_bytes each).
+  Status DequantizeTensorChunks(std::string_view name, std::optional<ElemType> to,
+                                const TensorSink& sink, const DequantizeOptions& options = {}) const;
   std::vector<MetadataEntry> Metadata() const;
 
   // Writes the dequantized model to `output` (a file for a file input, a
