@@ -96,7 +96,11 @@ void check_quantize_ggml_errors(void) {
   CHECK(amn_quantize_ggml(8, x, 64, NULL, NULL, 68) == AMN_ERR_INVALID_ARGUMENT);
   CHECK(amn_quantize_ggml(8, x, 64, NULL, (uint8_t*)x + 4, 68) == AMN_ERR_INVALID_ARGUMENT);
   CHECK(amn_quantize_ggml(-2, x, 64, NULL, out, 68) == AMN_ERR_INVALID_ARGUMENT);
-  CHECK(amn_quantize_ggml(16, x, 256, NULL, out, 66) == AMN_ERR_UNSUPPORTED); /* IQ2_XXS */
+  CHECK(amn_quantize_ggml(15, x, 256, NULL, out, 292) == AMN_ERR_UNSUPPORTED); /* Q8_K */
+  /* IQ2_XXS: ggml encodes it only with an importance matrix. */
+  CHECK(amn_quantize_ggml(16, x, 256, NULL, out, 66) == AMN_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(amn_last_error(), "IQ2_XXS") != NULL);
+  CHECK(amn_quantize_ggml(16, x, 256, imatrix, out, 66) == AMN_OK);
   CHECK(amn_quantize_ggml(14, x, 256, NULL, out, 210) == AMN_OK);             /* Q6_K */
   CHECK(amn_quantize_ggml(14, x, 256, imatrix, out, 210) == AMN_OK); /* with weights */
   /* Q8_0 ignores an importance matrix in ggml: the same bytes as without. */

@@ -552,7 +552,8 @@ TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
        "tensor 'blk.0.ffn_down.weight': rows of 7 are not a multiple of Q8_0's block of 32 and "
        "llama-quantize has no fallback type for it",
        1},
-      {Quote(model) + " -o " + Quote(out) + " --scheme iq2_xxs --force", "importance matrix", 1},
+      {Quote(model) + " -o " + Quote(out) + " --scheme iq2_xxs --force",
+       "--scheme iq2_xxs needs --imatrix FILE", 2},
       {Quote(model) + " -o " + Quote(out) + " --scheme q2_k_s --force",
        "or a llama-quantize mixture (q4_k_m, ...)", 2},
       {Quote(model) + " -o " + Quote(dir.path() / "o.safetensors") + " --scheme q4_k",
