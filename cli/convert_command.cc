@@ -159,7 +159,7 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
                   "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
-                  "q2_k q3_k q4_k q5_k q6_k iq4_xs, chosen and falling back per tensor as "
+                  "nvfp4 q1_0 q2_0 q2_k q3_k q4_k q5_k q6_k iq4_xs, chosen and falling back per tensor as "
                   "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet)")
       ->type_name("S");
   cmd->add_option("--gguf-kv", options->gguf_kv,
@@ -175,7 +175,8 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "With a ggml --scheme: llama.cpp's importance matrix (llama-imatrix's GGUF or "
                   "legacy .dat), looked up by GGUF tensor name as llama-quantize does: a tensor "
                   "without an entry is quantized without one; an entry of the wrong length is an "
-                  "error (token_embd.weight: ignored). Q8_0, MXFP4, TQ1_0 and TQ2_0 do not use it")
+                  "error (token_embd.weight: ignored). Q8_0, MXFP4, TQ1_0, TQ2_0, NVFP4, Q1_0 and "
+                  "Q2_0 do not use it")
       ->type_name("FILE");
   cmd->add_flag("--force", options->force, "Replace an existing output");
   cmd->add_flag("--no-mmap", options->no_mmap, "Never memory-map the input: read it with pread");
