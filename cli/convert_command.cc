@@ -160,7 +160,7 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "Float type of the weights: f32, f16 or bf16 (default f16 for GGUF, bf16 for "
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
                   "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
-                  "q2_k q3_k q4_k q5_k q6_k iq4_xs iq3_xxs iq3_s (with --imatrix: iq2_xxs iq2_xs iq2_s "
+                  "nvfp4 q1_0 q2_0 q2_k q3_k q4_k q5_k q6_k iq4_xs iq3_xxs iq3_s (with --imatrix: iq2_xxs iq2_xs iq2_s "
                   "iq1_s iq1_m), for every tensor llama-quantize quantizes "
                   "(as its --pure does), or llama-quantize's mixtures, its per-tensor types and "
                   "general.file_type: q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m, and "
@@ -180,7 +180,8 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "legacy .dat), looked up by GGUF tensor name as llama-quantize does: a tensor "
                   "without an entry is quantized without one (iq2_*, iq1_*: refused, as "
                   "llama-quantize does); an entry of the wrong length is an "
-                  "error (token_embd.weight: ignored). Q8_0, MXFP4, TQ1_0 and TQ2_0 do not use it")
+                  "error (token_embd.weight: ignored). Q8_0, MXFP4, TQ1_0, TQ2_0, "
+                  "NVFP4, Q1_0 and Q2_0 do not use it")
       ->type_name("FILE");
   cmd->add_option("--tensor-type", options->tensor_types,
                   "With a quantized --scheme (repeatable), as llama-quantize's --tensor-type: "

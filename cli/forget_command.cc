@@ -161,8 +161,8 @@ Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals) {
                   "fp8 (one scale per tensor), fp8-per-channel (one per row), fp8-fine-grained "
                   "(128x128 blocks, weight_scale_inv), nf4, nf4-dq, fp4, fp4-dq (bitsandbytes "
                   "4-bit; -dq: double quant), int8 (bitsandbytes LLM.int8); or a ggml type "
-                  "(q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 q2_k q3_k q4_k q5_k q6_k "
-                  "iq4_xs) or a llama-quantize mixture (q3_k_s ... q5_k_m, mostly_q2_k, "
+                  "(q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 nvfp4 q1_0 q2_0 q2_k q3_k q4_k "
+                  "q5_k q6_k iq4_xs iq3_xxs iq3_s, with --imatrix iq2_xxs iq2_xs iq2_s iq1_s iq1_m) or a llama-quantize mixture (q3_k_s ... q5_k_m, mostly_q2_k, "
                   "mostly_q6_k): a GGUF file, the same as amn convert -o OUT.gguf --scheme S writes")
       ->type_name("SCHEME")
       // A ggml block type writes a GGUF through convert's path (RunForget).

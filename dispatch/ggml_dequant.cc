@@ -17,7 +17,7 @@ namespace {
 using T = GgmlType;
 
 // Block sizes from ggml-common.h (static_asserts there give the same bytes).
-constexpr std::array<GgmlTypeInfo, 32> kTypes = {{
+constexpr std::array<GgmlTypeInfo, 35> kTypes = {{
     {T::kF32, "F32", 1, 4, false},          {T::kF16, "F16", 1, 2, false},
     {T::kQ4_0, "Q4_0", 32, 18, true},       {T::kQ4_1, "Q4_1", 32, 20, true},
     {T::kQ5_0, "Q5_0", 32, 22, true},       {T::kQ5_1, "Q5_1", 32, 24, true},
@@ -34,6 +34,8 @@ constexpr std::array<GgmlTypeInfo, 32> kTypes = {{
     {T::kF64, "F64", 1, 8, false},          {T::kIQ1_M, "IQ1_M", 256, 56, true},
     {T::kBF16, "BF16", 1, 2, false},        {T::kTQ1_0, "TQ1_0", 256, 54, true},
     {T::kTQ2_0, "TQ2_0", 256, 66, true},    {T::kMXFP4, "MXFP4", 32, 17, true},
+    {T::kNVFP4, "NVFP4", 64, 36, true},     {T::kQ1_0, "Q1_0", 128, 18, true},
+    {T::kQ2_0, "Q2_0", 64, 18, true},
 }};
 
 }  // namespace

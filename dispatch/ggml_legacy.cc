@@ -1,4 +1,4 @@
-// Dispatch for the ggml legacy block quants (Q4_0 … Q8_1, IQ4_NL, MXFP4): the families GgmlLegacy of the kernel
+// Dispatch for the ggml legacy block quants (Q4_0 … Q8_1, IQ4_NL, MXFP4, NVFP4, Q1_0, Q2_0): the families GgmlLegacy of the kernel
 // table (dispatch/kernel_table.h), compiled for every target. No math here.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "dispatch/ggml_legacy.cc"

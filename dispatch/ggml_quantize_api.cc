@@ -46,6 +46,9 @@ GgmlEncoderFamily GgmlEncoderFamilyOf(GgmlType type) {
     case GgmlType::kMXFP4: return GgmlEncoderFamily::kLegacy;
     case GgmlType::kTQ1_0: return GgmlEncoderFamily::kLegacy;
     case GgmlType::kTQ2_0: return GgmlEncoderFamily::kLegacy;
+    case GgmlType::kNVFP4: return GgmlEncoderFamily::kLegacy;
+    case GgmlType::kQ1_0: return GgmlEncoderFamily::kLegacy;
+    case GgmlType::kQ2_0: return GgmlEncoderFamily::kLegacy;
     case GgmlType::kQ2_K: return GgmlEncoderFamily::kKQuant;
     case GgmlType::kQ3_K: return GgmlEncoderFamily::kKQuant;
     case GgmlType::kQ4_K: return GgmlEncoderFamily::kKQuant;

@@ -88,7 +88,8 @@ SampleLayout GgmlLayout(uint32_t type) {
   const auto t = static_cast<GgmlType>(type);
   const ElemType scale = t == GgmlType::kQ8_K ? ElemType::kF32 : ElemType::kF16;
   if (const size_t bytes = ref::GgmlLegacyBlockBytes(t); bytes != 0) {
-    return {scale, static_cast<uint32_t>(bytes), static_cast<uint32_t>(ggml::kQK)};
+    return {t == GgmlType::kNVFP4 ? ElemType::kF8E4m3 : scale, static_cast<uint32_t>(bytes),
+            static_cast<uint32_t>(ref::GgmlLegacyBlockElems(t))};
   }
   const size_t bytes = ref::KQuantBlockBytes(type) + ref::IQuantBlockBytes(type);
   return {scale, static_cast<uint32_t>(bytes), static_cast<uint32_t>(kq::kSuperBlockElems)};

@@ -67,6 +67,9 @@
   X(mxfp4, GgmlLegacyQuant, 39)      \
   X(tq1_0, GgmlLegacyQuant, 34)      \
   X(tq2_0, GgmlLegacyQuant, 35)      \
+  X(nvfp4, GgmlLegacyQuant, 40)      \
+  X(q1_0, GgmlLegacyQuant, 41)       \
+  X(q2_0, GgmlLegacyQuant, 42)       \
   X(q4_k, GgmlKQuantQuant, 12)       \
   X(q6_k, GgmlKQuantQuant, 14)       \
   X(q5_k, GgmlKQuantQuant, 13)       \
@@ -102,6 +105,9 @@
   X(q8_1, GgmlLegacy, AMN_GGML(kQ8_1), AMN_TO_ALL)                      \
   X(iq4_nl, GgmlLegacy, AMN_GGML(kIQ4_NL), AMN_TO_ALL)                  \
   X(mxfp4, GgmlLegacy, AMN_GGML(kMXFP4), AMN_TO_ALL)                    \
+  X(nvfp4_gguf, GgmlLegacy, AMN_GGML(kNVFP4), AMN_TO_ALL)               \
+  X(q1_0, GgmlLegacy, AMN_GGML(kQ1_0), AMN_TO_ALL)                      \
+  X(q2_0, GgmlLegacy, AMN_GGML(kQ2_0), AMN_TO_ALL)                      \
   X(q2_k, GgmlKQuant, AMN_GGML(kQ2_K), AMN_TO_ALL)                      \
   X(q3_k, GgmlKQuant, AMN_GGML(kQ3_K), AMN_TO_ALL)                      \
   X(q4_k, GgmlKQuant, AMN_GGML(kQ4_K), AMN_TO_ALL)                      \

@@ -70,6 +70,8 @@ uint32_t LlamaFileTypeOf(GgmlType type) {
     case GgmlType::kTQ1_0: return 36;
     case GgmlType::kTQ2_0: return 37;
     case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
+    case GgmlType::kNVFP4: return 39;
+    case GgmlType::kQ1_0: return 40;   // Q2_0 has no llama_ftype: GUESSED
     default: return 1024;              // LLAMA_FTYPE_GUESSED
   }
 }

@@ -51,6 +51,26 @@ static_assert(kIq4NlBytes * 8 * 2 == kQK * 9, "IQ4_NL: 4.5 bits per weight");
 inline constexpr size_t kMxfp4Bytes = 1 + kQK / 2;
 static_assert(kMxfp4Bytes * 8 * 4 == kQK * 17, "MXFP4: 4.25 bits per weight");
 
+// The newer types, with their own block lengths.
+// NVFP4 (36 bytes per 64, 4.5 bits/weight): d[4]:UE4M3 @0 (one per
+//   16-element sub-block s), qs[32] @4; sub-block s owns qs[8s .. 8s+8): byte
+//   l holds its element l (low nibble) and l + 8 (high nibble).
+//   y = kMxfp4Values[nibble] * Ue4m3HalfBits(d[s])
+inline constexpr size_t kNvfp4Elems = 64;
+inline constexpr size_t kNvfp4SubElems = 16;
+inline constexpr size_t kNvfp4Bytes = 4 + kNvfp4Elems / 2;
+static_assert(kNvfp4Bytes * 8 * 2 == kNvfp4Elems * 9, "NVFP4: 4.5 bits per weight");
+// Q1_0 (18 bytes per 128, 1.125 bits/weight): d:f16 @0, qs[16] @2; bit j%8
+//   of qs[j/8] set: y = d, clear: y = -d (a sign flip, also of a NaN d).
+inline constexpr size_t kQ1_0Elems = 128;
+inline constexpr size_t kQ1_0Bytes = 2 + kQ1_0Elems / 8;
+static_assert(kQ1_0Bytes * 8 * 8 == kQ1_0Elems * 9, "Q1_0: 1.125 bits per weight");
+// Q2_0 (18 bytes per 64, 2.25 bits/weight): d:f16 @0, qs[16] @2; bits
+//   2(j%4)..2(j%4)+1 of qs[j/4] are q: y = (q - 1) * d.
+inline constexpr size_t kQ2_0Elems = 64;
+inline constexpr size_t kQ2_0Bytes = 2 + kQ2_0Elems / 4;
+static_assert(kQ2_0Bytes * 8 * 4 == kQ2_0Elems * 9, "Q2_0: 2.25 bits per weight");
+
 // ggml kvalues_iq4nl.
 // 16-byte aligned: the kernels load them whole for TableLookupBytes.
 alignas(16) inline constexpr std::array<int8_t, 16> kIq4NlValues = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -67,6 +87,26 @@ inline constexpr uint32_t kInvalidNan = 0xFFC00000u;
 constexpr uint32_t Mxfp4HalfScaleBits(uint8_t e) {
   return e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
 }
+
+// ggml_ue4m3_to_fp32: an NVFP4 sub-block scale, halved (the E2M1 codebook
+// is doubled), as F32 bits. Bit 7 is ignored, 0x7F (E4M3's NaN) reads as 0,
+// and every other byte is finite: exponent e = bits 3..6, mantissa m = bits
+// 0..2; e = 0: m * 2^-10, else (8 + m) * 2^(e - 11). All exact in F32.
+constexpr uint32_t Ue4m3HalfBits(uint8_t x) {
+  if ((x & 0x7Fu) == 0 || x == 0x7F) return 0;
+  const uint32_t e = (x >> 3) & 0xFu, m = x & 7u;
+  if (e == 0) {  // m * 2^-10: a normal F32 with the leading bit of m implicit
+    const uint32_t top = m >= 4 ? 2 : (m >= 2 ? 1 : 0);
+    return ((127 - 10 + top) << 23) | ((m << (23 - top)) & 0x7FFFFFu);
+  }
+  return ((e - 11 + 3 + 127) << 23) | (m << 20);  // (1 + m/8) * 2^(e - 8)
+}
+// The same for every byte, as a table for the decoders.
+inline constexpr std::array<uint32_t, 256> kUe4m3HalfBits = [] {
+  std::array<uint32_t, 256> t{};
+  for (size_t i = 0; i < 256; ++i) t[i] = Ue4m3HalfBits(static_cast<uint8_t>(i));
+  return t;
+}();
 
 inline uint16_t LoadLe16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 

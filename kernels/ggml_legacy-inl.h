@@ -1,5 +1,6 @@
 // Per-target dequantization of the ggml legacy 32-element block quants
-// (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4; layouts in kernels/ggml_blocks.h)
+// (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4) and of the newer one-scale
+// types NVFP4 (64), Q1_0 (128), Q2_0 (64) (layouts in kernels/ggml_blocks.h)
 // to F32/F16/BF16, bit-exact with kernels/ref/ggml_legacy_ref.cc on every
 // target: codes become exact F32 integers, then one Mul (and for Q4_1/Q5_1
 // one Add) per element in ggml's order, never fused; narrowing uses the
@@ -9,7 +10,8 @@
 //
 // A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
 // is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
-// straddles the low/high nibble halves and all loads stay inside the block.
+// straddles the low/high nibble halves of a 32-element block (NVFP4's 8-wide
+// halves go through a 16-byte copy) and all loads stay inside the block.
 // Only per-block scalars (f16 scales) are read outside vectors; there are no
 // per-element branches. Stores are StoreU of exactly N outputs, so any output
 // alignment works and nothing past n_blocks * 32 outputs is written.
@@ -22,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "hwy/highway.h"
 #include "amn/ggml_type.h"
@@ -237,6 +240,94 @@ struct GgmlMxfp4 {
   }
 };
 
+// ---- The newer types (kElems elements per block; the others have 32).
+
+// NVFP4: the UE4M3 scale of the chunk's 16-element sub-block (finite, so
+// never special) times the E2M1 codebook. A sub-block's 8 bytes hold its
+// elements l and l + 8; with N = 16 one chunk spans both halves, so the bytes
+// are read from a doubled copy and each lane picks its nibble by mask.
+struct GgmlNvfp4 {
+  static constexpr size_t kBytes = ggml::kNvfp4Bytes;
+  static constexpr size_t kElems = ggml::kNvfp4Elems;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t*) { return GgmlMakeScales(0, 0); }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales&) {
+    const GgmlDU du;
+    const hn::Rebind<uint8_t, GgmlDU> d8;
+    const size_t sub = j0 / ggml::kNvfp4SubElems;
+    HWY_ALIGN uint8_t twice[16];
+    std::memcpy(twice, x + 4 + sub * 8, 8);
+    std::memcpy(twice + 8, x + 4 + sub * 8, 8);
+    const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, twice + (j0 & 7)));
+    // 1 for lanes in the high half (element l + 8) of the sub-block.
+    HWY_ALIGN static constexpr uint32_t kHigh[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                     0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+    const auto high = hn::Ne(hn::LoadU(du, kHigh + (j0 & 15)), hn::Zero(du));
+    const auto nibbles =
+        hn::And(hn::IfThenElse(high, hn::ShiftRight<4>(bytes), bytes), hn::Set(du, 15u));
+    const auto k = GgmlCodebook(du, nibbles, ggml::kMxfp4Values.data());
+    return hn::Mul(GgmlToF32(k), GgmlScalar(ggml::kUe4m3HalfBits[x[sub]]));
+  }
+};
+
+// Q1_0: d where the element's bit is set, else d with its sign flipped.
+// Bits j0 .. j0+N-1 come from the little-endian word holding bits
+// 32*(j0/32) .. (N <= 16 divides 32).
+struct GgmlQ1_0 {
+  static constexpr size_t kBytes = ggml::kQ1_0Bytes;
+  static constexpr size_t kElems = ggml::kQ1_0Elems;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    const auto set = hn::Ne(GgmlHighBits(du, ggml::LoadLe32(x + 2 + 4 * (j0 / 32)), j0 & 31),
+                            hn::Zero(du));
+    const auto d = hn::Set(du, s.d);
+    const auto neg_d = hn::Xor(d, hn::Set(du, 0x80000000u));
+    return hn::BitCast(hn::RebindToFloat<GgmlDU>(), hn::IfThenElse(set, d, neg_d));
+  }
+};
+
+// Q2_0: (q - 1) * d, q the 2-bit field j % 16 of the little-endian word
+// holding elements 16*(j0/16) .. (bit masks: no per-lane shifts).
+struct GgmlQ2_0 {
+  static constexpr size_t kBytes = ggml::kQ2_0Bytes;
+  static constexpr size_t kElems = ggml::kQ2_0Elems;
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
+    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
+  }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    const GgmlDU du;
+    const hn::RebindToSigned<GgmlDU> di;
+    HWY_ALIGN static constexpr uint32_t kLow[16] = {
+        1u << 0,  1u << 2,  1u << 4,  1u << 6,  1u << 8,  1u << 10, 1u << 12, 1u << 14,
+        1u << 16, 1u << 18, 1u << 20, 1u << 22, 1u << 24, 1u << 26, 1u << 28, 1u << 30};
+    const auto word = hn::Set(du, ggml::LoadLe32(x + 2 + 4 * (j0 / 16)));
+    const auto lo = hn::LoadU(du, kLow + (j0 & 15));
+    const auto hi = hn::ShiftLeft<1>(lo);
+    const auto one = hn::Set(du, 1u);
+    const auto q = hn::Or(hn::And(hn::VecFromMask(du, hn::Eq(hn::And(word, lo), lo)), one),
+                          hn::And(hn::VecFromMask(du, hn::Eq(hn::And(word, hi), hi)), hn::Set(du, 2u)));
+    return GgmlScaled<kSpecial>(GgmlToF32(hn::Sub(hn::BitCast(di, q), hn::Set(di, 1))), s);
+  }
+};
+
+// Elements per block: kElems where a decoder has one, else 32.
+template <class Decoder>
+constexpr size_t GgmlBlockElems() {
+  if constexpr (requires { Decoder::kElems; }) {
+    return Decoder::kElems;
+  } else {
+    return ggml::kQK;
+  }
+}
+
 // ---- Output encoders: N F32 results to N outputs at `out`.
 
 struct GgmlStoreF32 {
@@ -285,23 +376,24 @@ struct GgmlStore16 {
 using GgmlStoreBf16 = GgmlStore16<ToBf16Upper>;
 using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
 
-// n_blocks whole blocks -> n_blocks * 32 outputs; no overlap.
+// n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                                         typename Store::T* HWY_RESTRICT out) {
+  constexpr size_t kElems = GgmlBlockElems<Decoder>();
   const size_t lanes = hn::Lanes(GgmlDU());
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* x = blocks + b * Decoder::kBytes;
     const GgmlBlockScales scales = Decoder::Scales(x);
-    typename Store::T* y = out + b * ggml::kQK;
+    typename Store::T* y = out + b * kElems;
     // Two chunks per store: 2N <= 32 divides the block.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
-      for (size_t j0 = 0; j0 < ggml::kQK; j0 += 2 * lanes) {
+      for (size_t j0 = 0; j0 < kElems; j0 += 2 * lanes) {
         Store().Pair(Decoder::template Chunk<true>(x, j0, scales),
                      Decoder::template Chunk<true>(x, j0 + lanes, scales), y + j0);
       }
     } else {
-      for (size_t j0 = 0; j0 < ggml::kQK; j0 += 2 * lanes) {
+      for (size_t j0 = 0; j0 < kElems; j0 += 2 * lanes) {
         Store().Pair(Decoder::template Chunk<false>(x, j0, scales),
                      Decoder::template Chunk<false>(x, j0 + lanes, scales), y + j0);
       }
@@ -330,7 +422,8 @@ HWY_INLINE void GgmlLegacyOut(const uint8_t* blocks, size_t n_blocks, ElemType o
 }
 
 // The GgmlLegacy family (kernels/kernel_args.h): blocks [begin, end) of a
-// 32-element ggml type (Q4_0 … Q8_1, IQ4_NL, MXFP4); other types are ignored.
+// ggml type of this family (Q4_0 … Q8_1, IQ4_NL, MXFP4, NVFP4, Q1_0, Q2_0);
+// other types are ignored.
 HWY_INLINE void DecodeGgmlLegacy(const kernels::GgmlArgs& a, size_t begin, size_t end,
                                  ElemType out_type, void* out) {
   const size_t n = end - begin;
@@ -343,6 +436,9 @@ HWY_INLINE void DecodeGgmlLegacy(const kernels::GgmlArgs& a, size_t begin, size_
     case GgmlType::kQ8_1: GgmlLegacyOut<GgmlQ8_1>(a.blocks + begin * GgmlQ8_1::kBytes, n, out_type, out); break;
     case GgmlType::kIQ4_NL: GgmlLegacyOut<GgmlIq4Nl>(a.blocks + begin * GgmlIq4Nl::kBytes, n, out_type, out); break;
     case GgmlType::kMXFP4: GgmlLegacyOut<GgmlMxfp4>(a.blocks + begin * GgmlMxfp4::kBytes, n, out_type, out); break;
+    case GgmlType::kNVFP4: GgmlLegacyOut<GgmlNvfp4>(a.blocks + begin * GgmlNvfp4::kBytes, n, out_type, out); break;
+    case GgmlType::kQ1_0: GgmlLegacyOut<GgmlQ1_0>(a.blocks + begin * GgmlQ1_0::kBytes, n, out_type, out); break;
+    case GgmlType::kQ2_0: GgmlLegacyOut<GgmlQ2_0>(a.blocks + begin * GgmlQ2_0::kBytes, n, out_type, out); break;
     default: break;
   }
 }

@@ -1,5 +1,6 @@
 // Per-target ggml encoders of the simple block types (family
-// GgmlLegacyQuant: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 TQ1_0 TQ2_0),
+// GgmlLegacyQuant: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 TQ1_0 TQ2_0, and
+// the newer NVFP4 Q1_0 Q2_0),
 // Highway 1.0.3, bit-exact with kernels/ref/ggml_encode_ref.cc (formulas,
 // ggml's evaluation order and its x86 conversion semantics there).
 //
@@ -294,22 +295,14 @@ HWY_INLINE bool EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
   return true;
 }
 
-HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                 float* HWY_RESTRICT xq) {
-  const float amax = BlockAbsMax(x, 32);
-  // The exponent exactly as the reference computes it (C library log2f).
-  const uint8_t e = amax > 0.0f ? static_cast<uint8_t>(ref::TruncToInt32X86(
-                                      std::floor(std::log2(amax)) - 2.0f + 127.0f))
-                                : uint8_t{0};
-  const float half = std::bit_cast<float>(ggml::Mxfp4HalfScaleBits(e));
-  out[0] = e;
+// codes[k] = the first c minimising |value[c] - x[k]| (ggml's
+// best_index_mxfp4, strict `<`), for n (a multiple of the lanes) elements.
+HWY_INLINE void Fp4Codes(const float* HWY_RESTRICT x, size_t n, const float* value,
+                         uint8_t* HWY_RESTRICT codes) {
   const GeDF df;
   const GeDI di;
   const GeD8 d8;
-  float value[16];
-  for (size_t c = 0; c < 16; ++c) value[c] = static_cast<float>(ggml::kMxfp4Values[c]) * half;
-  HWY_ALIGN uint8_t codes[32];
-  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
     const auto v = hn::LoadU(df, x + k);
     auto best_err = hn::Abs(hn::Sub(hn::Set(df, value[0]), v));
     auto best = hn::Zero(di);
@@ -321,6 +314,21 @@ HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
     }
     hn::StoreU(hn::DemoteTo(d8, best), d8, codes + k);
   }
+}
+
+HWY_INLINE bool EncodeMxfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  const float amax = BlockAbsMax(x, 32);
+  // The exponent exactly as the reference computes it (C library log2f).
+  const uint8_t e = amax > 0.0f ? static_cast<uint8_t>(ref::TruncToInt32X86(
+                                      std::floor(std::log2(amax)) - 2.0f + 127.0f))
+                                : uint8_t{0};
+  const float half = std::bit_cast<float>(ggml::Mxfp4HalfScaleBits(e));
+  out[0] = e;
+  float value[16];
+  for (size_t c = 0; c < 16; ++c) value[c] = static_cast<float>(ggml::kMxfp4Values[c]) * half;
+  HWY_ALIGN uint8_t codes[32];
+  Fp4Codes(x, 32, value, codes);
   PackNibbles(codes, out + 1);
   // x' = M[code] * scale: the table values above are those products for
   // any finite scale (e < 254); the reference decodes the rest.
@@ -490,6 +498,89 @@ HWY_INLINE bool EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   return true;
 }
 
+// NVFP4: per 16-element sub-block, the UE4M3 byte of amax / 6 (scalar, as
+// the reference), then the codes against the codebook times that finite
+// scale; x' = those products, as ggml's decoder gives them.
+HWY_INLINE bool EncodeNvfp4Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                 float* HWY_RESTRICT xq) {
+  constexpr size_t kSub = ggml::kNvfp4SubElems;
+  for (size_t s = 0; s < ggml::kNvfp4Elems / kSub; ++s) {
+    const float* xs = x + s * kSub;
+    const uint8_t ue = ref::F32ToUe4m3(BlockAbsMax(xs, kSub) / 6.0f);
+    out[s] = ue;
+    const float d = std::bit_cast<float>(ggml::Ue4m3HalfBits(ue));
+    float value[16];
+    for (size_t c = 0; c < 16; ++c) value[c] = static_cast<float>(ggml::kMxfp4Values[c]) * d;
+    HWY_ALIGN uint8_t codes[kSub];
+    Fp4Codes(xs, kSub, value, codes);
+    for (size_t l = 0; l < kSub / 2; ++l) {
+      out[4 + s * kSub / 2 + l] = static_cast<uint8_t>(codes[l] | codes[l + kSub / 2] << 4);
+    }
+    if (xq != nullptr) {
+      for (size_t k = 0; k < kSub; ++k) xq[s * kSub + k] = value[codes[k]];
+    }
+  }
+  return true;
+}
+
+// Q1_0: d = (sum of |x| in element order: the sequential F32 sum fixes the
+// rounding, so it stays scalar) / 128; bit j = x[j] >= 0 (-0.0 included),
+// from vector compares via StoreMaskBits (lane i -> bit i). x' = ±d.
+HWY_INLINE bool EncodeQ1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
+  constexpr size_t kN = ggml::kQ1_0Elems;
+  float sum_abs = 0.0f;
+  for (size_t j = 0; j < kN; ++j) sum_abs += std::fabs(x[j]);
+  StoreF16Le(sum_abs / static_cast<float>(kN), out);
+  const GeDF df;
+  const size_t lanes = hn::Lanes(df);
+  const float ds = StoredF16(out);
+  const auto pos = hn::Set(df, ds), neg = hn::Set(df, -ds);
+  std::memset(out + 2, 0, kN / 8);
+  for (size_t k = 0; k < kN; k += lanes) {
+    const auto set = hn::Ge(hn::LoadU(df, x + k), hn::Zero(df));
+    uint8_t bits[8] = {};
+    hn::StoreMaskBits(df, set, bits);
+    for (size_t i = 0; i < (lanes + 7) / 8; ++i) {
+      out[2 + k / 8 + i] = static_cast<uint8_t>(out[2 + k / 8 + i] | bits[i] << (k % 8));
+    }
+    if (xq != nullptr) hn::StoreU(hn::IfThenElse(set, pos, neg), df, xq + k);
+  }
+  return true;
+}
+
+// Q2_0: d = max |x|, q = roundf(x * (1/d)) + 1 clamped to [0, 3] (half away
+// from zero, in vectors); blocks whose 1/d overflows take the reference.
+HWY_INLINE bool EncodeQ2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
+                                float* HWY_RESTRICT xq) {
+  constexpr size_t kN = ggml::kQ2_0Elems;
+  const float amax = BlockAbsMax(x, kN);
+  const float id = amax > 0.0f ? 1.0f / amax : 0.0f;
+  if (!Finite(id)) {
+    ref::QuantizeRowQ2_0(x, kN, out);
+    return false;
+  }
+  StoreF16Le(amax, out);
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id);
+  HWY_ALIGN uint8_t codes[kN];
+  for (size_t k = 0; k < kN; k += hn::Lanes(df)) {
+    const auto r = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
+    const auto q = hn::Add(hn::ConvertTo(di, r), hn::Set(di, 1));
+    hn::StoreU(hn::DemoteTo(d8, hn::Min(hn::Max(q, hn::Zero(di)), hn::Set(di, 3))), d8, codes + k);
+  }
+  for (size_t m = 0; m < kN / 4; ++m) {
+    out[2 + m] = static_cast<uint8_t>(codes[4 * m] | codes[4 * m + 1] << 2 |
+                                      codes[4 * m + 2] << 4 | codes[4 * m + 3] << 6);
+  }
+  const float ds = StoredF16(out);
+  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
+  DecodeCodes<false>(codes, kN, 0xFF, 1, ds, 0.0f, xq);
+  return true;
+}
+
 // A scale that overflowed F16 (|d| > 65504) decodes to ±Inf and, times a
 // zero code, NaN. The vector error sums keep a NaN lane out of max_abs
 // differently from the reference's `a > max` (a NaN in a lane hides an Inf
@@ -530,6 +621,9 @@ HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
       case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
       case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
       case GgmlType::kIQ4_NL: decoded = EncodeIq4NlBlock(xb, ob, qb); break;
+      case GgmlType::kNVFP4: decoded = EncodeNvfp4Block(xb, ob, qb); break;
+      case GgmlType::kQ1_0: decoded = EncodeQ1_0Block(xb, ob, qb); break;
+      case GgmlType::kQ2_0: decoded = EncodeQ2_0Block(xb, ob, qb); break;
       default:
         ref::QuantizeGgmlRow(type, xb, be, ob);
         decoded = false;

@@ -139,6 +139,8 @@ TEST(ConvertCli, QuantizedGgufIsGgmlQuantizeOfTheF32Gguf) {
 // A weight of several engine chunks (4 MiB of F32 rows each): 2048 x 1024
 // llama q rows (8 heads) of the real values tiled, so the permuted rows are
 // gathered across chunk boundaries; bytes as ggml's, the same for -j 1 and 4.
+// Also the newer types Q2_0, Q1_0, NVFP4 (rows of 1024: whole blocks), whose
+// GGUF ggml's own reader loads.
 TEST(ConvertCli, QuantizedGgufAcrossChunksIsGgmlsForAnyThreads) {
   const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
   GgufFixture q;
@@ -169,7 +171,8 @@ TEST(ConvertCli, QuantizedGgufAcrossChunksIsGgmlsForAnyThreads) {
   const std::vector<float> values =
       Floats(Slice(FileBytes(f32), ref.data_offset + ref.tensors[0].offset, ref.tensors[0].size));
   for (const auto& [scheme, type] :
-       std::vector<std::pair<std::string, int>>{{"q4_k", 12}, {"q8_0", 8}}) {
+       std::vector<std::pair<std::string, int>>{
+           {"q4_k", 12}, {"q8_0", 8}, {"q2_0", 42}, {"q1_0", 41}, {"nvfp4", 40}}) {
     SCOPED_TRACE(scheme);
     const fs::path out4 = dir.path() / (scheme + "-j4.gguf"),
                    out1 = dir.path() / (scheme + "-j1.gguf");

@@ -30,7 +30,8 @@ namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0,  GgmlType::kQ4_1,  GgmlType::kQ5_0,
                                GgmlType::kQ5_1,  GgmlType::kQ8_0,  GgmlType::kIQ4_NL,
-                               GgmlType::kMXFP4, GgmlType::kTQ1_0, GgmlType::kTQ2_0};
+                               GgmlType::kMXFP4, GgmlType::kTQ1_0, GgmlType::kTQ2_0,
+                               GgmlType::kNVFP4, GgmlType::kQ1_0,  GgmlType::kQ2_0};
 constexpr ElemType kInputs[] = {ElemType::kF32, ElemType::kBf16, ElemType::kF16};
 
 // F32 values as `type` bytes (BF16: the top half; F16: IEEE RNE), placed

@@ -26,7 +26,8 @@ namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0,   GgmlType::kQ4_1,  GgmlType::kQ5_0,
                                GgmlType::kQ5_1,   GgmlType::kQ8_0,  GgmlType::kIQ4_NL,
-                               GgmlType::kMXFP4,  GgmlType::kTQ1_0, GgmlType::kTQ2_0};
+                               GgmlType::kMXFP4,  GgmlType::kTQ1_0, GgmlType::kTQ2_0,
+                               GgmlType::kNVFP4, GgmlType::kQ1_0,  GgmlType::kQ2_0};
 
 std::string TypeName(GgmlType t) { return "ggml type " + std::to_string(static_cast<int>(t)); }
 

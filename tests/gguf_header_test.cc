@@ -93,6 +93,36 @@ TEST(GgufHeader, ParsesEveryValueTypeAndTensorInfo) {
   EXPECT_EQ(h->tensors[0].dims, (std::vector<uint64_t>{32, 2}));
 }
 
+// The newer ggml types (ggml.h: NVFP4 = 40, Q1_0 = 41, Q2_0 = 42; blocks of
+// 64 / 36, 128 / 18, 64 / 18 bytes per ggml-common.h): sizes from the type
+// table; a row that is not whole blocks is refused naming the tensor.
+TEST(GgufHeader, NewerTypesSizedByTheirBlocks) {
+  GgufWriter w(3);
+  w.Header(3, 0);
+  w.Tensor("nv", {128, 3}, 40, 0);   // 6 blocks of 36 = 216
+  w.Tensor("q1", {256, 2}, 41, 224); // 4 blocks of 18 = 72
+  w.Tensor("q2", {64}, 42, 320);     // 1 block of 18
+  w.PadTo(32).Zeros(320 + 18);
+  const auto h = Parse(w.bytes());
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_EQ(h->tensors.size(), 3u);
+  EXPECT_EQ(h->tensors[0].bytes, 216u);
+  EXPECT_EQ(h->tensors[1].bytes, 72u);
+  EXPECT_EQ(h->tensors[2].bytes, 18u);
+  EXPECT_EQ(FindGgmlType(40)->name, "NVFP4");
+  EXPECT_EQ(FindGgmlType(41)->name, "Q1_0");
+  EXPECT_EQ(FindGgmlType(42)->name, "Q2_0");
+  for (const auto& [type, row] : {std::pair{40u, 32u}, std::pair{41u, 64u}, std::pair{42u, 96u}}) {
+    GgufWriter b(3);
+    b.Header(3, 0);
+    b.Tensor("part", {row}, type, 0);
+    b.PadTo(32).Zeros(64);
+    const auto bad = Parse(b.bytes());
+    ASSERT_FALSE(bad.ok()) << type;
+    EXPECT_NE(bad.status().message().find("'part'"), std::string::npos) << bad.status().ToString();
+  }
+}
+
 TEST(GgufHeader, ReadsVersion1WithThirtyTwoBitCounts) {
   GgufWriter w(1);
   w.Header(1, 1).KvStr("general.name", "v1");

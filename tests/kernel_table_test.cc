@@ -77,9 +77,11 @@ TEST(KernelRegistry, NamesAreUniqueAndSayTheirOutput) {
   }
 }
 
-// "q4_k_to_bf16" -> "Q4_K".
+// "q4_k_to_bf16" -> "Q4_K"; "nvfp4_gguf_to_f32" -> "NVFP4" (the stem "nvfp4"
+// is compressed-tensors NVFP4's).
 std::string GgmlTypeNameOf(const KernelInfo& kernel) {
   std::string stem(kernel.name.substr(0, kernel.name.find("_to_")));
+  if (stem.ends_with("_gguf")) stem.resize(stem.size() - 5);
   std::transform(stem.begin(), stem.end(), stem.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return stem;
@@ -130,7 +132,7 @@ TEST(KernelRegistry, GgmlEncodersMatchTheGgmlTypeTable) {
     EXPECT_EQ(kernel.out_unit_bytes, kernel.block_elems / info->block_elems * info->block_bytes)
         << kernel.name;
   }
-  EXPECT_EQ(encoders, 3u * 9u);  // bf16/f16/f32 x the nine simple types
+  EXPECT_EQ(encoders, 3u * 12u);  // bf16/f16/f32 x the twelve simple types
 }
 
 }  // namespace

@@ -112,6 +112,7 @@ bool QuantizeGgmlRowImatrix(GgmlType type, const float* x, size_t n, const float
                             uint8_t* out) {
   switch (type) {
     case GgmlType::kQ8_0: case GgmlType::kMXFP4: case GgmlType::kTQ1_0: case GgmlType::kTQ2_0:
+    case GgmlType::kNVFP4: case GgmlType::kQ1_0: case GgmlType::kQ2_0:
       return QuantizeGgmlRow(type, x, n, out);  // ggml ignores the weights
     default:
       break;

@@ -6,8 +6,8 @@
 // Q4_1 / Q5_1: quantize_row_q<4|5>_1_impl (make_qkx3_quants, rmin -0.9,
 // rdelta 0.05, 36 steps, squared error); IQ4_NL: quantize_iq4_nl with
 // weights qw[j] * sqrtf(sigma2_block + x^2), sigma2_block = 2/32 * sum of the
-// BLOCK's x^2. Q8_0, MXFP4, TQ1_0, TQ2_0 ignore the weights in ggml: their
-// rows are the reference quantizers'. F32 arithmetic in ggml's order,
+// BLOCK's x^2. Q8_0, MXFP4, TQ1_0, TQ2_0, NVFP4, Q1_0, Q2_0 ignore the
+// weights in ggml: their rows are the reference quantizers'. F32 arithmetic in ggml's order,
 // sequential sums, never fused. Every target runs this reference (the
 // sums are sequential). Formulas: docs/schemes/ggml-encode.md.
 #ifndef AMN_KERNELS_REF_GGML_ENCODE_IMATRIX_REF_H_

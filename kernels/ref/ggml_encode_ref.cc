@@ -96,8 +96,9 @@ void Iq4NlBlock(const float* x, uint8_t* out) {
   QuantizeIq4NlBlockWeighted(x, weight, out);
 }
 
-// ggml's best_index_mxfp4: the first code whose |M[c] * e - x| is smallest.
-uint8_t BestIndexMxfp4(float x, float e) {
+}  // namespace
+
+uint8_t BestIndexFp4(float x, float e) {
   const int8_t* m = ggml::kMxfp4Values.data();
   uint8_t best = 0;
   float best_err = std::fabs(static_cast<float>(m[0]) * e - x);
@@ -111,7 +112,24 @@ uint8_t BestIndexMxfp4(float x, float e) {
   return best;
 }
 
-}  // namespace
+uint8_t F32ToUe4m3(float x) {
+  if (!(x > 0.0f)) return 0;
+  if (x > 448.0f) x = 448.0f;
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  int exp = static_cast<int>((bits >> 23) & 0xFF) - 127 + 7;
+  if (exp <= 0) {
+    // x < 2^-6: x * 512 < 8 and the sum is one F32 rounding, as in ggml.
+    const int man = static_cast<int>(x * 512.0f + 0.5f);
+    return static_cast<uint8_t>(man > 7 ? 7 : man);  // man < 1 gives 0
+  }
+  if (exp >= 15) return 0x7E;
+  int man = static_cast<int>((bits >> 20) & 7) + static_cast<int>((bits >> 19) & 1);
+  if (man > 7) {
+    man = 0;
+    if (++exp >= 15) return 0x7E;
+  }
+  return static_cast<uint8_t>(exp << 3 | man);
+}
 
 int32_t TruncToInt32X86(float f) {
   if (!(f > -2147483904.0f && f < 2147483648.0f)) return INT32_MIN;
@@ -225,7 +243,7 @@ void QuantizeRowMxfp4(const float* x, size_t n, uint8_t* out) {
     out[0] = e;
     for (size_t j = 0; j < kQK / 2; ++j) {
       out[1 + j] =
-          static_cast<uint8_t>(BestIndexMxfp4(x[j], half) | BestIndexMxfp4(x[j + 16], half) << 4);
+          static_cast<uint8_t>(BestIndexFp4(x[j], half) | BestIndexFp4(x[j + 16], half) << 4);
     }
   }
 }
@@ -275,6 +293,58 @@ void QuantizeRowTq2_0(const float* x, size_t n, uint8_t* out) {
   }
 }
 
+void QuantizeRowNvfp4(const float* x, size_t n, uint8_t* out) {
+  constexpr size_t kSub = ggml::kNvfp4SubElems;
+  for (size_t b = 0; b < n / ggml::kNvfp4Elems; ++b, out += ggml::kNvfp4Bytes) {
+    for (size_t s = 0; s < ggml::kNvfp4Elems / kSub; ++s, x += kSub) {
+      float amax = 0.0f;
+      for (size_t j = 0; j < kSub; ++j) {
+        if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
+      }
+      const uint8_t ue = F32ToUe4m3(amax / 6.0f);
+      out[s] = ue;
+      const float d = std::bit_cast<float>(ggml::Ue4m3HalfBits(ue));
+      for (size_t j = 0; j < kSub / 2; ++j) {
+        out[4 + s * kSub / 2 + j] =
+            static_cast<uint8_t>(BestIndexFp4(x[j], d) | BestIndexFp4(x[j + kSub / 2], d) << 4);
+      }
+    }
+  }
+}
+
+void QuantizeRowQ1_0(const float* x, size_t n, uint8_t* out) {
+  constexpr size_t kN = ggml::kQ1_0Elems;
+  for (size_t b = 0; b < n / kN; ++b, x += kN, out += ggml::kQ1_0Bytes) {
+    float sum_abs = 0.0f;  // sequential: the order fixes the rounding
+    for (size_t j = 0; j < kN; ++j) sum_abs += std::fabs(x[j]);
+    StoreF16(sum_abs / static_cast<float>(kN), out);
+    for (size_t j = 0; j < kN / 8; ++j) out[2 + j] = 0;
+    for (size_t j = 0; j < kN; ++j) {
+      if (x[j] >= 0.0f) out[2 + j / 8] = static_cast<uint8_t>(out[2 + j / 8] | 1 << (j % 8));
+    }
+  }
+}
+
+void QuantizeRowQ2_0(const float* x, size_t n, uint8_t* out) {
+  constexpr size_t kN = ggml::kQ2_0Elems;
+  for (size_t b = 0; b < n / kN; ++b, x += kN, out += ggml::kQ2_0Bytes) {
+    float amax = 0.0f;
+    for (size_t j = 0; j < kN; ++j) {
+      if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]);
+    }
+    const float id = amax > 0.0f ? 1.0f / amax : 0.0f;
+    StoreF16(amax, out);
+    for (size_t j = 0; j < kN / 4; ++j) out[2 + j] = 0;
+    for (size_t j = 0; j < kN; ++j) {
+      // (int)roundf(w * id) + 1 clamped to [0, 3]; when 1/amax overflowed,
+      // +-Inf and NaN products convert to x86's INT_MIN, so the code is 0.
+      int q = TruncToInt32X86(std::round(x[j] * id)) + 1;
+      q = q < 0 ? 0 : (q > 3 ? 3 : q);
+      out[2 + j / 4] = static_cast<uint8_t>(out[2 + j / 4] | q << (2 * (j % 4)));
+    }
+  }
+}
+
 size_t GgmlEncodeBlockElems(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ5_0: case GgmlType::kQ5_1:
@@ -282,6 +352,8 @@ size_t GgmlEncodeBlockElems(GgmlType type) {
       return kQK;
     case GgmlType::kTQ1_0: case GgmlType::kTQ2_0:
       return kQKK;
+    case GgmlType::kNVFP4: case GgmlType::kQ1_0: case GgmlType::kQ2_0:
+      return GgmlLegacyBlockElems(type);
     default:
       return 0;
   }
@@ -306,6 +378,9 @@ bool QuantizeGgmlRow(GgmlType type, const float* x, size_t n, uint8_t* out) {
     case GgmlType::kMXFP4: QuantizeRowMxfp4(x, n, out); return true;
     case GgmlType::kTQ1_0: QuantizeRowTq1_0(x, n, out); return true;
     case GgmlType::kTQ2_0: QuantizeRowTq2_0(x, n, out); return true;
+    case GgmlType::kNVFP4: QuantizeRowNvfp4(x, n, out); return true;
+    case GgmlType::kQ1_0: QuantizeRowQ1_0(x, n, out); return true;
+    case GgmlType::kQ2_0: QuantizeRowQ2_0(x, n, out); return true;
     default: return false;
   }
 }
@@ -324,7 +399,7 @@ bool GgmlImatrixChangesBytes(GgmlType type) {
     case GgmlType::kIQ4_NL:
       return true;
     default:
-      return false;  // Q8_0, MXFP4, TQ1_0, TQ2_0: ggml ignores the weights
+      return false;  // Q8_0, MXFP4, TQ1_0, TQ2_0, NVFP4, Q1_0, Q2_0: no effect in ggml
   }
 }
 

@@ -1,5 +1,5 @@
 // Scalar reference for the ggml encoders of the simple block types (Q4_0
-// Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 TQ1_0 TQ2_0), written from ggml-quants.c
+// Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 TQ1_0 TQ2_0 NVFP4 Q1_0 Q2_0), written from ggml-quants.c
 // (quantize_row_<type>_ref, and quantize_iq4_nl for IQ4_NL, which is what
 // ggml_quantize_chunk runs without an importance matrix). Plain loops in
 // ggml's element order, F32 arithmetic with one rounding per operation in
@@ -40,6 +40,20 @@ void QuantizeRowIq4Nl(const float* x, size_t n, uint8_t* out);
 void QuantizeRowMxfp4(const float* x, size_t n, uint8_t* out);
 void QuantizeRowTq1_0(const float* x, size_t n, uint8_t* out);
 void QuantizeRowTq2_0(const float* x, size_t n, uint8_t* out);
+// Blocks of 64 (NVFP4, Q2_0) and 128 (Q1_0).
+void QuantizeRowNvfp4(const float* x, size_t n, uint8_t* out);
+void QuantizeRowQ1_0(const float* x, size_t n, uint8_t* out);
+void QuantizeRowQ2_0(const float* x, size_t n, uint8_t* out);
+
+// ggml_fp32_to_ue4m3: NVFP4's sub-block scale byte for x = amax / 6 (x > 0
+// finite here; <= 0 gives 0). Values above 448 saturate to 0x7E; exponents
+// below E4M3's take the subnormal path (int)(x * 512 + 0.5) in F32, capped at
+// 7; otherwise the 3-bit mantissa is rounded half up on the magnitude from
+// bit 19 of x, carrying into the exponent (0x7E again past the top).
+uint8_t F32ToUe4m3(float x);
+// ggml's best_index_mxfp4: the first code c whose |M[c] * e - x| is
+// smallest (strict `<`), M the doubled E2M1 codebook. MXFP4 and NVFP4.
+uint8_t BestIndexFp4(float x, float e);
 
 // One IQ4_NL block of 32 with its weights (x^2 without an imatrix; see
 // kernels/ref/ggml_encode_imatrix_ref.h with one).
@@ -58,7 +72,8 @@ bool QuantizeGgmlRow(GgmlType type, const float* x, size_t n, uint8_t* out);
 bool DequantGgmlEncodedBlocks(GgmlType type, const uint8_t* blocks, size_t n_blocks, float* out);
 
 // Whether ggml's quantizer of `type` uses an importance matrix (Q4_0 Q4_1
-// Q5_0 Q5_1 IQ4_NL); the others ignore it.
+// Q5_0 Q5_1 IQ4_NL); the others ignore it (quantize_q1_0 / quantize_q2_0
+// take one but run the same reference row by row, so the bytes are equal).
 bool GgmlImatrixChangesBytes(GgmlType type);
 
 // The kernel table's reference of family GgmlLegacyQuant

@@ -145,6 +145,54 @@ void DequantMxfp4(const uint8_t* blocks, size_t n_blocks, float* out) {
   }
 }
 
+void DequantNvfp4Gguf(const uint8_t* blocks, size_t n_blocks, float* out) {
+  constexpr size_t kSub = ggml::kNvfp4SubElems;
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* x = blocks + b * ggml::kNvfp4Bytes;
+    for (size_t s = 0; s < ggml::kNvfp4Elems / kSub; ++s) {
+      const float d = std::bit_cast<float>(ggml::Ue4m3HalfBits(x[s]));
+      const uint8_t* qs = x + 4 + s * (kSub / 2);
+      float* y = out + b * ggml::kNvfp4Elems + s * kSub;
+      for (size_t l = 0; l < kSub / 2; ++l) {
+        // d is finite: no NaN can arise.
+        y[l] = static_cast<float>(ggml::kMxfp4Values[qs[l] & 0x0F]) * d;
+        y[l + kSub / 2] = static_cast<float>(ggml::kMxfp4Values[qs[l] >> 4]) * d;
+      }
+    }
+  }
+}
+
+void DequantQ1_0(const uint8_t* blocks, size_t n_blocks, float* out) {
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* x = blocks + b * ggml::kQ1_0Bytes;
+    const uint32_t d = F16ToF32Bits(ggml::LoadLe16(x));
+    for (size_t j = 0; j < ggml::kQ1_0Elems; ++j) {
+      const bool set = (x[2 + j / 8] >> (j % 8)) & 1;
+      out[b * ggml::kQ1_0Elems + j] = std::bit_cast<float>(set ? d : d ^ 0x80000000u);
+    }
+  }
+}
+
+void DequantQ2_0(const uint8_t* blocks, size_t n_blocks, float* out) {
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* x = blocks + b * ggml::kQ2_0Bytes;
+    const float d = F16At(x);
+    for (size_t j = 0; j < ggml::kQ2_0Elems; ++j) {
+      const int q = (x[2 + j / 4] >> (2 * (j % 4))) & 3;
+      out[b * ggml::kQ2_0Elems + j] = Product(static_cast<float>(q - 1) * d, d);
+    }
+  }
+}
+
+size_t GgmlLegacyBlockElems(GgmlType type) {
+  switch (type) {
+    case GgmlType::kNVFP4: return ggml::kNvfp4Elems;
+    case GgmlType::kQ1_0: return ggml::kQ1_0Elems;
+    case GgmlType::kQ2_0: return ggml::kQ2_0Elems;
+    default: return GgmlLegacyBlockBytes(type) == 0 ? 0 : kQK;
+  }
+}
+
 size_t GgmlLegacyBlockBytes(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0: return ggml::kQ4_0Bytes;
@@ -155,6 +203,9 @@ size_t GgmlLegacyBlockBytes(GgmlType type) {
     case GgmlType::kQ8_1: return ggml::kQ8_1Bytes;
     case GgmlType::kIQ4_NL: return ggml::kIq4NlBytes;
     case GgmlType::kMXFP4: return ggml::kMxfp4Bytes;
+    case GgmlType::kNVFP4: return ggml::kNvfp4Bytes;
+    case GgmlType::kQ1_0: return ggml::kQ1_0Bytes;
+    case GgmlType::kQ2_0: return ggml::kQ2_0Bytes;
     default: return 0;
   }
 }
@@ -172,6 +223,9 @@ bool DequantGgmlLegacy(GgmlType type, const uint8_t* blocks, size_t n_blocks, El
     case GgmlType::kQ8_1: to_f32 = DequantQ8_1; break;
     case GgmlType::kIQ4_NL: to_f32 = DequantIq4Nl; break;
     case GgmlType::kMXFP4: to_f32 = DequantMxfp4; break;
+    case GgmlType::kNVFP4: to_f32 = DequantNvfp4Gguf; break;
+    case GgmlType::kQ1_0: to_f32 = DequantQ1_0; break;
+    case GgmlType::kQ2_0: to_f32 = DequantQ2_0; break;
     default: return false;
   }
   if (out_type != ElemType::kF32 && out_type != ElemType::kF16 && out_type != ElemType::kBf16) {
@@ -180,11 +234,12 @@ bool DequantGgmlLegacy(GgmlType type, const uint8_t* blocks, size_t n_blocks, El
   // One block at a time through a stack buffer: reference kernels allocate
   // nothing either.
   auto* bytes = static_cast<unsigned char*>(out);
-  float values[kQK];
+  const size_t elems = GgmlLegacyBlockElems(type);
+  float values[ggml::kQ1_0Elems];  // the longest block
   for (size_t b = 0; b < n_blocks; ++b) {
     to_f32(blocks + b * block_bytes, 1, values);
-    for (size_t j = 0; j < kQK; ++j) {
-      const size_t i = b * kQK + j;
+    for (size_t j = 0; j < elems; ++j) {
+      const size_t i = b * elems + j;
       const uint32_t bits = std::bit_cast<uint32_t>(values[j]);
       if (out_type == ElemType::kF32) {
         std::memcpy(bytes + 4 * i, &bits, 4);

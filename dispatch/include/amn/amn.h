@@ -119,7 +119,8 @@ AMN_API amn_status amn_e5m2_to_f16(const uint8_t* src, size_t src_len, uint16_t*
 /* Dequantizes whole ggml blocks of `ggml_type` (ggml's enum ggml_type as
  * GGUF stores it: Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
  * Q2_K = 10 ... Q6_K = 14, IQ2_XXS = 16 ... IQ4_XS = 23, IQ1_M = 29,
- * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39) into n_elems elements of dst_type
+ * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, NVFP4 = 40, Q1_0 = 41, Q2_0 = 42)
+ * into n_elems elements of dst_type
  * (F32, F16 or BF16) at dst, in ggml element order. src_bytes must be a
  * whole number of blocks and n_elems = src_bytes / block_bytes * block_elems.
  * Errors: an unknown or unquantized type, partial blocks, n_elems larger than
@@ -439,10 +440,12 @@ AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* par
 
 /* ---- ggml block types, encoding ------------------------------------------ *
  * One row of n_elems F32 values (n_elems a multiple of the type's block
- * elements: 32, or 256 for TQ1_0 / TQ2_0) into ggml blocks of `ggml_type`
+ * elements: 32; 64 for NVFP4 / Q2_0, 128 for Q1_0, 256 for TQ1_0 / TQ2_0)
+ * into ggml blocks of `ggml_type`
  * at dst, the same bytes as ggml's ggml_quantize_chunk for that row.
  * Types: Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, IQ4_NL = 20,
- * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, Q2_K = 10 ... Q6_K = 14,
+ * TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39, NVFP4 = 40, Q1_0 = 41, Q2_0 = 42,
+ * Q2_K = 10 ... Q6_K = 14,
  * IQ4_XS = 23, IQ3_XXS = 18, IQ3_S = 21, IQ2_XXS = 16, IQ2_XS = 17, IQ2_S = 22, IQ1_S = 19 and
  * IQ1_M = 29 (IQ2_XXS, IQ2_XS and IQ1_S need imatrix: NULL is
  * AMN_ERR_INVALID_ARGUMENT naming the type, as ggml refuses them without
@@ -453,7 +456,8 @@ AMN_API amn_status amn_quantize_bnb_int8(const amn_quantize_bnb_int8_params* par
  * what llama-quantize writes without an importance matrix), or n_elems
  * importance weights, one per element of this row (for a tensor, the
  * imatrix file's per-column weights; finite), giving ggml's quantize_<type>
- * with quant_weights (Q8_0, MXFP4, TQ1_0, TQ2_0 ignore them, as ggml does;
+ * with quant_weights (Q8_0, MXFP4, TQ1_0, TQ2_0, NVFP4, Q1_0, Q2_0 ignore
+ * them, as ggml does;
  * the row is the unit its sum of squares is taken over). dst_bytes must be
  * at least amn_ggml_row_size(ggml_type, n_elems); dst must not overlap src or imatrix. A NaN or an infinity in src
  * is AMN_ERR_INVALID_ARGUMENT (amn_last_error names its index); dst is then

@@ -40,7 +40,7 @@ AMN_API Status DequantGgml(GgmlType type, std::span<const uint8_t> blocks, ElemT
 AMN_API bool GgmlTypeDecodable(GgmlType type);
 
 // Probes: the target each ggml dispatch table runs now.
-AMN_API TargetId GgmlLegacyTarget();  // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 IQ4_NL MXFP4
+AMN_API TargetId GgmlLegacyTarget();  // Q4_0 … Q8_1, IQ4_NL, MXFP4, NVFP4, Q1_0, Q2_0
 AMN_API TargetId GgmlKQuantTarget();  // Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ4_XS TQ1_0 TQ2_0
 AMN_API TargetId GgmlIQuantTarget();  // IQ2_XXS IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ1_S IQ1_M
 

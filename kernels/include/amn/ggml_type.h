@@ -13,6 +13,7 @@ enum class GgmlType : uint32_t {
   kIQ2_XXS = 16, kIQ2_XS = 17, kIQ3_XXS = 18, kIQ1_S = 19, kIQ4_NL = 20, kIQ3_S = 21,
   kIQ2_S = 22, kIQ4_XS = 23, kI8 = 24, kI16 = 25, kI32 = 26, kI64 = 27, kF64 = 28,
   kIQ1_M = 29, kBF16 = 30, kTQ1_0 = 34, kTQ2_0 = 35, kMXFP4 = 39,
+  kNVFP4 = 40, kQ1_0 = 41, kQ2_0 = 42,
 };
 
 }  // namespace amn
