@@ -3,6 +3,8 @@
 // test.cc checks the same code against libllama itself where it runs):
 // use_more_bits positions, the attn_v counter in llama's tensor order, GQA,
 // tied embeddings, 70B, falcon, experts, overrides and fallbacks.
+#include "formats/gguf_quant_mixture.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,8 +12,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "formats/gguf_quant_mixture.h"
 
 namespace amn::formats {
 namespace {
