@@ -19,8 +19,15 @@ namespace {
 
 // llama.h LlamaFileType of the presets.
 enum Ftype : uint32_t {
-  kQ2_K = 10, kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14,
-  kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17, kQ6_K = 18,
+  kQ2_K = 10,
+  kQ3_K_S = 11,
+  kQ3_K_M = 12,
+  kQ3_K_L = 13,
+  kQ4_K_S = 14,
+  kQ4_K_M = 15,
+  kQ5_K_S = 16,
+  kQ5_K_M = 17,
+  kQ6_K = 18,
 };
 
 struct Mixture {
@@ -69,8 +76,20 @@ std::optional<int> LayerOf(const std::string& name) {
 }
 
 // tensor_get_category.
-enum class Category { kTokenEmbd, kAttnQ, kAttnV, kAttnK, kAttnQkv, kAttnKvB, kAttnOutput,
-                      kFfnUp, kFfnGate, kFfnDown, kOutput, kOther };
+enum class Category {
+  kTokenEmbd,
+  kAttnQ,
+  kAttnV,
+  kAttnK,
+  kAttnQkv,
+  kAttnKvB,
+  kAttnOutput,
+  kFfnUp,
+  kFfnGate,
+  kFfnDown,
+  kOutput,
+  kOther
+};
 
 Category CategoryOf(const std::string& name) {
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
@@ -103,8 +122,7 @@ struct State {
 };
 
 bool UseMoreBits(int i_layer, int n_layers) {
-  return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 ||
-         (i_layer - n_layers / 8) % 3 == 2;
+  return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
 }
 
 // llama's LLM_TYPE_70B, the one model size the rules test: the
@@ -171,9 +189,9 @@ Result<GgmlType> MixtureType(State& qs, GgmlType type, const GgufTensorShape& t,
     if (ftype == kQ2_K) {
       type = GgmlType::kQ3_K;
     } else if (ftype == kQ3_K_M) {
-      type = i_layer < n_layer / 16                        ? GgmlType::kQ5_K
+      type = i_layer < n_layer / 16                     ? GgmlType::kQ5_K
              : !falcon || UseMoreBits(i_layer, n_layer) ? GgmlType::kQ4_K
-                                                          : GgmlType::kQ3_K;
+                                                        : GgmlType::kQ3_K;
     } else if (ftype == kQ3_K_L) {
       type = falcon ? GgmlType::kQ4_K : GgmlType::kQ5_K;
     } else if (ftype == kQ4_K_M) {
@@ -280,9 +298,9 @@ Result<GgufTensorTypeOverride> ParseGgufTensorType(const std::string& text) {
   try {
     out.regex = std::regex(out.pattern);
   } catch (const std::regex_error& e) {
-    return Status(StatusCode::kInvalidArgument, "--tensor-type '" + MessageSafe(text) +
-                                                    "': not a regular expression (" + e.what() +
-                                                    ")");
+    return Status(
+        StatusCode::kInvalidArgument,
+        "--tensor-type '" + MessageSafe(text) + "': not a regular expression (" + e.what() + ")");
   }
   for (uint32_t id = 0; id < 64; ++id) {
     const GgmlTypeInfo* info = FindGgmlType(id);
@@ -322,8 +340,9 @@ Result<std::vector<GgufTypeChoice>> ChooseGgufTypes(const std::vector<GgufTensor
                                                     const GgufQuantModel& model) {
   if (recipe.preset.mixture && model.n_layer == 0) {
     return Status(StatusCode::kInvalidArgument,
-                  "--scheme " + MessageSafe(recipe.preset.name) + " needs the model's layer count ('" +
-                      MessageSafe(model.arch) + ".block_count' in the GGUF metadata, which llama-"
+                  "--scheme " + MessageSafe(recipe.preset.name) +
+                      " needs the model's layer count ('" + MessageSafe(model.arch) +
+                      ".block_count' in the GGUF metadata, which llama-"
                       "quantize reads too); add it with --gguf-kv");
   }
   std::vector<GgufTypeChoice> out(tensors.size());
@@ -355,8 +374,8 @@ Result<std::vector<GgufTypeChoice>> ChooseGgufTypes(const std::vector<GgufTensor
       }
     }
     if (!manual && recipe.preset.mixture) {
-      AMN_ASSIGN_OR_RETURN(type, MixtureType(qs, type, t, recipe.preset.file_type, CategoryOf(t.name),
-                                             model));
+      AMN_ASSIGN_OR_RETURN(
+          type, MixtureType(qs, type, t, recipe.preset.file_type, CategoryOf(t.name), model));
     }
     AMN_ASSIGN_OR_RETURN(const GgmlType row_type, GgufRowType(type, t.shape.back(), t.name));
     out[i].quantize = true;

@@ -65,9 +65,9 @@ struct GgufTensorShape {
 };
 
 struct GgufTypeChoice {
-  bool quantize = false;       // false: written as the plan's float type
+  bool quantize = false;           // false: written as the plan's float type
   GgmlType type = GgmlType::kF32;  // when quantize: a block type, or F32/F16/BF16
-  std::string fallback;        // why the type is not the one chosen ("" when it is)
+  std::string fallback;            // why the type is not the one chosen ("" when it is)
 };
 
 struct GgufQuantRecipe {

@@ -74,7 +74,8 @@ void WriteLlama(const fs::path& dir, const LlamaShape& s) {
   auto add = [&](const std::string& name, std::vector<uint64_t> shape) {
     uint64_t n = 1;
     for (uint64_t d : shape) n *= d;
-    const float scale = shape.size() == 1 ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
+    const float scale =
+        shape.size() == 1 ? 0.1f : 1.0f / std::sqrt(static_cast<float>(shape.back()));
     std::vector<float> v = Values(n, seed++, scale);
     if (shape.size() == 1) {
       for (float& x : v) x += 1.0f;  // norms near 1
@@ -100,8 +101,8 @@ void WriteLlama(const fs::path& dir, const LlamaShape& s) {
   b.Write(dir / "model.safetensors");
   WriteText(dir / "config.json",
             "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
-            "\"hidden_size\": " + std::to_string(s.hidden) +
-                ", \"num_hidden_layers\": " + std::to_string(s.layers) +
+            "\"hidden_size\": " +
+                std::to_string(s.hidden) + ", \"num_hidden_layers\": " + std::to_string(s.layers) +
                 ", \"num_attention_heads\": " + std::to_string(s.heads) +
                 ", \"num_key_value_heads\": " + std::to_string(s.kv_heads) +
                 ", \"intermediate_size\": " + std::to_string(s.ffn) +
@@ -117,7 +118,7 @@ struct Preset {
 };
 const std::vector<Preset>& Presets() {
   static const std::vector<Preset> presets = {
-      {"mostly_q2_k", 10}, {"q3_k_s", 11}, {"q3_k_m", 12}, {"q3_k_l", 13}, {"q4_k_s", 14},
+      {"mostly_q2_k", 10}, {"q3_k_s", 11}, {"q3_k_m", 12}, {"q3_k_l", 13},     {"q4_k_s", 14},
       {"q4_k_m", 15},      {"q5_k_s", 16}, {"q5_k_m", 17}, {"mostly_q6_k", 18}};
   return presets;
 }
@@ -146,8 +147,8 @@ std::map<std::string, int> ExpectSameTensors(const GgmlOracle& ggml, const fs::p
     }
     const GgmlView::Tensor& got = *it->second;
     types[got.name] = got.type;
-    EXPECT_EQ(got.type, want.type) << FindGgmlType(got.type)->name << " vs llama's "
-                                   << FindGgmlType(want.type)->name;
+    EXPECT_EQ(got.type, want.type)
+        << FindGgmlType(got.type)->name << " vs llama's " << FindGgmlType(want.type)->name;
     EXPECT_EQ(got.ne, want.ne);
     if (got.type != want.type || got.size != want.size) continue;
     if (Slice(a_file, a.data_offset + got.offset, got.size) !=
@@ -173,7 +174,8 @@ class MixtureCli : public ::testing::Test {
     const fs::path model = dir_.path() / name;
     WriteLlama(model, s);
     const fs::path f32 = dir_.path() / (name + "-f32.gguf");
-    const CliResult r = RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32");
+    const CliResult r =
+        RunAmn("convert -q " + Quote(model) + " -o " + Quote(f32) + " --scheme f32");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return f32;
   }
@@ -187,8 +189,7 @@ TEST_F(MixtureCli, EveryMixtureIsLlamaQuantizes) {
   const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
   const auto* llama = AMN_LLAMA_QUANT_ORACLE_OR_SKIP();
   const std::vector<std::pair<std::string, LlamaShape>> models = {
-      {"gqa4", {16, 8, 2, 256, 512, 256, false}},
-      {"tied-odd", {8, 4, 2, 256, 480, 256, true}}};
+      {"gqa4", {16, 8, 2, 256, 512, 256, false}}, {"tied-odd", {8, 4, 2, 256, 480, 256, true}}};
   for (const auto& [name, shape] : models) {
     SCOPED_TRACE(name);
     const fs::path f32 = F32Gguf(shape, name);
@@ -196,8 +197,8 @@ TEST_F(MixtureCli, EveryMixtureIsLlamaQuantizes) {
       SCOPED_TRACE(p.scheme);
       const fs::path ours = dir_.path() / (name + "-" + p.scheme + ".gguf");
       const fs::path theirs = dir_.path() / (name + "-" + p.scheme + "-llama.gguf");
-      const CliResult r = RunAmn("convert -q " + Quote(f32) + " -o " + Quote(ours) +
-                                 " --scheme " + p.scheme);
+      const CliResult r =
+          RunAmn("convert -q " + Quote(f32) + " -o " + Quote(ours) + " --scheme " + p.scheme);
       ASSERT_EQ(r.exit_code, 0) << r.err;
       ASSERT_TRUE(llama->Quantize(f32, theirs, p.ftype)) << "llama_model_quantize failed";
       const std::map<std::string, int> types = ExpectSameTensors(*ggml, ours, theirs);
@@ -216,15 +217,16 @@ TEST_F(MixtureCli, FromSafetensorsAsFromTheF32Gguf) {
   const LlamaShape shape{8, 8, 2, 256, 512, 256, false};
   const fs::path f32 = F32Gguf(shape, "m");
   const fs::path a = dir_.path() / "a.gguf", b = dir_.path() / "b.gguf";
-  ASSERT_EQ(RunAmn("convert -q " + Quote(dir_.path() / "m") + " -o " + Quote(a) +
-                   " --scheme q4_k_m -j 3").exit_code,
-            0);
-  ASSERT_EQ(RunAmn("convert -q " + Quote(f32) + " -o " + Quote(b) + " --scheme q4_k_m -j 1")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunAmn("convert -q " + Quote(dir_.path() / "m") + " -o " + Quote(a) + " --scheme q4_k_m -j 3")
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      RunAmn("convert -q " + Quote(f32) + " -o " + Quote(b) + " --scheme q4_k_m -j 1").exit_code,
+      0);
   const std::map<std::string, int> types = ExpectSameTensors(*ggml, a, b);
-  EXPECT_EQ(types.at("blk.0.attn_v.weight"), 14);   // Q6_K: use_more_bits
-  EXPECT_EQ(types.at("blk.1.attn_v.weight"), 12);   // Q4_K
+  EXPECT_EQ(types.at("blk.0.attn_v.weight"), 14);  // Q6_K: use_more_bits
+  EXPECT_EQ(types.at("blk.1.attn_v.weight"), 12);  // Q4_K
   EXPECT_EQ(types.at("blk.7.ffn_down.weight"), 14);
   EXPECT_EQ(types.at("output.weight"), 14);
 }
@@ -238,11 +240,11 @@ TEST_F(MixtureCli, TensorTypeOverridesAreLlamaQuantizes) {
   const auto* llama = AMN_LLAMA_QUANT_ORACLE_OR_SKIP();
   const fs::path f32 = F32Gguf({16, 8, 2, 256, 480, 256, false}, "o");
   const std::vector<std::pair<std::string, int>> overrides = {
-      {"blk\\.[0-2]\\.attn_v", 8},     // Q8_0
-      {"BLK\\.5\\.ATTN_V", 6},          // lowercased by llama-quantize: Q5_0
-      {"blk\\.1[0-5]\\.ffn_up", 1},    // F16
-      {"ffn_down", 13},                // Q5_K: rows of 480 fall back to Q5_1
-      {"token_embd", 14}};             // Q6_K
+      {"blk\\.[0-2]\\.attn_v", 8},   // Q8_0
+      {"BLK\\.5\\.ATTN_V", 6},       // lowercased by llama-quantize: Q5_0
+      {"blk\\.1[0-5]\\.ffn_up", 1},  // F16
+      {"ffn_down", 13},              // Q5_K: rows of 480 fall back to Q5_1
+      {"token_embd", 14}};           // Q6_K
   std::string args;
   const char* names[] = {"q8_0", "Q5_0", "f16", "q5_K", "q6_k"};
   for (size_t i = 0; i < overrides.size(); ++i) {
@@ -252,8 +254,8 @@ TEST_F(MixtureCli, TensorTypeOverridesAreLlamaQuantizes) {
     SCOPED_TRACE(p.scheme);
     const fs::path ours = dir_.path() / (p.scheme + ".gguf");
     const fs::path theirs = dir_.path() / (p.scheme + "-llama.gguf");
-    const CliResult r =
-        RunAmn("convert " + Quote(f32) + " -o " + Quote(ours) + " --json --scheme " + p.scheme + args);
+    const CliResult r = RunAmn("convert " + Quote(f32) + " -o " + Quote(ours) +
+                               " --json --scheme " + p.scheme + args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::pair<std::string, int>> lowered = overrides;
     for (auto& [pattern, type] : lowered) {
@@ -325,11 +327,16 @@ TEST_F(MixtureCli, EightExpertRulesAreLlamaQuantizes) {
   }
   GgufWriter g;
   const std::vector<std::pair<std::string, uint32_t>> u32s = {
-      {"llama.context_length", 2048},    {"llama.embedding_length", hidden},
-      {"llama.block_count", layers},     {"llama.feed_forward_length", ffn},
-      {"llama.attention.head_count", heads}, {"llama.attention.head_count_kv", kv_heads},
-      {"llama.rope.dimension_count", hidden / heads}, {"llama.expert_count", experts},
-      {"llama.expert_used_count", 2},    {"general.file_type", 0}};
+      {"llama.context_length", 2048},
+      {"llama.embedding_length", hidden},
+      {"llama.block_count", layers},
+      {"llama.feed_forward_length", ffn},
+      {"llama.attention.head_count", heads},
+      {"llama.attention.head_count_kv", kv_heads},
+      {"llama.rope.dimension_count", hidden / heads},
+      {"llama.expert_count", experts},
+      {"llama.expert_used_count", 2},
+      {"general.file_type", 0}};
   g.Header(tensors.size(), u32s.size() + 2);
   g.KvStr("general.architecture", "llama");
   for (const auto& [key, value] : u32s) g.KvU32(key, value);
@@ -383,7 +390,8 @@ TEST_F(MixtureCli, RefusesBadSchemesAndOverrides) {
   }
   // q2_k and q6_k are the pure types; the mixtures of those names are mostly_*.
   const fs::path pure = dir_.path() / "pure.gguf", mix = dir_.path() / "mix.gguf";
-  ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(pure) + " --scheme q2_k").exit_code, 0);
+  ASSERT_EQ(
+      RunAmn("convert -q " + Quote(model) + " -o " + Quote(pure) + " --scheme q2_k").exit_code, 0);
   ASSERT_EQ(RunAmn("convert -q " + Quote(model) + " -o " + Quote(mix) + " --scheme mostly_q2_k")
                 .exit_code,
             0);

@@ -74,8 +74,8 @@ const LlamaQuantOracle* LlamaQuantOracle::Get() {
                  " (bash .ci/install-deps oracles, or set AMN_LLAMA_ORACLE)";
       return nullptr;
     }
-    for (const char* name : {"llama_model_quantize", "llama_model_quantize_default_params",
-                             "llama_backend_init"}) {
+    for (const char* name :
+         {"llama_model_quantize", "llama_model_quantize_default_params", "llama_backend_init"}) {
       if (dlsym(handle, name) == nullptr) {
         Reason() = path.string() + " lacks " + name;
         return nullptr;

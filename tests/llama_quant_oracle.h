@@ -37,13 +37,13 @@ class LlamaQuantOracle {
 
 }  // namespace amn::test
 
-#define AMN_LLAMA_QUANT_ORACLE_OR_SKIP()                                                          \
-  ::amn::test::LlamaQuantOracle::Get();                                                           \
-  if (::amn::test::LlamaQuantOracle::Get() == nullptr) {                                          \
-    if (::amn::test::GgmlOracle::Required()) {                                                    \
-      FAIL() << "llama oracle required: " << ::amn::test::LlamaQuantOracle::MissingReason();      \
-    }                                                                                             \
-    GTEST_SKIP() << "llama oracle absent: " << ::amn::test::LlamaQuantOracle::MissingReason();    \
+#define AMN_LLAMA_QUANT_ORACLE_OR_SKIP()                                                       \
+  ::amn::test::LlamaQuantOracle::Get();                                                        \
+  if (::amn::test::LlamaQuantOracle::Get() == nullptr) {                                       \
+    if (::amn::test::GgmlOracle::Required()) {                                                 \
+      FAIL() << "llama oracle required: " << ::amn::test::LlamaQuantOracle::MissingReason();   \
+    }                                                                                          \
+    GTEST_SKIP() << "llama oracle absent: " << ::amn::test::LlamaQuantOracle::MissingReason(); \
   }
 
 #endif  // AMN_TESTS_LLAMA_QUANT_ORACLE_H_
