@@ -160,7 +160,10 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "safetensors). GGUF keeps 1-D tensors (norms, biases) in F32 as llama.cpp does. "
                   "GGUF also takes a ggml type: q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 tq1_0 tq2_0 "
                   "q2_k q3_k q4_k q5_k q6_k iq4_xs, chosen and falling back per tensor as "
-                  "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet)")
+                  "llama-quantize --pure does (mixtures such as q4_k_m: not implemented yet). Safetensors "
+                  "output also takes a forget scheme (nf4, nf4-dq, fp4, fp4-dq, int8, fp8, "
+                  "fp8-per-channel, fp8-fine-grained): forget's own run and bytes. Quantized inputs "
+                  "are dequantized to F32 in the same pass")
       ->type_name("S");
   cmd->add_option("--gguf-kv", options->gguf_kv,
                   "Add or override a GGUF metadata key (repeatable): key=value, typed as bool "

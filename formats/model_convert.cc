@@ -13,6 +13,7 @@
 #include "amn/ggml_dequant.h"
 #include "amn/model.h"
 #include "formats/byte_source.h"
+#include "formats/forget_layout.h"
 #include "formats/gguf_hf_map.h"
 #include "formats/gguf_kv_text.h"
 #include "formats/gguf_output_plan.h"
@@ -221,6 +222,9 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   if (options.format == ConvertFormat::kNpz) {
     return Status(StatusCode::kUnsupported, "NPZ output is not implemented yet (safetensors and GGUF are)");
   }
+  if (const std::optional<ForgetScheme> forget = formats::ForgetSchemeFromName(Lower(options.scheme))) {
+    return ConvertByForget(output, options, *forget);
+  }
   AMN_ASSIGN_OR_RETURN(const Scheme scheme, SchemeType(options.scheme, options.format));
   const formats::Dtype to = scheme.to;
   const bool gguf = options.format == ConvertFormat::kGguf;
@@ -324,6 +328,40 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   for (formats::GgufFallback& f : fallbacks) {
     report.fallbacks.push_back({std::move(f.name), std::move(f.type), std::move(f.reason)});
   }
+  return report;
+}
+
+// A forget scheme (nf4, fp8, int8, ...): forget's own run, whatever the
+// input (a quantized one dequantized to F32 in the same pass), so convert
+// and forget write the same bytes.
+Result<ConvertReport> Model::ConvertByForget(const fs::path& output, const ConvertOptions& options,
+                                             ForgetScheme scheme) const {
+  const std::string name = formats::ForgetSchemeName(scheme);
+  if (options.format != ConvertFormat::kSafetensors) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--scheme " + name + " is a safetensors scheme (bitsandbytes / FP8); write a "
+                  ".safetensors file or a directory, or name a ggml type for GGUF");
+  }
+  if (!options.imatrix.empty() || !options.gguf_kv.empty() || !options.gguf_metadata.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--imatrix, --gguf-kv and --gguf-metadata are for GGUF output");
+  }
+  ForgetOptions forget;
+  forget.scheme = scheme;
+  forget.threads = options.threads;
+  forget.overwrite = options.overwrite;
+  forget.use_mmap = options.use_mmap;
+  forget.progress = options.progress;
+  forget.cancel = options.cancel;
+  AMN_ASSIGN_OR_RETURN(ForgetReport done, ForgetUnguarded(output, forget));
+  ConvertReport report;
+  report.format = ConvertFormat::kSafetensors;
+  report.scheme = done.scheme;
+  report.types = std::move(done.types);
+  report.total_bytes = done.total_bytes;
+  report.total_tensors = done.total_tensors;
+  report.quantized = std::move(done.tensors);
+  report.quant_total = done.total;
   return report;
 }
 
