@@ -345,5 +345,43 @@ TEST(ConvertChain, QuantizedInputsToForgetSchemes) {
   EXPECT_FALSE(fs::exists(dir.path() / "x.gguf"));
 }
 
+// PyTorch .pth -> GGUF F16 and .npz -> GGUF: each tensor is what remember
+// writes of it (F16; 1-D stays F32, as llama.cpp's converter does), in
+// ggml's dimension order.
+TEST(ConvertChain, ArrayFormatsToGguf) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  const fs::path pth = FixturesDir() / "pth_reference" / "algzoo_rnn_small.pth";
+  const fs::path npz = FixturesDir() / "npz_reference" / "gemma_scope_small.npz";
+  if (!fs::exists(pth) || !fs::exists(npz)) GTEST_SKIP() << "fixtures not found under " << FixturesDir();
+  TempDir dir;
+  for (const auto& [in, to] : std::vector<std::pair<fs::path, std::string>>{{pth, "f16"}, {npz, "f16"}}) {
+    SCOPED_TRACE(in.filename().string());
+    const fs::path out = dir.path() / (in.stem().string() + ".gguf");
+    const fs::path plain16 = dir.path() / (in.stem().string() + "-16.safetensors");
+    const fs::path plain32 = dir.path() / (in.stem().string() + "-32.safetensors");
+    const CliResult r = RunAmn("convert -q " + Quote(in) + " -o " + Quote(out) + " --scheme " + to);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(RunAmn("remember -q " + Quote(in) + " -o " + Quote(plain16) + " --to f16").exit_code, 0);
+    ASSERT_EQ(RunAmn("remember -q " + Quote(in) + " -o " + Quote(plain32) + " --to f32").exit_code, 0);
+    const ReadBack f16(plain16), f32(plain32);
+    GgmlView view;
+    ASSERT_TRUE(LoadWithGgml(*ggml, out, view));
+    ASSERT_EQ(view.tensors.size(), f16.header.size() - (f16.header.contains("__metadata__") ? 1 : 0));
+    const std::vector<uint8_t> file = FileBytes(out);
+    for (const GgmlView::Tensor& t : view.tensors) {
+      SCOPED_TRACE(t.name);
+      const Json shape = f16.header[t.name]["shape"];
+      std::vector<uint64_t> ne;
+      for (auto d = shape.rbegin(); d != shape.rend(); ++d) ne.push_back(d->get<uint64_t>());
+      if (ne.empty()) ne.push_back(1);
+      EXPECT_EQ(t.ne, ne);
+      const bool one_d = shape.size() <= 1;
+      EXPECT_EQ(t.type, one_d ? 0 : 1);
+      EXPECT_EQ(Slice(file, view.data_offset + t.offset, t.size),
+                one_d ? f32.Data(t.name) : f16.Data(t.name));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace amn::test
