@@ -145,14 +145,14 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
       "convert",
       "Write a model (anything remember reads; quantized ones dequantized in the same "
       "streaming pass) as safetensors or as a GGUF v3 file with F32, F16, BF16 or "
-      "quantized (q8_0, q4_k, ...) weights. NPZ output is not implemented yet");
+      "quantized (q8_0, q4_k, ...) weights, or as an NPZ (numpy.savez's layout)");
   cmd->add_option("path", options->path, "Model to convert")->required();
   cmd->add_option("-o,--output", options->output,
-                  "Output: a .gguf file, a .safetensors file or a directory of shards")
+                  "Output: a .gguf file, a .npz file, a .safetensors file or a directory of shards")
       ->required();
   cmd->add_option("--to", options->to,
                   "Output container: gguf, safetensors or npz (default: from the output's "
-                  "extension, .gguf or .npz, else safetensors); npz is not implemented yet")
+                  "extension, .gguf or .npz, else safetensors); npz floats are f32 (default) or f16")
       ->type_name("FORMAT")
       ->check(NameChoice({"gguf", "safetensors", "npz"}));
   cmd->add_option("--scheme", options->scheme,

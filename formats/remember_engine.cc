@@ -471,6 +471,9 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
       pipeline.Fail(status);
       break;
     }
+    if (options.on_chunk) {
+      options.on_chunk(chunks[c].tensor, std::span<const std::byte>(slot->out.data(), chunks[c].out_bytes));
+    }
     written += chunks[c].out_bytes;
     // In chunk order, whatever the thread count: the same sums for any -j.
     const OutputTensor& done = shard.tensors[chunks[c].tensor];
@@ -497,6 +500,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
   AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));
+  if (options.finish) AMN_RETURN_IF_ERROR(options.finish(out_fd));
   // What was read is what the header described only if no input changed.
   return inputs.CheckUnchanged();
 }

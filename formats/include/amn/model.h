@@ -332,6 +332,8 @@ class AMN_API Model {
                                        const ForgetOptions& options) const;
   Result<ConvertReport> ConvertUnguarded(const std::filesystem::path& output,
                                          const ConvertOptions& options) const;
+  Result<ConvertReport> ConvertToNpz(const std::filesystem::path& output,
+                                     const ConvertOptions& options) const;
   Result<ConvertReport> ConvertByForget(const std::filesystem::path& output,
                                         const ConvertOptions& options, ForgetScheme scheme) const;
   std::unique_ptr<Impl> impl_;
