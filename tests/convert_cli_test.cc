@@ -567,7 +567,8 @@ TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
       {Quote(model) + " -o " + Quote(dir.path() / "o.safetensors") + " --scheme q4_k",
        "is a GGUF type", 2},
       {Quote(model) + " -o " + Quote(out) + " --scheme f8 --force", "is not f32, f16, bf16", 2},
-      {Quote(model) + " -o " + Quote(dir.path() / "o.npz"), "NPZ output is not implemented yet", 1},
+      {Quote(model) + " -o " + Quote(dir.path() / "o.npz") + " --scheme bf16",
+       "numpy has no bfloat16", 2},
       {Quote(model) + " -o " + Quote(dir.path() / "o.safetensors") + " --gguf-kv a=1",
        "for GGUF output", 2},
       {Quote(model) + " -o " + Quote(out), "already exists", 2},  // after the case that wrote it
