@@ -146,14 +146,14 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
       "convert",
       "Write a model (anything remember reads; quantized ones dequantized in the same "
       "streaming pass) as safetensors or as a GGUF v3 file with F32, F16, BF16 or "
-      "quantized (q8_0, q4_k, ...) weights. NPZ output is not implemented yet");
+      "quantized (q8_0, q4_k, ...) weights, or as an NPZ (numpy.savez's layout)");
   cmd->add_option("path", options->path, "Model to convert")->required();
   cmd->add_option("-o,--output", options->output,
-                  "Output: a .gguf file, a .safetensors file or a directory of shards")
+                  "Output: a .gguf file, a .npz file, a .safetensors file or a directory of shards")
       ->required();
   cmd->add_option("--to", options->to,
                   "Output container: gguf, safetensors or npz (default: from the output's "
-                  "extension, .gguf or .npz, else safetensors); npz is not implemented yet")
+                  "extension, .gguf or .npz, else safetensors); npz floats are f32 (default) or f16")
       ->type_name("FORMAT")
       ->check(NameChoice({"gguf", "safetensors", "npz"}));
   cmd->add_option("--scheme", options->scheme,
@@ -164,7 +164,10 @@ Command AddConvertCommand(CLI::App& app, const GlobalOptions& globals) {
                   "iq1_s iq1_m), for every tensor llama-quantize quantizes "
                   "(as its --pure does), or llama-quantize's mixtures, its per-tensor types and "
                   "general.file_type: q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m, and "
-                  "mostly_q2_k, mostly_q6_k (Q2_K and Q6_K: q2_k, q6_k are the pure types)")
+                  "mostly_q2_k, mostly_q6_k (Q2_K and Q6_K: q2_k, q6_k are the pure types). Safetensors "
+                  "output also takes a forget scheme (nf4, nf4-dq, fp4, fp4-dq, int8, fp8, "
+                  "fp8-per-channel, fp8-fine-grained): forget's own run and bytes. Quantized inputs "
+                  "are dequantized to F32 in the same pass")
       ->type_name("S");
   cmd->add_option("--gguf-kv", options->gguf_kv,
                   "Add or override a GGUF metadata key (repeatable): key=value, typed as bool "

@@ -151,7 +151,7 @@ Command AddForgetCommand(CLI::App& app, const GlobalOptions& globals) {
                 "layout their loaders read, and print what Lethe took (the Lethe distance: mean "
                 "absolute error, with max abs error and relative RMSE)");
   cmd->alias("quantize");
-  cmd->add_option("path", options->path, "Plain model to quantize (a quantized one: remember it first)")
+  cmd->add_option("path", options->path, "Model to quantize (a quantized one is dequantized to F32 in the same pass)")
       ->required();
   cmd->add_option("-o,--output", options->output,
                   "Output file or directory (default: the input's name with -SCHEME, beside it)");

@@ -2,10 +2,12 @@
 #include "formats/engine_inputs.h"
 
 #include <array>
+#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
 
+#include "amn/convert.h"
 #include "formats/zip_archive.h"
 
 namespace amn::formats {
@@ -18,6 +20,7 @@ struct EngineInputs::Buffers {
   std::string inflated;
   PackedViews views;
   std::span<const std::byte> storage;
+  std::vector<float> scales;
 };
 
 namespace {
@@ -181,6 +184,32 @@ Result<std::span<const std::byte>> EngineInputs::Storage(size_t tensor, size_t f
   }
   buffers_[tensor] = buffers;
   return buffers->storage;
+}
+
+Result<std::span<const float>> EngineInputs::Scales(size_t tensor, const OutputTensor& fp8) {
+  // One FP8 weight's scales, as F32: a grid far past any real model's.
+  constexpr uint64_t kMaxScaleBytes = uint64_t{256} << 20;
+  std::lock_guard<std::mutex> lock(buffers_mutex_);
+  if (auto it = buffers_.find(tensor); it != buffers_.end()) return std::span(it->second->scales);
+  if (fp8.scale_elements > kMaxScaleBytes / sizeof(float)) {
+    return Status(StatusCode::kLimitExceeded, "its scale tensor exceeds 256 MiB as F32")
+        .WithTensor(fp8.name);
+  }
+  auto buffers = std::make_shared<Buffers>();
+  std::vector<std::byte> raw(fp8.scale_elements * DtypeBytes(fp8.scale_dtype));
+  AMN_RETURN_IF_ERROR(Read(fp8.scale_file, fp8.scale_offset, raw));
+  std::vector<float>& f32 = buffers->scales;
+  f32.resize(fp8.scale_elements);
+  if (fp8.scale_dtype == Dtype::kF32) {
+    if (!raw.empty()) std::memcpy(f32.data(), raw.data(), raw.size());
+  } else {
+    std::vector<uint16_t> halves(fp8.scale_elements);
+    if (!raw.empty()) std::memcpy(halves.data(), raw.data(), raw.size());
+    AMN_RETURN_IF_ERROR(fp8.scale_dtype == Dtype::kBf16 ? ConvertBf16ToF32(halves, f32)
+                                                        : ConvertF16ToF32(halves, f32));
+  }
+  buffers_[tensor] = buffers;
+  return std::span<const float>(buffers->scales);
 }
 
 void EngineInputs::Release(size_t tensor, const OutputTensor& out) {

@@ -40,7 +40,10 @@ class EngineInputs {
   // The storage an array job reads: the stored member's bytes (mapped or
   // read) or the member inflated once; kept until Release.
   Result<std::span<const std::byte>> Storage(size_t tensor, size_t file, const ArrayJob& job);
-  // Frees what Views/Storage kept for a finished tensor and drops its
+  // The scales of FP8 weight `fp8` (tensor `tensor`) widened to F32, read
+  // once and kept until Release; kLimitExceeded past 256 MiB of them.
+  Result<std::span<const float>> Scales(size_t tensor, const OutputTensor& fp8);
+  // Frees what Views/Storage/Scales kept for a finished tensor and drops its
   // mapped pages from the resident set.
   void Release(size_t tensor, const OutputTensor& out);
 

@@ -65,7 +65,10 @@ bool Chosen(const ForgetSelection& selection, const std::string& name,
 
 Result<ForgetWeight> MakeForgetWeight(const OutputTensor& t, size_t shard, size_t index,
                                       ForgetScheme scheme, Fp8Format format, uint64_t block_size) {
-  if (!IsFloat(t.dtype) || (t.decode != Decode::kCopy && t.decode != Decode::kArray)) {
+  // Plain floats as stored, or a quantized weight dequantized (F32).
+  const bool dequantized =
+      t.decode == Decode::kFp8 || t.decode == Decode::kGgml || t.decode == Decode::kPacked;
+  if (!IsFloat(t.dtype) || (t.decode != Decode::kCopy && t.decode != Decode::kArray && !dequantized)) {
     return Refuse(t.name, "is " + std::string(DtypeName(t.dtype)) +
                               "; forget encodes float tensors (F32, F16, BF16, F64)");
   }

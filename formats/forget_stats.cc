@@ -43,7 +43,7 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
       const uint64_t end = std::min(n, e + units * unit);
       pieces.push_back({t, e, end, index++});
       float_capacity = std::max(float_capacity, (end - e) * elem);
-      scratch_capacity = std::max(scratch_capacity, SourceScratchBytes(*targets[t].source, end - e));
+      scratch_capacity = std::max(scratch_capacity, SourceScratchBytes(*targets[t].source, e, end - e));
     }
     chunk_max[t].assign(index, 0.0f);
   }

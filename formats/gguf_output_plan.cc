@@ -41,16 +41,21 @@ Status Retype(OutputTensor& t, Dtype to) {
   return Status::Ok();
 }
 
+// The decodes ReadSourceElements reads any element range of.
+bool Readable(Decode d) {
+  return d == Decode::kCopy || d == Decode::kConvert || d == Decode::kArray || d == Decode::kFp8 ||
+         d == Decode::kGgml || d == Decode::kPacked;
+}
+
 // `t` (planned as F32) made an encode job of ggml `type`, row by row; its
 // source keeps the rows' permutation, if any.
 Status MakeGgmlEncode(OutputTensor& t, GgmlType type, uint64_t heads) {
-  if (t.dtype != Dtype::kF32 ||
-      (t.decode != Decode::kCopy && t.decode != Decode::kConvert && t.decode != Decode::kArray)) {
+  // Any planned F32 (a plain tensor read, converted or gathered, or a
+  // quantized one dequantized): formats/source_reads.h reads its rows.
+  if (t.dtype != Dtype::kF32 || !Readable(t.decode)) {
     return Status(StatusCode::kUnsupported,
-                  "tensor '" + MessageSafe(t.name) +
-                      "': quantizing a quantized or packed input "
-                      "to a quantized GGUF is not implemented yet; remember the model first "
-                      "(amn remember --to f32), then convert the plain one");
+                  "tensor '" + MessageSafe(t.name) + "' is planned as " +
+                      std::string(DtypeName(t.dtype)) + ", not F32 floats to quantize");
   }
   auto source = std::make_shared<OutputTensor>(t);
   source->permute_heads = heads;
@@ -95,14 +100,14 @@ Status GiveImatrix(OutputTensor& t, const GgufOutputOptions& options) {
 }
 
 // Checks that `t` can be streamed with its rows permuted (formats/
-// remember_plan.h LlamaPermutedRow): a contiguous copy or conversion whose
-// rows split into `heads` heads of even size.
+// remember_plan.h LlamaPermutedRow): rows read one by one (plain or
+// dequantized, formats/source_reads.h) that split into `heads` heads of
+// even size.
 Status CheckPermutable(const OutputTensor& t, const std::string& source_name, uint64_t heads) {
-  if (t.decode != Decode::kCopy && t.decode != Decode::kConvert) {
-    return Status(StatusCode::kUnsupported,
-                  "tensor '" + MessageSafe(source_name) + "': llama.cpp's q/k row permutation of a "
-                  "quantized or strided input is not implemented yet; remember the model first, "
-                  "then convert the plain one");
+  if (!Readable(t.decode)) {
+    return Status(StatusCode::kUnsupported, "tensor '" + MessageSafe(source_name) +
+                                                "': its rows cannot be read one by one to "
+                                                "permute them as llama.cpp does");
   }
   const uint64_t rows = t.shape.empty() ? 0 : t.shape[0];
   if (rows == 0 || rows % heads != 0 || (rows / heads) % 2 != 0) {

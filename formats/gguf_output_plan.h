@@ -72,8 +72,9 @@ std::optional<uint32_t> GgmlTypeOfDtype(Dtype dtype);
 
 // One shard, file_name empty, header from `metadata`; a permuted tensor
 // gets OutputTensor::permute_heads, which the engine reads rows by.
-// kUnsupported naming a tensor whose dtype GGUF cannot hold, or a permuted one that is not read
-// as plain contiguous floats (a quantized or strided input); kInvalid for
+// Quantized inputs (FP8, ggml blocks, packed schemes) are dequantized in
+// the pass, to be permuted or quantized again row by row.
+// kUnsupported naming a tensor whose dtype GGUF cannot hold; kInvalid for
 // two tensors renamed alike or rows the heads do not divide into even
 // halves; kInvalidArgument for a bad general.alignment.
 Result<RememberPlan> PlanGgufOutput(RememberPlan plan, GgufMetadata metadata,

@@ -13,6 +13,7 @@
 #include "amn/ggml_dequant.h"
 #include "amn/model.h"
 #include "formats/byte_source.h"
+#include "formats/forget_layout.h"
 #include "formats/gguf_hf_map.h"
 #include "formats/gguf_kv_text.h"
 #include "formats/gguf_output_plan.h"
@@ -22,6 +23,7 @@
 #include "formats/model_config.h"
 #include "formats/model_dir_output.h"
 #include "formats/model_impl.h"
+#include "formats/npz_output_plan.h"
 
 namespace amn {
 namespace fs = std::filesystem;
@@ -213,9 +215,10 @@ Result<ConvertReport> Model::Convert(const fs::path& output, const ConvertOption
 
 Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
                                               const ConvertOptions& options) const {
-  if (options.format == ConvertFormat::kNpz) {
-    return Status(StatusCode::kUnsupported, "NPZ output is not implemented yet (safetensors and GGUF are)");
+  if (const std::optional<ForgetScheme> forget = formats::ForgetSchemeFromName(Lower(options.scheme))) {
+    return ConvertByForget(output, options, *forget);
   }
+  if (options.format == ConvertFormat::kNpz) return ConvertToNpz(output, options);
   AMN_ASSIGN_OR_RETURN(const Scheme scheme, SchemeType(options.scheme, options.format));
   const formats::Dtype to = scheme.to;
   const bool gguf = options.format == ConvertFormat::kGguf;
@@ -336,6 +339,89 @@ Result<ConvertReport> Model::ConvertUnguarded(const fs::path& output,
   for (formats::GgufFallback& f : fallbacks) {
     report.fallbacks.push_back({std::move(f.name), std::move(f.type), std::move(f.reason)});
   }
+  return report;
+}
+
+// NPZ (formats/npz_output_plan.h): remember's plan as numpy.savez lays
+// out its arrays. numpy has no bfloat16: floats are F32 (exact for every
+// input float but F64) unless --scheme f16; bf16 is refused.
+Result<ConvertReport> Model::ConvertToNpz(const fs::path& output, const ConvertOptions& options) const {
+  const std::string s = Lower(options.scheme);
+  if (s == "bf16") {
+    return Status(StatusCode::kInvalidArgument,
+                  "--scheme bf16: numpy has no bfloat16 dtype; NPZ output takes f32 (the default, "
+                  "exact for BF16 and F16 inputs) or f16");
+  }
+  if (!s.empty() && s != "f32" && s != "f16") {
+    return Status(StatusCode::kInvalidArgument,
+                  "--scheme '" + formats::MessageSafe(options.scheme) +
+                      "' is not f32 or f16, the float types NPZ output takes");
+  }
+  if (!options.imatrix.empty() || !options.gguf_kv.empty() || !options.gguf_metadata.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--imatrix, --gguf-kv and --gguf-metadata are for GGUF output");
+  }
+  const ElemType elem = s == "f16" ? ElemType::kF16 : ElemType::kF32;
+  AMN_ASSIGN_OR_RETURN(detail::PlannedOutput out,
+                       detail::PlanOutput(*impl_, elem, /*keep_passthrough=*/false, options.cancel));
+  formats::NpzCrcs crcs;
+  AMN_ASSIGN_OR_RETURN(out.plan, formats::PlanNpzOutput(std::move(out.plan), crcs, options.cancel));
+  out.directory = false;
+  out.extras = {};
+  formats::EngineOptions engine = detail::EngineFor(options.threads, options.cancel, options.use_mmap);
+  engine.on_chunk = [&crcs](size_t t, std::span<const std::byte> b) { crcs.OnChunk(t, b); };
+  engine.finish = [&crcs](int fd) { return crcs.Patch(fd); };
+  AMN_RETURN_IF_ERROR(
+      detail::WritePlanned(*impl_, path(), out, output, options.overwrite, engine, options.progress));
+  ConvertReport report;
+  report.format = ConvertFormat::kNpz;
+  report.scheme = s.empty() ? "f32" : s;
+  const std::vector<formats::OutputTensor>& tensors = out.plan.shards.front().tensors;
+  for (const formats::NpzCrcs::Member& m : crcs.members) {
+    const formats::OutputTensor& t = tensors[m.data_tensor];
+    const std::string dtype(formats::DtypeName(t.dtype));
+    auto it = std::find_if(report.types.begin(), report.types.end(),
+                           [&](const DtypeStat& d) { return d.dtype == dtype; });
+    if (it == report.types.end()) it = report.types.insert(report.types.end(), {dtype, 0, 0});
+    ++it->tensors;
+    it->bytes += t.bytes;
+    ++report.total_tensors;
+  }
+  report.total_bytes = out.plan.total_bytes;
+  return report;
+}
+
+// A forget scheme (nf4, fp8, int8, ...): forget's own run, whatever the
+// input (a quantized one dequantized to F32 in the same pass), so convert
+// and forget write the same bytes.
+Result<ConvertReport> Model::ConvertByForget(const fs::path& output, const ConvertOptions& options,
+                                             ForgetScheme scheme) const {
+  const std::string name = formats::ForgetSchemeName(scheme);
+  if (options.format != ConvertFormat::kSafetensors) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--scheme " + name + " is a safetensors scheme (bitsandbytes / FP8); write a "
+                  ".safetensors file or a directory, or name a ggml type for GGUF");
+  }
+  if (!options.imatrix.empty() || !options.gguf_kv.empty() || !options.gguf_metadata.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--imatrix, --gguf-kv and --gguf-metadata are for GGUF output");
+  }
+  ForgetOptions forget;
+  forget.scheme = scheme;
+  forget.threads = options.threads;
+  forget.overwrite = options.overwrite;
+  forget.use_mmap = options.use_mmap;
+  forget.progress = options.progress;
+  forget.cancel = options.cancel;
+  AMN_ASSIGN_OR_RETURN(ForgetReport done, ForgetUnguarded(output, forget));
+  ConvertReport report;
+  report.format = ConvertFormat::kSafetensors;
+  report.scheme = done.scheme;
+  report.types = std::move(done.types);
+  report.total_bytes = done.total_bytes;
+  report.total_tensors = done.total_tensors;
+  report.quantized = std::move(done.tensors);
+  report.quant_total = done.total;
   return report;
 }
 

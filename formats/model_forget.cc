@@ -1,5 +1,6 @@
 // amn::Model::Forget: plan the plain model, choose and measure its weights,
 // then write it quantized through remember's engine and writers.
+#include <algorithm>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -29,28 +30,6 @@ Result<std::optional<std::regex>> Regex(const std::string& text, const char* opt
                   std::string(option) + " '" + formats::MessageSafe(text) + "' is not a valid "
                   "regular expression: " + e.what());
   }
-}
-
-// "remember it first": forget starts from plain floats.
-Status RefuseQuantized(const Model::Impl& impl, const fs::path& input) {
-  std::string scheme;
-  if (impl.gguf) {
-    for (const formats::GgufTensorInfo& t : impl.gguf_header.tensors) {
-      const GgmlTypeInfo* type = FindGgmlType(t.type);
-      if (type->quantized) {
-        scheme = "GGUF " + std::string(type->name);
-        break;
-      }
-    }
-  } else if (!impl.arrays && impl.scheme.quantized) {
-    scheme = impl.scheme.description;
-  }
-  if (scheme.empty()) return Status::Ok();
-  // Bad input, not a bad command line: exit 1 like any other input refusal.
-  return Status(StatusCode::kInvalid,
-                formats::MessageSafe(input.string(), formats::kMessagePathBytes) +
-                    " is already quantized (" + scheme +
-                    "); remember it first (amn remember), then forget the plain model");
 }
 
 // The linear-layer weights left unquantized, as module names, for the
@@ -93,12 +72,13 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
                   like ? "--like takes the scheme of that model; leave out --scheme"
                        : "forget needs --scheme (or --like MODEL)");
   }
-  AMN_RETURN_IF_ERROR(RefuseQuantized(*impl_, path()));
   AMN_ASSIGN_OR_RETURN(const std::optional<std::regex> only, Regex(options.only, "--only"));
   AMN_ASSIGN_OR_RETURN(const std::optional<std::regex> skip, Regex(options.skip, "--skip"));
-  // The plain model with every dtype kept: its float tensors are the sources.
+  // The plain model with every dtype kept: its float tensors are the
+  // sources. A quantized input's weights are dequantized to F32 (exactly:
+  // the values remember --to f32 writes) in the pass that encodes them.
   AMN_ASSIGN_OR_RETURN(detail::PlannedOutput out,
-                       detail::PlanOutput(*impl_, std::nullopt, /*keep_passthrough=*/true,
+                       detail::PlanOutput(*impl_, ElemType::kF32, /*keep_passthrough=*/true,
                                           options.cancel));
   ForgetReport report;
   std::vector<formats::ForgetWeight> weights;
@@ -184,6 +164,18 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
   }
   report.total_bytes = out.plan.total_bytes;
   report.total_tensors = out.plan.total_tensors;
+  for (const formats::OutputShard& shard : out.plan.shards) {
+    for (const formats::OutputTensor& t : shard.tensors) {
+      const std::string dtype(formats::DtypeName(t.dtype));
+      auto it = std::find_if(report.types.begin(), report.types.end(),
+                             [&](const DtypeStat& d) { return d.dtype == dtype; });
+      if (it == report.types.end()) it = report.types.insert(report.types.end(), {dtype, 0, 0});
+      ++it->tensors;
+      it->bytes += t.bytes;
+    }
+  }
+  std::stable_sort(report.types.begin(), report.types.end(),
+                   [](const DtypeStat& a, const DtypeStat& b) { return a.bytes > b.bytes; });
   return report;
 }
 

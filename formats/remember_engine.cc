@@ -17,7 +17,6 @@
 
 #include "amn/array_copy.h"
 #include "amn/convert.h"
-#include "amn/fp8_dequant.h"
 #include "amn/ggml_dequant.h"
 #include "formats/engine_inputs.h"
 #include "formats/source_reads.h"
@@ -27,9 +26,6 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little,
               "tensor bytes are little-endian and are used in place");
-
-// Scales of one FP8 weight, as F32, at most this many bytes per shard.
-constexpr uint64_t kMaxScaleBytesPerShard = uint64_t{256} << 20;
 
 // A piece of one output tensor. FP8: rows [row_begin, row_end) and columns
 // [col_begin, col_end) (a column range only within a single row). Copy and
@@ -42,11 +38,9 @@ struct Chunk {
   uint64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
   uint64_t in_begin = 0, in_bytes = 0;
   uint64_t out_bytes = 0;
-  uint64_t scratch_bytes = 0;  // encode: a converted or gathered source's raw elements
+  uint64_t scratch_bytes = 0;  // encode, permuted: what ReadSourceElements needs
   bool last_of_tensor = false;
 };
-
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 ElemType OutType(Dtype d) {
   return d == Dtype::kF16 ? ElemType::kF16 : d == Dtype::kBf16 ? ElemType::kBf16 : ElemType::kF32;
@@ -123,26 +117,39 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
     c.row_begin = e;
     c.row_end = std::min(n, e + units * unit);
     c.in_bytes = (c.row_end - e) * DtypeBytes(out.source->dtype);
-    c.scratch_bytes = SourceScratchBytes(*out.source, c.row_end - e);
+    if (out.source->permute_heads == 0) {
+      c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
+    } else {
+      // Read row by row from where the permutation takes each.
+      for (uint64_t r = e / job.cols; r < c.row_end / job.cols; ++r) {
+        const uint64_t from = LlamaPermutedRow(r, job.rows, out.source->permute_heads);
+        c.scratch_bytes =
+            std::max(c.scratch_bytes, SourceScratchBytes(*out.source, from * job.cols, job.cols));
+      }
+    }
     c.out_bytes = EncodedBytes(job, e, c.row_end);
     chunks.push_back(c);
   }
 }
 
 // A row-permuted tensor by whole output rows: each chunk reads its rows
-// one by one from wherever the permutation takes them.
+// one by one (formats/source_reads.h) from wherever the permutation takes
+// them, into the output.
 void AddPermutedChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
                        std::vector<Chunk>& chunks) {
   const uint64_t rows = out.shape.empty() ? 1 : out.shape[0];
-  const uint64_t in_row = out.input_bytes / rows, out_row = out.bytes / rows;
-  const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / std::max<uint64_t>(1, std::max(in_row, out_row)));
+  const uint64_t out_row = out.bytes / rows, cols = out_row / DtypeBytes(out.dtype);
+  const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / std::max<uint64_t>(1, out_row));
   for (uint64_t r = 0; r < rows; r += per_chunk) {
     Chunk c;
     c.tensor = t;
     c.row_begin = r;
     c.row_end = std::min(rows, r + per_chunk);
-    c.in_bytes = (c.row_end - r) * in_row;
     c.out_bytes = (c.row_end - r) * out_row;
+    for (uint64_t row = r; row < c.row_end; ++row) {
+      const uint64_t from = LlamaPermutedRow(row, rows, out.permute_heads);
+      c.scratch_bytes = std::max(c.scratch_bytes, SourceScratchBytes(out, from * cols, cols));
+    }
     chunks.push_back(c);
   }
 }
@@ -231,72 +238,6 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
     chunks.back().last_of_tensor = true;
   }
   return chunks;
-}
-
-// F32 scales of every FP8 weight of this shard, by tensor index.
-Result<std::map<size_t, std::vector<float>>> LoadScales(const OutputShard& shard,
-                                                        EngineInputs& inputs) {
-  std::map<size_t, std::vector<float>> scales;
-  uint64_t total = 0;
-  for (size_t t = 0; t < shard.tensors.size(); ++t) {
-    const OutputTensor& out = shard.tensors[t];
-    if (out.decode != Decode::kFp8) continue;
-    total += out.scale_elements * sizeof(float);
-    if (total > kMaxScaleBytesPerShard) {
-      return Status(StatusCode::kLimitExceeded, "scale tensors of one shard exceed 256 MiB")
-          .WithTensor(out.name);
-    }
-    std::vector<std::byte> raw(out.scale_elements * DtypeBytes(out.scale_dtype));
-    AMN_RETURN_IF_ERROR(inputs.Read(out.scale_file, out.scale_offset, raw));
-    std::vector<float> f32(out.scale_elements);
-    if (out.scale_dtype == Dtype::kF32) {
-      if (!raw.empty()) std::memcpy(f32.data(), raw.data(), raw.size());
-    } else {
-      std::vector<uint16_t> halves(out.scale_elements);
-      if (!raw.empty()) std::memcpy(halves.data(), raw.data(), raw.size());
-      AMN_RETURN_IF_ERROR(out.scale_dtype == Dtype::kBf16 ? ConvertBf16ToF32(halves, f32)
-                                                          : ConvertF16ToF32(halves, f32));
-    }
-    scales[t] = std::move(f32);
-  }
-  return scales;
-}
-
-// Dequantizes one FP8 chunk from `codes` into `out`.
-Status DequantChunk(const Fp8Weight& w, const Chunk& c, const std::vector<float>& scales,
-                    ElemType code_type, ElemType out_type, std::span<const uint8_t> codes,
-                    std::span<std::byte> out) {
-  const uint64_t width = c.col_end - c.col_begin;
-  const size_t elem = ElemTypeBytes(out_type);
-  switch (w.layout) {
-    case Fp8Layout::kPerTensor:
-      return DequantFp8Rows(code_type, codes, width, std::span(scales.data(), 1), width, out_type,
-                            out);
-    case Fp8Layout::kPerChannel:
-      for (uint64_t r = c.row_begin; r < c.row_end; ++r) {
-        const uint64_t i = (r - c.row_begin) * width;
-        AMN_RETURN_IF_ERROR(DequantFp8Rows(code_type, codes.subspan(i, width), width,
-                                           std::span(scales.data() + r, 1), width, out_type,
-                                           out.subspan(i * elem, width * elem)));
-      }
-      return Status::Ok();
-    case Fp8Layout::kBlock: {
-      const uint64_t first_block = c.col_begin / w.block_cols;
-      const uint64_t n_blocks = CeilDiv(width, w.block_cols);
-      for (uint64_t r = c.row_begin; r < c.row_end;) {
-        const uint64_t row_block = r / w.block_rows;
-        const uint64_t run_end = std::min(c.row_end, (row_block + 1) * w.block_rows);
-        const uint64_t i = (r - c.row_begin) * width, n = (run_end - r) * width;
-        const float* row_scales = scales.data() + row_block * w.scale_cols + first_block;
-        AMN_RETURN_IF_ERROR(DequantFp8Rows(code_type, codes.subspan(i, n), width,
-                                           std::span(row_scales, n_blocks), w.block_cols,
-                                           out_type, out.subspan(i * elem, n * elem)));
-        r = run_end;
-      }
-      return Status::Ok();
-    }
-  }
-  return Status(StatusCode::kInvalid, "unknown FP8 layout");
 }
 
 Status WriteAll(int fd, const std::byte* data, size_t size, uint64_t offset, const std::string& name) {
@@ -393,9 +334,7 @@ class Pipeline {
 // shared by every worker (EngineInputs locks what it caches).
 class ChunkDecoder {
  public:
-  ChunkDecoder(const OutputShard& shard, EngineInputs& inputs,
-               const std::map<size_t, std::vector<float>>& scales)
-      : shard_(shard), inputs_(inputs), scales_(scales) {}
+  ChunkDecoder(const OutputShard& shard, EngineInputs& inputs) : shard_(shard), inputs_(inputs) {}
 
   // Fills `out_bytes` (chunk.out_bytes long) with chunk `chunk`: read, then
   // decode. `in_buf` and `scratch_buf` hold at least the chunk's in_bytes
@@ -407,19 +346,17 @@ class ChunkDecoder {
     if (chunk.out_bytes == 0) return Status::Ok();  // an empty tensor
     const uint64_t at = out.input_offset + chunk.in_begin;
     if (out.permute_heads != 0) {
-      // Rows gathered in output order (into the output for a copy, else
-      // into the input buffer), then converted as one range.
+      // llama.cpp's q/k rows: output row r is input row LlamaPermutedRow(r).
       const uint64_t rows = out.shape[0];
-      const uint64_t in_row = out.input_bytes / rows;
-      const std::span<std::byte> in =
-          out.decode == Decode::kCopy ? out_bytes : std::span(in_buf.data(), chunk.in_bytes);
+      const uint64_t out_row = out.bytes / rows, cols = out_row / DtypeBytes(out.dtype);
+      const std::span<std::byte> scratch(scratch_buf.data(), chunk.scratch_bytes);
       for (uint64_t r = chunk.row_begin; r < chunk.row_end; ++r) {
-        const uint64_t source = LlamaPermutedRow(r, rows, out.permute_heads);
-        AMN_RETURN_IF_ERROR(inputs_.Read(out.input_file, out.input_offset + source * in_row,
-                                        in.subspan((r - chunk.row_begin) * in_row, in_row)));
+        const uint64_t from = LlamaPermutedRow(r, rows, out.permute_heads);
+        AMN_RETURN_IF_ERROR(ReadSourceElements(inputs_, chunk.tensor, out, from * cols, cols, scratch,
+                                               out_bytes.subspan((r - chunk.row_begin) * out_row,
+                                                                 out_row)));
       }
-      if (out.decode == Decode::kCopy) return Status::Ok();
-      return ConvertFloats(FloatTypeOf(out.source_dtype), in, FloatTypeOf(out.dtype), out_bytes);
+      return Status::Ok();
     }
     if (out.decode == Decode::kCopy) return inputs_.Read(out.input_file, at, out_bytes);
     if (out.decode == Decode::kInline) {
@@ -470,8 +407,9 @@ class ChunkDecoder {
     }
     const std::span<const uint8_t> in_u8(reinterpret_cast<const uint8_t*>(in.data()), in.size());
     if (out.decode == Decode::kFp8) {
-      return DequantChunk(out.fp8_layout, chunk, scales_.at(chunk.tensor), out.code_type,
-                          OutType(out.dtype), in_u8, out_bytes);
+      AMN_ASSIGN_OR_RETURN(const std::span<const float> scales, inputs_.Scales(chunk.tensor, out));
+      return DequantFp8Elements(out.fp8_layout, scales, out.code_type, chunk.in_begin,
+                                in_u8, OutType(out.dtype), out_bytes);
     }
     return DequantGgml(static_cast<GgmlType>(out.ggml_type), in_u8, OutType(out.dtype), out_bytes);
   }
@@ -479,7 +417,6 @@ class ChunkDecoder {
  private:
   const OutputShard& shard_;
   EngineInputs& inputs_;
-  const std::map<size_t, std::vector<float>>& scales_;
 };
 
 // The largest input, output and scratch buffer any of `chunks` needs.
@@ -577,12 +514,11 @@ bool Cancelled(const std::atomic<bool>* cancel) {
 Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
                   const std::string& out_name, const EngineOptions& options) {
   EngineInputs inputs(plan.input_files, options.use_mmap);
-  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
   const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
   const Capacity cap = ChunkCapacity(shard, chunks);
   const unsigned threads = std::max(1u, options.threads);
   Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), cap.in, cap.out, cap.scratch);
-  const ChunkDecoder decoder(shard, inputs, scales);
+  const ChunkDecoder decoder(shard, inputs);
 
   AMN_RETURN_IF_ERROR(WriteAll(out_fd, reinterpret_cast<const std::byte*>(shard.header_bytes.data()),
                                shard.header_bytes.size(), 0, out_name));
@@ -602,6 +538,10 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
                               written, out_name));
     AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
+    if (options.on_chunk) {
+      options.on_chunk(chunks[c].tensor,
+                       std::span<const std::byte>(slot.out.data(), chunks[c].out_bytes));
+    }
     written += chunks[c].out_bytes;
     // In chunk order, whatever the thread count: the same sums for any -j.
     const OutputTensor& done = shard.tensors[chunks[c].tensor];
@@ -620,6 +560,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
   AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));
+  if (options.finish) AMN_RETURN_IF_ERROR(options.finish(out_fd));
   // What was read is what the header described only if no input changed.
   return inputs.CheckUnchanged();
 }
@@ -634,7 +575,6 @@ Status DecodeTensor(const RememberPlan& plan, const OutputTensor& tensor, std::s
   }
   const OutputShard shard = SingleTensorShard(tensor);
   EngineInputs inputs(plan.input_files, options.use_mmap);
-  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
   const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
   // Where each chunk goes: chunks cover the tensor in order, back to back.
   std::vector<uint64_t> offsets(chunks.size());
@@ -647,7 +587,7 @@ Status DecodeTensor(const RememberPlan& plan, const OutputTensor& tensor, std::s
     return Status(StatusCode::kInvalid, "planned chunks do not cover the tensor").WithTensor(tensor.name);
   }
   const Capacity cap = ChunkCapacity(shard, chunks);
-  const ChunkDecoder decoder(shard, inputs, scales);
+  const ChunkDecoder decoder(shard, inputs);
   const unsigned threads =
       static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads), std::max<size_t>(1, chunks.size())));
 
@@ -689,13 +629,12 @@ Status StreamTensor(const RememberPlan& plan, const OutputTensor& tensor,
                     const EngineOptions& options, const TensorSink& sink) {
   const OutputShard shard = SingleTensorShard(tensor);
   EngineInputs inputs(plan.input_files, options.use_mmap);
-  AMN_ASSIGN_OR_RETURN(const auto scales, LoadScales(shard, inputs));
   const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
   const Capacity cap = ChunkCapacity(shard, chunks);
   const unsigned threads =
       static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads), std::max<size_t>(1, chunks.size())));
   Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), cap.in, cap.out, cap.scratch);
-  const ChunkDecoder decoder(shard, inputs, scales);
+  const ChunkDecoder decoder(shard, inputs);
   uint64_t offset = 0;
   auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
     Status status = decoder.Produce(chunks[c], slot.in, slot.scratch,

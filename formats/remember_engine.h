@@ -30,6 +30,12 @@ struct EngineOptions {
   // Packed schemes and strided arrays view a guarded memory map of their
   // input; false reads them with pread instead (formats/engine_inputs.h).
   bool use_mmap = true;
+  // Called from the writing thread with each chunk's bytes, in file order
+  // (NPZ output sums each member's CRC-32 this way).
+  std::function<void(size_t tensor, std::span<const std::byte> bytes)> on_chunk;
+  // Called once every byte is written, before the output is synced: may
+  // pwrite what was only known after the data (NPZ's CRC-32 fields).
+  std::function<Status(int fd)> finish;
 };
 
 // Writes `shard` of `plan` to the open file descriptor `out_fd` (positioned

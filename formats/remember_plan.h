@@ -69,14 +69,15 @@ struct OutputTensor {
   PackedJob packed;
   // kArray: the source array (read from input_files[input_file]).
   ArrayJob array;
-  // kEncode: the job making the weight's floats (kCopy, kConvert or kArray,
-  // dtype F32/F16/BF16) and what is done to them. The job is shared so the
+  // kEncode: the job making the weight's floats (kCopy, kConvert, kArray,
+  // or a quantized kFp8/kGgml/kPacked dequantized; dtype F32/F16/BF16) and what is done to them. The job is shared so the
   // writing thread can add each chunk's quantization error to it in order.
   std::shared_ptr<const OutputTensor> source;
   std::shared_ptr<EncodeJob> encode;
   // kInline: the bytes, complete before the shard is written.
   std::shared_ptr<const std::vector<std::byte>> inline_bytes;
-  // kCopy/kConvert of shape [rows, ...] only: nonzero makes output row r
+  // A tensor of shape [rows, ...] whose decode formats/source_reads.h reads
+  // (plain or dequantized): nonzero makes output row r
   // the input row LlamaPermutedRow(r, rows, permute_heads) (GGUF output of
   // llama q/k weights, formats/gguf_output_plan.h).
   uint64_t permute_heads = 0;

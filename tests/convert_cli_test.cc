@@ -298,16 +298,13 @@ TEST(ConvertCli, GgufToGgufKeepsMetadataAndDequantizesToGoldenBytes) {
   EXPECT_EQ(Slice(file, after.data_offset + 448, after.tensors[1].size), q.golden_bf16)
       << "Q4_K dequantized in the convert pass differs from gguf-py's golden BF16";
 
-  // A quantized input is not requantized in the pass yet: one line, nothing written.
+  // Requantized in the pass (tests/convert_chain_cli_test.cc checks the bytes).
   const CliResult requant = RunAmn("convert -q " + Quote(in) + " -o " +
                                    Quote(dir.path() / "q8.gguf") + " --scheme q8_0");
-  EXPECT_EQ(requant.exit_code, 1);
-  EXPECT_NE(requant.err.find("'blk.0.attn_q.weight': quantizing a quantized or packed input to a "
-                             "quantized GGUF is not implemented yet; remember the model first"),
-            std::string::npos)
-      << requant.err;
-  EXPECT_EQ(std::count(requant.err.begin(), requant.err.end(), '\n'), 1) << requant.err;
-  EXPECT_FALSE(fs::exists(dir.path() / "q8.gguf"));
+  EXPECT_EQ(requant.exit_code, 0) << requant.err;
+  GgmlView q8;
+  ASSERT_TRUE(LoadWithGgml(*ggml, dir.path() / "q8.gguf", q8));
+  EXPECT_EQ(q8.tensors[1].type, 8);
 
   // -j does not change a byte.
   const fs::path out4 = dir.path() / "out-j4.gguf";
@@ -462,35 +459,47 @@ TEST(ConvertCli, LlamaQkRowsPermutedAsLlamaCppConverts) {
   }
 }
 
-// A quantized llama weight cannot be permuted in the pass yet: refused
-// with the workaround, nothing written.
-TEST(ConvertCli, QuantizedLlamaQkRefusedNotYet) {
+// A quantized llama q weight (FP8) is dequantized, then its rows permuted
+// in the pass: remember's F16 rows, permuted as llama.cpp's converter does.
+TEST(ConvertCli, QuantizedLlamaQkPermutedAfterDequantizing) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
   const auto files = FixtureFiles("fp8_reference", ".bin");
   if (files.empty()) GTEST_SKIP() << "fp8_reference not found under " << FixturesDir();
-  const auto f = ReadFp8Fixture(files.front());
-  ASSERT_TRUE(f);
-  TempDir dir;
-  const fs::path model = dir.path() / "m";
-  fs::create_directories(model);
-  const std::string w = "model.layers.0.self_attn.q_proj.weight";
-  SafetensorsBuilder m;
-  m.Add(w, "F8_E4M3", {f->rows, f->cols}, f->weight);
-  const std::string dtype = ScaleDtypeName(f->scale_dtype);
-  if (f->scheme == 0) {
-    m.Add(w + "_scale_inv", dtype, {(f->rows + 127) / 128, (f->cols + 127) / 128}, f->scales);
-  } else if (f->scheme == 1) {
-    m.Add(w + "_scale", dtype, {1}, f->scales);
-  } else {
-    m.Add(w + "_scale", dtype, {f->rows, 1}, f->scales);
+  for (const fs::path& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    const auto f = ReadFp8Fixture(path);
+    ASSERT_TRUE(f);
+    TempDir dir;
+    const fs::path model = dir.path() / "m";
+    fs::create_directories(model);
+    const std::string w = "model.layers.0.self_attn.q_proj.weight";
+    SafetensorsBuilder m;
+    m.Add(w, "F8_E4M3", {f->rows, f->cols}, f->weight);
+    const std::string dtype = ScaleDtypeName(f->scale_dtype);
+    if (f->scheme == 0) {
+      m.Add(w + "_scale_inv", dtype, {(f->rows + 127) / 128, (f->cols + 127) / 128}, f->scales);
+    } else if (f->scheme == 1) {
+      m.Add(w + "_scale", dtype, {1}, f->scales);
+    } else {
+      m.Add(w + "_scale", dtype, {f->rows, 1}, f->scales);
+    }
+    ASSERT_TRUE(m.Write(model / "model.safetensors"));
+    WriteText(model / "config.json",
+              R"({"architectures": ["LlamaForCausalLM"], "num_attention_heads": 2})");
+    const fs::path out = dir.path() / "o.gguf", plain = dir.path() / "plain";
+    const CliResult r = RunAmn("convert -q -j 3 " + Quote(model) + " -o " + Quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(RunAmn("remember -q " + Quote(model) + " -o " + Quote(plain) + " --to f16").exit_code,
+              0);
+    const ReadBack ref(plain / "model.safetensors");
+    GgmlView view;
+    ASSERT_TRUE(LoadWithGgml(*ggml, out, view));
+    ASSERT_EQ(view.tensors.size(), 1u);
+    EXPECT_EQ(view.tensors[0].name, "blk.0.attn_q.weight");
+    EXPECT_EQ(view.tensors[0].type, 1);
+    EXPECT_EQ(Slice(FileBytes(out), view.data_offset + view.tensors[0].offset, view.tensors[0].size),
+              LlamaPermute(ref.Data(w), f->rows, f->cols, 2, 2));
   }
-  ASSERT_TRUE(m.Write(model / "model.safetensors"));
-  WriteText(model / "config.json", R"({"architectures": ["LlamaForCausalLM"], "num_attention_heads": 2})");
-  const std::vector<std::string> before = dir.Entries();
-  const CliResult r = RunAmn("convert -q " + Quote(model) + " -o " + Quote(dir.path() / "o.gguf"));
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("not implemented yet; remember the model first"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(w), std::string::npos) << r.err;
-  EXPECT_EQ(dir.Entries(), before);
 }
 
 // ---- safetensors output goes through remember ---------------------------
@@ -559,7 +568,8 @@ TEST(ConvertCli, BadInputOneLineNothingLeftBehind) {
       {Quote(model) + " -o " + Quote(dir.path() / "o.safetensors") + " --scheme q4_k",
        "is a GGUF type", 2},
       {Quote(model) + " -o " + Quote(out) + " --scheme f8 --force", "is not f32, f16, bf16", 2},
-      {Quote(model) + " -o " + Quote(dir.path() / "o.npz"), "NPZ output is not implemented yet", 1},
+      {Quote(model) + " -o " + Quote(dir.path() / "o.npz") + " --scheme bf16",
+       "numpy has no bfloat16", 2},
       {Quote(model) + " -o " + Quote(dir.path() / "o.safetensors") + " --gguf-kv a=1",
        "for GGUF output", 2},
       {Quote(model) + " -o " + Quote(out), "already exists", 2},  // after the case that wrote it

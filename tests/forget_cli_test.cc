@@ -496,7 +496,8 @@ TEST(ForgetCli, PthInputSharedStorage) {
 
 // GGUF holding plain floats: its linear weight is encoded (GGUF dims are
 // fastest first: {64, 2} is a [2, 64] matrix), the embedding stays; a GGUF
-// of ggml blocks is already quantized.
+// of ggml blocks is dequantized to F32 in the pass (tests/
+// convert_chain_cli_test.cc checks those bytes).
 TEST(ForgetCli, GgufInput) {
   TempDir dir;
   auto write = [&](const fs::path& path, uint32_t q_type) {
@@ -529,9 +530,10 @@ TEST(ForgetCli, GgufInput) {
   EXPECT_EQ(out.header["blk.0.attn_q.SCB"]["shape"], Json({2}));
   EXPECT_EQ(out.header["token_embd.weight"]["dtype"], "F32");
   const CliResult q8 = Forget(dir.path() / "q8.gguf", dir.path() / "q8.safetensors", "--scheme int8");
-  EXPECT_EQ(q8.exit_code, 1);
-  EXPECT_NE(q8.err.find("already quantized (GGUF Q8_0); remember it first"), std::string::npos) << q8.err;
-  EXPECT_FALSE(fs::exists(dir.path() / "q8.safetensors"));
+  ASSERT_EQ(q8.exit_code, 0) << q8.err;
+  const ReadBack q8_out(dir.path() / "q8.safetensors");
+  EXPECT_EQ(q8_out.header["blk.0.attn_q.weight"]["dtype"], "I8");
+  EXPECT_EQ(q8_out.header["blk.0.attn_q.weight"]["shape"], Json({2, 64}));
 }
 
 // Refused with one error line and a usage exit code; nothing left behind.
@@ -564,7 +566,6 @@ TEST(ForgetCli, BadInputIsRefusedAndLeavesNothing) {
       {"nan.safetensors", "--scheme fp8", kW},
       {"nan.safetensors", "--scheme nf4", kW},
       {"inf.safetensors", "--scheme int8", kW},
-      {"q.safetensors", "--scheme nf4", "remember it first"},
       {"m.safetensors", "--scheme nf4 --only nothing-matches", "no tensor to quantize"},
       {"m.safetensors", "--scheme nf4 --only '('", "not a valid regular expression"},
       {"m.safetensors", "--like " + Quote(dir.path() / "m.safetensors"), "not quantized"},

@@ -204,6 +204,7 @@ struct ForgetReport {
   QuantError total;  // over every quantized element, in the same order
   uint64_t total_bytes = 0;  // written: headers and data of every shard
   size_t total_tensors = 0;
+  std::vector<DtypeStat> types;  // written tensors by dtype, most bytes first
 };
 
 // What `convert` writes (docs/cli.md "amn convert").
@@ -358,23 +359,30 @@ class AMN_API Model {
   // directory gets config.json with the loader's quantization_config, the
   // index and the input's other files. Same engine, atomic durable output
   // and checks as Remember; the side values (scales, absmax, SCB) come from
-  // a first pass over the input. kInvalidArgument for an already quantized
-  // input ("remember it first"), a scheme a tensor cannot take, NaN/Inf in
-  // a chosen tensor (naming it); nothing is written then.
+  // a first pass over the input. A quantized input (FP8, GPTQ, AWQ,
+  // bitsandbytes, GGUF blocks, ...) is dequantized to F32 in both passes, so
+  // its chosen weights get the bytes forget gives the model `remember --to
+  // f32` writes; its other tensors keep their dtype. kInvalidArgument for a
+  // scheme a tensor cannot take, NaN/Inf in a chosen tensor (naming it);
+  // nothing is written then.
   Result<ForgetReport> Forget(const std::filesystem::path& output,
                               const ForgetOptions& options) const;
 
   // Writes the model in another container (`convert`): safetensors goes
-  // through Remember's path (scheme = its `to`); GGUF is one v3 file
+  // through Remember's path (scheme = its `to`), or with a forget scheme
+  // (nf4, fp8, int8, ...) through Forget's run with its defaults, the same
+  // bytes; GGUF is one v3 file
   // (docs/gguf.md "Writing GGUF") whose float weights are `scheme`, with
   // the metadata of a GGUF input kept (general.file_type replaced,
   // general.quantization_version dropped) or, from other inputs, the
   // architecture and hyperparameters of config.json, and tensors named for
   // llama.cpp where docs/gguf.md says. Quantized inputs are dequantized in
-  // the same streaming pass; llama's q/k rows permuted as llama.cpp's
-  // converter does. Same engine, atomic durable output, -j determinism and
-  // checks as Remember. kUnsupported (not yet) for NPZ output, GGUF v1
-  // inputs to GGUF, quantized GGUF types and quantized llama q/k weights.
+  // the same streaming pass (to F32 for a ggml --scheme, then encoded: the
+  // bytes of converting the model `remember --to f32` writes); llama's q/k
+  // rows permuted as llama.cpp's converter does, quantized or not. Same
+  // engine, atomic durable output, -j determinism and checks as Remember.
+  // kUnsupported (not yet) for NPZ output, GGUF v1 inputs to GGUF and the
+  // ggml types without an encoder.
   Result<ConvertReport> Convert(const std::filesystem::path& output,
                                 const ConvertOptions& options) const;
 
@@ -400,6 +408,10 @@ class AMN_API Model {
                                        const ForgetOptions& options) const;
   Result<ConvertReport> ConvertUnguarded(const std::filesystem::path& output,
                                          const ConvertOptions& options) const;
+  Result<ConvertReport> ConvertToNpz(const std::filesystem::path& output,
+                                     const ConvertOptions& options) const;
+  Result<ConvertReport> ConvertByForget(const std::filesystem::path& output,
+                                        const ConvertOptions& options, ForgetScheme scheme) const;
   std::unique_ptr<Impl> impl_;
 };
 
