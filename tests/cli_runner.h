@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -61,11 +62,19 @@ inline CliResult RunBuilt(const std::string& binary, const std::string& args,
   return RunCommand(binary, args, env_prefix + " " + EmulatorPrefix());
 }
 
-// Under the emulator every run ends with -j 1 (the last -j wins): qemu-user
-// may hang in pthread_create, and -j 1 starts no thread. The -j N == -j 1
-// comparisons are then -j 1 against itself; the native run checks them.
+// `args` with every "-j N" made "-j 1", or "-j 1 " in front when it has none
+// (-j given twice to one command is a usage error).
+inline std::string OneThreadArgs(const std::string& args) {
+  static const std::regex kThreads(R"((^|\s)-j\s*[0-9]+)");
+  if (std::regex_search(args, kThreads)) return std::regex_replace(args, kThreads, "$1-j 1");
+  return "-j 1 " + args;
+}
+
+// Under the emulator every run is -j 1: qemu-user may hang in
+// pthread_create, and -j 1 starts no thread. The -j N == -j 1 comparisons
+// are then -j 1 against itself; the native run checks them.
 inline CliResult RunAmn(const std::string& args, const std::string& env_prefix = "") {
-  return RunBuilt(AMN_CLI_PATH, EmulatorPrefix().empty() ? args : args + " -j 1", env_prefix);
+  return RunBuilt(AMN_CLI_PATH, EmulatorPrefix().empty() ? args : OneThreadArgs(args), env_prefix);
 }
 
 }  // namespace amn::test
