@@ -15,6 +15,7 @@
 #include "cli/exit_codes.h"
 #include "cli/printable.h"
 #include "cli/progress_bar.h"
+#include "perf/cpu_description.h"
 #include "perf/measure.h"
 
 namespace amn::cli {
@@ -24,14 +25,24 @@ struct BenchOptions {
   bool quick = false;
   bool json = false;
   bool quiet = false;
+  bool isa_all = false;
   std::string kernel;
   int reps = 5;
 };
 
-nlohmann::json ToJson(const perf::BenchReport& report) {
+nlohmann::json OrNull(size_t value) { return value == 0 ? nlohmann::json() : nlohmann::json(value); }
+
+nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescription& cpu) {
   nlohmann::json out;
   out["amn_version"] = AMN_VERSION_STRING;
+  // Enough to tell machines apart when a fleet's runs are compared.
+  out["cpu"] = {{"model", cpu.model.empty() ? nlohmann::json() : nlohmann::json(cpu.model)},
+                {"llc_bytes", OrNull(cpu.llc_bytes)},
+                {"llc_level", OrNull(static_cast<size_t>(cpu.llc_level))},
+                {"llc_source", cpu.llc_source.empty() ? nlohmann::json() : nlohmann::json(cpu.llc_source)}};
   out["active_target"] = std::string(TargetName(ActiveTarget()));
+  out["isa_all"] = report.config.every_supported_target;
+  out["targets"] = report.targets;
   out["threads"] = 1;
   out["reps"] = report.config.reps;
   out["cache_elems"] = report.config.cache_elems;
@@ -39,7 +50,16 @@ nlohmann::json ToJson(const perf::BenchReport& report) {
   out["floors"] = {{"write_gbps", report.floors.write_gbps},
                    {"copy_traffic_gbps", report.floors.copy_traffic_gbps},
                    {"l2_write_gbps", report.floors.l2_write_gbps},
-                   {"floor_bytes", report.floors.floor_bytes}};
+                   {"floor_bytes", report.floors.floor_bytes},
+                   {"l2_bytes", perf::kL2Bytes},
+                   {"method",
+                    {{"write_gbps", "memset of floor_bytes, median of reps, 1e9 bytes/s"},
+                     {"copy_traffic_gbps",
+                      "memcpy of floor_bytes, read + write bytes counted, median of reps"},
+                     {"l2_write_gbps", "memset of an l2_bytes buffer, median of at least 5"},
+                     {"stream_floor",
+                      "max(out bytes / write_gbps, (in + out bytes) / copy_traffic_gbps)"},
+                     {"cache_floor", "out bytes / l2_write_gbps"}}}};
   out["results"] = nlohmann::json::array();
   for (const perf::BenchRow& row : report.rows) {
     out["results"].push_back({{"kernel", row.kernel},
@@ -57,11 +77,22 @@ nlohmann::json ToJson(const perf::BenchReport& report) {
   return out;
 }
 
-void PrintTable(const perf::BenchReport& report) {
+void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu) {
   const perf::Floors& f = report.floors;
   std::printf("amn bench: one thread, median of %d runs; cache = %zu elements, stream = %zu "
               "elements\n",
               report.config.reps, report.config.cache_elems, report.config.stream_elems);
+  if (report.config.every_supported_target) {
+    // --isa-all only, so the default table stays as it was.
+    std::printf("cpu: %s; last-level cache %s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),
+                cpu.llc_bytes == 0 ? "unknown"
+                                   : (std::to_string(cpu.llc_bytes >> 10) + " KiB (L" +
+                                      std::to_string(cpu.llc_level) + ")").c_str());
+    std::string names;
+    for (const std::string& name : report.targets) names += " " + name;
+    std::printf("targets (--isa-all: every one this CPU supports, cap ignored):%s\n",
+                names.c_str());
+  }
   std::printf("floors: write %.1f GB/s (memset %zu MiB), copy %.1f GB/s read+write (memcpy), "
               "L2 write %.1f GB/s (memset 256 KiB)\n",
               f.write_gbps, f.floor_bytes >> 20, f.copy_traffic_gbps, f.l2_write_gbps);
@@ -95,6 +126,7 @@ int RunBench(const BenchOptions& options) {
   perf::BenchConfig config = options.quick ? perf::BenchConfig::Quick() : perf::BenchConfig();
   config.kernel_filter = options.kernel;
   config.reps = options.reps;
+  config.every_supported_target = options.isa_all;
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   size_t step = 0;
   const perf::BenchReport report = perf::RunBench(config, [&](const std::string& what) {
@@ -106,10 +138,11 @@ int RunBench(const BenchOptions& options) {
                  Printable(options.kernel).c_str());
     return kExitUsage;
   }
+  const perf::CpuDescription cpu = perf::DescribeCpu();
   if (options.json) {
-    std::printf("%s\n", ToJson(report).dump(2).c_str());
+    std::printf("%s\n", ToJson(report, cpu).dump(2).c_str());
   } else {
-    PrintTable(report);
+    PrintTable(report, cpu);
   }
   return kExitOk;
 }
@@ -120,12 +153,17 @@ Command AddBenchCommand(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench",
-      "Time every kernel on every supported target (one thread) at 65,536 elements "
+      "Time every kernel on every allowed target (--isa-all: every supported one), one thread, at 65,536 elements "
       "(cache-resident) and 4096x11008 (streaming), against memory floors measured in the "
       "same run and the scalar reference");
   cmd->add_flag("--quick", options->quick,
                 "Streaming size 2^23 elements and 64 MiB floor buffers: seconds, not a minute");
-  cmd->add_flag("--json", options->json, "Print JSON instead of a table");
+  cmd->add_flag("--json", options->json,
+                "Print JSON instead of a table: CPU model and last-level cache, the floors and "
+                "how they were measured, one record per kernel x target x size");
+  cmd->add_flag("--isa-all", options->isa_all,
+                "Every target this CPU supports, also those above the cap set by --isa or "
+                "AMN_ISA (which otherwise limits the targets timed)");
   cmd->add_option("--kernel", options->kernel,
                   "Only kernels whose name contains this text (e.g. bf16, e4m3_to)");
   cmd->add_option("--reps", options->reps, "Timed runs per measurement; the median is reported")

@@ -182,7 +182,10 @@ BenchReport RunBench(const BenchConfig& config,
 
   std::vector<TargetId> targets;
   for (const TargetInfo& info : ListTargets()) {
-    if (info.allowed) targets.push_back(info.id);
+    if (config.every_supported_target ? info.supported : info.allowed) {
+      targets.push_back(info.id);
+      report.targets.push_back(info.name);
+    }
   }
   for (const KernelInfo& kernel : Kernels()) {
     if (kernel.name.find(config.kernel_filter) == std::string_view::npos) continue;

@@ -86,6 +86,9 @@ struct BenchConfig {
   int reps = 5;
   std::string kernel_filter;  // substring of the kernel name; empty = all
   bool include_reference = true;
+  // Every target this CPU supports, above the cap (AMN_ISA / --isa) too;
+  // otherwise only the allowed ones.
+  bool every_supported_target = false;
 
   static BenchConfig Quick();  // smaller streaming size and floor buffers
 };
@@ -106,10 +109,12 @@ struct BenchRow {
 struct BenchReport {
   BenchConfig config;
   Floors floors;
+  std::vector<std::string> targets;  // the targets timed, best first
   std::vector<BenchRow> rows;
 };
 
-// Every kernel matching the filter x every supported target (+ reference) x
+// Every kernel matching the filter x every allowed (or, with
+// every_supported_target, supported) target (+ reference) x
 // both sizes, one thread. `progress` (may be empty) hears each step.
 BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress);
