@@ -10,12 +10,13 @@
 //   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
 //     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
 //     inl.h), each lane doing exactly the scalar recurrence, so every sum
-//     keeps its order; so do Q3_K's (the coordinate descent too) and
+//     keeps its order; so do Q3_K's (the coordinate descent too; without
+//     importance matrix four super-blocks per search, kQ3Batch) and
 //     IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
 //   * the final requantization clamp(nearest_int((x + dm) / d)) is per
 //     element, vectorised along the sub-block (IEEE Div and Add, the
 //     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
-//   * packing is the reference's.
+//   * packing is the reference's, except Q3_K's on byte vectors.
 // The optional error sums decode each block with the reference decoder.
 // SCALAR runs the reference. Non-finite input: the index of the first such
 // element is returned; blocks before its super-block are written.
