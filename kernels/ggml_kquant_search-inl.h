@@ -321,7 +321,9 @@ HWY_INLINE void Q3Search(DF df, const float* HWY_RESTRICT xt, float* HWY_RESTRIC
   const auto off = hn::Set(di, kNmax);
   for (size_t g = 0; g < kSubs; g += n) {
     V amax = zero;
-    for (size_t i = 0; i < kLen; ++i) amax = hn::Max(amax, hn::Abs(hn::Load(df, xt + i * kSubs + g)));
+    for (size_t i = 0; i < kLen; ++i) {
+      amax = hn::Max(amax, hn::Abs(hn::Load(df, xt + i * kSubs + g)));
+    }
     const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
     const V sumlx = hn::Load(df, sumlx_s + g), suml2 = hn::Load(df, suml2_s + g);
     const V scale = hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2));
@@ -386,8 +388,10 @@ HWY_INLINE void SearchQ2KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
 // elements): the 16 * kQ3Batch make_q3_quants in lanes (Q3Search), then
 // the reference's super-block part of each; codes[b], sub[b] as
 // SearchQ2KLanes's.
-HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs, uint8_t* const* HWY_RESTRICT blocks,
-                               uint8_t (*HWY_RESTRICT codes)[256], ref::KQuantSub* HWY_RESTRICT sub) {
+HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs,
+                               uint8_t* const* HWY_RESTRICT blocks,
+                               uint8_t (*HWY_RESTRICT codes)[256],
+                               ref::KQuantSub* HWY_RESTRICT sub) {
   constexpr size_t kSubs = 16 * kQ3Batch;
   const hn::CappedTag<float, 16> df;
   HWY_ALIGN float xt[16 * kSubs];
