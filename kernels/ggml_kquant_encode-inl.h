@@ -10,12 +10,13 @@
 //   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
 //     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
 //     inl.h), each lane doing exactly the scalar recurrence, so every sum
-//     keeps its order; so do Q3_K's (the coordinate descent too) and
+//     keeps its order; so do Q3_K's (the coordinate descent too; without
+//     importance matrix four super-blocks per search, kQ3Batch) and
 //     IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
 //   * the final requantization clamp(nearest_int((x + dm) / d)) is per
 //     element, vectorised along the sub-block (IEEE Div and Add, the
 //     1.5 * 2^23 rounding trick on integer lanes: exact on every target);
-//   * packing is the reference's.
+//   * packing is the reference's, except Q3_K's on byte vectors.
 // The optional error sums decode each block with the reference decoder.
 // SCALAR runs the reference. Non-finite input: the index of the first such
 // element is returned; blocks before its super-block are written.
@@ -34,6 +35,7 @@
 #include "kernels/encode_common-inl.h"
 #include "kernels/encode_common.h"
 #include "kernels/ggml_iq4xs_search-inl.h"
+#include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ggml_kquant_search-inl.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
 
@@ -65,6 +67,34 @@ HWY_INLINE void RequantAffineVec(const float* HWY_RESTRICT x, const ref::KQuantS
   }
 }
 
+// ref::PackQ3_K on byte vectors (codes 0..7): bit 2 of element 32m + k
+// into hmask[k] bit m, the low two bits into the 2-bit planes (qs[32p + l]
+// = codes 128p + l, + 32, + 64, + 96 at bits 0, 2, 4, 6). The scalar loop's
+// data-dependent branch mispredicted on every other element.
+HWY_INLINE void PackQ3KVec(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT block) {
+  const hn::CappedTag<uint8_t, 32> d8;
+  const size_t n = hn::Lanes(d8);
+  const auto three = hn::Set(d8, 3), four = hn::Set(d8, 4);
+  uint8_t* hmask = block + kq::q3k::kHmask;
+  uint8_t* qs = block + kq::q3k::kQs;
+  for (size_t k = 0; k < 32; k += n) {
+    auto hm = hn::Zero(d8);
+    for (size_t m = 0; m < 8; ++m) {
+      const auto high = hn::TestBit(hn::LoadU(d8, codes + 32 * m + k), four);
+      hm = hn::Or(hm, hn::IfThenElseZero(high, hn::Set(d8, static_cast<uint8_t>(1u << m))));
+    }
+    hn::StoreU(hm, d8, hmask + k);
+    for (size_t p = 0; p < 2; ++p) {
+      const uint8_t* c = codes + 128 * p + k;
+      const auto q0 = hn::And(hn::LoadU(d8, c), three);
+      const auto q1 = hn::ShiftLeft<2>(hn::And(hn::LoadU(d8, c + 32), three));
+      const auto q2 = hn::ShiftLeft<4>(hn::And(hn::LoadU(d8, c + 64), three));
+      const auto q3 = hn::ShiftLeft<6>(hn::And(hn::LoadU(d8, c + 96), three));
+      hn::StoreU(hn::Or(hn::Or(q0, q1), hn::Or(q2, q3)), d8, qs + 32 * p + k);
+    }
+  }
+}
+
 // One super-block of `type` from the F32 tile xs with importance values qw
 // (256, not null): the weighted searches (ggml's quantize_row_<type>_impl).
 HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
@@ -80,7 +110,7 @@ HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
     case GgmlType::kQ3_K:
       SearchQ3KLanesW(xs, qw, block, codes, sub);
       RequantAffineVec(xs, sub, codes);
-      ref::PackQ3_K(codes, block);
+      PackQ3KVec(codes, block);
       break;
     case GgmlType::kQ4_K:
       SearchQ45KLanesW(xs, qw, block, codes, sub, 15);
@@ -117,11 +147,6 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
       RequantAffineVec(xs, sub, codes);
       ref::PackQ2_K(codes, block);
       break;
-    case GgmlType::kQ3_K:
-      SearchQ3KLanes(xs, block, codes, sub);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ3_K(codes, block);
-      break;
     case GgmlType::kQ4_K:
       SearchQ45KLanes(xs, block, codes, sub, 15, -1.0f, 20);
       RequantAffineVec(xs, sub, codes);
@@ -146,6 +171,48 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
   }
 }
 
+// Q3_K without importance matrix, kQ3Batch super-blocks per search
+// (SearchQ3KBatch); a short last batch searches zeros in the missing
+// super-blocks and writes nothing for them. Non-finite input: the
+// super-blocks before the bad one are written first, as elsewhere.
+HWY_INLINE uint64_t EncodeQ3KBatched(const kernels::GgmlQuantArgs& a,
+                                     kernels::ErrorSums* errors) {
+  const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
+  HWY_ALIGN float xs[kQ3Batch][kEncodeTile + kEncodePad];
+  HWY_ALIGN uint8_t codes[kQ3Batch][256];
+  ref::KQuantSub sub[kQ3Batch];
+  const float* xp[kQ3Batch];
+  uint8_t* blocks[kQ3Batch];
+  for (size_t b = 0; b < kQ3Batch; ++b) xp[b] = xs[b];
+  const uint64_t n = a.x.rows * a.x.cols;
+  for (uint64_t i = 0; i < n; i += kQ3Batch * kEncodeTile) {
+    uint64_t bad = kernels::kAllFinite;
+    size_t nb = 0;
+    for (; nb < kQ3Batch && i + nb * kEncodeTile < n; ++nb) {
+      const uint64_t i0 = i + nb * kEncodeTile;
+      if (!LoadEncodeTile(a.x.in, a.x.type, i0, kEncodeTile, xs[nb])) {
+        bad = FirstNonFinite(a.x.in, a.x.type, i0, kEncodeTile);
+        break;
+      }
+      blocks[nb] = a.out + i0 / kEncodeTile * block_bytes;
+    }
+    for (size_t b = nb; b < kQ3Batch; ++b) {
+      for (size_t k = 0; k < kEncodeTile; ++k) xs[b][k] = 0.0f;
+      blocks[b] = nullptr;
+    }
+    SearchQ3KBatch(xp, blocks, codes, sub);
+    for (size_t b = 0; b < nb; ++b) {
+      RequantAffineVec(xs[b], sub[b], codes[b]);
+      PackQ3KVec(codes[b], blocks[b]);
+      if (errors != nullptr) {
+        ref::AddKQuantErrors(a.type, blocks[b], xs[b], i + b * kEncodeTile, *errors);
+      }
+    }
+    if (bad != kernels::kAllFinite) return bad;
+  }
+  return kernels::kAllFinite;
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
@@ -153,6 +220,7 @@ inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
 #if HWY_TARGET == HWY_SCALAR
   return ref::EncodeGgmlKQuantQuant(a, errors);
 #else
+  if (a.type == GgmlType::kQ3_K && a.imatrix == nullptr) return EncodeQ3KBatched(a, errors);
   const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
   HWY_ALIGN float xs[kEncodeTile + kEncodePad];
   uint8_t* out = a.out;

@@ -217,74 +217,122 @@ HWY_INLINE void QxLanes(DF df, const float* HWY_RESTRICT xt, size_t g,
   }
 }
 
-// make_q3_quants(16, 4, x, do_rmse) for lanes g .. g + Lanes(df) - 1 of
-// the transposed Q3_K tile (16 sub-blocks of 16): codes (offset by 4; 0 for
-// an all-zero sub-block) and scale. The coordinate descent updates each
-// lane's sums in place in element order, as the scalar loop; sweeps go on
-// while any lane changed, which leaves a converged lane as it is (a sweep
-// without change changes nothing the next time either).
-template <class DF>
-HWY_INLINE void Q3Lanes(DF df, const float* HWY_RESTRICT xt, size_t g,
-                        float* HWY_RESTRICT scale_out, int32_t* HWY_RESTRICT lt) {
+// Super-blocks whose Q3_K searches run together (Q3Search): its
+// coordinate descent is a chain of dependent operations per element (about
+// 60 cycles of latency for a few cycles of work), so one super-block's one
+// or two vectors of lanes leave the core idle; four super-blocks give four
+// to sixteen independent chains whose steps interleave.
+inline constexpr size_t kQ3Batch = 4;
+
+// make_q3_quants(16, 4, x, do_rmse) for every sub-block of a transposed
+// tile of kSubs sub-blocks of 16 (xt[i * kSubs + s]: element i of sub-block
+// s), one lane per sub-block: codes (offset by 4; 0 for an all-zero
+// sub-block, lt laid out like xt) and scale per sub-block. Each lane does
+// the scalar recurrence, its sums updated in place in element order. The
+// sweeps visit element i of every vector of lanes before element i + 1
+// (the vectors are independent, so their chains overlap); a vector leaves
+// the sweeps once a sweep changed none of its lanes, as does a converged
+// lane within a vector: a sweep without change changes nothing the next
+// time either, so that is the reference's early stop.
+template <size_t kSubs, class DF>
+HWY_INLINE void Q3Search(DF df, const float* HWY_RESTRICT xt, float* HWY_RESTRICT scale_out,
+                         int32_t* HWY_RESTRICT lt) {
   using V = hn::Vec<DF>;
-  constexpr size_t kSubs = 16, kLen = 16;
+  constexpr size_t kLen = 16;
   constexpr int kNmax = 4;
   const hn::RebindToSigned<DF> di;
   const size_t n = hn::Lanes(df);
   const V zero = hn::Zero(df);
   const auto lo = hn::Set(di, -kNmax), hi = hn::Set(di, kNmax - 1);
-  auto X = [&](size_t i) { return hn::LoadU(df, xt + i * kSubs + g); };
-  V amax = zero, max = zero;
-  for (size_t i = 0; i < kLen; ++i) {
-    const auto gt = hn::Gt(hn::Abs(X(i)), amax);
-    amax = hn::IfThenElse(gt, hn::Abs(X(i)), amax);
-    max = hn::IfThenElse(gt, X(i), max);
-  }
-  const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
-  const V iscale = hn::Div(hn::Set(df, static_cast<float>(-kNmax)), max);
-  HWY_ALIGN int32_t L[kLen * kSubs];
-  V sumlx = zero, suml2 = zero;
-  for (size_t i = 0; i < kLen; ++i) {
-    const V x = X(i);
-    const auto l = hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Mul(iscale, x))));
-    hn::Store(l, di, L + i * n);
-    const V w = hn::Mul(x, x);
-    const V lf = hn::ConvertTo(df, l);
-    sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, x), lf));
-    suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
-  }
-  for (int itry = 0; itry < 5; ++itry) {
-    auto changed = hn::Lt(zero, zero);  // all false
+  // w = x * x and w * x per element, the products the reference forms.
+  HWY_ALIGN float wt[kLen * kSubs];
+  HWY_ALIGN float wxt[kLen * kSubs];
+  HWY_ALIGN float sumlx_s[kSubs];
+  HWY_ALIGN float suml2_s[kSubs];
+  HWY_ALIGN int32_t changed_s[kSubs];
+  size_t active[kSubs];
+  size_t n_active = 0;
+  for (size_t g = 0; g < kSubs; g += n) {
+    auto X = [&](size_t i) { return hn::Load(df, xt + i * kSubs + g); };
+    V amax = zero, max = zero;
+    for (size_t i = 0; i < kLen; ++i) {
+      const auto gt = hn::Gt(hn::Abs(X(i)), amax);
+      amax = hn::IfThenElse(gt, hn::Abs(X(i)), amax);
+      max = hn::IfThenElse(gt, X(i), max);
+    }
+    const V iscale = hn::Div(hn::Set(df, static_cast<float>(-kNmax)), max);
+    V sumlx = zero, suml2 = zero;
     for (size_t i = 0; i < kLen; ++i) {
       const V x = X(i);
+      const auto l = hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Mul(iscale, x))));
+      hn::Store(l, di, lt + i * kSubs + g);
       const V w = hn::Mul(x, x);
-      const auto li = hn::Load(di, L + i * n);
-      const V lif = hn::ConvertTo(df, li);
-      V slx = hn::Sub(sumlx, hn::Mul(hn::Mul(w, x), lif));
-      const auto positive = hn::Gt(slx, zero);
-      V sl2 = hn::Sub(suml2, hn::Mul(hn::Mul(w, lif), lif));
-      const auto new_l =
-          hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Div(hn::Mul(x, sl2), slx))));
-      const auto differs = hn::RebindMask(df, hn::Ne(new_l, li));
-      const V nlf = hn::ConvertTo(df, new_l);
-      slx = hn::Add(slx, hn::Mul(hn::Mul(w, x), nlf));
-      sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, nlf), nlf));
-      const auto gain = hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2), hn::Mul(hn::Mul(sumlx, sumlx), sl2));
-      const auto take = hn::And(hn::And(positive, differs), hn::And(hn::Gt(sl2, zero), gain));
-      hn::Store(hn::IfThenElse(hn::RebindMask(di, take), new_l, li), di, L + i * n);
-      sumlx = hn::IfThenElse(take, slx, sumlx);
-      suml2 = hn::IfThenElse(take, sl2, suml2);
-      changed = hn::Or(changed, take);
+      const V wx = hn::Mul(w, x);
+      hn::Store(w, df, wt + i * kSubs + g);
+      hn::Store(wx, df, wxt + i * kSubs + g);
+      const V lf = hn::ConvertTo(df, l);
+      sumlx = hn::Add(sumlx, hn::Mul(wx, lf));
+      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
     }
-    if (hn::AllFalse(df, changed)) break;
+    hn::Store(sumlx, df, sumlx_s + g);
+    hn::Store(suml2, df, suml2_s + g);
+    active[n_active++] = g;
   }
-  const V scale = hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2));
-  hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out + g);
-  const auto all_zero_i = hn::RebindMask(di, all_zero);
+  for (int itry = 0; itry < 5 && n_active > 0; ++itry) {
+    for (size_t a = 0; a < n_active; ++a) hn::Store(hn::Zero(di), di, changed_s + active[a]);
+    for (size_t i = 0; i < kLen; ++i) {
+      for (size_t a = 0; a < n_active; ++a) {
+        const size_t g = active[a];
+        const size_t k = i * kSubs + g;
+        const V x = hn::Load(df, xt + k);
+        const V w = hn::Load(df, wt + k);
+        const V wx = hn::Load(df, wxt + k);
+        const V sumlx = hn::Load(df, sumlx_s + g);
+        const V suml2 = hn::Load(df, suml2_s + g);
+        const auto li = hn::Load(di, lt + k);
+        const V lif = hn::ConvertTo(df, li);
+        V slx = hn::Sub(sumlx, hn::Mul(wx, lif));
+        const auto positive = hn::Gt(slx, zero);
+        V sl2 = hn::Sub(suml2, hn::Mul(hn::Mul(w, lif), lif));
+        const auto new_l =
+            hn::Min(hi, hn::Max(lo, NearestIntVec(df, hn::Div(hn::Mul(x, sl2), slx))));
+        const auto differs = hn::RebindMask(df, hn::Ne(new_l, li));
+        const V nlf = hn::ConvertTo(df, new_l);
+        slx = hn::Add(slx, hn::Mul(wx, nlf));
+        sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, nlf), nlf));
+        const auto gain =
+            hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2), hn::Mul(hn::Mul(sumlx, sumlx), sl2));
+        const auto take = hn::And(hn::And(positive, differs), hn::And(hn::Gt(sl2, zero), gain));
+        const auto take_i = hn::RebindMask(di, take);
+        hn::Store(hn::IfThenElse(take_i, new_l, li), di, lt + k);
+        hn::Store(hn::IfThenElse(take, slx, sumlx), df, sumlx_s + g);
+        hn::Store(hn::IfThenElse(take, sl2, suml2), df, suml2_s + g);
+        hn::Store(hn::Or(hn::Load(di, changed_s + g), hn::VecFromMask(di, take_i)), di,
+                  changed_s + g);
+      }
+    }
+    size_t still = 0;
+    for (size_t a = 0; a < n_active; ++a) {
+      const size_t g = active[a];
+      if (!hn::AllTrue(di, hn::Eq(hn::Load(di, changed_s + g), hn::Zero(di)))) active[still++] = g;
+    }
+    n_active = still;
+  }
   const auto off = hn::Set(di, kNmax);
-  for (size_t i = 0; i < kLen; ++i) {
-    const auto l = hn::Add(hn::Load(di, L + i * n), off);
-    hn::StoreU(hn::IfThenZeroElse(all_zero_i, l), di, lt + i * kSubs + g);
+  for (size_t g = 0; g < kSubs; g += n) {
+    V amax = zero;
+    for (size_t i = 0; i < kLen; ++i) {
+      amax = hn::Max(amax, hn::Abs(hn::Load(df, xt + i * kSubs + g)));
+    }
+    const auto all_zero = hn::Lt(amax, hn::Set(df, 1e-15f));  // ggml GROUP_MAX_EPS
+    const V sumlx = hn::Load(df, sumlx_s + g), suml2 = hn::Load(df, suml2_s + g);
+    const V scale = hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2));
+    hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out + g);
+    const auto all_zero_i = hn::RebindMask(di, all_zero);
+    for (size_t i = 0; i < kLen; ++i) {
+      const auto l = hn::Add(hn::Load(di, lt + i * kSubs + g), off);
+      hn::Store(hn::IfThenZeroElse(all_zero_i, l), di, lt + i * kSubs + g);
+    }
   }
 }
 
@@ -336,18 +384,34 @@ HWY_INLINE void SearchQ2KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRIC
   ref::FinishQ2K(scales, mins, block, sub);
 }
 
-// Stage 1 of Q3_K: sixteen make_q3_quants in lanes, then the reference's
-// super-block part.
-HWY_INLINE void SearchQ3KLanes(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT block,
-                               uint8_t* HWY_RESTRICT codes, ref::KQuantSub& sub) {
+// Stage 1 of Q3_K for kQ3Batch super-blocks (xs[b]: super-block b's 256
+// elements): the 16 * kQ3Batch make_q3_quants in lanes (Q3Search), then
+// the reference's super-block part of each; codes[b], sub[b] as
+// SearchQ2KLanes's.
+HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs,
+                               uint8_t* const* HWY_RESTRICT blocks,
+                               uint8_t (*HWY_RESTRICT codes)[256],
+                               ref::KQuantSub* HWY_RESTRICT sub) {
+  constexpr size_t kSubs = 16 * kQ3Batch;
   const hn::CappedTag<float, 16> df;
-  HWY_ALIGN float xt[256];
-  TransposeTile<16, 16>(x, xt);
-  float scales[16];
-  HWY_ALIGN int32_t lt[256];
-  for (size_t g = 0; g < 16; g += hn::Lanes(df)) Q3Lanes(df, xt, g, scales, lt);
-  UntransposeCodes<16, 16>(lt, codes);
-  ref::FinishQ3K(scales, block, sub);
+  HWY_ALIGN float xt[16 * kSubs];
+  for (size_t b = 0; b < kQ3Batch; ++b) {
+    for (size_t j = 0; j < 16; ++j) {
+      for (size_t i = 0; i < 16; ++i) xt[i * kSubs + 16 * b + j] = xs[b][16 * j + i];
+    }
+  }
+  float scales[kSubs];
+  HWY_ALIGN int32_t lt[16 * kSubs];
+  Q3Search<kSubs>(df, xt, scales, lt);
+  for (size_t b = 0; b < kQ3Batch; ++b) {
+    if (blocks[b] == nullptr) continue;
+    for (size_t j = 0; j < 16; ++j) {
+      for (size_t i = 0; i < 16; ++i) {
+        codes[b][16 * j + i] = static_cast<uint8_t>(lt[i * kSubs + 16 * b + j]);
+      }
+    }
+    ref::FinishQ3K(scales + 16 * b, blocks[b], sub[b]);
+  }
 }
 
 // Stage 1 of Q6_K: sixteen make_qx_quants in lanes, then the reference's
