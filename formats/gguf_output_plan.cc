@@ -11,6 +11,7 @@
 #include "formats/byte_source.h"
 #include "formats/checked_math.h"
 #include "formats/encode_job.h"
+#include "formats/gguf_quant_choice.h"
 #include "formats/gguf_quant_mixture.h"
 
 namespace amn::formats {

@@ -16,6 +16,7 @@
 #include "formats/gguf_hf_map.h"
 #include "formats/gguf_kv_text.h"
 #include "formats/gguf_output_plan.h"
+#include "formats/gguf_quant_choice.h"
 #include "formats/gguf_quant_mixture.h"
 #include "formats/gguf_writer.h"
 #include "formats/imatrix.h"
