@@ -11,6 +11,7 @@ import pathlib
 import struct
 import subprocess
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -119,6 +120,27 @@ class PerTensorArrays(unittest.TestCase):
             self.assertEqual(info["ids"]["shape"], (2, 3))
             self.assertFalse(info["ids"]["converts"])
             self.assertEqual(info["norm.weight"]["dtype"], "F16")
+
+    def test_python_threads_decode_one_model_at_once(self):
+        # The GIL is released while decoding: 4 Python threads share a Model.
+        fixture = fp8_fixtures()[0]
+        with tempfile.TemporaryDirectory() as d:
+            path, rows, cols, expected = fp8_model(d, fixture)
+            model = anamnesis.parse(path)
+            results = [None] * 4
+
+            def work(i):
+                results[i] = [model.dequantize("layer.weight", bf16="uint16", threads=2)
+                              for _ in range(5)]
+
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for arrays in results:
+                for a in arrays:
+                    np.testing.assert_array_equal(a.reshape(-1), expected)
 
 
 class Errors(unittest.TestCase):
