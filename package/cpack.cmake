@@ -2,6 +2,7 @@
 #   libamn<SOVERSION>  the shared library            (component runtime)
 #   libamn-dev         headers, CMake package, .pc   (component dev)
 #   amn                the CLI, man page, completion (component tools)
+#   python3-anamnesis  the Python module            (component python, AMN_BUILD_PYTHON)
 # Depends are computed by dpkg-shlibdeps (package dpkg-dev). No -march
 # anywhere: one package runs on every x86-64 CPU and picks its kernels at
 # run time (tests/package_fleet_test.sh proves it under QEMU).
@@ -20,6 +21,9 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
 if(AMN_BUILD_CLI)
   list(APPEND CPACK_COMPONENTS_ALL tools)
+endif()
+if(AMN_BUILD_PYTHON)
+  list(APPEND CPACK_COMPONENTS_ALL python)
 endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
@@ -57,5 +61,22 @@ set(CPACK_COMPONENT_TOOLS_DESCRIPTION "dequantize and convert model weights - co
 amn inspects model files and dequantizes (remember), quantizes (forget) and
 converts them between safetensors and GGUF, choosing the best SIMD kernels
 of the CPU it runs on.")
+
+if(AMN_BUILD_PYTHON)
+  # The extension is built for one CPython minor version (its file name says
+  # cpython-3XY): the package names that range.
+  string(REPLACE "." ";" amn_py_parts "${AMN_PYTHON_VERSION}")
+  list(GET amn_py_parts 0 amn_py_major)
+  list(GET amn_py_parts 1 amn_py_minor)
+  math(EXPR amn_py_next "${amn_py_minor} + 1")
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-anamnesis)
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+    "${amn_runtime_package} ${amn_exact}, python3-numpy, python3 (>= ${AMN_PYTHON_VERSION}), python3 (<< ${amn_py_major}.${amn_py_next})")
+  set(CPACK_COMPONENT_PYTHON_DESCRIPTION "dequantize and convert model weights - Python module
+The anamnesis module: parse and inspect model files, decode single tensors
+into numpy arrays (BF16 as raw uint16, or ml_dtypes.bfloat16 when that is
+installed), and remember, forget and convert whole models, through libamn.")
+endif()
 
 include(CPack)
