@@ -1,8 +1,10 @@
 // Per-target F32/F16/BF16 conversion kernels (Highway 1.0.3 templates).
-// Integer arithmetic on the bit patterns, so every target, with or without
-// F16C or AVX512-BF16, gives the bytes of kernels/ref/float_convert_ref.cc.
-// Highway's own DemoteTo(bf16) truncates and its f16 emulation differs by
-// target (TOOLCHAIN.md pitfall 1): neither is used.
+// Every target gives the bytes of kernels/ref/float_convert_ref.cc. F32 -> F16
+// uses F16C's vcvtps2ph on the x86 targets that have it (AVX2, AVX3*): it is
+// exactly the reference's rule for every input class (see F32BitsToF16Lanes).
+// Elsewhere, and for BF16, integer arithmetic on the bit patterns: Highway's
+// own DemoteTo(bf16) truncates and its f16 emulation on SSE4/SSSE3/SCALAR/
+// EMU128/Arm differs by target (TOOLCHAIN.md pitfall 1).
 #if defined(AMN_KERNELS_FLOAT_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FLOAT_CONVERT_INL_H_
 #undef AMN_KERNELS_FLOAT_CONVERT_INL_H_
@@ -56,8 +58,32 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 // * below: subnormal F16 (units of 2^-24). Adding 0.5f in F32 arithmetic
 //   aligns |x| to 0.5's ulp, 2^-24, rounding to nearest even (IEEE addition,
 //   never fused); the low bits of the sum are the F16 subnormal code.
+//
+// On AVX2/AVX3 targets Highway 1.0.3's DemoteTo(f16) is vcvtps2ph with
+// imm8 = _MM_FROUND_NO_EXC: rounding from imm8 (RNE, whatever MXCSR says), no
+// exceptions, subnormal F16 results produced (FTZ does not apply), overflow
+// to Inf, F32 subnormals to ±0 (they are far below half an F16 ulp, and
+// DAZ would give the same), and a NaN keeps its sign and top 10 payload bits
+// with the quiet bit forced: a signalling NaN whose top bits are zero becomes
+// 0x7E00 | sign, like the reference. tests/f16_exhaustive_test.cc checks all
+// 2^32 inputs per target. HWY_DISABLE_F16C makes Highway emulate (with other
+// NaN and rounding rules), so that build keeps the integer path.
+#undef AMN_F16_HARDWARE_DEMOTE
+#if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
+    !defined(HWY_DISABLE_F16C)
+#define AMN_F16_HARDWARE_DEMOTE 1
+#else
+#define AMN_F16_HARDWARE_DEMOTE 0
+#endif
+
 template <class DU>
 HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
+#if AMN_F16_HARDWARE_DEMOTE
+  const hn::RebindToFloat<DU> df;
+  const hn::Rebind<hwy::float16_t, DU> df16;
+  const hn::Rebind<uint16_t, DU> du16;
+  return hn::PromoteTo(du, hn::BitCast(du16, hn::DemoteTo(df16, hn::BitCast(df, x))));
+#else
   const hn::RebindToSigned<DU> di;
   const hn::RebindToFloat<DU> df;
   const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, fmt::kF16SignMask));
@@ -85,6 +111,7 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
   auto result = hn::IfThenElse(hn::RebindMask(du, is_small), subnormal, normal);
   result = hn::IfThenElse(hn::RebindMask(du, is_big), inf_or_nan, result);
   return hn::Or(result, sign);
+#endif
 }
 
 // F16 bits (u32 lanes, upper half zero) -> F32 bits, exact.
