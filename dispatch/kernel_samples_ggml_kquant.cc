@@ -1,29 +1,35 @@
-// Registry sample (dispatch/kernel_samples.h) of encoder family
-// GgmlKQuantQuant: registry kernel "<in>_to_<type>" cuts its input into
-// 256-element units, each encoded as one 1 x 256 row of the ggml type whose
-// id is the variant (Q2_K 10 ... IQ4_XS 23), as `forget` would encode a row.
-// Any input bytes are valid: a unit the encoder refuses (a NaN or infinity)
-// is encoded again from a copy whose non-finite elements are zeros of their
-// sign; the dispatched kernel and the reference refuse the same units.
-// Output per unit: one block of the type (out_unit_bytes = its size).
+// Registry samples (dispatch/kernel_samples.h) of the encoder families of
+// ggml's 256-element super-block types: GgmlKQuantQuant (Q2_K 10 ... IQ4_XS
+// 23) and GgmlIq3Quant (IQ3_XXS 18, IQ3_S 21). Registry kernel
+// "<in>_to_<type>" cuts its input into 256-element units, each encoded as
+// one 1 x 256 row of the ggml type whose id is the variant, without
+// importance matrix, as `forget` would encode a row. Any input bytes are
+// valid: a unit the encoder refuses (a NaN or infinity) is encoded again
+// from a copy whose non-finite elements are zeros of their sign; the
+// dispatched kernel and the reference refuse the same units. Output per
+// unit: one block of the type (out_unit_bytes = its size).
 #include <cstdint>
 #include <cstring>
 
+#include "amn/ggml_dequant.h"
 #include "dispatch/kernel_samples.h"
-#include "kernels/ref/ggml_kquant_encode_ref.h"
 
 namespace amn::internal {
 
-EncodeSampleLayout GgmlKQuantQuantSampleLayout(uint32_t variant) {
-  const size_t bytes = ref::KQuantEncodeBlockBytes(static_cast<GgmlType>(variant));
-  return {ElemType::kF32, 256, static_cast<uint32_t>(bytes)};
+namespace {
+
+constexpr size_t kUnit = 256;
+
+size_t BlockBytesOf(uint32_t variant) { return FindGgmlType(variant)->block_bytes; }
+
+EncodeSampleLayout SuperBlockSampleLayout(uint32_t variant) {
+  return {ElemType::kF32, kUnit, static_cast<uint32_t>(BlockBytesOf(variant))};
 }
 
-void RunGgmlKQuantQuantSample(EncodeFn<kernels::GgmlQuantArgs> encode, uint32_t variant,
-                              ElemType in_type, const void* in, size_t n_elems, void* out) {
-  constexpr size_t kUnit = 256;
+void RunSuperBlockSample(EncodeFn<kernels::GgmlQuantArgs> encode, uint32_t variant,
+                         ElemType in_type, const void* in, size_t n_elems, void* out) {
   const GgmlType type = static_cast<GgmlType>(variant);
-  const size_t block_bytes = ref::KQuantEncodeBlockBytes(type);
+  const size_t block_bytes = BlockBytesOf(variant);
   const size_t eb = ElemTypeBytes(in_type);
   for (size_t unit = 0; unit < n_elems / kUnit; ++unit) {
     const uint8_t* raw = static_cast<const uint8_t*>(in) + unit * kUnit * eb;
@@ -42,6 +48,24 @@ void RunGgmlKQuantQuantSample(EncodeFn<kernels::GgmlQuantArgs> encode, uint32_t 
     args.x.in = copy;
     (void)encode(args, nullptr);
   }
+}
+
+}  // namespace
+
+EncodeSampleLayout GgmlKQuantQuantSampleLayout(uint32_t variant) {
+  return SuperBlockSampleLayout(variant);
+}
+void RunGgmlKQuantQuantSample(EncodeFn<kernels::GgmlQuantArgs> encode, uint32_t variant,
+                              ElemType in_type, const void* in, size_t n_elems, void* out) {
+  RunSuperBlockSample(encode, variant, in_type, in, n_elems, out);
+}
+
+EncodeSampleLayout GgmlIq3QuantSampleLayout(uint32_t variant) {
+  return SuperBlockSampleLayout(variant);
+}
+void RunGgmlIq3QuantSample(EncodeFn<kernels::GgmlQuantArgs> encode, uint32_t variant,
+                           ElemType in_type, const void* in, size_t n_elems, void* out) {
+  RunSuperBlockSample(encode, variant, in_type, in, n_elems, out);
 }
 
 }  // namespace amn::internal
