@@ -20,14 +20,9 @@
 
 #include "amn/quantize.h"
 #include "amn/targets.h"
+#include "perf/thread_cpu_time.h"
 
 namespace {
-
-double ThreadNs() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
 
 // The median, not the minimum: in a VM the thread clock sometimes
 // under-reports a run, and the minimum would pick exactly that run.
@@ -36,9 +31,9 @@ double MedianNs(const F& f, int reps) {
   std::vector<double> ns;
   f();
   for (int r = 0; r < std::max(reps, 1); ++r) {
-    const double start = ThreadNs();
+    const double start = amn::perf::ThreadNs();
     f();
-    ns.push_back(ThreadNs() - start);
+    ns.push_back(amn::perf::ThreadNs() - start);
   }
   std::sort(ns.begin(), ns.end());
   return ns[ns.size() / 2];

@@ -24,33 +24,10 @@
 #include "amn/targets.h"
 #include "dispatch/encoders.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
+#include "perf/thread_cpu_time.h"
 #include "tests/ggml_oracle.h"
 
-namespace {
-
-struct CpuTiming {
-  double min_ns, median_ns;
-};
-
-double ThreadNs() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
-
-CpuTiming TimeCpu(const std::function<void()>& call, int reps) {
-  call();  // warm-up
-  std::vector<double> ns;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = ThreadNs();
-    call();
-    ns.push_back(ThreadNs() - t0);
-  }
-  std::sort(ns.begin(), ns.end());
-  return {ns.front(), ns[ns.size() / 2]};
-}
-
-}  // namespace
+using amn::perf::TimeCpu;
 
 int main(int argc, char** argv) {
   const size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) / 256 * 256 : 65536;
