@@ -376,7 +376,7 @@ TEST_F(MixtureCli, RefusesBadSchemesAndOverrides) {
       {"--scheme q4_k_m --tensor-type attn_v", "expected REGEX=TYPE"},
       {"--scheme q4_k_m --tensor-type =q8_0", "expected REGEX=TYPE"},
       {"--scheme q4_k_m --tensor-type 'attn_v=q9_k'", "not a ggml type name"},
-      {"--scheme q4_k_m --tensor-type 'attn_v=iq2_xxs'", "amn cannot write IQ2_XXS"},
+      {"--scheme q4_k_m --tensor-type 'attn_v=q8_k'", "amn cannot write Q8_K"},
       {"--scheme q4_k_m --tensor-type '(attn=q8_0'", "not a regular expression"},
       {"--scheme f16 --tensor-type attn_v=q8_0", "--tensor-type is for a quantized"},
       {"--scheme mostly_q4_0", "--scheme"},

@@ -60,14 +60,15 @@ TEST(ConvertCli, QuantizedGgufIsGgmlQuantizeOfTheF32Gguf) {
   };
   // ffn_down's rows of 96 take llama-quantize's fallback for the 256-element
   // types: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K/TQ1_0/TQ2_0
-  // -> Q4_0, IQ4_XS, IQ3_XXS, IQ3_S -> IQ4_NL.
+  // -> Q4_0, IQ4_XS, IQ3_S -> IQ4_NL. (IQ3_XXS needs an importance matrix
+  // in llama-quantize: tests/convert_gguf_imatrix_cli_test.cc.)
   const std::vector<Case> cases = {
       {"q8_0", 8, 8, 7},     {"q4_0", 2, 2, 2},      {"q4_1", 3, 3, 3},
       {"q5_0", 6, 6, 8},     {"q5_1", 7, 7, 9},      {"iq4_nl", 20, 20, 25},
       {"mxfp4", 39, 39, 38}, {"q4_k", 12, 6, 15},    {"q5_k", 13, 7, 17},
       {"q6_k", 14, 8, 18},   {"q2_k", 10, 2, 10},    {"q3_k", 11, 2, 12},
       {"tq1_0", 34, 2, 36},  {"tq2_0", 35, 2, 37},   {"iq4_xs", 23, 20, 30},
-      {"iq3_xxs", 18, 20, 23}, {"iq3_s", 21, 20, 26}};
+      {"iq3_s", 21, 20, 26}};
   const std::set<std::string> quantized = {"token_embd.weight", "blk.0.attn_q.weight",
                                            "blk.0.attn_k.weight", "blk.0.ffn_down.weight",
                                            "output.weight"};

@@ -159,7 +159,7 @@ TEST(GgufQuantMixture, OverridesAndFallbacks) {
   EXPECT_FALSE(ParseGgufTensorType("attn_v").ok());
   EXPECT_FALSE(ParseGgufTensorType("=q8_0").ok());
   EXPECT_FALSE(ParseGgufTensorType("attn_v=").ok());
-  EXPECT_FALSE(ParseGgufTensorType("attn_v=iq2_xxs").ok());
+  EXPECT_FALSE(ParseGgufTensorType("attn_v=q8_k").ok());
   EXPECT_FALSE(ParseGgufTensorType("(attn=q8_0").ok());
   EXPECT_TRUE(ParseGgufTensorType("attn=BF16").ok());
 }
