@@ -12,10 +12,16 @@ set(expected_f32
   "model.layers.0.weight F32 [8, 8] from F8_E4M3, FP8 E4M3, 4x4 blocks fnv1a=d80ac658736bb725"
   "model.norm.weight F32 [8] from BF16 fnv1a=eb87129436c8da65"
   "loaded 2 tensors, 288 bytes")
+# EMULATOR: the cross build's emulator command (space-separated), under
+# which every run uses one thread.
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
 foreach(run IN ITEMS "bf16;1" "f32;3")
   list(GET run 0 type)
   list(GET run 1 threads)
-  execute_process(COMMAND ${EXAMPLE} ${MODEL} ${type} ${threads}
+  if(emulator)
+    set(threads 1)
+  endif()
+  execute_process(COMMAND ${emulator} ${EXAMPLE} ${MODEL} ${type} ${threads}
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${EXAMPLE} ${MODEL} ${type} ${threads} failed (${rc}): ${err}")
