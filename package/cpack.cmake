@@ -4,8 +4,9 @@
 #   amn                the CLI, man page, completion (component tools)
 #   python3-anamnesis  the Python module            (component python, AMN_BUILD_PYTHON)
 # Depends are computed by dpkg-shlibdeps (package dpkg-dev). No -march
-# anywhere: one package runs on every x86-64 CPU and picks its kernels at
-# run time (tests/package_fleet_test.sh proves it under QEMU).
+# anywhere: one package runs on every CPU of its architecture and picks its
+# kernels at run time (.ci/package-check proves it for x86-64 under QEMU,
+# .ci/package-check-arm64 for the aarch64 cross build's arm64 set).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME anamnesis)
 set(CPACK_PACKAGE_VENDOR "anamnesis")
@@ -26,6 +27,26 @@ if(AMN_BUILD_PYTHON)
   list(APPEND CPACK_COMPONENTS_ALL python)
 endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# A cross build packages for its target, not for the machine running cpack
+# (CPackDeb asks `dpkg --print-architecture` otherwise): the Debian name of
+# the toolchain's multiarch triplet (aarch64-linux-gnu -> arm64). Its
+# Depends still come from dpkg-shlibdeps, which skips libraries of another
+# ELF machine and reads the :arm64 packages' symbols files in /var/lib/dpkg
+# (installed with the -dev:arm64 packages, `.ci/install-deps cross`).
+if(CMAKE_CROSSCOMPILING AND NOT CPACK_DEBIAN_PACKAGE_ARCHITECTURE)
+  if(NOT CMAKE_LIBRARY_ARCHITECTURE)
+    message(FATAL_ERROR "cross build without CMAKE_LIBRARY_ARCHITECTURE (the multiarch "
+      "triplet, e.g. aarch64-linux-gnu): set it or CPACK_DEBIAN_PACKAGE_ARCHITECTURE in the "
+      "toolchain file")
+  endif()
+  execute_process(COMMAND dpkg-architecture -t ${CMAKE_LIBRARY_ARCHITECTURE} -q DEB_HOST_ARCH
+    OUTPUT_VARIABLE CPACK_DEBIAN_PACKAGE_ARCHITECTURE OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET RESULT_VARIABLE amn_dpkg_arch_result)
+  if(NOT amn_dpkg_arch_result EQUAL 0 OR NOT CPACK_DEBIAN_PACKAGE_ARCHITECTURE)
+    message(FATAL_ERROR "dpkg-architecture (dpkg-dev) gave no Debian architecture for "
+      "${CMAKE_LIBRARY_ARCHITECTURE}: set CPACK_DEBIAN_PACKAGE_ARCHITECTURE")
+  endif()
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The CLI's libamn.so.N is found in the build tree; its Depends entry is the
