@@ -57,8 +57,12 @@ set(amn_exact "(= ${PROJECT_VERSION})")
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${amn_runtime_package})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+# The shlibs control file ("libamn 0 libamn0 (= version)"), so that
+# dpkg-shlibdeps of a program linking libamn finds its package. CPackDeb
+# reads only the package-wide variables (no per-component form); only
+# libamn0 holds a shared object with a SONAME, so only it gets the file.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "dequantize and convert model weights - shared library
 libamn reads model weights in safetensors (FP8, GPTQ, AWQ, bitsandbytes,
 compressed-tensors, MXFP4), GGUF (every ggml type), .npz and PyTorch files
