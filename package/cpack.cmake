@@ -60,7 +60,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 # The shlibs control file ("libamn 0 libamn0 (= version)"), so that
 # dpkg-shlibdeps of a program linking libamn finds its package. CPackDeb
 # reads only the package-wide variables (no per-component form); only
-# libamn0 holds a shared object with a SONAME, so only it gets the file.
+# libamn0 holds a shared object with a SONAME, so only it gets the file
+# (the Python extension, a shared object without one, draws CPack's
+# developer warning "missing soname" in python3-anamnesis: harmless).
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "dequantize and convert model weights - shared library
