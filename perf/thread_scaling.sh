@@ -18,7 +18,8 @@
 # bandwidth_mt's copy GB/s (read + write) at the same thread count. Best of
 # the rounds. A step that fails is logged and the run goes on; runs that would
 # start after --budget seconds are skipped (and shown as skipped), so the
-# whole script ends in about budget + one run.
+# whole script ends in about budget + one run. Exit status 1 if an amn run
+# failed (the report is complete either way), 2 for bad arguments.
 #
 # Env: AMN     the amn command, words split on spaces (default: the bundle's
 #              amn when run from a perf/bundle.sh directory, else build/gcc/cli/amn)
@@ -45,7 +46,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --hidden) hidden=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) if [ -z "$work" ]; then work=$1; shift; else echo "unknown argument: $1" >&2; exit 2; fi ;;
   esac
 done
@@ -96,7 +97,7 @@ say "* date: $(date -u '+%Y-%m-%d %H:%M UTC' 2>/dev/null); host: $(uname -srm)"
 say "* CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN) CPUs online"
 say "* memory: $(grep -m1 MemTotal /proc/meminfo 2>/dev/null | tr -s ' ' | cut -d' ' -f2-3); work dir $work on $(stat -f -c %T "$work" 2>/dev/null || echo '?')"
 say "* amn: $("${amn[@]}" --version 2>&1 | head -1); active target: $("${amn[@]}" targets 2>/dev/null | sed -n 's/^Active: \([^.]*\).*/\1/p')"
-say "* command: AMN=\"$AMN\" $0 $work --gib $gib --threads \"$threads\" --reps $reps --budget $budget"
+say "* command: AMN=\"$AMN\" $0 $work --gib $gib --threads \"$threads\" --reps $reps --budget $budget --hidden $hidden"
 say ""
 
 # Space: the BF16 model, FP8 (~0.55x), GGUF Q8_0 (~0.55x) and one output (1x).
@@ -150,7 +151,7 @@ ops=("remember FP8 -> BF16|$fp8|remember $fp8 -o $out --force -q"
      "forget BF16 -> fp8|$bf16|forget $bf16 -o $out --scheme fp8 --force -q"
      "forget BF16 -> nf4|$bf16|forget $bf16 -o $out --scheme nf4 --force -q")
 declare -A best_ns best_sync_ns best_rss traffic failed
-cp_best_ns=0 cp_best_sync_ns=0 skipped=0
+cp_best_ns=0 cp_best_sync_ns=0 skipped=0 failures=0
 descending=$(printf '%s\n' $threads | sort -rn | tr '\n' ' ')
 for round in $(seq "$reps"); do
   for j in $descending; do  # the widest first: the numbers that matter most
@@ -161,7 +162,7 @@ for round in $(seq "$reps"); do
       rm -rf "$out"; sync
       read -r -a argv <<<"$args"
       timed "$name -j $j (round $round)" "${amn[@]}" -j "$j" "${argv[@]}"
-      if [ "$t_status" != 0 ]; then failed[$key]=$t_status; continue; fi
+      if [ "$t_status" != 0 ]; then failed[$key]=$t_status failures=$((failures + 1)); continue; fi
       if [ -z "${best_ns[$key]:-}" ] || [ "$t_ns" -lt "${best_ns[$key]}" ]; then
         best_ns[$key]=$t_ns best_sync_ns[$key]=$((t_ns + t_sync_ns)) best_rss[$key]=$t_rss_kib
         traffic[$key]=$(( $(size_of "$input") + $(size_of "$out") ))
@@ -213,5 +214,6 @@ fi
 say ""
 [ "$skipped" -gt 0 ] && say "* $skipped runs skipped: past the --budget of $budget s"
 say "* total $((SECONDS - start_s)) s; command log: $log"
+[ "$failures" -gt 0 ] && say "* $failures runs failed: see the command log"
 [ -n "${OUT:-}" ] && echo "report: $report" >&2
-exit 0
+[ "$failures" -eq 0 ]  # exit status 1 when any amn run failed
