@@ -9,7 +9,9 @@ weights quantized; embeddings, norms and lm_head kept).
 
   perf/plain_model.py OUT_DIR [--gib 2.0] [--hidden 2048] [--seed 0]
 
-Needs numpy (Debian: python3-numpy, /usr/bin/python3)."""
+Needs numpy (Debian: python3-numpy, /usr/bin/python3). perf/synthetic_model.cc
+is the same model in C++ (no numpy; sharded above 5 GB like transformers; not
+the same random bytes), for bare machines (perf/thread_scaling.sh)."""
 import argparse
 import json
 import os
