@@ -268,7 +268,11 @@ Status PadTo(int fd, uint64_t offset, uint64_t& written, const std::string& name
 
 // The ring of chunk buffers shared by the workers and the writer. Chunk c
 // uses slot c % slots; a worker may fill it once the writer has written
-// chunk c - slots, and the writer takes chunks strictly in order.
+// chunk c - slots, and the writer takes chunks strictly in order. Each slot
+// has its own condition variable and the writer another, so a chunk wakes
+// only the thread that waits for it: with one shared variable every chunk
+// woke every worker, and at 16 threads those wake-ups slowed the writer,
+// the pipeline's one sequential stage, below its 4-thread speed.
 class Pipeline {
  public:
   Pipeline(size_t slots, uint64_t in_capacity, uint64_t out_capacity, uint64_t scratch_capacity)
@@ -286,36 +290,47 @@ class Pipeline {
     QuantError error;              // encode chunks: what quantization took
     size_t free_for = 0;           // the next chunk allowed to fill this slot
     size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
+    std::condition_variable freed;  // free_for changed (workers wait on it)
   };
 
   // Blocks until chunk `c` may use its slot; nullptr when the run failed.
   Slot* Acquire(size_t c) {
     std::unique_lock<std::mutex> lock(mutex_);
     Slot& slot = slots_[c % slots_.size()];
-    cv_.wait(lock, [&] { return failed_ || slot.free_for == c; });
+    slot.freed.wait(lock, [&] { return failed_ || slot.free_for == c; });
     return failed_ ? nullptr : &slot;
   }
   void MarkReady(size_t c) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    slots_[c % slots_.size()].ready = c;
-    cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slots_[c % slots_.size()].ready = c;
+    }
+    filled_.notify_one();  // only the writer waits on it
   }
   Slot* AwaitReady(size_t c) {
     std::unique_lock<std::mutex> lock(mutex_);
     Slot& slot = slots_[c % slots_.size()];
-    cv_.wait(lock, [&] { return failed_ || slot.ready == c; });
+    filled_.wait(lock, [&] { return failed_ || slot.ready == c; });
     return failed_ ? nullptr : &slot;
   }
   void Release(size_t c) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    slots_[c % slots_.size()].free_for = c + slots_.size();
-    cv_.notify_all();
+    Slot& slot = slots_[c % slots_.size()];
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slot.free_for = c + slots_.size();
+    }
+    // Rarely more than one waiter (chunks c + slots, c + 2 slots, ... when
+    // the writer lags); each rechecks its own chunk number.
+    slot.freed.notify_all();
   }
   void Fail(Status status) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!failed_) error_ = std::move(status);
-    failed_ = true;
-    cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!failed_) error_ = std::move(status);
+      failed_ = true;
+    }
+    filled_.notify_all();
+    for (Slot& slot : slots_) slot.freed.notify_all();
   }
   Status error() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -324,7 +339,7 @@ class Pipeline {
 
  private:
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable filled_;  // some slot became ready (the writer waits)
   std::vector<Slot> slots_;
   bool failed_ = false;
   Status error_;
