@@ -59,11 +59,11 @@ struct BnbInt8QuantArgs {
 };
 
 // ggml block types (families GgmlLegacyQuant, GgmlKQuantQuant, GgmlIq3Quant,
-// GgmlIq2Iq1Quant): rows x cols,
-// cols a multiple of the type's block elements; every element widens
-// exactly to F32, which is what ggml's quantizers take. imatrix: cols
-// importance weights, or null (ggml's reference quantizers). out: rows
-// whole rows of blocks, ggml's row size each.
+// GgmlIq2Iq1Quant): rows x cols, cols a multiple of the type's block
+// elements; every element widens exactly to F32, which is what ggml's
+// quantizers take. imatrix: cols importance weights, or null (ggml's
+// reference quantizers). out: rows whole rows of blocks, ggml's row size
+// each.
 struct GgmlQuantArgs {
   EncodeInput x;
   GgmlType type = GgmlType::kQ8_0;
