@@ -1,6 +1,9 @@
-// Dispatch of the IQ2/IQ1 encoders' neighbour scoring
-// (kernels/ggml_iq2_neighbours-inl.h), compiled for every target in this
-// one TU, and the encoder entry that uses it. No math here.
+// Dispatch for family GgmlIq2Iq1Quant of the kernel table
+// (dispatch/kernel_table.h AMN_ENCODER_FAMILIES): the IQ2/IQ1 encoders'
+// neighbour scoring (kernels/ggml_iq2_neighbours-inl.h), compiled for every
+// target in this one TU, and the encoder entry that uses it (the table's
+// internal::EncodeGgmlIq2Iq1Quant, probe GgmlIq2Iq1EncodeTarget). No math
+// here.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "dispatch/ggml_iq2_iq1_encode.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

@@ -38,6 +38,9 @@
 //   Tu       the dispatch TU (dispatch/<tu>.cc) and its probe <Tu>Target();
 //   Ref      its scalar reference ref::<Ref> (kernels/ref/encode_ref.h);
 //   "group"  the registry's family name for its kernels.
+// GgmlIq2Iq1Quant is the one family whose per-target part is a piece of the
+// encoder (the neighbour scoring): its TU defines internal::Encode<Family>
+// itself instead of AMN_ENCODER_ENTRY / AMN_ENCODER_EXPORT.
 #define AMN_ENCODER_FAMILIES(X)                                   \
   X(AbsMaxGrid, Encode, EncodeAbsMaxGrid, "fp8_encode")           \
   X(Fp8Quant, Encode, EncodeFp8Quant, "fp8_encode")               \
@@ -45,7 +48,8 @@
   X(BnbInt8Quant, Encode, EncodeBnbInt8Quant, "bnb_encode")             \
   X(GgmlLegacyQuant, GgmlLegacyEncode, EncodeGgmlLegacyQuant, "ggml_encode") \
   X(GgmlKQuantQuant, GgmlKQuantEncode, EncodeGgmlKQuantQuant, "ggml_kquant_encode") \
-  X(GgmlIq3Quant, GgmlIq3Encode, EncodeGgmlIq3Quant, "ggml_iq3_encode")
+  X(GgmlIq3Quant, GgmlIq3Encode, EncodeGgmlIq3Quant, "ggml_iq3_encode") \
+  X(GgmlIq2Iq1Quant, GgmlIq2Iq1Encode, EncodeGgmlIq2Iq1Quant, "ggml_iq2_iq1_encode")
 
 // X(stem, Family, variant): one registry kernel "<in>_to_<stem>" per input
 // type (bf16, f16, f32), running Encode<Family> over the synthetic chunks
@@ -77,7 +81,12 @@
   X(q3_k, GgmlKQuantQuant, 11)       \
   X(iq4_xs, GgmlKQuantQuant, 23)     \
   X(iq3_xxs, GgmlIq3Quant, 18)       \
-  X(iq3_s, GgmlIq3Quant, 21)
+  X(iq3_s, GgmlIq3Quant, 21)         \
+  X(iq2_xxs, GgmlIq2Iq1Quant, 16)    \
+  X(iq2_xs, GgmlIq2Iq1Quant, 17)     \
+  X(iq2_s, GgmlIq2Iq1Quant, 22)      \
+  X(iq1_s, GgmlIq2Iq1Quant, 19)      \
+  X(iq1_m, GgmlIq2Iq1Quant, 29)
 
 // Output type sets of a registry kernel.
 #define AMN_TO_BF16 1u

@@ -58,11 +58,12 @@ struct BnbInt8QuantArgs {
   int8_t* codes = nullptr;  // rows * cols
 };
 
-// ggml block types (families GgmlLegacyQuant, GgmlKQuantQuant): rows x cols,
-// cols a multiple of the type's block elements; every element widens
-// exactly to F32, which is what ggml's quantizers take. imatrix: cols
-// importance weights, or null (ggml's reference quantizers). out: rows
-// whole rows of blocks, ggml's row size each.
+// ggml block types (families GgmlLegacyQuant, GgmlKQuantQuant, GgmlIq3Quant,
+// GgmlIq2Iq1Quant): rows x cols, cols a multiple of the type's block
+// elements; every element widens exactly to F32, which is what ggml's
+// quantizers take. imatrix: cols importance weights, or null (ggml's
+// reference quantizers). out: rows whole rows of blocks, ggml's row size
+// each.
 struct GgmlQuantArgs {
   EncodeInput x;
   GgmlType type = GgmlType::kQ8_0;
@@ -74,6 +75,7 @@ struct GgmlQuantArgs {
 using GgmlLegacyQuantArgs = GgmlQuantArgs;
 using GgmlKQuantQuantArgs = GgmlQuantArgs;
 using GgmlIq3QuantArgs = GgmlQuantArgs;
+using GgmlIq2Iq1QuantArgs = GgmlQuantArgs;
 
 }  // namespace amn::kernels
 

@@ -5,10 +5,14 @@
 // quantizer cases (tests/ggml_kquant_inputs.h: Gaussian over seeds and
 // scales, outliers, all-zero, ±0, all-equal, sparse, subnormal) cut to
 // rows of 256 to 1024 columns; importance vectors: ImatrixCases. A control
-// test shows the comparison catches a wrong importance order.
+// test shows the comparison catches a wrong importance order. The kernel
+// table's registry kernels of the family (f32_to_iq2_xxs ...) are checked
+// against ggml too, with the sample's fixed importance matrix.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +22,7 @@
 
 #include "amn/amn.h"
 #include "amn/ggml_type.h"
+#include "amn/kernel_registry.h"
 #include "amn/quantize.h"
 #include "kernels/ref/ggml_iq2_grid_index.h"
 #include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
@@ -250,6 +255,51 @@ TEST(GgmlIq2Iq1Encode, QuantizeGgmlAndCAbiMatchGgml) {
         QuantizeGgml(type, FloatRows{ElemType::kF32, bad_in, rows, cols}, w, out, nullptr);
     EXPECT_EQ(nan.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(nan.message().find("element 300"), std::string::npos) << nan.ToString();
+  }
+}
+
+// The registry kernels "<in>_to_<type>" (dispatch/kernel_table.h, family
+// GgmlIq2Iq1Quant; amn bench, kernel_table_test and c_api_test run them)
+// encode each 256-element unit as ggml does with the fixed sample
+// importance matrix that docs/kernels.md gives (0.25 + (i * 37 % 64) / 16
+// for column i), on F32 and BF16 inputs; ggml given another matrix writes
+// other bytes, so the sample does apply it.
+TEST(GgmlIq2Iq1Encode, RegistryKernelsMatchGgmlWithTheSampleImatrix) {
+  const auto* ggml = AMN_GGML_ORACLE_OR_SKIP();
+  std::vector<float> w(256), reversed(256);
+  for (size_t i = 0; i < 256; ++i) w[i] = 0.25f + static_cast<float>(i * 37 % 64) / 16.0f;
+  std::reverse_copy(w.begin(), w.end(), reversed.begin());
+  // BF16-exact values, so one input serves both element types.
+  std::vector<float> x = GaussianRow(11, 2 * 256, 0.5f);
+  for (float& v : x) v = std::bit_cast<float>(std::bit_cast<uint32_t>(v) & 0xFFFF0000u);
+  std::vector<uint16_t> x_bf16(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x_bf16[i] = std::bit_cast<uint32_t>(x[i]) >> 16;
+  for (GgmlType type : kTypes) {
+    std::string stem = Name(type);
+    std::transform(stem.begin(), stem.end(), stem.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::vector<uint8_t> want =
+        ggml->Quantize(static_cast<int>(type), x, 256, w.data());
+    const std::vector<uint8_t> other =
+        ggml->Quantize(static_cast<int>(type), x, 256, reversed.data());
+    EXPECT_NE(want, other) << Name(type) << ": the importance matrix changes nothing";
+    for (const std::string in : {"f32", "bf16"}) {
+      const std::string name = in + "_to_" + stem;
+      const KernelInfo* kernel = nullptr;
+      for (const KernelInfo& k : Kernels()) {
+        if (k.name == name) kernel = &k;
+      }
+      ASSERT_NE(kernel, nullptr) << name << " is not in the kernel table";
+      EXPECT_EQ(kernel->family, "ggml_iq2_iq1_encode");
+      ASSERT_EQ(kernel->block_elems, 256u) << name;
+      ASSERT_EQ(kernel->out_unit_bytes, ref::Iq2Iq1EncodeBlockBytes(type)) << name;
+      std::vector<uint8_t> got(want.size());
+      const void* src = in == "f32" ? static_cast<const void*>(x.data()) : x_bf16.data();
+      kernel->run(src, x.size(), got.data());
+      EXPECT_EQ(got, want) << name;
+      kernel->run_reference(src, x.size(), got.data());
+      EXPECT_EQ(got, want) << name << " (reference)";
+    }
   }
 }
 

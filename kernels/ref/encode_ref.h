@@ -11,6 +11,7 @@
 #include "kernels/ref/ggml_encode_ref.h"  // EncodeGgmlLegacyQuant
 #include "kernels/ref/ggml_kquant_encode_ref.h"  // EncodeGgmlKQuantQuant
 #include "kernels/ref/ggml_iq3_encode_ref.h"  // EncodeGgmlIq3Quant
+#include "kernels/ref/ggml_iq2_iq1_encode_ref.h"  // EncodeGgmlIq2Iq1Quant
 
 namespace amn::ref {
 

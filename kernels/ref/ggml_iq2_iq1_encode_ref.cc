@@ -61,4 +61,8 @@ uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSu
   return kernels::kAllFinite;
 }
 
+uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors) {
+  return EncodeGgmlIq2Iq1Quant(a, errors, &iq2::ScoreNeighboursRef);
+}
+
 }  // namespace amn::ref

@@ -35,7 +35,10 @@ void QuantizeIq2Iq1Block(GgmlType type, const float* x, const float* qw, uint8_t
 // decoded (ref::DequantIQuantBlock) and added with kernels::AddError.
 // The caller refuses a missing imatrix where Iq2Iq1RequiresImatrix says so.
 uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
-                               iq2::NeighbourScoreFn score = iq2::ScoreNeighboursRef);
+                               iq2::NeighbourScoreFn score);
+// The same with the scalar scorer: the kernel table's reference of family
+// GgmlIq2Iq1Quant (dispatch/kernel_table.h), in the table's signature.
+uint64_t EncodeGgmlIq2Iq1Quant(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors);
 
 }  // namespace amn::ref
 
