@@ -82,6 +82,14 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
   std::printf("amn bench: one thread, median of %d runs; cache = %zu elements, stream = %zu "
               "elements\n",
               report.config.reps, report.config.cache_elems, report.config.stream_elems);
+  for (const perf::BenchRow& row : report.rows) {
+    if (row.size == "stream" && row.n_elems != report.config.stream_elems) {
+      std::printf("(compute-bound kernels, e.g. %s, stream %zu elements: at their speed the "
+                  "size does not change ns per element; --json gives each row's n_elems)\n",
+                  row.kernel.c_str(), row.n_elems);
+      break;
+    }
+  }
   if (report.config.every_supported_target) {
     // --isa-all only, so the default table stays as it was.
     std::printf("cpu: %s; last-level cache %s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),

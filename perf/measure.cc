@@ -173,6 +173,27 @@ BenchConfig BenchConfig::Quick() {
   return config;
 }
 
+namespace {
+
+// The streaming size of a kernel whose cache-resident calls took
+// `cache_ns_per_elem` at worst: config.stream_elems, unless one call would
+// then take longer than kStreamCallBudgetNs. Such kernels (the I-quant
+// encoders, about 1 us per element) are bound by arithmetic: at that speed
+// they move well under 1 % of the memory floor's bytes, so a smaller buffer
+// gives the same ns per element, in seconds instead of the minutes per
+// target 4096 x 11008 elements would take. The row's n_elems says which
+// size ran. Whole multiples of the cache size keep every block size whole.
+size_t StreamElems(const BenchConfig& config, double cache_ns_per_elem) {
+  constexpr double kStreamCallBudgetNs = 0.25e9;
+  if (cache_ns_per_elem * static_cast<double>(config.stream_elems) <= kStreamCallBudgetNs) {
+    return config.stream_elems;
+  }
+  const size_t fits = static_cast<size_t>(kStreamCallBudgetNs / cache_ns_per_elem);
+  return std::max<size_t>(1, fits / config.cache_elems) * config.cache_elems;
+}
+
+}  // namespace
+
 BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress) {
   BenchReport report;
@@ -193,8 +214,9 @@ BenchReport RunBench(const BenchConfig& config,
     const size_t in_bytes = (KernelInBytes(kernel, 1024) + 1023) / 1024;
     // Encoders: whole output bytes per element, rounded up, for the floor.
     const size_t out_bytes = (KernelOutBytes(kernel, 1024) + 1023) / 1024;
+    double slowest_cache_ns = 0;  // per element, over this kernel's cache rows
     for (const bool stream : {false, true}) {
-      const size_t n = stream ? config.stream_elems : config.cache_elems;
+      const size_t n = stream ? StreamElems(config, slowest_cache_ns) : config.cache_elems;
       const double floor_ns =
           stream ? report.floors.StreamNsPerElem(in_bytes, out_bytes)
                  : report.floors.CacheNsPerElem(out_bytes);
@@ -232,6 +254,7 @@ BenchReport RunBench(const BenchConfig& config,
         ClearForcedTarget();
       }
       for (BenchRow& row : rows) {
+        if (!stream) slowest_cache_ns = std::max(slowest_cache_ns, row.ns_per_elem);
         row.speedup_vs_reference = reference_ns > 0 ? reference_ns / row.ns_per_elem : 0;
         report.rows.push_back(std::move(row));
       }
