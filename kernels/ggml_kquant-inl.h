@@ -140,14 +140,38 @@ HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
   }
 }
 
-// Q4_K and Q5_K: factors d·sc_j, dmin·m_j per 32-element sub-block j.
+// Q4_K and Q5_K: factors d·sc_j, dmin·m_j per 32-element sub-block j (in
+// dl[j], ml[j]: pass 2 indexes them per 32 elements). The eight 6-bit (sc, m)
+// pairs (kq::ScaleMinK4) come out of the 12 scale bytes with two 16-byte
+// shuffles: lanes 0..7 sc_j, 8..15 m_j; low bits from bytes X, bits 4..5 from
+// the top two bits of bytes Y (lanes j >= 4 only). The 16-byte load stays in
+// the block (the codes follow the scales).
 HWY_INLINE void DecodeQ45KScales(const uint8_t* b, size_t scales_at, Decoded& out) {
+  const D8 d8;
   const float d = F16At(b), dmin = F16At(b + 2);
-  for (int j = 0; j < 8; ++j) {
-    uint8_t sc, m;
-    kq::ScaleMinK4(j, b + scales_at, &sc, &m);
-    out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(sc);
-    out.ml[2 * j] = out.ml[2 * j + 1] = dmin * static_cast<float>(m);
+  HWY_ALIGN static constexpr uint8_t kX[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11};
+  HWY_ALIGN static constexpr uint8_t kY[16] = {0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7};
+  HWY_ALIGN static constexpr uint8_t kLow[16] = {63, 63, 63, 63, 15, 15, 15, 15,
+                                                 63, 63, 63, 63, 0,  0,  0,  0};
+  HWY_ALIGN static constexpr uint8_t kHighNibble[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                                        0, 0, 0, 0, 15, 15, 15, 15};
+  HWY_ALIGN static constexpr uint8_t kTop[16] = {0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30,
+                                                 0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
+  const auto raw = hn::LoadU(d8, b + scales_at);
+  const auto x = hn::TableLookupBytes(raw, hn::Load(d8, kX));
+  const auto y = hn::TableLookupBytes(raw, hn::Load(d8, kY));
+  const auto low = hn::Or(hn::And(x, hn::Load(d8, kLow)),
+                          hn::And(hn::ShiftRight<4>(x), hn::Load(d8, kHighNibble)));
+  const auto pairs = hn::Or(low, hn::And(hn::ShiftRight<2>(y), hn::Load(d8, kTop)));
+  HWY_ALIGN uint8_t sc_m[16];
+  hn::Store(pairs, d8, sc_m);
+  const hn::CappedTag<float, 8> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8f;
+  const auto as_f32 = [&](const uint8_t* p) { return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8f, p))); };
+  for (size_t j = 0; j < 8; j += hn::Lanes(df)) {
+    hn::StoreU(hn::Mul(hn::Set(df, d), as_f32(sc_m + j)), df, out.dl + j);
+    hn::StoreU(hn::Mul(hn::Set(df, dmin), as_f32(sc_m + 8 + j)), df, out.ml + j);
   }
 }
 
@@ -344,7 +368,8 @@ HWY_INLINE hn::Vec<DF> PinNan(DF df, hn::Vec<DF> r, uint32_t nan_bits) {
   return hn::IfThenElse(hn::IsNaN(r), nan, r);
 }
 
-template <bool kHasMin, bool kSpecial, int kBias>
+// kGroupShift: log2 of the elements per factor (16; Q4_K/Q5_K 32).
+template <bool kHasMin, bool kSpecial, int kBias, int kGroupShift = 4>
 struct Scaled {
   template <class DF>
   HWY_INLINE hn::Vec<DF> operator()(DF df, const Decoded& dec, uint32_t nan_bits,
@@ -353,8 +378,8 @@ struct Scaled {
     const hn::Rebind<int8_t, DF> d8;
     auto q = hn::PromoteTo(di, hn::LoadU(d8, dec.codes + i));
     if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
-    auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i / 16]));
-    if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
+    auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i >> kGroupShift]));
+    if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i >> kGroupShift]));
     return PinNan<kSpecial>(df, r, nan_bits);
   }
 };
@@ -425,8 +450,9 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   for (size_t i = 0; i < n_blocks; ++i) {
     const uint8_t* b = blocks + i * bytes;
     Decode<kType>(b, dec);
-    using Plain = Scaled<kHasMin, false, 0>;
-    using Special = Scaled<kHasMin, true, 0>;
+    constexpr int kShift = kType == kQ4K || kType == kQ5K ? 5 : 4;
+    using Plain = Scaled<kHasMin, false, 0, kShift>;
+    using Special = Scaled<kHasMin, true, 0, kShift>;
     if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {  // per block, never per element
       StoreBlock<Special, TOut, kBf16>(dec, BlockNanBits<kType>(b), out + i * kQK);
     } else {
