@@ -142,13 +142,29 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
   }
 }
 
+// IQ1 factors dl[t] = (d · (2s_t + 1)) · delta for the 3-bit s[0..kN): the
+// reference's two multiplies in its order, on vectors (scalar int-to-float
+// conversions per factor cost as much as a block's codes).
+template <size_t kN>
+HWY_INLINE void Iq1Factors(float d, const uint8_t* s, float* dl) {
+  const hn::CappedTag<float, kN> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8;
+  for (size_t t = 0; t < kN; t += hn::Lanes(df)) {
+    const auto odd = hn::Add(hn::ShiftLeft<1>(hn::PromoteTo(di, hn::LoadU(d8, s + t))), hn::Set(di, 1));
+    const auto dls = hn::Mul(hn::Set(df, d), hn::ConvertTo(df, odd));
+    hn::StoreU(hn::Mul(dls, hn::Set(df, iq::kIq1Delta)), df, dl + t);
+  }
+}
+
 HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   using namespace iq::iq1s;
   const float d = F16At(b + kD);
+  uint8_t s[8];  // per 32-element sub-block (pass 2 indexes dl per 32)
+  for (int sub = 0; sub < 8; ++sub) s[sub] = (b[kQh + 2 * sub + 1] >> 4) & 7;
+  Iq1Factors<8>(d, s, out.dl);
   for (int sub = 0; sub < 8; ++sub) {
     const uint16_t qh = kq::LoadLe16(b + kQh + 2 * sub);
-    const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
-    out.dl[2 * sub] = out.dl[2 * sub + 1] = dl * iq::kIq1Delta;
     for (int k = 0; k < 4; ++k) {
       const unsigned idx = b[kQs + 4 * sub + k] | ((qh >> (3 * k)) & 7u) << 8;
       PutGroup(Iq1Codes(idx, (qh & 0x8000) != 0), out.q + 32 * sub + 8 * k);
@@ -161,11 +177,12 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   const uint32_t d_bits = ggml::F16ScaleBits(iq::Iq1MScaleBits(b));
   float d;
   std::memcpy(&d, &d_bits, sizeof(d));
-  for (int t = 0; t < 16; ++t) {
-    const uint16_t sc = kq::LoadLe16(b + kScales + 2 * (t / 4));
-    const float dl = d * static_cast<float>(2 * ((sc >> (3 * (t % 4))) & 7) + 1);
-    out.dl[t] = dl * iq::kIq1Delta;
-  }
+  uint64_t scales;  // four u16, little-endian: 3-bit s_t at bit 16(t/4) + 3(t%4)
+  std::memcpy(&scales, b + kScales, sizeof(scales));
+  if constexpr (std::endian::native == std::endian::big) scales = __builtin_bswap64(scales);
+  uint8_t s[16];
+  for (int t = 0; t < 16; ++t) s[t] = (scales >> (16 * (t / 4) + 3 * (t % 4))) & 7;
+  Iq1Factors<16>(d, s, out.dl);
   for (int h = 0; h < 16; ++h) {  // one qh byte per 2 groups: index bits, delta sign
     const unsigned qh = b[kQh + h];
     PutGroup(Iq1Codes(b[kQs + 2 * h] | (qh & 7u) << 8, (qh & 8u) != 0),
@@ -192,7 +209,9 @@ template <uint32_t kType, typename TOut, bool kBf16>
 HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
   // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
-  using Value = kqv::Scaled<false, false, (kType == iq::kIq1SId || kType == iq::kIq1MId) ? 16 : 0>;
+  // IQ1_S has one factor per 32 elements, the others one per 16.
+  using Value = kqv::Scaled<false, false, (kType == iq::kIq1SId || kType == iq::kIq1MId) ? 16 : 0,
+                            kType == iq::kIq1SId ? 5 : 4>;
   const size_t bytes = ref::IQuantBlockBytes(kType);
   Decoded dec;
   dec.codes = dec.q;
