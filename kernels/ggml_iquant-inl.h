@@ -142,27 +142,52 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
   }
 }
 
-// IQ1 factors dl[t] = (d · (2s_t + 1)) · delta for the 3-bit s[0..kN): the
-// reference's two multiplies in its order, on vectors (scalar int-to-float
-// conversions per factor cost as much as a block's codes).
+// IQ1 factors dl[t] = (d · (2s_t + 1)) · delta, t < kN, for the 3-bit
+// s_t = (u16 word w_t of bytes 16 · 2w_t.. of `bytes` >> shift_t) & 7: the
+// words come out of 16 block bytes by one in-block byte shuffle, the shifts
+// are per lane, then the reference's two multiplies in its order, all on
+// vectors (scalar int-to-float conversions per factor cost as much as a
+// block's codes). kIdx: per t, the word's two byte indices then two zeroing
+// (0x80) indices; kShift: shift_t.
 template <size_t kN>
-HWY_INLINE void Iq1Factors(float d, const uint8_t* s, float* dl) {
-  const hn::CappedTag<float, kN> df;
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<uint8_t, decltype(df)> d8;
-  for (size_t t = 0; t < kN; t += hn::Lanes(df)) {
-    const auto odd = hn::Add(hn::ShiftLeft<1>(hn::PromoteTo(di, hn::LoadU(d8, s + t))), hn::Set(di, 1));
+HWY_INLINE void Iq1Factors(float d, const uint8_t* bytes16, const uint8_t* idx, const uint32_t* shift,
+                           float* dl) {
+  const hn::CappedTag<uint32_t, kN> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  HWY_ALIGN uint8_t copy[16];
+  std::memcpy(copy, bytes16, sizeof(copy));  // LoadDup128 wants aligned bytes
+  const auto src = hn::LoadDup128(d8, copy);
+  for (size_t t = 0; t < kN; t += hn::Lanes(du)) {
+    const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(src, hn::LoadU(d8, idx + 4 * t)));
+    const auto s3 = hn::And(hn::Shr(word, hn::LoadU(du, shift + t)), hn::Set(du, 7u));
+    const auto odd = hn::Add(hn::ShiftLeft<1>(hn::BitCast(di, s3)), hn::Set(di, 1));
     const auto dls = hn::Mul(hn::Set(df, d), hn::ConvertTo(df, odd));
     hn::StoreU(hn::Mul(dls, hn::Set(df, iq::kIq1Delta)), df, dl + t);
   }
 }
 
+// IQ1_S: s for sub-block j is bits 12..14 of qh word j (bytes kQh + 2j,
+// the last 16 bytes of the block); one factor per 32 elements.
+HWY_ALIGN constexpr uint8_t kIq1SIdx[32] = {
+    0, 1, 0x80, 0x80, 2, 3, 0x80, 0x80, 4,  5,  0x80, 0x80, 6,  7,  0x80, 0x80,
+    8, 9, 0x80, 0x80, 10, 11, 0x80, 0x80, 12, 13, 0x80, 0x80, 14, 15, 0x80, 0x80};
+HWY_ALIGN constexpr uint32_t kIq1SShift[8] = {12, 12, 12, 12, 12, 12, 12, 12};
+// IQ1_M: s_t is bits 3(t%4).. of scale word t/4 (bytes kScales + 2(t/4), the
+// last 8 bytes of the block: bytes 8.. of the 16 ending there).
+HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
+    8,  9,  0x80, 0x80, 8,  9,  0x80, 0x80, 8,  9,  0x80, 0x80, 8,  9,  0x80, 0x80,
+    10, 11, 0x80, 0x80, 10, 11, 0x80, 0x80, 10, 11, 0x80, 0x80, 10, 11, 0x80, 0x80,
+    12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80,
+    14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
+HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
+
 HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   using namespace iq::iq1s;
   const float d = F16At(b + kD);
-  uint8_t s[8];  // per 32-element sub-block (pass 2 indexes dl per 32)
-  for (int sub = 0; sub < 8; ++sub) s[sub] = (b[kQh + 2 * sub + 1] >> 4) & 7;
-  Iq1Factors<8>(d, s, out.dl);
+  static_assert(kQh + 16 == kBytes);
+  Iq1Factors<8>(d, b + kQh, kIq1SIdx, kIq1SShift, out.dl);
   for (int sub = 0; sub < 8; ++sub) {
     const uint16_t qh = kq::LoadLe16(b + kQh + 2 * sub);
     for (int k = 0; k < 4; ++k) {
@@ -177,12 +202,8 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   const uint32_t d_bits = ggml::F16ScaleBits(iq::Iq1MScaleBits(b));
   float d;
   std::memcpy(&d, &d_bits, sizeof(d));
-  uint64_t scales;  // four u16, little-endian: 3-bit s_t at bit 16(t/4) + 3(t%4)
-  std::memcpy(&scales, b + kScales, sizeof(scales));
-  if constexpr (std::endian::native == std::endian::big) scales = __builtin_bswap64(scales);
-  uint8_t s[16];
-  for (int t = 0; t < 16; ++t) s[t] = (scales >> (16 * (t / 4) + 3 * (t % 4))) & 7;
-  Iq1Factors<16>(d, s, out.dl);
+  static_assert(kScales + 8 == kBytes);
+  Iq1Factors<16>(d, b + kBytes - 16, kIq1MIdx, kIq1MShift, out.dl);
   for (int h = 0; h < 16; ++h) {  // one qh byte per 2 groups: index bits, delta sign
     const unsigned qh = b[kQh + h];
     PutGroup(Iq1Codes(b[kQs + 2 * h] | (qh & 7u) << 8, (qh & 8u) != 0),
