@@ -5,8 +5,8 @@
 //    eight int8 codes in one 64-bit word, signs applied without a branch:
 //    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
 //    those bytes (grid bytes are 1…62, so no carry crosses a byte);
-//    On AVX3/AVX3_DL, IQ1_S/IQ1_M instead build 8 grid indices per vector
-//    and fetch their entries with one 8-lane gather, and take the bias off
+//    On AVX2 and AVX-512, IQ1_S/IQ1_M instead build 4 or 8 grid indices per vector
+//    and fetch their entries with one gather, and take the bias off
 //    per byte there (scalar lookups were half their time);
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
@@ -186,25 +186,27 @@ HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
     14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
 HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// AVX-512: IQ1 codes for 8 groups (64 elements) at a time, the grid entries
-// fetched by one 8-lane gather instead of 8 scalar loads. Lane L (group
-// 8p + L) takes its 3 high index bits from word >> shift_L, word the 16 bits
-// TableLookupBytesOr0(qh16, word_idx) picks for it; the delta sign is bit 15
-// of word (IQ1_S) or bit 3 of word >> shift_L (IQ1_M).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// AVX2/AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
+// grid entries fetched by one N-lane gather instead of N scalar loads. Group
+// g's lane takes its 3 high index bits from word >> shift[g], word the bytes
+// TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
+// in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
+// of word >> shift[g] (IQ1_M).
 constexpr int kIq1Bias = 0;
+using Iq1DU = hn::CappedTag<uint64_t, 8>;
 template <bool kSignBit15>
-HWY_INLINE void Iq1Gather8(const uint8_t* qs8, hn::Vec<hn::Full512<uint8_t>> qh16,
+HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, Iq1DU>> qh16,
                            const uint8_t* word_idx, const uint64_t* shift, int8_t* dst) {
-  const hn::Full512<uint64_t> du;
+  const Iq1DU du;
   const hn::RebindToSigned<decltype(du)> di;
-  const hn::Full512<uint8_t> d8;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
   const hn::Rebind<uint32_t, decltype(du)> d32;  // 1.0.3 has no u8 -> u64 promotion
   const hn::Rebind<uint8_t, decltype(du)> d8q;
   const auto one = hn::Set(du, 1u);
   const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
   const auto bits = hn::Shr(word, hn::LoadU(du, shift));
-  const auto idx = hn::Or(hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(d8q, qs8))),
+  const auto idx = hn::Or(hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(d8q, qs))),
                           hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
   const auto grid = hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
   const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
@@ -217,28 +219,26 @@ HWY_INLINE void Iq1Gather8(const uint8_t* qs8, hn::Vec<hn::Full512<uint8_t>> qh1
              reinterpret_cast<uint8_t*>(dst));
 }
 
-// Byte indices into the 16 qh bytes for the 4 vectors of 8 u64 lanes: IQ1_S
-// lane L of vector p reads word 2p + L/4 (bytes 2w, 2w+1), shift 3(L%4);
-// IQ1_M reads byte 4p + L/2, shift 4(L%2).
+// Per group g (0..31): the byte indices of its qh bits (IQ1_S: word g/4,
+// bytes 2(g/4), 2(g/4)+1, shift 3(g%4); IQ1_M: byte g/2, shift 4(g%2)),
+// 0x80 (zero) for the lane's other bytes.
 struct Iq1GatherTables {
-  uint8_t idx[4 * 64];
-  uint64_t shift[8];
+  uint8_t idx[32 * 8];
+  uint64_t shift[32];
 };
 constexpr Iq1GatherTables MakeIq1GatherTables(bool iq1s) {
   Iq1GatherTables t{};
-  for (int p = 0; p < 4; ++p) {
-    for (int lane = 0; lane < 8; ++lane) {
-      uint8_t* bytes = t.idx + 64 * p + 8 * lane;
-      for (int k = 0; k < 8; ++k) bytes[k] = 0x80;
-      if (iq1s) {
-        bytes[0] = static_cast<uint8_t>(2 * (2 * p + lane / 4));
-        bytes[1] = static_cast<uint8_t>(bytes[0] + 1);
-      } else {
-        bytes[0] = static_cast<uint8_t>(4 * p + lane / 2);
-      }
+  for (int g = 0; g < 32; ++g) {
+    uint8_t* bytes = t.idx + 8 * g;
+    for (int k = 0; k < 8; ++k) bytes[k] = 0x80;
+    if (iq1s) {
+      bytes[0] = static_cast<uint8_t>(2 * (g / 4));
+      bytes[1] = static_cast<uint8_t>(bytes[0] + 1);
+    } else {
+      bytes[0] = static_cast<uint8_t>(g / 2);
     }
+    t.shift[g] = iq1s ? 3 * (g % 4) : 4 * (g % 2);
   }
-  for (int lane = 0; lane < 8; ++lane) t.shift[lane] = iq1s ? 3 * (lane % 4) : 4 * (lane % 2);
   return t;
 }
 alignas(64) constexpr Iq1GatherTables kIq1SGather = MakeIq1GatherTables(true);
@@ -246,13 +246,13 @@ alignas(64) constexpr Iq1GatherTables kIq1MGather = MakeIq1GatherTables(false);
 
 template <bool kIq1S>
 HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
-  const hn::Full512<uint8_t> d8;
+  const hn::Repartition<uint8_t, Iq1DU> d8;
   HWY_ALIGN uint8_t copy[16];
   std::memcpy(copy, qh, sizeof(copy));  // LoadDup128 wants aligned bytes
   const auto qh16 = hn::LoadDup128(d8, copy);
   const Iq1GatherTables& t = kIq1S ? kIq1SGather : kIq1MGather;
-  for (int p = 0; p < 4; ++p) {
-    Iq1Gather8<kIq1S>(qs + 8 * p, qh16, t.idx + 64 * p, t.shift, dst + 64 * p);
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    Iq1GatherN<kIq1S>(qs + g, qh16, t.idx + 8 * g, t.shift + g, dst + 8 * g);
   }
 }
 #else
@@ -264,7 +264,7 @@ HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   const float d = F16At(b + kD);
   static_assert(kQh + 16 == kBytes);
   Iq1Factors<8>(d, b + kQh, kIq1SIdx, kIq1SShift, out.dl);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
   return;
 #endif
@@ -284,7 +284,7 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   std::memcpy(&d, &d_bits, sizeof(d));
   static_assert(kScales + 8 == kBytes);
   Iq1Factors<16>(d, b + kBytes - 16, kIq1MIdx, kIq1MShift, out.dl);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
   return;
 #endif
