@@ -153,8 +153,8 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
 // block's codes). kIdx: per t, the word's two byte indices then two zeroing
 // (0x80) indices; kShift: shift_t.
 template <size_t kN>
-HWY_INLINE void Iq1Factors(float d, const uint8_t* bytes16, const uint8_t* idx, const uint32_t* shift,
-                           float* dl) {
+HWY_INLINE void Iq1Factors(float d, const uint8_t* bytes16, const uint8_t* idx,
+                           const uint32_t* shift, float* dl) {
   const hn::CappedTag<uint32_t, kN> du;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::RebindToFloat<decltype(du)> df;
@@ -315,8 +315,8 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
   // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
   // IQ1_S has one factor per 32 elements, the others one per 16.
-  using Value = kqv::Scaled<false, false, (kType == iq::kIq1SId || kType == iq::kIq1MId) ? kIq1Bias : 0,
-                            kType == iq::kIq1SId ? 5 : 4>;
+  constexpr bool kIq1 = kType == iq::kIq1SId || kType == iq::kIq1MId;
+  using Value = kqv::Scaled<false, false, kIq1 ? kIq1Bias : 0, kType == iq::kIq1SId ? 5 : 4>;
   const size_t bytes = ref::IQuantBlockBytes(kType);
   Decoded dec;
   dec.codes = dec.q;

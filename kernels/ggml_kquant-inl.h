@@ -1,9 +1,11 @@
 // Per-target ggml K-quant dequantization (Q2_K … Q8_K, IQ4_XS, TQ1_0, TQ2_0),
 // Highway 1.0.3. Each 256-element super-block is done in two passes:
 // 1. its codes are unpacked to signed integers (int8, one per element) with
-//    16-lane u8 vector ops, and its 16 per-16-element factors (d·scale and
+//    u8 vector ops (Q4_K/Q5_K/Q6_K on up to 32 lanes, TQ1_0 on u16 lanes),
+//    and its per-16-element factors (Q4_K/Q5_K: per 32; d·scale and
 //    dmin·min, the same f32 operations as kernels/ref/ggml_kquant_ref.cc,
-//    once per sub-block) are computed in scalar code;
+//    once per sub-block) are computed in scalar code (Q4_K/Q5_K: on vectors,
+//    their 6-bit scales unpacked by byte shuffles);
 // 2. each element is converted exactly to f32 and multiplied by its
 //    broadcast factor (then the min subtracted), one IEEE operation each,
 //    never fused, as the reference does. BF16/F16 round that F32 in
@@ -168,7 +170,9 @@ HWY_INLINE void DecodeQ45KScales(const uint8_t* b, size_t scales_at, Decoded& ou
   const hn::CappedTag<float, 8> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<uint8_t, decltype(df)> d8f;
-  const auto as_f32 = [&](const uint8_t* p) { return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8f, p))); };
+  const auto as_f32 = [&](const uint8_t* p) {
+    return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8f, p)));
+  };
   for (size_t j = 0; j < 8; j += hn::Lanes(df)) {
     hn::StoreU(hn::Mul(hn::Set(df, d), as_f32(sc_m + j)), df, out.dl + j);
     hn::StoreU(hn::Mul(hn::Set(df, dmin), as_f32(sc_m + 8 + j)), df, out.ml + j);
