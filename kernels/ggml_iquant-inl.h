@@ -5,6 +5,9 @@
 //    eight int8 codes in one 64-bit word, signs applied without a branch:
 //    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
 //    those bytes (grid bytes are 1…62, so no carry crosses a byte);
+//    On AVX2 and AVX-512, IQ1_S/IQ1_M instead build 4 or 8 grid indices per vector
+//    and fetch their entries with one gather, and take the bias off
+//    per byte there (scalar lookups were half their time);
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -142,13 +145,131 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
   }
 }
 
+// IQ1 factors dl[t] = (d · (2s_t + 1)) · delta, t < kN, for the 3-bit
+// s_t = (u16 word w_t of bytes 16 · 2w_t.. of `bytes` >> shift_t) & 7: the
+// words come out of 16 block bytes by one in-block byte shuffle, the shifts
+// are per lane, then the reference's two multiplies in its order, all on
+// vectors (scalar int-to-float conversions per factor cost as much as a
+// block's codes). kIdx: per t, the word's two byte indices then two zeroing
+// (0x80) indices; kShift: shift_t.
+template <size_t kN>
+HWY_INLINE void Iq1Factors(float d, const uint8_t* bytes16, const uint8_t* idx,
+                           const uint32_t* shift, float* dl) {
+  const hn::CappedTag<uint32_t, kN> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  HWY_ALIGN uint8_t copy[16];
+  std::memcpy(copy, bytes16, sizeof(copy));  // LoadDup128 wants aligned bytes
+  const auto src = hn::LoadDup128(d8, copy);
+  for (size_t t = 0; t < kN; t += hn::Lanes(du)) {
+    const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(src, hn::LoadU(d8, idx + 4 * t)));
+    const auto s3 = hn::And(hn::Shr(word, hn::LoadU(du, shift + t)), hn::Set(du, 7u));
+    const auto odd = hn::Add(hn::ShiftLeft<1>(hn::BitCast(di, s3)), hn::Set(di, 1));
+    const auto dls = hn::Mul(hn::Set(df, d), hn::ConvertTo(df, odd));
+    hn::StoreU(hn::Mul(dls, hn::Set(df, iq::kIq1Delta)), df, dl + t);
+  }
+}
+
+// IQ1_S: s for sub-block j is bits 12..14 of qh word j (bytes kQh + 2j,
+// the last 16 bytes of the block); one factor per 32 elements.
+HWY_ALIGN constexpr uint8_t kIq1SIdx[32] = {
+    0, 1, 0x80, 0x80, 2, 3, 0x80, 0x80, 4,  5,  0x80, 0x80, 6,  7,  0x80, 0x80,
+    8, 9, 0x80, 0x80, 10, 11, 0x80, 0x80, 12, 13, 0x80, 0x80, 14, 15, 0x80, 0x80};
+HWY_ALIGN constexpr uint32_t kIq1SShift[8] = {12, 12, 12, 12, 12, 12, 12, 12};
+// IQ1_M: s_t is bits 3(t%4).. of scale word t/4 (bytes kScales + 2(t/4), the
+// last 8 bytes of the block: bytes 8.. of the 16 ending there).
+HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
+    8,  9,  0x80, 0x80, 8,  9,  0x80, 0x80, 8,  9,  0x80, 0x80, 8,  9,  0x80, 0x80,
+    10, 11, 0x80, 0x80, 10, 11, 0x80, 0x80, 10, 11, 0x80, 0x80, 10, 11, 0x80, 0x80,
+    12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80,
+    14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
+HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// AVX2/AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
+// grid entries fetched by one N-lane gather instead of N scalar loads. Group
+// g's lane takes its 3 high index bits from word >> shift[g], word the bytes
+// TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
+// in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
+// of word >> shift[g] (IQ1_M).
+constexpr int kIq1Bias = 0;
+using Iq1DU = hn::CappedTag<uint64_t, 8>;
+template <bool kSignBit15>
+HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, Iq1DU>> qh16,
+                           const uint8_t* word_idx, const uint64_t* shift, int8_t* dst) {
+  const Iq1DU du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const hn::Rebind<uint32_t, decltype(du)> d32;  // 1.0.3 has no u8 -> u64 promotion
+  const hn::Rebind<uint8_t, decltype(du)> d8q;
+  const auto one = hn::Set(du, 1u);
+  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
+  const auto bits = hn::Shr(word, hn::LoadU(du, shift));
+  const auto idx = hn::Or(hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(d8q, qs))),
+                          hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
+  const auto grid = hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
+  const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
+                              : hn::And(hn::ShiftRight<3>(bits), one);
+  // Per byte (no borrows between bytes), take off the bias 16 and, for a
+  // negative delta, 2 more: the codes 8g ± 1 themselves (kIq1Bias is 0).
+  const auto minus = hn::Or(hn::And(hn::Sub(hn::Zero(du), neg), hn::Set(du, 0x0202020202020202ull)),
+                            hn::Set(du, 0x1010101010101010ull));
+  hn::StoreU(hn::Sub(hn::BitCast(d8, grid), hn::BitCast(d8, minus)), d8,
+             reinterpret_cast<uint8_t*>(dst));
+}
+
+// Per group g (0..31): the byte indices of its qh bits (IQ1_S: word g/4,
+// bytes 2(g/4), 2(g/4)+1, shift 3(g%4); IQ1_M: byte g/2, shift 4(g%2)),
+// 0x80 (zero) for the lane's other bytes.
+struct Iq1GatherTables {
+  uint8_t idx[32 * 8];
+  uint64_t shift[32];
+};
+constexpr Iq1GatherTables MakeIq1GatherTables(bool iq1s) {
+  Iq1GatherTables t{};
+  for (int g = 0; g < 32; ++g) {
+    uint8_t* bytes = t.idx + 8 * g;
+    for (int k = 0; k < 8; ++k) bytes[k] = 0x80;
+    if (iq1s) {
+      bytes[0] = static_cast<uint8_t>(2 * (g / 4));
+      bytes[1] = static_cast<uint8_t>(bytes[0] + 1);
+    } else {
+      bytes[0] = static_cast<uint8_t>(g / 2);
+    }
+    t.shift[g] = iq1s ? 3 * (g % 4) : 4 * (g % 2);
+  }
+  return t;
+}
+alignas(64) constexpr Iq1GatherTables kIq1SGather = MakeIq1GatherTables(true);
+alignas(64) constexpr Iq1GatherTables kIq1MGather = MakeIq1GatherTables(false);
+
+template <bool kIq1S>
+HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
+  const hn::Repartition<uint8_t, Iq1DU> d8;
+  HWY_ALIGN uint8_t copy[16];
+  std::memcpy(copy, qh, sizeof(copy));  // LoadDup128 wants aligned bytes
+  const auto qh16 = hn::LoadDup128(d8, copy);
+  const Iq1GatherTables& t = kIq1S ? kIq1SGather : kIq1MGather;
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    Iq1GatherN<kIq1S>(qs + g, qh16, t.idx + 8 * g, t.shift + g, dst + 8 * g);
+  }
+}
+#else
+constexpr int kIq1Bias = 16;  // the codes PutGroup stores are 8g ± 1 + 16
+#endif
+
 HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   using namespace iq::iq1s;
   const float d = F16At(b + kD);
+  static_assert(kQh + 16 == kBytes);
+  Iq1Factors<8>(d, b + kQh, kIq1SIdx, kIq1SShift, out.dl);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
+  return;
+#endif
   for (int sub = 0; sub < 8; ++sub) {
     const uint16_t qh = kq::LoadLe16(b + kQh + 2 * sub);
-    const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
-    out.dl[2 * sub] = out.dl[2 * sub + 1] = dl * iq::kIq1Delta;
     for (int k = 0; k < 4; ++k) {
       const unsigned idx = b[kQs + 4 * sub + k] | ((qh >> (3 * k)) & 7u) << 8;
       PutGroup(Iq1Codes(idx, (qh & 0x8000) != 0), out.q + 32 * sub + 8 * k);
@@ -161,11 +282,12 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   const uint32_t d_bits = ggml::F16ScaleBits(iq::Iq1MScaleBits(b));
   float d;
   std::memcpy(&d, &d_bits, sizeof(d));
-  for (int t = 0; t < 16; ++t) {
-    const uint16_t sc = kq::LoadLe16(b + kScales + 2 * (t / 4));
-    const float dl = d * static_cast<float>(2 * ((sc >> (3 * (t % 4))) & 7) + 1);
-    out.dl[t] = dl * iq::kIq1Delta;
-  }
+  static_assert(kScales + 8 == kBytes);
+  Iq1Factors<16>(d, b + kBytes - 16, kIq1MIdx, kIq1MShift, out.dl);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
+  return;
+#endif
   for (int h = 0; h < 16; ++h) {  // one qh byte per 2 groups: index bits, delta sign
     const unsigned qh = b[kQh + h];
     PutGroup(Iq1Codes(b[kQs + 2 * h] | (qh & 7u) << 8, (qh & 8u) != 0),
@@ -192,7 +314,9 @@ template <uint32_t kType, typename TOut, bool kBf16>
 HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
   // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
-  using Value = kqv::Scaled<false, false, (kType == iq::kIq1SId || kType == iq::kIq1MId) ? 16 : 0>;
+  // IQ1_S has one factor per 32 elements, the others one per 16.
+  constexpr bool kIq1 = kType == iq::kIq1SId || kType == iq::kIq1MId;
+  using Value = kqv::Scaled<false, false, kIq1 ? kIq1Bias : 0, kType == iq::kIq1SId ? 5 : 4>;
   const size_t bytes = ref::IQuantBlockBytes(kType);
   Decoded dec;
   dec.codes = dec.q;

@@ -1,10 +1,11 @@
 // Per-target ggml K-quant dequantization (Q2_K … Q8_K, IQ4_XS, TQ1_0, TQ2_0),
 // Highway 1.0.3. Each 256-element super-block is done in two passes:
 // 1. its codes are unpacked to signed integers (int8, one per element) with
-//    16-lane u8 vector ops, and its 16 per-16-element factors (d·scale and
+//    u8 vector ops (Q4_K/Q5_K/Q6_K on up to 32 lanes, TQ1_0 on u16 lanes),
+//    and its per-16-element factors (Q4_K/Q5_K: per 32; d·scale and
 //    dmin·min, the same f32 operations as kernels/ref/ggml_kquant_ref.cc,
-//    once per sub-block) are computed in scalar code (Q4_K and Q5_K skip the
-//    int8 step: pass 2 unpacks their nibbles straight from the block);
+//    once per sub-block) are computed in scalar code (Q4_K/Q5_K: on vectors,
+//    their 6-bit scales unpacked by byte shuffles);
 // 2. each element is converted exactly to f32 and multiplied by its
 //    broadcast factor (then the min subtracted), one IEEE operation each,
 //    never fused, as the reference does. BF16/F16 round that F32 in
@@ -25,7 +26,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
@@ -64,14 +64,39 @@ struct Decoded {
   float dl[16];
   float ml[16];
   const int8_t* codes;  // q, or Q8_K's own bytes
-  const uint8_t* block;  // the block itself (Q4_K/Q5_K codes are read from it)
 };
 
 using D8 = hn::CappedTag<uint8_t, 16>;
 
-template <class V>
-HWY_INLINE void Put(D8 d8, V v, int8_t* dst) {
+template <class D, class V>
+HWY_INLINE void Put(D d8, V v, int8_t* dst) {
   hn::StoreU(v, d8, reinterpret_cast<uint8_t*>(dst));
+}
+
+// Byte passes run on up to 32 u8 lanes (one 32-byte run of a block's codes):
+// twice the work per instruction of 16-lane vectors on AVX2/AVX-512.
+using D32 = hn::CappedTag<uint8_t, 32>;
+
+// (v >> k) & mask per byte, the shift done on u16 lanes: the bits a byte
+// receives from its neighbour lie at 8-k..7, outside mask (callers check).
+template <int k, class V>
+HWY_INLINE V ShrAnd(D32 d8, V v, uint8_t mask) {
+  const hn::Repartition<uint16_t, D32> d16;
+  return hn::And(hn::BitCast(d8, hn::ShiftRight<k>(hn::BitCast(d16, v))), hn::Set(d8, mask));
+}
+// (v << k) & mask per byte on u16 lanes: neighbour bits land at 0..k-1.
+template <int k, class V>
+HWY_INLINE V ShlAnd(D32 d8, V v, uint8_t mask) {
+  const hn::Repartition<uint16_t, D32> d16;
+  return hn::And(hn::BitCast(d8, hn::ShiftLeft<k>(hn::BitCast(d16, v))), hn::Set(d8, mask));
+}
+// Bit `from` of each byte moved to bit `to` (nothing else kept).
+template <int from, int to, class V>
+HWY_INLINE V MoveBit(D32 d8, V v) {
+  constexpr uint8_t kMask = static_cast<uint8_t>(1u << to);
+  if constexpr (from == to) return hn::And(v, hn::Set(d8, kMask));
+  if constexpr (from < to) return ShlAnd<to - from>(d8, v, kMask);
+  if constexpr (from > to) return ShrAnd<from - to>(d8, v, kMask);
 }
 
 // Q2_K: q = (qs[32h+l] >> 2k) & 3; factors d·(sc&15), dmin·(sc>>4).
@@ -117,43 +142,97 @@ HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
   }
 }
 
-// Q4_K and Q5_K: factors d·sc_j, dmin·m_j per 32-element sub-block j; the
-// codes are unpacked in pass 2 (Q45KScaled), straight from the block.
+// Q4_K and Q5_K: factors d·sc_j, dmin·m_j per 32-element sub-block j (in
+// dl[j], ml[j]: pass 2 indexes them per 32 elements). The eight 6-bit (sc, m)
+// pairs (kq::ScaleMinK4) come out of the 12 scale bytes with two 16-byte
+// shuffles: lanes 0..7 sc_j, 8..15 m_j; low bits from bytes X, bits 4..5 from
+// the top two bits of bytes Y (lanes j >= 4 only). The 16-byte load stays in
+// the block (the codes follow the scales).
 HWY_INLINE void DecodeQ45KScales(const uint8_t* b, size_t scales_at, Decoded& out) {
+  const D8 d8;
   const float d = F16At(b), dmin = F16At(b + 2);
-  for (int j = 0; j < 8; ++j) {
-    uint8_t sc, m;
-    kq::ScaleMinK4(j, b + scales_at, &sc, &m);
-    out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(sc);
-    out.ml[2 * j] = out.ml[2 * j + 1] = dmin * static_cast<float>(m);
+  HWY_ALIGN static constexpr uint8_t kX[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11};
+  HWY_ALIGN static constexpr uint8_t kY[16] = {0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7};
+  HWY_ALIGN static constexpr uint8_t kLow[16] = {63, 63, 63, 63, 15, 15, 15, 15,
+                                                 63, 63, 63, 63, 0,  0,  0,  0};
+  HWY_ALIGN static constexpr uint8_t kHighNibble[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                                        0, 0, 0, 0, 15, 15, 15, 15};
+  HWY_ALIGN static constexpr uint8_t kTop[16] = {0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30,
+                                                 0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
+  const auto raw = hn::LoadU(d8, b + scales_at);
+  const auto x = hn::TableLookupBytes(raw, hn::Load(d8, kX));
+  const auto y = hn::TableLookupBytes(raw, hn::Load(d8, kY));
+  const auto low = hn::Or(hn::And(x, hn::Load(d8, kLow)),
+                          hn::And(hn::ShiftRight<4>(x), hn::Load(d8, kHighNibble)));
+  const auto pairs = hn::Or(low, hn::And(hn::ShiftRight<2>(y), hn::Load(d8, kTop)));
+  HWY_ALIGN uint8_t sc_m[16];
+  hn::Store(pairs, d8, sc_m);
+  const hn::CappedTag<float, 8> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8f;
+  const auto as_f32 = [&](const uint8_t* p) {
+    return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8f, p)));
+  };
+  for (size_t j = 0; j < 8; j += hn::Lanes(df)) {
+    hn::StoreU(hn::Mul(hn::Set(df, d), as_f32(sc_m + j)), df, out.dl + j);
+    hn::StoreU(hn::Mul(hn::Set(df, dmin), as_f32(sc_m + 8 + j)), df, out.ml + j);
   }
+}
+
+// Q4_K/Q5_K codes of sub-blocks 2c, 2c+1: nibble t of qs[32c+l] (Q5_K: | bit
+// 2c+t of qh[l] << 4), one u8 pass at up to 32 lanes.
+template <bool kQ5, int c>
+HWY_INLINE void DecodeQ45KPair(const uint8_t* b, Decoded& out) {
+  const D32 d8;
+  const uint8_t* qs = b + (kQ5 ? kq::q5k::kQs : kq::q4k::kQs) + 32 * c;
+  for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+    const auto v = hn::LoadU(d8, qs + l);
+    auto lo = hn::And(v, hn::Set(d8, 15));
+    auto hi = ShrAnd<4>(d8, v, 15);  // neighbour bits land at 4..7
+    if constexpr (kQ5) {
+      const auto qh = hn::LoadU(d8, b + kq::q5k::kQh + l);
+      lo = hn::Or(lo, MoveBit<2 * c, 4>(d8, qh));
+      hi = hn::Or(hi, MoveBit<2 * c + 1, 4>(d8, qh));
+    }
+    Put(d8, lo, out.q + 64 * c + l);
+    Put(d8, hi, out.q + 64 * c + 32 + l);
+  }
+}
+
+template <bool kQ5>
+HWY_INLINE void DecodeQ45K(const uint8_t* b, Decoded& out) {
+  DecodeQ45KScales(b, kQ5 ? kq::q5k::kScales : kq::q4k::kScales, out);
+  DecodeQ45KPair<kQ5, 0>(b, out);
+  DecodeQ45KPair<kQ5, 1>(b, out);
+  DecodeQ45KPair<kQ5, 2>(b, out);
+  DecodeQ45KPair<kQ5, 3>(b, out);
 }
 
 // Q6_K: q = (nibble (k>>1) of ql[64h+32(k&1)+l] | ((qh[32h+l] >> 2k) & 3) << 4)
 // - 32; factor d·scales[y/16].
 HWY_INLINE void DecodeQ6K(const uint8_t* b, Decoded& out) {
   using namespace kq::q6k;
-  const D8 d8;
+  const D32 d8;
   const float d = F16At(b + kD);
   for (size_t s = 0; s < 16; ++s) {
     out.dl[s] = d * static_cast<float>(static_cast<int8_t>(b[kScales + s]));
   }
-  const auto fifteen = hn::Set(d8, 15), three = hn::Set(d8, 3), bias = hn::Set(d8, 32);
+  const auto fifteen = hn::Set(d8, 15), bias = hn::Set(d8, 32);
   for (size_t h = 0; h < 2; ++h) {
     for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
       const auto qh = hn::LoadU(d8, b + kQh + 32 * h + l);
       const auto ql0 = hn::LoadU(d8, b + kQl + 64 * h + l);
       const auto ql1 = hn::LoadU(d8, b + kQl + 64 * h + 32 + l);
-      // Element 128h+32k+l: nibble k>>1 of ql[64h+32(k&1)+l], qh bits 2k, 2k+1.
+      // Element 128h+32k+l: nibble k>>1 of ql[64h+32(k&1)+l], qh bits 2k, 2k+1
+      // at bits 4, 5 (the u16-lane shifts' neighbour bits fall outside 0x30).
       // (No arrays of vectors: SVE vectors are sizeless.)
-      const auto put = [&](int k, decltype(ql0) lo) {
-        const auto hi = hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, 2 * k), three));
+      const auto put = [&](int k, decltype(ql0) lo, decltype(ql0) hi) {
         Put(d8, hn::Sub(hn::Or(lo, hi), bias), out.q + 128 * h + 32 * k + l);
       };
-      put(0, hn::And(ql0, fifteen));
-      put(1, hn::And(ql1, fifteen));
-      put(2, hn::ShiftRight<4>(ql0));
-      put(3, hn::ShiftRight<4>(ql1));
+      put(0, hn::And(ql0, fifteen), ShlAnd<4>(d8, qh, 0x30));
+      put(1, hn::And(ql1, fifteen), ShlAnd<2>(d8, qh, 0x30));
+      put(2, ShrAnd<4>(d8, ql0, 15), hn::And(qh, hn::Set(d8, 0x30)));
+      put(3, ShrAnd<4>(d8, ql1, 15), ShrAnd<2>(d8, qh, 0x30));
     }
   }
 }
@@ -202,23 +281,34 @@ HWY_INLINE void DecodeTq2(const uint8_t* b, Decoded& out) {
 }
 
 // TQ1_0: base-3 digits, digit(x,k) = (((x·3^k) mod 256)·3) >> 8, minus 1;
-// factor d. Integer code without branches (Highway 1.0.3 has no u8 Mul).
+// factor d. On u16 lanes (Highway 1.0.3 has no u8 Mul), 8 or 16 bytes at a
+// time: elements 32k+l from qs[l] (l < 32), 160+16k+l from qs[32+l],
+// 240+4k+l from qh[l] (k < 4, l < 4: one 4-byte chunk).
+template <class D16>
+HWY_INLINE void Tq1Digits(D16 d16, const uint8_t* src, int digits, size_t stride,
+                          int8_t* dst) {
+  const hn::Rebind<uint8_t, D16> d8;
+  const hn::Rebind<int16_t, D16> di16;
+  const hn::Rebind<int8_t, D16> di8;
+  const auto x = hn::PromoteTo(d16, hn::LoadU(d8, src));
+  auto p = x;  // x·3^k mod 256 in the low byte
+  for (int k = 0; k < digits; ++k) {
+    const auto q = hn::And(p, hn::Set(d16, 0xFF));
+    const auto digit = hn::Sub(hn::ShiftRight<8>(hn::Add(q, hn::Add(q, q))), hn::Set(d16, 1));
+    hn::StoreU(hn::DemoteTo(di8, hn::BitCast(di16, digit)), di8, dst + stride * k);
+    p = hn::Add(q, hn::Add(q, q));
+  }
+}
+
 HWY_INLINE void DecodeTq1(const uint8_t* b, Decoded& out) {
   using namespace kq::tq1;
   const float d = F16At(b + kD);
   for (float& f : out.dl) f = d;
-  static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
-  const auto digit = [](uint8_t x, int k) {
-    const uint8_t q = static_cast<uint8_t>(x * kPow3[k]);
-    return static_cast<int8_t>(((static_cast<unsigned>(q) * 3) >> 8) - 1);
-  };
-  for (int k = 0; k < 5; ++k) {
-    for (int l = 0; l < 32; ++l) out.q[32 * k + l] = digit(b[kQs + l], k);
-    for (int l = 0; l < 16; ++l) out.q[160 + 16 * k + l] = digit(b[kQs + 32 + l], k);
-  }
-  for (int k = 0; k < 4; ++k) {
-    for (int l = 0; l < 4; ++l) out.q[240 + 4 * k + l] = digit(b[kQh + l], k);
-  }
+  const hn::CappedTag<uint16_t, 16> d16;
+  const size_t n = hn::Lanes(d16);  // 8 or 16 (every non-SCALAR target)
+  for (size_t l = 0; l < 32; l += n) Tq1Digits(d16, b + kQs + l, 5, 32, out.q + l);
+  for (size_t l = 0; l < 16; l += n) Tq1Digits(d16, b + kQs + 32 + l, 5, 16, out.q + 160 + l);
+  Tq1Digits(hn::CappedTag<uint16_t, 4>(), b + kQh, 4, 4, out.q + 240);
 }
 
 // Where kType keeps d (f16; Q8_K: f32) and dmin (f16, where it has one).
@@ -282,7 +372,8 @@ HWY_INLINE hn::Vec<DF> PinNan(DF df, hn::Vec<DF> r, uint32_t nan_bits) {
   return hn::IfThenElse(hn::IsNaN(r), nan, r);
 }
 
-template <bool kHasMin, bool kSpecial, int kBias>
+// kGroupShift: log2 of the elements per factor (16; Q4_K/Q5_K 32).
+template <bool kHasMin, bool kSpecial, int kBias, int kGroupShift = 4>
 struct Scaled {
   template <class DF>
   HWY_INLINE hn::Vec<DF> operator()(DF df, const Decoded& dec, uint32_t nan_bits,
@@ -291,34 +382,8 @@ struct Scaled {
     const hn::Rebind<int8_t, DF> d8;
     auto q = hn::PromoteTo(di, hn::LoadU(d8, dec.codes + i));
     if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
-    auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i / 16]));
-    if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
-    return PinNan<kSpecial>(df, r, nan_bits);
-  }
-};
-
-// Q4_K (kQ5 false) and Q5_K pass 2 without an int8 pass: element y = 32j + l
-// of sub-block j = 2c + t is nibble t of qs[32c + l] (| bit j of qh[l] << 4);
-// a vector never straddles a sub-block, so its shifts are uniform.
-template <bool kQ5, bool kSpecial>
-struct Q45KScaled {
-  template <class DF>
-  HWY_INLINE hn::Vec<DF> operator()(DF df, const Decoded& dec, uint32_t nan_bits,
-                                    size_t i) const {
-    const hn::RebindToUnsigned<DF> du;
-    const hn::RebindToSigned<DF> di;
-    const hn::Rebind<uint8_t, DF> d8;
-    const size_t j = i / 32, l = i % 32;
-    const size_t qs_at = kQ5 ? kq::q5k::kQs : kq::q4k::kQs;
-    auto q = hn::PromoteTo(du, hn::LoadU(d8, dec.block + qs_at + 32 * (j / 2) + l));
-    q = hn::And(hn::ShiftRightSame(q, static_cast<int>(4 * (j % 2))), hn::Set(du, 15u));
-    if constexpr (kQ5) {
-      const auto qh = hn::PromoteTo(du, hn::LoadU(d8, dec.block + kq::q5k::kQh + l));
-      const auto bit = hn::And(hn::ShiftRightSame(qh, static_cast<int>(j)), hn::Set(du, 1u));
-      q = hn::Or(q, hn::ShiftLeft<4>(bit));
-    }
-    auto r = hn::Mul(hn::ConvertTo(df, hn::BitCast(di, q)), hn::Set(df, dec.dl[i / 16]));
-    r = hn::Sub(r, hn::Set(df, dec.ml[i / 16]));
+    auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i >> kGroupShift]));
+    if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i >> kGroupShift]));
     return PinNan<kSpecial>(df, r, nan_bits);
   }
 };
@@ -363,11 +428,10 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
 template <uint32_t kType>
 HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
   dec.codes = dec.q;
-  dec.block = b;
   if constexpr (kType == kQ2K) DecodeQ2K(b, dec);
   if constexpr (kType == kQ3K) DecodeQ3K(b, dec);
-  if constexpr (kType == kQ4K) DecodeQ45KScales(b, kq::q4k::kScales, dec);
-  if constexpr (kType == kQ5K) DecodeQ45KScales(b, kq::q5k::kScales, dec);
+  if constexpr (kType == kQ4K) DecodeQ45K<false>(b, dec);
+  if constexpr (kType == kQ5K) DecodeQ45K<true>(b, dec);
   if constexpr (kType == kQ6K) DecodeQ6K(b, dec);
   if constexpr (kType == kQ8K) {
     const float d = kq::LoadLeF32(b + kq::q8k::kD);
@@ -390,11 +454,9 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   for (size_t i = 0; i < n_blocks; ++i) {
     const uint8_t* b = blocks + i * bytes;
     Decode<kType>(b, dec);
-    constexpr bool kDirect = kType == kQ4K || kType == kQ5K;
-    using Plain = std::conditional_t<kDirect, Q45KScaled<kType == kQ5K, false>,
-                                     Scaled<kHasMin, false, 0>>;
-    using Special = std::conditional_t<kDirect, Q45KScaled<kType == kQ5K, true>,
-                                       Scaled<kHasMin, true, 0>>;
+    constexpr int kShift = kType == kQ4K || kType == kQ5K ? 5 : 4;
+    using Plain = Scaled<kHasMin, false, 0, kShift>;
+    using Special = Scaled<kHasMin, true, 0, kShift>;
     if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {  // per block, never per element
       StoreBlock<Special, TOut, kBf16>(dec, BlockNanBits<kType>(b), out + i * kQK);
     } else {
