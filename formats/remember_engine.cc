@@ -7,6 +7,7 @@
 #include <bit>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -284,6 +285,7 @@ class Pipeline {
   struct Slot {
     std::vector<std::byte> in, out, scratch;
     QuantError error;              // encode chunks: what quantization took
+    bool deferred = false;         // a kCopy chunk left to the writer to copy file to file
     size_t free_for = 0;           // the next chunk allowed to fill this slot
     size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
   };
@@ -509,6 +511,38 @@ bool Cancelled(const std::atomic<bool>* cancel) {
   return cancel != nullptr && cancel->load(std::memory_order_relaxed);
 }
 
+// Whether WriteShard starts with kCopy chunks going file to file: the caller
+// allows it, needs no chunk's bytes (on_chunk), and AMN_NO_COPY_FILE_RANGE
+// (set and not "0": to compare the two paths, or to work around a file
+// system whose copy_file_range misbehaves) does not forbid it.
+bool CopiesInKernel(const EngineOptions& options) {
+  if (options.copy_range == nullptr || options.on_chunk) return false;
+  const char* env = std::getenv("AMN_NO_COPY_FILE_RANGE");
+  return env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0;
+}
+
+// Writes kCopy chunk `chunk` of `out` at the output's position (`written`)
+// file to file while `in_kernel` holds; what that leaves (the call failed or
+// stopped short) is read into `buffer` and written, and `in_kernel` is
+// cleared so the chunks after it are read and written by the workers.
+Status CopyChunk(EngineInputs& inputs, const OutputTensor& out, const Chunk& chunk, int out_fd,
+                 uint64_t written, const std::string& out_name, CopyRangeCall call,
+                 std::atomic<bool>& in_kernel, std::span<std::byte> buffer) {
+  const uint64_t at = out.input_offset + chunk.in_begin;
+  uint64_t copied = 0;
+  if (in_kernel.load(std::memory_order_relaxed)) {
+    AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
+                         inputs.CopyRange(out.input_file, at, chunk.out_bytes, out_fd, call));
+    if (copy.complete(chunk.out_bytes)) return Status::Ok();
+    in_kernel.store(false, std::memory_order_relaxed);
+    copied = copy.copied;
+  }
+  const std::span<std::byte> rest = buffer.first(chunk.out_bytes - copied);
+  Status status = inputs.Read(out.input_file, at + copied, rest);
+  if (!status.ok()) return std::move(status).WithTensor(out.name);
+  return WriteAll(out_fd, rest.data(), rest.size(), written + copied, out_name);
+}
+
 }  // namespace
 
 Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
@@ -524,8 +558,13 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
                                shard.header_bytes.size(), 0, out_name));
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
+  std::atomic<bool> in_kernel{CopiesInKernel(options)};
   auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
     const Chunk& chunk = chunks[c];
+    const OutputTensor& out = shard.tensors[chunk.tensor];
+    slot.deferred = in_kernel.load(std::memory_order_relaxed) && out.decode == Decode::kCopy &&
+                    out.permute_heads == 0 && chunk.out_bytes > 0;
+    if (slot.deferred) return Status::Ok();  // the writer copies it (CopyChunk)
     Status status = decoder.Produce(chunk, slot.in, slot.scratch,
                                     std::span(slot.out.data(), chunk.out_bytes), &slot.error);
     if (!status.ok()) return std::move(status).WithTensor(shard.tensors[chunk.tensor].name);
@@ -537,8 +576,14 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     // (safetensors plans them back to back and never pads).
     AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
                               written, out_name));
-    AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
-    if (options.on_chunk) {
+    if (slot.deferred) {
+      AMN_RETURN_IF_ERROR(CopyChunk(inputs, shard.tensors[chunks[c].tensor], chunks[c], out_fd,
+                                    written, out_name, options.copy_range, in_kernel,
+                                    std::span(slot.out.data(), chunks[c].out_bytes)));
+    } else {
+      AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
+    }
+    if (options.on_chunk) {  // never with a deferred chunk (CopiesInKernel)
       options.on_chunk(chunks[c].tensor,
                        std::span<const std::byte>(slot.out.data(), chunks[c].out_bytes));
     }
