@@ -275,17 +275,28 @@ class Pipeline {
   Pipeline(size_t slots, uint64_t in_capacity, uint64_t out_capacity, uint64_t scratch_capacity)
       : slots_(slots) {
     for (size_t s = 0; s < slots; ++s) {
-      slots_[s].in.resize(in_capacity);
-      slots_[s].scratch.resize(scratch_capacity);
-      slots_[s].out.resize(out_capacity);
+      slots_[s].in = Buffer(in_capacity);
+      slots_[s].scratch = Buffer(scratch_capacity);
+      slots_[s].out = Buffer(out_capacity);
       slots_[s].free_for = s;
     }
   }
 
+  // Left uninitialised: every chunk fills what it uses, and a buffer no
+  // chunk touches (a shard copied file to file) never takes its pages.
+  struct Buffer {
+    Buffer() = default;
+    explicit Buffer(uint64_t n) : bytes(std::make_unique_for_overwrite<std::byte[]>(n)), size(n) {}
+    std::byte* data() const { return bytes.get(); }
+    operator std::span<std::byte>() const { return {bytes.get(), size}; }
+    std::unique_ptr<std::byte[]> bytes;
+    size_t size = 0;
+  };
+
   struct Slot {
-    std::vector<std::byte> in, out, scratch;
+    Buffer in, out, scratch;
     QuantError error;              // encode chunks: what quantization took
-    bool deferred = false;         // a kCopy chunk left to the writer to copy file to file
+    bool deferred = false;         // a kCopy chunk the writer copies itself (CopyChunk)
     size_t free_for = 0;           // the next chunk allowed to fill this slot
     size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
   };
@@ -441,11 +452,14 @@ Capacity ChunkCapacity(const OutputShard& shard, const std::vector<Chunk>& chunk
 
 // Produces chunks [0, n) into the ring and consumes them in order on the
 // calling thread. threads 1 creates no thread: each chunk is produced just
-// before it is consumed. The first failure (of either) stops both and is
-// returned.
+// before it is consumed. Chunks `on_caller` names (when given) are left by
+// the workers and produced on the calling thread too, in turn, so a run of
+// them costs no hand-over between threads. The first failure (of either)
+// stops both and is returned.
 using SlotStep = std::function<Status(size_t c, Pipeline::Slot& slot)>;
 Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep& produce,
-                  const SlotStep& consume) {
+                  const SlotStep& consume,
+                  const std::function<bool(size_t c)>& on_caller = nullptr) {
   auto finish = [&](size_t c, Pipeline::Slot* slot) {
     Status status = consume(c, *slot);
     if (!status.ok()) {
@@ -455,16 +469,21 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
     pipeline.Release(c);
     return true;
   };
+  // Chunk c produced and consumed here; false once the run failed. The ring
+  // is in order, so c's slot is free by now.
+  auto here = [&](size_t c) {
+    Pipeline::Slot* slot = pipeline.Acquire(c);
+    if (slot == nullptr) return false;
+    Status status = produce(c, *slot);
+    if (!status.ok()) {
+      pipeline.Fail(std::move(status));
+      return false;
+    }
+    return finish(c, slot);
+  };
   if (threads <= 1) {
     for (size_t c = 0; c < n; ++c) {
-      Pipeline::Slot* slot = pipeline.Acquire(c);
-      if (slot == nullptr) break;
-      Status status = produce(c, *slot);
-      if (!status.ok()) {
-        pipeline.Fail(std::move(status));
-        break;
-      }
-      if (!finish(c, slot)) break;
+      if (!here(c)) break;
     }
     return pipeline.error();
   }
@@ -475,6 +494,7 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
       size_t c;
       {
         std::lock_guard<std::mutex> lock(next_mutex);
+        while (next_chunk < n && on_caller && on_caller(next_chunk)) ++next_chunk;
         if (next_chunk >= n) return;
         c = next_chunk++;
       }
@@ -491,6 +511,10 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
   for (size_t c = 0; c < n; ++c) {
+    if (on_caller && on_caller(c)) {
+      if (!here(c)) break;
+      continue;
+    }
     Pipeline::Slot* slot = pipeline.AwaitReady(c);
     if (slot == nullptr || !finish(c, slot)) break;
   }
@@ -524,17 +548,17 @@ bool CopiesInKernel(const EngineOptions& options) {
 // Writes kCopy chunk `chunk` of `out` at the output's position (`written`)
 // file to file while `in_kernel` holds; what that leaves (the call failed or
 // stopped short) is read into `buffer` and written, and `in_kernel` is
-// cleared so the chunks after it are read and written by the workers.
+// cleared so the chunks after it are read and written here too.
 Status CopyChunk(EngineInputs& inputs, const OutputTensor& out, const Chunk& chunk, int out_fd,
                  uint64_t written, const std::string& out_name, CopyRangeCall call,
-                 std::atomic<bool>& in_kernel, std::span<std::byte> buffer) {
+                 bool& in_kernel, std::span<std::byte> buffer) {
   const uint64_t at = out.input_offset + chunk.in_begin;
   uint64_t copied = 0;
-  if (in_kernel.load(std::memory_order_relaxed)) {
+  if (in_kernel) {
     AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
                          inputs.CopyRange(out.input_file, at, chunk.out_bytes, out_fd, call));
     if (copy.complete(chunk.out_bytes)) return Status::Ok();
-    in_kernel.store(false, std::memory_order_relaxed);
+    in_kernel = false;
     copied = copy.copied;
   }
   const std::span<std::byte> rest = buffer.first(chunk.out_bytes - copied);
@@ -558,13 +582,19 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
                                shard.header_bytes.size(), 0, out_name));
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
-  std::atomic<bool> in_kernel{CopiesInKernel(options)};
+  // Chunks of tensors kept as stored are the writer's own: it copies them
+  // file to file (CopyChunk) in turn, with no worker and no hand-over.
+  const bool copies_in_kernel = CopiesInKernel(options);
+  bool in_kernel = copies_in_kernel;  // the writer's; cleared by the first copy that fails
+  auto writer_copies = [&](size_t c) {
+    const OutputTensor& out = shard.tensors[chunks[c].tensor];
+    return copies_in_kernel && out.decode == Decode::kCopy && out.permute_heads == 0 &&
+           chunks[c].out_bytes > 0;
+  };
   auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
     const Chunk& chunk = chunks[c];
-    const OutputTensor& out = shard.tensors[chunk.tensor];
-    slot.deferred = in_kernel.load(std::memory_order_relaxed) && out.decode == Decode::kCopy &&
-                    out.permute_heads == 0 && chunk.out_bytes > 0;
-    if (slot.deferred) return Status::Ok();  // the writer copies it (CopyChunk)
+    slot.deferred = writer_copies(c);
+    if (slot.deferred) return Status::Ok();  // CopyChunk in consume
     Status status = decoder.Produce(chunk, slot.in, slot.scratch,
                                     std::span(slot.out.data(), chunk.out_bytes), &slot.error);
     if (!status.ok()) return std::move(status).WithTensor(shard.tensors[chunk.tensor].name);
@@ -601,7 +631,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, out_name + ": interrupted");
     return Status::Ok();
   };
-  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume));
+  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume, writer_copies));
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
   AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));

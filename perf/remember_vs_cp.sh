@@ -32,7 +32,7 @@ seconds() {
 # Best of the "seconds rss" pairs given: the fastest, with its RSS.
 best() { printf '%s\n' "$@" | sort -g | head -1; }
 
-echo "amn $("$amn" --version | head -1); flags: ${flags:-none}; best of $reps"
+echo "$("$amn" --version | head -1); flags: ${flags:-none}; best of $reps"
 echo
 echo "| input | output MiB | remember s (RSS MiB) | remember, AMN_NO_COPY_FILE_RANGE=1 s (RSS MiB) | cp s | remember / cp | no-copy / cp |"
 echo "|---|---|---|---|---|---|---|"

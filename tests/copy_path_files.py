@@ -18,11 +18,11 @@ except ImportError:
 
 rng = np.random.default_rng(18)
 arrays = {
-    "big_f32": rng.standard_normal(2_500_001).astype(np.float32),  # 10 MB: 3 chunks
-    "wide_f16": rng.standard_normal((1024, 2049)).astype(np.float16),
-    "f64": rng.standard_normal(1_000_003),
-    "i64": np.arange(-5, 600_000, dtype=np.int64),
-    "bf16": (np.arange(3_000_001, dtype=np.uint32) % 65536).astype(np.uint16).view("V2"),
+    "big_f32": rng.standard_normal(1_200_001).astype(np.float32),  # 4.8 MB: 2 chunks
+    "wide_f16": rng.standard_normal((1024, 2049)).astype(np.float16),  # 4.2 MB
+    "f64": rng.standard_normal(300_007),
+    "i64": np.arange(-5, 600_000, dtype=np.int64),  # 4.8 MB
+    "bf16": (np.arange(2_200_001, dtype=np.uint32) % 65536).astype(np.uint16).view("V2"),
     "u8": np.arange(777, dtype=np.uint8),
     "fortran": np.asfortranarray(rng.standard_normal((300, 500)).astype(np.float32)),
     "be_f32": rng.standard_normal(1000).astype(">f4"),
@@ -39,15 +39,15 @@ try:
 except ImportError:
     sys.exit(77)
 g = torch.Generator().manual_seed(18)
-base = torch.randn(700, 900, generator=g)
+base = torch.randn(1200, 900, generator=g)  # 4.3 MB
 sd = {
-    "big_f32": torch.randn(2_000_003, generator=g),
+    "big_f32": torch.randn(1_100_003, generator=g),
     "bf16": torch.randn(1500, 1501, generator=g).bfloat16(),
-    "f16": torch.randn(3_000_001, generator=g).half(),
-    "i32": torch.arange(-100, 1_100_000, dtype=torch.int32),
+    "f16": torch.randn(2_100_001, generator=g).half(),
+    "i32": torch.arange(-100, 300_000, dtype=torch.int32),
     "base": base,
     "transposed": base.t(),  # shares base's storage: gathered
-    "rows": base[100:600],   # storage offset, contiguous: copied
+    "rows": base[100:1100],  # storage offset, contiguous: copied
     "nested": {"w": torch.randn(64, 64, generator=g)},
 }
 torch.save(sd, f"{out}/big.pth")
