@@ -4,6 +4,8 @@
 // thread writes them in order, so peak memory is O(threads x chunk) and the
 // bytes are identical for any thread count. With one thread, no worker
 // starts: the calling thread fills each chunk itself before writing it.
+// Chunks of tensors kept as stored skip the workers: the writing thread
+// copies them file to file (EngineOptions::copy_range) in their turn.
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
