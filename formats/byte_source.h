@@ -59,6 +59,8 @@ class FileSource final : public ByteSource {
   uint64_t size() const override { return size_; }
   Status ReadAt(uint64_t offset, std::span<std::byte> out) override;
   const std::string& name() const override { return name_; }
+  // The open descriptor (read-only), for copy_file_range (formats/file_range_copy.h).
+  int fd() const { return fd_; }
   // The file as it was when opened, and as it is now (fstat of the open
   // descriptor): they differ when the file was written or resized since.
   const FileStamp& stamp() const { return stamp_; }

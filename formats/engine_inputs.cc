@@ -60,6 +60,12 @@ Status EngineInputs::Read(size_t file, uint64_t offset, std::span<std::byte> out
   return source->ReadAt(offset, out);  // pread: no lock needed
 }
 
+Result<RangeCopy> EngineInputs::CopyRange(size_t file, uint64_t offset, uint64_t bytes, int out_fd,
+                                          CopyRangeCall call) {
+  AMN_ASSIGN_OR_RETURN(FileSource* source, Source(file));
+  return CopyFileRange(source->fd(), offset, out_fd, bytes, call);  // positioned: no lock needed
+}
+
 Result<const MappedFile*> EngineInputs::Map(size_t file) {
   if (!use_mmap_) return nullptr;
   AMN_ASSIGN_OR_RETURN(FileSource* source, Source(file));  // its stamp is the reference

@@ -19,6 +19,7 @@
 
 #include "amn/result.h"
 #include "formats/byte_source.h"
+#include "formats/file_range_copy.h"
 #include "formats/packed_decode.h"
 #include "formats/remember_plan.h"
 
@@ -33,6 +34,11 @@ class EngineInputs {
 
   // Fills `out` from `file` at `offset`.
   Status Read(size_t file, uint64_t offset, std::span<std::byte> out);
+  // Copies `bytes` of `file` from `offset` to `out_fd` at its position inside
+  // the kernel with `call` (formats/file_range_copy.h): what it could not
+  // copy is left to the caller, which writes it after a Read.
+  Result<RangeCopy> CopyRange(size_t file, uint64_t offset, uint64_t bytes, int out_fd,
+                              CopyRangeCall call);
 
   // The views of packed tensor `tensor` (its codes and parts); kTruncated
   // when the file is now shorter than its header said.

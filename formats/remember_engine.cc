@@ -7,6 +7,7 @@
 #include <bit>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -278,16 +279,28 @@ class Pipeline {
   Pipeline(size_t slots, uint64_t in_capacity, uint64_t out_capacity, uint64_t scratch_capacity)
       : slots_(slots) {
     for (size_t s = 0; s < slots; ++s) {
-      slots_[s].in.resize(in_capacity);
-      slots_[s].scratch.resize(scratch_capacity);
-      slots_[s].out.resize(out_capacity);
+      slots_[s].in = Buffer(in_capacity);
+      slots_[s].scratch = Buffer(scratch_capacity);
+      slots_[s].out = Buffer(out_capacity);
       slots_[s].free_for = s;
     }
   }
 
+  // Left uninitialised: every chunk fills what it uses, and a buffer no
+  // chunk touches (a shard copied file to file) never takes its pages.
+  struct Buffer {
+    Buffer() = default;
+    explicit Buffer(uint64_t n) : bytes(std::make_unique_for_overwrite<std::byte[]>(n)), size(n) {}
+    std::byte* data() const { return bytes.get(); }
+    operator std::span<std::byte>() const { return {bytes.get(), size}; }
+    std::unique_ptr<std::byte[]> bytes;
+    size_t size = 0;
+  };
+
   struct Slot {
-    std::vector<std::byte> in, out, scratch;
+    Buffer in, out, scratch;
     QuantError error;              // encode chunks: what quantization took
+    bool deferred = false;         // a kCopy chunk the writer copies itself (CopyChunk)
     size_t free_for = 0;           // the next chunk allowed to fill this slot
     size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
     std::condition_variable freed;  // free_for changed (workers wait on it)
@@ -454,11 +467,14 @@ Capacity ChunkCapacity(const OutputShard& shard, const std::vector<Chunk>& chunk
 
 // Produces chunks [0, n) into the ring and consumes them in order on the
 // calling thread. threads 1 creates no thread: each chunk is produced just
-// before it is consumed. The first failure (of either) stops both and is
-// returned.
+// before it is consumed. Chunks `on_caller` names (when given) are left by
+// the workers and produced on the calling thread too, in turn, so a run of
+// them costs no hand-over between threads. The first failure (of either)
+// stops both and is returned.
 using SlotStep = std::function<Status(size_t c, Pipeline::Slot& slot)>;
 Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep& produce,
-                  const SlotStep& consume) {
+                  const SlotStep& consume,
+                  const std::function<bool(size_t c)>& on_caller = nullptr) {
   auto finish = [&](size_t c, Pipeline::Slot* slot) {
     Status status = consume(c, *slot);
     if (!status.ok()) {
@@ -468,16 +484,21 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
     pipeline.Release(c);
     return true;
   };
+  // Chunk c produced and consumed here; false once the run failed. The ring
+  // is in order, so c's slot is free by now.
+  auto here = [&](size_t c) {
+    Pipeline::Slot* slot = pipeline.Acquire(c);
+    if (slot == nullptr) return false;
+    Status status = produce(c, *slot);
+    if (!status.ok()) {
+      pipeline.Fail(std::move(status));
+      return false;
+    }
+    return finish(c, slot);
+  };
   if (threads <= 1) {
     for (size_t c = 0; c < n; ++c) {
-      Pipeline::Slot* slot = pipeline.Acquire(c);
-      if (slot == nullptr) break;
-      Status status = produce(c, *slot);
-      if (!status.ok()) {
-        pipeline.Fail(std::move(status));
-        break;
-      }
-      if (!finish(c, slot)) break;
+      if (!here(c)) break;
     }
     return pipeline.error();
   }
@@ -488,6 +509,7 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
       size_t c;
       {
         std::lock_guard<std::mutex> lock(next_mutex);
+        while (next_chunk < n && on_caller && on_caller(next_chunk)) ++next_chunk;
         if (next_chunk >= n) return;
         c = next_chunk++;
       }
@@ -504,6 +526,10 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
   for (size_t c = 0; c < n; ++c) {
+    if (on_caller && on_caller(c)) {
+      if (!here(c)) break;
+      continue;
+    }
     Pipeline::Slot* slot = pipeline.AwaitReady(c);
     if (slot == nullptr || !finish(c, slot)) break;
   }
@@ -524,6 +550,38 @@ bool Cancelled(const std::atomic<bool>* cancel) {
   return cancel != nullptr && cancel->load(std::memory_order_relaxed);
 }
 
+// Whether WriteShard starts with kCopy chunks going file to file: the caller
+// allows it, needs no chunk's bytes (on_chunk), and AMN_NO_COPY_FILE_RANGE
+// (set and not "0": to compare the two paths, or to work around a file
+// system whose copy_file_range misbehaves) does not forbid it.
+bool CopiesInKernel(const EngineOptions& options) {
+  if (options.copy_range == nullptr || options.on_chunk) return false;
+  const char* env = std::getenv("AMN_NO_COPY_FILE_RANGE");
+  return env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0;
+}
+
+// Writes kCopy chunk `chunk` of `out` at the output's position (`written`)
+// file to file while `in_kernel` holds; what that leaves (the call failed or
+// stopped short) is read into `buffer` and written, and `in_kernel` is
+// cleared so the chunks after it are read and written here too.
+Status CopyChunk(EngineInputs& inputs, const OutputTensor& out, const Chunk& chunk, int out_fd,
+                 uint64_t written, const std::string& out_name, CopyRangeCall call,
+                 bool& in_kernel, std::span<std::byte> buffer) {
+  const uint64_t at = out.input_offset + chunk.in_begin;
+  uint64_t copied = 0;
+  if (in_kernel) {
+    AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
+                         inputs.CopyRange(out.input_file, at, chunk.out_bytes, out_fd, call));
+    if (copy.complete(chunk.out_bytes)) return Status::Ok();
+    in_kernel = false;
+    copied = copy.copied;
+  }
+  const std::span<std::byte> rest = buffer.first(chunk.out_bytes - copied);
+  Status status = inputs.Read(out.input_file, at + copied, rest);
+  if (!status.ok()) return std::move(status).WithTensor(out.name);
+  return WriteAll(out_fd, rest.data(), rest.size(), written + copied, out_name);
+}
+
 }  // namespace
 
 Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
@@ -539,8 +597,19 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
                                shard.header_bytes.size(), 0, out_name));
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
+  // Chunks of tensors kept as stored are the writer's own: it copies them
+  // file to file (CopyChunk) in turn, with no worker and no hand-over.
+  const bool copies_in_kernel = CopiesInKernel(options);
+  bool in_kernel = copies_in_kernel;  // the writer's; cleared by the first copy that fails
+  auto writer_copies = [&](size_t c) {
+    const OutputTensor& out = shard.tensors[chunks[c].tensor];
+    return copies_in_kernel && out.decode == Decode::kCopy && out.permute_heads == 0 &&
+           chunks[c].out_bytes > 0;
+  };
   auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
     const Chunk& chunk = chunks[c];
+    slot.deferred = writer_copies(c);
+    if (slot.deferred) return Status::Ok();  // CopyChunk in consume
     Status status = decoder.Produce(chunk, slot.in, slot.scratch,
                                     std::span(slot.out.data(), chunk.out_bytes), &slot.error);
     if (!status.ok()) return std::move(status).WithTensor(shard.tensors[chunk.tensor].name);
@@ -552,8 +621,14 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     // (safetensors plans them back to back and never pads).
     AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
                               written, out_name));
-    AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
-    if (options.on_chunk) {
+    if (slot.deferred) {
+      AMN_RETURN_IF_ERROR(CopyChunk(inputs, shard.tensors[chunks[c].tensor], chunks[c], out_fd,
+                                    written, out_name, options.copy_range, in_kernel,
+                                    std::span(slot.out.data(), chunks[c].out_bytes)));
+    } else {
+      AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
+    }
+    if (options.on_chunk) {  // never with a deferred chunk (CopiesInKernel)
       options.on_chunk(chunks[c].tensor,
                        std::span<const std::byte>(slot.out.data(), chunks[c].out_bytes));
     }
@@ -571,7 +646,7 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, out_name + ": interrupted");
     return Status::Ok();
   };
-  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume));
+  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume, writer_copies));
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
   AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));

@@ -4,6 +4,8 @@
 // thread writes them in order, so peak memory is O(threads x chunk) and the
 // bytes are identical for any thread count. With one thread, no worker
 // starts: the calling thread fills each chunk itself before writing it.
+// Chunks of tensors kept as stored skip the workers: the writing thread
+// copies them file to file (EngineOptions::copy_range) in their turn.
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
@@ -15,6 +17,7 @@
 #include <string>
 
 #include "amn/status.h"
+#include "formats/file_range_copy.h"
 #include "formats/remember_plan.h"
 
 namespace amn::formats {
@@ -36,6 +39,14 @@ struct EngineOptions {
   // Called once every byte is written, before the output is synced: may
   // pwrite what was only known after the data (NPZ's CRC-32 fields).
   std::function<Status(int fd)> finish;
+  // WriteShard: a chunk whose output bytes are a contiguous range of the
+  // input (Decode::kCopy: a tensor kept as stored) goes file to file through
+  // this (copy_file_range(2)) instead of pread + write. What it does not copy
+  // (it fails, e.g. EXDEV across file systems, or stops short) is read and
+  // written, and the shard's later chunks are read and written too. The
+  // bytes are the same either way. nullptr, a set on_chunk (it needs the
+  // bytes) or AMN_NO_COPY_FILE_RANGE=1 in the environment: pread + write.
+  CopyRangeCall copy_range = SystemCopyFileRange;
 };
 
 // Writes `shard` of `plan` to the open file descriptor `out_fd` (positioned

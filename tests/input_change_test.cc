@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,14 +131,16 @@ TEST(SigbusGuard, HandlerIsRestoredAfterTheLastGuard) {
 }
 
 // Remember an .npy converted to BF16 (gathered from a map, or read whole
-// without one) while `change` alters the input after the first chunk.
+// without one), or kept as F32 (`to` empty: copied file to file), while
+// `change` alters the input after the first chunk.
 Status RememberWhileChanging(const fs::path& in, const fs::path& out, bool use_mmap,
-                             void (*change)(const fs::path&)) {
+                             void (*change)(const fs::path&),
+                             std::optional<ElemType> to = ElemType::kBf16) {
   auto model = Model::Open(in);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return model.status();
   RememberOptions options;
-  options.to = ElemType::kBf16;
+  options.to = to;
   options.threads = 1;
   options.use_mmap = use_mmap;
   bool changed = false;
@@ -189,6 +192,24 @@ TEST(InputChange, RewrittenInPlaceIsAnErrorNamingTheFile) {
     const Status status =
         RememberWhileChanging(in, dir.path() / "out.safetensors", use_mmap, RewriteInPlace);
     EXPECT_EQ(status.code(), StatusCode::kIo) << status.ToString();
+    EXPECT_NE(status.message().find(in.string()), std::string::npos) << status.ToString();
+    EXPECT_EQ(dir.Entries(), std::vector<std::string>{"big.npy"});
+  }
+}
+
+// Kept F32 goes file to file (copy_file_range): a copy that meets the
+// shrunk end stops short and the read after it reports the truncation; a
+// rewrite shows in the file's stamp.
+TEST(InputChange, ChangedWhileCopiedFileToFileIsAnErrorNamingTheFile) {
+  for (void (*change)(const fs::path&) : {Truncate, RewriteInPlace}) {
+    SCOPED_TRACE(change == Truncate ? "truncated" : "rewritten");
+    TempDir dir;
+    const fs::path in = dir.path() / "big.npy";
+    WriteNpy(in, kElements);
+    const Status status =
+        RememberWhileChanging(in, dir.path() / "out.safetensors", true, change, std::nullopt);
+    EXPECT_EQ(status.code(), change == Truncate ? StatusCode::kTruncated : StatusCode::kIo)
+        << status.ToString();
     EXPECT_NE(status.message().find(in.string()), std::string::npos) << status.ToString();
     EXPECT_EQ(dir.Entries(), std::vector<std::string>{"big.npy"});
   }

@@ -1,0 +1,44 @@
+// Copying a byte range from one open file to another inside the kernel with
+// copy_file_range(2): no user-space buffer, one copy in the page cache (or a
+// shared extent, where the file system can reflink). The remember engine
+// copies tensors whose output bytes are a contiguous range of the input this
+// way (formats/remember_engine.cc) and writes with pread + write whatever
+// this leaves over.
+#ifndef AMN_FORMATS_FILE_RANGE_COPY_H_
+#define AMN_FORMATS_FILE_RANGE_COPY_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace amn::formats {
+
+// The system call's shape, so tests can put a failing one in its place.
+using CopyRangeCall = ssize_t (*)(int in_fd, off64_t* in_offset, int out_fd, off64_t* out_offset,
+                                  size_t bytes, unsigned flags);
+
+// copy_file_range(2) itself (glibc's wrapper).
+ssize_t SystemCopyFileRange(int in_fd, off64_t* in_offset, int out_fd, off64_t* out_offset,
+                            size_t bytes, unsigned flags);
+
+struct RangeCopy {
+  uint64_t copied = 0;  // bytes copied, from the input offset on
+  int error = 0;        // the errno that stopped the copy early, 0 when none did
+  bool complete(uint64_t bytes) const { return copied == bytes; }
+};
+
+// Copies `bytes` of `in_fd` from `in_offset` to `out_fd` at its file position
+// (which advances by what was copied), calling `call` until done: a call may
+// copy less than asked (it is called again for the rest) or be interrupted
+// (EINTR: called again). Stops early, saying how far it got, when a call fails
+// (`error`: EXDEV across file systems, ENOSYS or EOPNOTSUPP without support,
+// EINVAL or EBADF for descriptors it cannot copy between such as a pipe or an
+// O_APPEND file, or a real I/O error) or copies nothing (the input ended: it
+// shrank). The caller writes the rest itself, which also reports any real
+// error.
+RangeCopy CopyFileRange(int in_fd, uint64_t in_offset, int out_fd, uint64_t bytes,
+                        CopyRangeCall call = SystemCopyFileRange);
+
+}  // namespace amn::formats
+
+#endif  // AMN_FORMATS_FILE_RANGE_COPY_H_

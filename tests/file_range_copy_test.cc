@@ -1,0 +1,394 @@
+// copy_file_range(2) in the remember engine: the helper's loop over partial
+// copies and its early stops (formats/file_range_copy.h), and WriteShard's
+// output with tensors copied file to file, with every kind of failure forced
+// through EngineOptions::copy_range, and with the copy turned off: always the
+// bytes worked out here from the input (header, ranges, zero padding, BF16 as
+// the top half of F32 values that BF16 holds exactly).
+#include "formats/file_range_copy.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "formats/remember_engine.h"
+
+namespace amn::formats {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("amn_file_range_copy_test_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+std::vector<uint8_t> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteFile(const fs::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// "same", or where two byte strings first differ (readable where
+// EXPECT_EQ of two long vectors is not).
+std::string Compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  const size_t n = std::min(got.size(), want.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (got[i] != want[i]) {
+      return "byte " + std::to_string(i) + " is " + std::to_string(got[i]) + ", not " +
+             std::to_string(want[i]);
+    }
+  }
+  if (got.size() != want.size()) {
+    return std::to_string(got.size()) + " bytes, not " + std::to_string(want.size());
+  }
+  return "same";
+}
+
+// Byte i of the input: a pattern with no period a chunk size shares.
+std::vector<uint8_t> Pattern(size_t n) {
+  std::vector<uint8_t> bytes(n);
+  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>((i * 131 + i / 251) ^ 0x5a);
+  return bytes;
+}
+
+// --- stand-ins for the system call ------------------------------------------
+
+std::atomic<int> g_calls{0};
+
+ssize_t Counting(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned flags) {
+  ++g_calls;
+  return SystemCopyFileRange(in, in_off, out, out_off, n, flags);
+}
+ssize_t AlwaysExdev(int, off64_t*, int, off64_t*, size_t, unsigned) {
+  ++g_calls;
+  errno = EXDEV;
+  return -1;
+}
+ssize_t AlwaysEnosys(int, off64_t*, int, off64_t*, size_t, unsigned) {
+  ++g_calls;
+  errno = ENOSYS;
+  return -1;
+}
+// The first call copies 10 bytes (fewer when asked for fewer), every later
+// one fails with EIO.
+ssize_t TenThenEio(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned flags) {
+  if (g_calls++ == 0) return SystemCopyFileRange(in, in_off, out, out_off, std::min<size_t>(n, 10), flags);
+  errno = EIO;
+  return -1;
+}
+// Every odd call is interrupted, every even one copies at most 3 bytes.
+ssize_t TinyAndInterrupted(int in, off64_t* in_off, int out, off64_t* out_off, size_t n,
+                           unsigned flags) {
+  if (g_calls++ % 2 == 0) {
+    errno = EINTR;
+    return -1;
+  }
+  return SystemCopyFileRange(in, in_off, out, out_off, std::min<size_t>(n, 3), flags);
+}
+// As if the input had ended.
+ssize_t NothingCopied(int, off64_t*, int, off64_t*, size_t, unsigned) {
+  ++g_calls;
+  return 0;
+}
+
+// --- CopyFileRange ----------------------------------------------------------
+
+struct Fds {
+  Fds(const fs::path& in_path, const fs::path& out_path, int out_flags = 0) {
+    in = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
+    out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | out_flags, 0644);
+  }
+  ~Fds() {
+    ::close(in);
+    ::close(out);
+  }
+  int in = -1, out = -1;
+};
+
+TEST(CopyFileRange, CopiesTheRangeAtTheOutputPosition) {
+  TempDir dir;
+  const std::vector<uint8_t> input = Pattern(100000);
+  WriteFile(dir.path() / "in", input);
+  {
+    Fds fds(dir.path() / "in", dir.path() / "out");
+    ASSERT_GE(fds.in, 0);
+    ASSERT_EQ(::write(fds.out, "head", 4), 4);
+    const RangeCopy copy = CopyFileRange(fds.in, 1234, fds.out, 70000);
+    EXPECT_EQ(copy.copied, 70000u);
+    EXPECT_EQ(copy.error, 0);
+    EXPECT_TRUE(copy.complete(70000));
+    EXPECT_EQ(::lseek(fds.out, 0, SEEK_CUR), 4 + 70000);  // the position moved past it
+    ASSERT_EQ(::write(fds.out, "tail", 4), 4);
+    EXPECT_EQ(::lseek(fds.in, 0, SEEK_CUR), 0);  // the input's position is left alone
+  }
+  std::vector<uint8_t> want = {'h', 'e', 'a', 'd'};
+  want.insert(want.end(), input.begin() + 1234, input.begin() + 1234 + 70000);
+  want.insert(want.end(), {'t', 'a', 'i', 'l'});
+  EXPECT_EQ(ReadFile(dir.path() / "out"), want);
+}
+
+TEST(CopyFileRange, LoopsOverShortAndInterruptedCalls) {
+  TempDir dir;
+  const std::vector<uint8_t> input = Pattern(1000);
+  WriteFile(dir.path() / "in", input);
+  {
+    Fds fds(dir.path() / "in", dir.path() / "out");
+    g_calls = 0;
+    const RangeCopy copy = CopyFileRange(fds.in, 5, fds.out, 20, TinyAndInterrupted);
+    EXPECT_EQ(copy.copied, 20u);
+    EXPECT_EQ(copy.error, 0);
+    EXPECT_EQ(g_calls, 14);  // 7 copies of at most 3 bytes, each after an EINTR
+  }
+  EXPECT_EQ(ReadFile(dir.path() / "out"), std::vector<uint8_t>(input.begin() + 5, input.begin() + 25));
+}
+
+TEST(CopyFileRange, StopsAtAFailureAndSaysHowFarItGot) {
+  TempDir dir;
+  WriteFile(dir.path() / "in", Pattern(1000));
+  Fds fds(dir.path() / "in", dir.path() / "out");
+  g_calls = 0;
+  RangeCopy copy = CopyFileRange(fds.in, 0, fds.out, 500, AlwaysExdev);
+  EXPECT_EQ(copy.copied, 0u);
+  EXPECT_EQ(copy.error, EXDEV);
+  EXPECT_FALSE(copy.complete(500));
+  EXPECT_EQ(g_calls, 1);
+  g_calls = 0;
+  copy = CopyFileRange(fds.in, 0, fds.out, 500, TenThenEio);
+  EXPECT_EQ(copy.copied, 10u);
+  EXPECT_EQ(copy.error, EIO);
+  g_calls = 0;
+  copy = CopyFileRange(fds.in, 0, fds.out, 500, NothingCopied);
+  EXPECT_EQ(copy.copied, 0u);
+  EXPECT_EQ(copy.error, 0);
+  EXPECT_EQ(g_calls, 1);
+  EXPECT_EQ(::lseek(fds.out, 0, SEEK_CUR), 10);  // only what TenThenEio copied
+}
+
+// The kernel's own refusals and short copies, which the engine falls back on.
+TEST(CopyFileRange, RealCallsThatStopEarly) {
+  TempDir dir;
+  WriteFile(dir.path() / "in", Pattern(1000));
+  {  // the input ends 100 bytes into the range: what is there, then nothing
+    Fds fds(dir.path() / "in", dir.path() / "out");
+    const RangeCopy copy = CopyFileRange(fds.in, 900, fds.out, 300);
+    EXPECT_EQ(copy.copied, 100u);
+    EXPECT_EQ(copy.error, 0);
+  }
+  {  // an O_APPEND output is refused (EBADF)
+    Fds fds(dir.path() / "in", dir.path() / "append", O_APPEND);
+    const RangeCopy copy = CopyFileRange(fds.in, 0, fds.out, 300);
+    EXPECT_EQ(copy.copied, 0u);
+    EXPECT_NE(copy.error, 0);
+  }
+  {  // so is a pipe (EINVAL)
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    const int in = ::open((dir.path() / "in").c_str(), O_RDONLY | O_CLOEXEC);
+    const RangeCopy copy = CopyFileRange(in, 0, pipe_fds[1], 300);
+    EXPECT_EQ(copy.copied, 0u);
+    EXPECT_NE(copy.error, 0);
+    ::close(in);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+  }
+}
+
+// --- WriteShard ------------------------------------------------------------
+
+// A shard over Pattern(8000): copied ranges, an F32 -> BF16 conversion
+// between them, an empty tensor and gaps the engine fills with zeros (as
+// GGUF's alignment does), and the bytes it must come to.
+struct ShardCase {
+  RememberPlan plan;
+  std::vector<uint8_t> input, expected;
+};
+
+ShardCase MakeCase(const fs::path& input_path) {
+  ShardCase c;
+  c.input = Pattern(8000);
+  // Floats 0.5 * k (k < 100), exact in BF16: the BF16 is their top half.
+  const uint64_t floats_at = 6400;
+  for (uint32_t k = 0; k < 100; ++k) {
+    const float f = 0.5f * static_cast<float>(k) - 20.0f;
+    std::memcpy(&c.input[floats_at + 4 * k], &f, 4);
+  }
+  WriteFile(input_path, c.input);
+  c.plan.input_files = {input_path};
+  OutputShard shard;
+  shard.header_bytes = "HEADER--";
+  auto copy = [&](const char* name, uint64_t at, uint64_t bytes, uint64_t data_begin) {
+    OutputTensor t;
+    t.name = name;
+    t.dtype = Dtype::kU8;
+    t.shape = {bytes};
+    t.decode = Decode::kCopy;
+    t.input_offset = at;
+    t.input_bytes = t.bytes = bytes;
+    t.data_begin = data_begin;
+    shard.tensors.push_back(t);
+  };
+  copy("a", 7, 1000, 0);
+  OutputTensor bf16;
+  bf16.name = "converted";
+  bf16.dtype = Dtype::kBf16;
+  bf16.shape = {100};
+  bf16.decode = Decode::kConvert;
+  bf16.source_dtype = Dtype::kF32;
+  bf16.input_offset = floats_at;
+  bf16.input_bytes = 400;
+  bf16.bytes = 200;
+  bf16.data_begin = 1024;  // 24 bytes of padding before it, 24 after
+  shard.tensors.push_back(bf16);
+  copy("b", 1601, 333, 1248);
+  copy("empty", 0, 0, 1581);
+  copy("c", 3, 5000, 1600);
+  shard.data_bytes = 6656;  // 56 bytes of padding after the last tensor
+  c.plan.shards.push_back(shard);
+
+  auto& e = c.expected;
+  e.assign(shard.header_bytes.begin(), shard.header_bytes.end());
+  auto range = [&](uint64_t at, uint64_t bytes) {
+    e.insert(e.end(), c.input.begin() + static_cast<long>(at), c.input.begin() + static_cast<long>(at + bytes));
+  };
+  auto zeros_to = [&](uint64_t data_offset) { e.resize(shard.header_bytes.size() + data_offset, 0); };
+  range(7, 1000);
+  zeros_to(1024);
+  for (uint32_t k = 0; k < 100; ++k) {
+    e.push_back(c.input[floats_at + 4 * k + 2]);
+    e.push_back(c.input[floats_at + 4 * k + 3]);
+  }
+  zeros_to(1248);
+  range(1601, 333);
+  zeros_to(1600);
+  range(3, 5000);
+  zeros_to(6656);
+  return c;
+}
+
+Status RunShard(const ShardCase& c, const fs::path& out_path, const EngineOptions& options) {
+  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status(StatusCode::kIo, "cannot create the output");
+  const Status status = WriteShard(c.plan, c.plan.shards.front(), fd, out_path.string(), options);
+  ::close(fd);
+  return status;
+}
+
+EngineOptions Options(unsigned threads, CopyRangeCall call) {
+  EngineOptions options;
+  options.threads = threads;
+  options.chunk_bytes = 64;  // many chunks: 16 + 6 + 79 copied
+  options.copy_range = call;
+  return options;
+}
+constexpr int kCopiedChunks = 16 + 6 + 79;
+
+TEST(WriteShardCopy, CopiesFileToFileWithTheSameBytes) {
+  TempDir dir;
+  const ShardCase c = MakeCase(dir.path() / "in");
+  ASSERT_EQ(c.expected.size(), 8 + 6656u);
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE(threads);
+    g_calls = 0;
+    ASSERT_TRUE(RunShard(c, dir.path() / "out", Options(threads, Counting)).ok());
+    EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+    EXPECT_EQ(g_calls, kCopiedChunks);  // every kCopy chunk, one call each
+    ASSERT_TRUE(RunShard(c, dir.path() / "off", Options(threads, nullptr)).ok());
+    EXPECT_EQ(Compare(ReadFile(dir.path() / "off"), c.expected), "same");
+  }
+}
+
+TEST(WriteShardCopy, FallsBackToReadAndWrite) {
+  TempDir dir;
+  const ShardCase c = MakeCase(dir.path() / "in");
+  struct Case {
+    const char* name;
+    CopyRangeCall call;
+    int calls_one_thread;  // at -j 1 the first failure ends the copying
+  };
+  for (const Case& k : {Case{"EXDEV", AlwaysExdev, 1}, Case{"ENOSYS", AlwaysEnosys, 1},
+                        Case{"10 bytes then EIO", TenThenEio, 2},
+                        Case{"nothing copied", NothingCopied, 1},
+                        Case{"tiny and interrupted", TinyAndInterrupted, -1}}) {
+    for (unsigned threads : {1u, 3u}) {
+      SCOPED_TRACE(std::string(k.name) + " -j " + std::to_string(threads));
+      g_calls = 0;
+      ASSERT_TRUE(RunShard(c, dir.path() / "out", Options(threads, k.call)).ok());
+      EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+      if (threads == 1 && k.calls_one_thread >= 0) {
+        EXPECT_EQ(g_calls, k.calls_one_thread);
+      }
+    }
+  }
+}
+
+TEST(WriteShardCopy, OffWithTheEnvironmentVariableOrWhenChunksAreWatched) {
+  TempDir dir;
+  const ShardCase c = MakeCase(dir.path() / "in");
+  ASSERT_EQ(::setenv("AMN_NO_COPY_FILE_RANGE", "1", 1), 0);
+  g_calls = 0;
+  Status status = RunShard(c, dir.path() / "out", Options(2, Counting));
+  ::unsetenv("AMN_NO_COPY_FILE_RANGE");
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+  EXPECT_EQ(g_calls, 0);
+
+  ASSERT_EQ(::setenv("AMN_NO_COPY_FILE_RANGE", "0", 1), 0);  // "0" leaves it on
+  g_calls = 0;
+  status = RunShard(c, dir.path() / "out", Options(1, Counting));
+  ::unsetenv("AMN_NO_COPY_FILE_RANGE");
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(g_calls, kCopiedChunks);
+
+  // on_chunk needs every chunk's bytes (NPZ output's CRC-32): no copying.
+  EngineOptions watched = Options(1, Counting);
+  uint64_t seen = 0;
+  watched.on_chunk = [&](size_t, std::span<const std::byte> bytes) { seen += bytes.size(); };
+  g_calls = 0;
+  ASSERT_TRUE(RunShard(c, dir.path() / "out", watched).ok());
+  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+  EXPECT_EQ(g_calls, 0);
+  EXPECT_EQ(seen, 1000u + 200 + 333 + 5000);
+}
+
+// An input cut short after planning: the copy stops at its end and the read
+// that follows reports it, rather than leaving the rest of the output unset.
+TEST(WriteShardCopy, ShrunkInputIsAnError) {
+  TempDir dir;
+  const ShardCase c = MakeCase(dir.path() / "in");
+  fs::resize_file(dir.path() / "in", 500);  // inside tensor "a"
+  for (CopyRangeCall call : {Counting, static_cast<CopyRangeCall>(nullptr)}) {
+    const Status status = RunShard(c, dir.path() / "out", Options(1, call));
+    EXPECT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kTruncated) << status.message();
+  }
+}
+
+}  // namespace
+}  // namespace amn::formats
