@@ -114,6 +114,42 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
 #endif
 }
 
+// F32 bits -> F16 bits as a u16 vector with the same lane count (half the
+// width). With F16C this is the bare vcvtps2ph result, with no widening.
+template <class DU>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DU>> F32BitsToF16Narrow(DU du, hn::Vec<DU> x) {
+  const hn::Rebind<uint16_t, DU> du16;
+#if AMN_F16_HARDWARE_DEMOTE
+  (void)du;
+  const hn::RebindToFloat<DU> df;
+  const hn::Rebind<hwy::float16_t, DU> df16;
+  return hn::BitCast(du16, hn::DemoteTo(df16, hn::BitCast(df, x)));
+#else
+  // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
+  const hn::RebindToSigned<DU> di;
+  return hn::DemoteTo(du16, hn::BitCast(di, F32BitsToF16Lanes(du, x)));
+#endif
+}
+
+// Stores lo (elements [0, N)) and hi ([N, 2N)), u32 lanes of F32 bits, as
+// 2N F16 outputs at `out` (any alignment). With F16C: one vcvtps2ph and one
+// half-width store per vector (GCC folds them into vcvtps2ph to memory).
+// Otherwise one full-width store of the even u16 halves of both software
+// results; SCALAR's one-lane vectors cannot concatenate, so two lane stores.
+template <class DU>
+HWY_INLINE void StoreF16Pair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi, uint16_t* HWY_RESTRICT out) {
+#if AMN_F16_HARDWARE_DEMOTE || HWY_TARGET == HWY_SCALAR
+  const hn::Rebind<uint16_t, DU> du16;
+  hn::StoreU(F32BitsToF16Narrow(du, lo), du16, out);
+  hn::StoreU(F32BitsToF16Narrow(du, hi), du16, out + hn::Lanes(du));
+#else
+  const hn::Repartition<uint16_t, DU> d16;
+  hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, hi)),
+                            hn::BitCast(d16, F32BitsToF16Lanes(du, lo))),
+             d16, out);
+#endif
+}
+
 // F16 bits (u32 lanes, upper half zero) -> F32 bits, exact.
 // * exponent 1..30: (h & 0x7FFF) << 13 rebiased by +112 << 23;
 // * exponent 0: mantissa * 2^-24 computed as int->float (exact, < 2^10) times
@@ -143,24 +179,41 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
 
 // ---- Narrowing: F32-sized lanes to 16-bit outputs --------------------------
 //
-// Outside SCALAR a chunk is one full u16 vector: two u32 vectors of results,
-// joined by ConcatOdd (result in the upper halves) or ConcatEven (lower
-// halves) into one full-width store. SCALAR's one-lane vectors cannot
+// Outside SCALAR a chunk is one full u16 vector's worth of outputs: two u32
+// vectors of results stored by the encoder's StorePair (BF16: ConcatOdd of
+// the upper halves; F16: StoreF16Pair). SCALAR's one-lane vectors cannot
 // concatenate; there a chunk is one lane, narrowed with DemoteTo.
 
 // Functors from u32 lanes of F32 bits to u32 lanes of 16-bit results.
+// StorePair (not on SCALAR for BF16) stores two vectors of F32 bits, elements
+// [0, N) and [N, 2N), as 2N 16-bit outputs.
 struct ToBf16Upper {
   static constexpr bool kUpperHalf = true;
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToBf16Upper(du, f32);
   }
+#if HWY_TARGET != HWY_SCALAR
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    const hn::Repartition<uint16_t, DU> d16;
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, F32BitsToBf16Upper(du, hi)),
+                             hn::BitCast(d16, F32BitsToBf16Upper(du, lo))),
+               d16, out);
+  }
+#endif
 };
 struct ToF16Lower {
   static constexpr bool kUpperHalf = false;
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToF16Lanes(du, f32);
+  }
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreF16Pair(du, lo, hi, out);
   }
 };
 
@@ -196,11 +249,9 @@ struct NarrowChunk {
     const hn::RebindToSigned<decltype(du)> di;
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, result)), d16, out);
 #else
+    (void)d16;
     const hn::Repartition<uint32_t, D16> du;
-    const auto lo = hn::BitCast(d16, Encode()(du, Decode()(du, in)));
-    const auto hi = hn::BitCast(d16, Encode()(du, Decode()(du, in + hn::Lanes(du))));
-    hn::StoreU(Encode::kUpperHalf ? hn::ConcatOdd(d16, hi, lo) : hn::ConcatEven(d16, hi, lo),
-               d16, out);
+    Encode::StorePair(du, Decode()(du, in), Decode()(du, in + hn::Lanes(du)), out);
 #endif
   }
 };

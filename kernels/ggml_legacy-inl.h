@@ -355,8 +355,9 @@ struct GgmlStore16 {
     // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, bits)), d16, out);
   }
-  // 2N outputs: outside SCALAR one full-width store of the odd (BF16) or
-  // even (F16) u16 halves of both vectors, as float_convert-inl.h narrows.
+  // 2N outputs: outside SCALAR the encoder's StorePair (float_convert-inl.h:
+  // one full-width ConcatOdd store for BF16, vcvtps2ph stores for F16 where
+  // F16C is exact).
   HWY_INLINE void Pair(hn::Vec<hn::RebindToFloat<GgmlDU>> lo, hn::Vec<hn::RebindToFloat<GgmlDU>> hi,
                        uint16_t* out) const {
 #if HWY_TARGET == HWY_SCALAR
@@ -364,12 +365,7 @@ struct GgmlStore16 {
     (*this)(hi, out + 1);
 #else
     const GgmlDU du;
-    const hn::Repartition<uint16_t, GgmlDU> d16;
-    const auto lo16 = hn::BitCast(d16, Encode()(du, hn::BitCast(du, lo)));
-    const auto hi16 = hn::BitCast(d16, Encode()(du, hn::BitCast(du, hi)));
-    hn::StoreU(
-        Encode::kUpperHalf ? hn::ConcatOdd(d16, hi16, lo16) : hn::ConcatEven(d16, hi16, lo16), d16,
-        out);
+    Encode::StorePair(du, hn::BitCast(du, lo), hn::BitCast(du, hi), out);
 #endif
   }
 };

@@ -73,8 +73,9 @@ HWY_INLINE hn::Vec<DU> LaneBitOffsets(DU du) {
 }
 
 // Stores 2L results in element order: A is [0, L), B is [L, 2L). For
-// BF16/F16 the 16-bit results of A and B are joined by one ConcatOdd
-// (BF16 sits in the upper half of each lane) or ConcatEven (F16, lower).
+// BF16 the 16-bit results of A and B are joined by one ConcatOdd (BF16 sits
+// in the upper half of each lane); F16 goes through StoreF16Pair
+// (float_convert-inl.h: vcvtps2ph stores where F16C is exact).
 template <DequantOut kOut, bool kMayBeNan, class DU, typename TOut>
 HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
   const hn::Repartition<uint16_t, DU> d16;
@@ -89,9 +90,7 @@ HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_REST
     hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(b)), hn::BitCast(d16, encode(a))), d16,
                out);
   } else {
-    hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, b)),
-                              hn::BitCast(d16, F32BitsToF16Lanes(du, a))),
-               d16, out);
+    StoreF16Pair(du, a, b, out);
   }
 }
 
