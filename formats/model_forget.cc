@@ -109,7 +109,6 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
   } else {
     const formats::ForgetSelection selection{*options.scheme, options.fp8_format,
                                              options.block_size, only, skip};
-    std::vector<formats::StatsTarget> targets;
     for (size_t s = 0; s < out.plan.shards.size(); ++s) {
       const auto& tensors = out.plan.shards[s].tensors;
       for (size_t i = 0; i < tensors.size(); ++i) {
@@ -123,7 +122,6 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
         AMN_ASSIGN_OR_RETURN(formats::ForgetWeight w,
                              formats::MakeForgetWeight(t, s, i, *options.scheme,
                                                        options.fp8_format, options.block_size));
-        targets.push_back({w.job, w.source});
         weights.push_back(std::move(w));
       }
     }
@@ -135,9 +133,23 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
     }
     const formats::EngineOptions engine =
         detail::EngineFor(options.threads, options.cancel, options.use_mmap);
+    // Only what a chunk cannot measure itself is measured first (FP8
+    // per-tensor scales, double quant's offsets); every other side value is
+    // measured as it is written, so none is held for the whole model.
+    std::vector<formats::StatsTarget> targets;
+    std::vector<size_t> measured;  // targets[k] is weights[measured[k]]
+    for (size_t k = 0; k < weights.size(); ++k) {
+      const bool nested = formats::DoubleQuant(weights[k]);
+      if (!formats::NeedsWholeTensorStats(*weights[k].job, nested)) continue;
+      targets.push_back({weights[k].job, weights[k].source, nested});
+      measured.push_back(k);
+    }
     AMN_RETURN_IF_ERROR(formats::ComputeSideValues(out.plan.input_files, targets, engine.threads,
                                                    engine.chunk_bytes, options.use_mmap,
                                                    options.cancel));
+    for (size_t k = 0; k < targets.size(); ++k) {
+      weights[measured[k]].nested_offset = targets[k].offset;
+    }
     for (formats::ForgetWeight& w : weights) AMN_RETURN_IF_ERROR(formats::MakeSideTensors(w));
     report.scheme = formats::ForgetSchemeName(*options.scheme);
     quantization_config = formats::QuantizationConfigJson(*options.scheme, options.fp8_format,

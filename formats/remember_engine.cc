@@ -39,6 +39,7 @@ struct Chunk {
   uint64_t in_begin = 0, in_bytes = 0;
   uint64_t out_bytes = 0;
   uint64_t scratch_bytes = 0;  // encode, permuted: what ReadSourceElements needs
+  uint64_t piece_elems = 0;    // side, nested: elements read at a time
   bool last_of_tensor = false;
 };
 
@@ -132,6 +133,34 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
   }
 }
 
+// forget's side tensor `out` of a weight: F32 side values by the weight's
+// encode chunks, each measured from its chunk's floats; double quant's
+// nested parts in one chunk (the offset is the mean over the whole tensor),
+// its floats read encode chunk by encode chunk.
+void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
+                   std::vector<Chunk>& chunks) {
+  const EncodeJob& job = *out.encode;
+  std::vector<Chunk> pieces;
+  AddEncodeChunks(t, out, chunk_bytes, pieces);
+  if (out.side_part == SidePart::kValues) {
+    for (Chunk& c : pieces) c.out_bytes = SideSpan(job, c.row_begin, c.row_end) * sizeof(float);
+    chunks.insert(chunks.end(), pieces.begin(), pieces.end());
+    return;
+  }
+  if (pieces.empty()) return;
+  Chunk whole;
+  whole.tensor = t;
+  whole.row_begin = 0;
+  whole.row_end = Elements(job);
+  whole.piece_elems = pieces.front().row_end - pieces.front().row_begin;
+  for (const Chunk& c : pieces) {
+    whole.in_bytes = std::max(whole.in_bytes, c.in_bytes);
+    whole.scratch_bytes = std::max(whole.scratch_bytes, c.scratch_bytes);
+  }
+  whole.out_bytes = out.bytes;
+  chunks.push_back(whole);
+}
+
 // A row-permuted tensor by whole output rows: each chunk reads its rows
 // one by one (formats/source_reads.h) from wherever the permutation takes
 // them, into the output.
@@ -221,6 +250,9 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
         break;
       case Decode::kInline:
         AddRangeChunks(t, out.bytes, 1, chunk_bytes, 1, chunks);
+        break;
+      case Decode::kSide:
+        AddSideChunks(t, out, chunk_bytes, chunks);
         break;
       case Decode::kGgml: {
         const GgmlTypeInfo* info = FindGgmlType(out.ggml_type);
@@ -365,25 +397,12 @@ class ChunkDecoder {
     }
     if (out.decode == Decode::kEncode) {
       const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
-      const std::span<std::byte> scratch(scratch_buf.data(), chunk.scratch_bytes);
-      if (out.source->permute_heads != 0) {
-        // GGUF q/k rows in llama.cpp's order: each row read from where the
-        // permutation takes it (chunks hold whole rows).
-        const uint64_t cols = out.encode->cols, rows = out.encode->rows;
-        const uint64_t elem = DtypeBytes(out.source->dtype);
-        for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += cols) {
-          const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
-          AMN_RETURN_IF_ERROR(
-              ReadSourceElements(inputs_, chunk.tensor, *out.source, from * cols, cols, scratch,
-                                 floats.subspan((e - chunk.row_begin) * elem, cols * elem)));
-        }
-      } else {
-        AMN_RETURN_IF_ERROR(ReadSourceElements(inputs_, chunk.tensor, *out.source, chunk.row_begin,
-                                               chunk.row_end - chunk.row_begin, scratch, floats));
-      }
+      AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end,
+                                           std::span(scratch_buf.data(), chunk.scratch_bytes), floats));
       *error = QuantError{};
       return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes, error);
     }
+    if (out.decode == Decode::kSide) return ProduceSide(chunk, in_buf, scratch_buf, out_bytes);
     // Views may point into a map: a fault while reading it (the file
     // shrank) leaves zeros behind and is reported here, not written.
     if (out.decode == Decode::kPacked) {
@@ -415,6 +434,64 @@ class ChunkDecoder {
   }
 
  private:
+  // Elements [begin, end) of an encoded weight's floats (`out`'s source),
+  // into `floats` ((end - begin) source elements).
+  Status ReadEncodeFloats(size_t tensor, const OutputTensor& out, uint64_t begin, uint64_t end,
+                          std::span<std::byte> scratch, std::span<std::byte> floats) const {
+    if (out.source->permute_heads == 0) {
+      return ReadSourceElements(inputs_, tensor, *out.source, begin, end - begin, scratch, floats);
+    }
+    // GGUF q/k rows in llama.cpp's order: each row read from where the
+    // permutation takes it (chunks hold whole rows).
+    const uint64_t cols = out.encode->cols, rows = out.encode->rows;
+    const uint64_t elem = DtypeBytes(out.source->dtype);
+    for (uint64_t e = begin; e < end; e += cols) {
+      const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
+      AMN_RETURN_IF_ERROR(ReadSourceElements(inputs_, tensor, *out.source, from * cols, cols, scratch,
+                                             floats.subspan((e - begin) * elem, cols * elem)));
+    }
+    return Status::Ok();
+  }
+
+  // A side tensor's chunk (AddSideChunks): side values measured from the
+  // chunk's floats, or double quant's nested codes or absmax from the
+  // whole tensor's block absmax, held only while this chunk is made.
+  Status ProduceSide(const Chunk& chunk, std::span<std::byte> in_buf,
+                     std::span<std::byte> scratch_buf, std::span<std::byte> out_bytes) const {
+    const OutputTensor& out = shard_.tensors[chunk.tensor];
+    const EncodeJob& job = *out.encode;
+    const std::span<std::byte> scratch(scratch_buf.data(), chunk.scratch_bytes);
+    const uint64_t elem = DtypeBytes(out.source->dtype);
+    if (out.side_part == SidePart::kValues) {
+      const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
+      AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end, scratch,
+                                           floats));
+      std::vector<float> side(SideSpan(job, chunk.row_begin, chunk.row_end));
+      AMN_RETURN_IF_ERROR(ChunkSideValues(job, chunk.row_begin, chunk.row_end, floats, side));
+      std::memcpy(out_bytes.data(), side.data(), side.size() * sizeof(float));
+      return Status::Ok();
+    }
+    std::vector<float> absmax(SideCount(job));
+    for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += chunk.piece_elems) {
+      const uint64_t end = std::min(chunk.row_end, e + chunk.piece_elems);
+      const std::span<std::byte> floats(in_buf.data(), (end - e) * elem);
+      AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, e, end, scratch, floats));
+      AMN_RETURN_IF_ERROR(ChunkSideValues(
+          job, e, end, floats,
+          std::span<float>(absmax).subspan(SideFirst(job, e), SideSpan(job, e, end))));
+    }
+    std::vector<uint8_t> codes(absmax.size());
+    std::vector<float> nested((absmax.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
+    float offset = 0.0f;
+    AMN_RETURN_IF_ERROR(QuantizeBnbNested(absmax, kBnbNestedBlock, codes, nested, &offset));
+    if (out.side_part == SidePart::kNestedCodes) {
+      std::memcpy(out_bytes.data(), codes.data(), codes.size());
+    } else {
+      std::memcpy(out_bytes.data(), nested.data(), nested.size() * sizeof(float));
+    }
+    return Status::Ok();
+  }
+
   const OutputShard& shard_;
   EngineInputs& inputs_;
 };
@@ -428,7 +505,7 @@ Capacity ChunkCapacity(const OutputShard& shard, const std::vector<Chunk>& chunk
   for (const Chunk& c : chunks) {
     const Decode decode = shard.tensors[c.tensor].decode;
     if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray ||
-        decode == Decode::kConvert || decode == Decode::kEncode) {
+        decode == Decode::kConvert || decode == Decode::kEncode || decode == Decode::kSide) {
       cap.in = std::max(cap.in, c.in_bytes);
     }
     cap.out = std::max(cap.out, c.out_bytes);
@@ -528,7 +605,11 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     const Chunk& chunk = chunks[c];
     Status status = decoder.Produce(chunk, slot.in, slot.scratch,
                                     std::span(slot.out.data(), chunk.out_bytes), &slot.error);
-    if (!status.ok()) return std::move(status).WithTensor(shard.tensors[chunk.tensor].name);
+    // A side tensor's failure (a NaN in the weight) names the weight.
+    const OutputTensor& out = shard.tensors[chunk.tensor];
+    if (!status.ok()) {
+      return std::move(status).WithTensor(out.decode == Decode::kSide ? out.source->name : out.name);
+    }
     return status;
   };
   auto consume = [&](size_t c, Pipeline::Slot& slot) -> Status {
@@ -550,7 +631,8 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     }
     if (chunks[c].last_of_tensor) {
       ++tensors_done;
-      inputs.Release(chunks[c].tensor, done.decode == Decode::kEncode ? *done.source : done);
+      const bool sourced = done.decode == Decode::kEncode || done.decode == Decode::kSide;
+      inputs.Release(chunks[c].tensor, sourced ? *done.source : done);
     }
     if (options.on_progress) options.on_progress(written, tensors_done);
     if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, out_name + ": interrupted");
