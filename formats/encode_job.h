@@ -32,6 +32,10 @@ struct EncodeJob {
   // bitsandbytes 4-bit.
   Bnb4Type bnb_type = Bnb4Type::kNf4;
   uint64_t block_size = 64;
+  // Double quant: the offset, mean(absmax) over the whole tensor, measured
+  // by the statistics pass (formats/forget_stats.h); the nested side
+  // tensors are then made a few nested blocks at a time.
+  float nested_offset = 0.0f;
   // ggml: the block type; cols is a multiple of its block elements.
   GgmlType ggml_type = GgmlType::kQ8_0;
   // The F32 values the kernel is given: the FP8 scale grid (row-major), the

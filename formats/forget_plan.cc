@@ -201,7 +201,7 @@ Status MakeSideTensors(ForgetWeight& w) {
   w.code_shape = {CeilDiv(n, 2), 1};  // Params4bit: quantize_4bit's [(n + 1) // 2, 1]
   std::vector<float> quant_map(16);
   Bnb4Codebook(job.bnb_type, std::span<float, 16>(quant_map.data(), 16));
-  const float offset = dq ? w.nested_offset : 0.0f;
+  const float offset = dq ? job.nested_offset : 0.0f;
   if (dq) {
     std::vector<float> nested_map(256);
     BnbDynamicMap(std::span<float, 256>(nested_map.data(), 256));

@@ -25,9 +25,6 @@ struct ForgetWeight {
   std::string torch_dtype;                     // of the floats, for bnb's quant_state
   ForgetScheme scheme = ForgetScheme::kFp8;
   std::string description;
-  // Double quant: the offset (mean of the tensor's absmax) the quant_state
-  // JSON prints, from the statistics pass (formats/forget_stats.h).
-  float nested_offset = 0.0f;
   // The codes' dtype and shape, and the side tensors that go with them;
   // filled by MakeSideTensors (or by --like, from the model copied).
   Dtype code_dtype = Dtype::kU8;
@@ -63,7 +60,7 @@ bool DoubleQuant(const ForgetWeight& w);
 // as they are written (double quant's nested codes by QuantizeBnbNested of
 // the tensor's absmax then); constants and FP8 per-tensor's one scale
 // (job->side, from the statistics pass) are Decode::kInline; double quant
-// needs nested_offset measured.
+// needs job->nested_offset measured.
 Status MakeSideTensors(ForgetWeight& w);
 
 // The final plan: `source` with every weight's tensor replaced by its codes

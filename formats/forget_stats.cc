@@ -47,7 +47,7 @@ Status Finish(StatsTarget& target, Measure& m) {
     // The offset as the writer's QuantizeBnbNested will compute it again.
     std::vector<uint8_t> codes(m.values.size());
     std::vector<float> nested((m.values.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
-    AMN_RETURN_IF_ERROR(QuantizeBnbNested(m.values, kBnbNestedBlock, codes, nested, &target.offset));
+    AMN_RETURN_IF_ERROR(QuantizeBnbNested(m.values, kBnbNestedBlock, codes, nested, &job.nested_offset));
   }
   std::vector<float>().swap(m.values);
   return Status::Ok();

@@ -20,13 +20,12 @@ namespace amn::formats {
 
 // A weight measured whole: its encode job and the source job making its
 // floats. FP8 per-tensor: job->side becomes its one scale. `nested`
-// (double quant): `offset` becomes QuantizeBnbNested's offset of the
-// tensor's absmax; job->side stays empty.
+// (double quant): job->nested_offset becomes QuantizeBnbNested's offset of
+// the tensor's absmax; job->side stays empty.
 struct StatsTarget {
   std::shared_ptr<EncodeJob> job;
   std::shared_ptr<const OutputTensor> source;
   bool nested = false;
-  float offset = 0.0f;
 };
 
 // Whether `job` needs this pass (FP8 per-tensor, or `nested`).

@@ -137,19 +137,13 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
     // per-tensor scales, double quant's offsets); every other side value is
     // measured as it is written, so none is held for the whole model.
     std::vector<formats::StatsTarget> targets;
-    std::vector<size_t> measured;  // targets[k] is weights[measured[k]]
-    for (size_t k = 0; k < weights.size(); ++k) {
-      const bool nested = formats::DoubleQuant(weights[k]);
-      if (!formats::NeedsWholeTensorStats(*weights[k].job, nested)) continue;
-      targets.push_back({weights[k].job, weights[k].source, nested});
-      measured.push_back(k);
+    for (const formats::ForgetWeight& w : weights) {
+      const bool nested = formats::DoubleQuant(w);
+      if (formats::NeedsWholeTensorStats(*w.job, nested)) targets.push_back({w.job, w.source, nested});
     }
     AMN_RETURN_IF_ERROR(formats::ComputeSideValues(out.plan.input_files, targets, engine.threads,
                                                    engine.chunk_bytes, options.use_mmap,
                                                    options.cancel));
-    for (size_t k = 0; k < targets.size(); ++k) {
-      weights[measured[k]].nested_offset = targets[k].offset;
-    }
     for (formats::ForgetWeight& w : weights) AMN_RETURN_IF_ERROR(formats::MakeSideTensors(w));
     report.scheme = formats::ForgetSchemeName(*options.scheme);
     quantization_config = formats::QuantizationConfigJson(*options.scheme, options.fp8_format,

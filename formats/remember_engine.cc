@@ -39,7 +39,6 @@ struct Chunk {
   uint64_t in_begin = 0, in_bytes = 0;
   uint64_t out_bytes = 0;
   uint64_t scratch_bytes = 0;  // encode, permuted: what ReadSourceElements needs
-  uint64_t piece_elems = 0;    // side, nested: elements read at a time
   bool last_of_tensor = false;
 };
 
@@ -133,32 +132,37 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
   }
 }
 
-// forget's side tensor `out` of a weight: F32 side values by the weight's
-// encode chunks, each measured from its chunk's floats; double quant's
-// nested parts in one chunk (the offset is the mean over the whole tensor),
-// its floats read encode chunk by encode chunk.
+// forget's side tensor `out` of a weight, measured from the weight's floats
+// chunk by chunk: F32 side values by the weight's encode chunks; double
+// quant's nested codes and absmax by whole nested blocks (kBnbNestedBlock
+// bnb blocks), with the offset the statistics pass measured.
 void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
                    std::vector<Chunk>& chunks) {
   const EncodeJob& job = *out.encode;
-  std::vector<Chunk> pieces;
-  AddEncodeChunks(t, out, chunk_bytes, pieces);
+  const size_t first = chunks.size();
   if (out.side_part == SidePart::kValues) {
-    for (Chunk& c : pieces) c.out_bytes = SideSpan(job, c.row_begin, c.row_end) * sizeof(float);
-    chunks.insert(chunks.end(), pieces.begin(), pieces.end());
+    AddEncodeChunks(t, out, chunk_bytes, chunks);
+    for (size_t c = first; c < chunks.size(); ++c) {
+      chunks[c].out_bytes = SideSpan(job, chunks[c].row_begin, chunks[c].row_end) * sizeof(float);
+    }
     return;
   }
-  if (pieces.empty()) return;
-  Chunk whole;
-  whole.tensor = t;
-  whole.row_begin = 0;
-  whole.row_end = Elements(job);
-  whole.piece_elems = pieces.front().row_end - pieces.front().row_begin;
-  for (const Chunk& c : pieces) {
-    whole.in_bytes = std::max(whole.in_bytes, c.in_bytes);
-    whole.scratch_bytes = std::max(whole.scratch_bytes, c.scratch_bytes);
+  const uint64_t n = Elements(job), unit = kBnbNestedBlock * job.block_size;
+  const uint64_t elem = std::max<uint64_t>(DtypeBytes(out.source->dtype), 4);
+  const uint64_t units = std::max<uint64_t>(1, chunk_bytes / elem / unit);
+  for (uint64_t e = 0; e < n; e += units * unit) {
+    Chunk c;
+    c.tensor = t;
+    c.row_begin = e;
+    c.row_end = std::min(n, e + units * unit);
+    c.in_bytes = (c.row_end - e) * DtypeBytes(out.source->dtype);
+    c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
+    const uint64_t blocks = SideSpan(job, e, c.row_end);
+    c.out_bytes = out.side_part == SidePart::kNestedCodes
+                      ? blocks
+                      : (blocks + kBnbNestedBlock - 1) / kBnbNestedBlock * sizeof(float);
+    chunks.push_back(c);
   }
-  whole.out_bytes = out.bytes;
-  chunks.push_back(whole);
 }
 
 // A row-permuted tensor by whole output rows: each chunk reads its rows
@@ -453,37 +457,25 @@ class ChunkDecoder {
     return Status::Ok();
   }
 
-  // A side tensor's chunk (AddSideChunks): side values measured from the
-  // chunk's floats, or double quant's nested codes or absmax from the
-  // whole tensor's block absmax, held only while this chunk is made.
+  // A side tensor's chunk (AddSideChunks): its side values measured from
+  // the chunk's floats, or double quant's nested codes or absmax of them.
   Status ProduceSide(const Chunk& chunk, std::span<std::byte> in_buf,
                      std::span<std::byte> scratch_buf, std::span<std::byte> out_bytes) const {
     const OutputTensor& out = shard_.tensors[chunk.tensor];
     const EncodeJob& job = *out.encode;
-    const std::span<std::byte> scratch(scratch_buf.data(), chunk.scratch_bytes);
-    const uint64_t elem = DtypeBytes(out.source->dtype);
+    const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
+    AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end,
+                                         std::span(scratch_buf.data(), chunk.scratch_bytes), floats));
+    std::vector<float> side(SideSpan(job, chunk.row_begin, chunk.row_end));
+    AMN_RETURN_IF_ERROR(ChunkSideValues(job, chunk.row_begin, chunk.row_end, floats, side));
     if (out.side_part == SidePart::kValues) {
-      const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
-      AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end, scratch,
-                                           floats));
-      std::vector<float> side(SideSpan(job, chunk.row_begin, chunk.row_end));
-      AMN_RETURN_IF_ERROR(ChunkSideValues(job, chunk.row_begin, chunk.row_end, floats, side));
       std::memcpy(out_bytes.data(), side.data(), side.size() * sizeof(float));
       return Status::Ok();
     }
-    std::vector<float> absmax(SideCount(job));
-    for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += chunk.piece_elems) {
-      const uint64_t end = std::min(chunk.row_end, e + chunk.piece_elems);
-      const std::span<std::byte> floats(in_buf.data(), (end - e) * elem);
-      AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, e, end, scratch, floats));
-      AMN_RETURN_IF_ERROR(ChunkSideValues(
-          job, e, end, floats,
-          std::span<float>(absmax).subspan(SideFirst(job, e), SideSpan(job, e, end))));
-    }
-    std::vector<uint8_t> codes(absmax.size());
-    std::vector<float> nested((absmax.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
-    float offset = 0.0f;
-    AMN_RETURN_IF_ERROR(QuantizeBnbNested(absmax, kBnbNestedBlock, codes, nested, &offset));
+    std::vector<uint8_t> codes(side.size());
+    std::vector<float> nested((side.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
+    AMN_RETURN_IF_ERROR(
+        QuantizeBnbNestedBlocks(side, kBnbNestedBlock, job.nested_offset, codes, nested));
     if (out.side_part == SidePart::kNestedCodes) {
       std::memcpy(out_bytes.data(), codes.data(), codes.size());
     } else {

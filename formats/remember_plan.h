@@ -40,8 +40,8 @@ enum class Decode : uint8_t {
 // kSide: which side tensor of a weight (formats/forget_plan.h).
 enum class SidePart : uint8_t {
   kValues,        // the job's F32 side values: FP8 scales, bnb absmax, INT8 SCB
-  kNestedCodes,   // double quant: the U8 codes of absmax - offset (whole tensor)
-  kNestedAbsmax,  // double quant: F32 absmax of each nested block (whole tensor)
+  kNestedCodes,   // double quant: the U8 codes of absmax - offset
+  kNestedAbsmax,  // double quant: F32 absmax of each nested block
 };
 
 // kArray: one array of an NPY/NPZ/PyTorch file and the member holding it.
