@@ -197,6 +197,21 @@ Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_block_si
   return Status::Ok();
 }
 
+Status QuantizeBnbNestedBlocks(std::span<const float> absmax, uint64_t nested_block_size,
+                               float offset, std::span<uint8_t> codes,
+                               std::span<float> nested_absmax) {
+  constexpr const char* kFn = "QuantizeBnbNestedBlocks";
+  if (nested_block_size == 0) return InvalidArgument(kFn, "nested_block_size must be at least 1");
+  if (!std::isfinite(offset)) return InvalidArgument(kFn, "offset must be finite");
+  AMN_RETURN_IF_ERROR(CheckCount(kFn, "codes", codes.size(), absmax.size()));
+  AMN_RETURN_IF_ERROR(CheckCount(kFn, "nested_absmax", nested_absmax.size(),
+                                 CeilDiv(absmax.size(), nested_block_size)));
+  AMN_RETURN_IF_ERROR(CheckNonNegative(kFn, "absmax", absmax, /*zero_allowed=*/true));
+  ref::QuantizeBnbNestedBlocksRef(absmax.data(), absmax.size(), nested_block_size, offset,
+                                  codes.data(), nested_absmax.data());
+  return Status::Ok();
+}
+
 Status QuantizeBnbInt8(const FloatRows& in, bool scb_given, std::span<float> scb,
                        std::span<int8_t> codes, QuantError* error) {
   constexpr const char* kFn = "QuantizeBnbInt8";

@@ -2,6 +2,7 @@
 #include "formats/encode_job.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "amn/ggml_dequant.h"
 
@@ -139,17 +140,40 @@ Status AbsMaxChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
   return Status(StatusCode::kInvalidArgument, "unknown encode kind");
 }
 
+Status ChunkSideValues(const EncodeJob& job, uint64_t begin, uint64_t end,
+                       std::span<const std::byte> floats, std::span<float> side) {
+  const uint64_t first = SideFirst(job, begin), count = SideSpan(job, begin, end);
+  if (side.size() != count) {
+    return Status(StatusCode::kInvalidArgument, "side values do not fit the chunk");
+  }
+  if (!job.side.empty() || PerTensorFp8(job)) {
+    // Given (FP8 per-tensor needs the whole tensor's amax: measured before).
+    if (first + count > job.side.size()) {
+      return Status(StatusCode::kInvalidArgument, "side values do not cover the chunk");
+    }
+    std::copy_n(job.side.begin() + static_cast<std::ptrdiff_t>(first), count, side.begin());
+    return Status::Ok();
+  }
+  AMN_RETURN_IF_ERROR(AbsMaxChunk(job, begin, end, floats, side));
+  for (float& v : side) {
+    if (!std::isfinite(v)) {
+      return Status(StatusCode::kInvalid, "holds NaN or an infinity; forget encodes finite values only");
+    }
+    if (job.kind == EncodeKind::kFp8) v = Fp8ScaleFromAmax(v, job.fp8_format);
+  }
+  return Status::Ok();
+}
+
 Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
                    std::span<const std::byte> floats, std::span<std::byte> codes, QuantError* error) {
   const FloatRows in = RowsOf(job, begin, end, floats);
-  const uint64_t first = SideFirst(job, begin), count = SideSpan(job, begin, end);
-  if (first + count > job.side.size()) {
-    return Status(StatusCode::kInvalidArgument, "side values do not cover the chunk");
-  }
   // The kernels take mutable spans (they compute side values unless told
-  // they are given); a chunk's share is small, so it is copied.
-  std::vector<float> side(job.side.begin() + static_cast<std::ptrdiff_t>(first),
-                          job.side.begin() + static_cast<std::ptrdiff_t>(first + count));
+  // they are given); a chunk's share is small.
+  std::vector<float> side;
+  if (job.kind != EncodeKind::kGgml) {
+    side.resize(SideSpan(job, begin, end));
+    AMN_RETURN_IF_ERROR(ChunkSideValues(job, begin, end, floats, side));
+  }
   switch (job.kind) {
     case EncodeKind::kFp8:
       return QuantizeFp8(in, GroupRows(job, in.rows), job.group_cols, job.fp8_format, side, codes,

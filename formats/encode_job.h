@@ -32,10 +32,17 @@ struct EncodeJob {
   // bitsandbytes 4-bit.
   Bnb4Type bnb_type = Bnb4Type::kNf4;
   uint64_t block_size = 64;
+  // Double quant: the offset, mean(absmax) over the whole tensor, measured
+  // by the statistics pass (formats/forget_stats.h); the nested side
+  // tensors are then made a few nested blocks at a time.
+  float nested_offset = 0.0f;
   // ggml: the block type; cols is a multiple of its block elements.
   GgmlType ggml_type = GgmlType::kQ8_0;
   // The F32 values the kernel is given: the FP8 scale grid (row-major), the
-  // exact bnb block absmax, or the INT8 SCB (one per row).
+  // exact bnb block absmax, or the INT8 SCB (one per row). Held only where
+  // a chunk cannot measure its own: FP8 per-tensor (one scale) and --like
+  // (the model copied). Empty: each chunk measures its groups
+  // (ChunkSideValues), so no tensor's side values outlive its chunks.
   std::vector<float> side;
   // ggml: the importance matrix's per-column values (convert --imatrix), one
   // vector for the whole tensor: cols values per matrix, the matrices
@@ -69,8 +76,20 @@ Status AbsMaxChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
 uint64_t SideFirst(const EncodeJob& job, uint64_t begin);
 uint64_t SideSpan(const EncodeJob& job, uint64_t begin, uint64_t end);
 
+// bitsandbytes' quantize_4bit compresses absmax in blocks of 256 (double quant).
+inline constexpr uint64_t kBnbNestedBlock = 256;
+
+// The side values of elements [begin, end) (as `floats`; whole encode
+// units), SideSpan of them into `side`: the job's own when it holds them
+// (FP8 per-tensor, --like), else measured from the chunk: bnb absmax, INT8
+// SCB, FP8 scales Fp8ScaleFromAmax(amax of each group). A NaN or infinity is
+// kInvalid (the caller names the tensor). Max is exact, so the values do not
+// depend on how the tensor is cut into chunks.
+Status ChunkSideValues(const EncodeJob& job, uint64_t begin, uint64_t end,
+                       std::span<const std::byte> floats, std::span<float> side);
+
 // Encodes elements [begin, end) (as `floats`) into `codes`
-// (EncodedBytes of them) with the job's side values; `error` gets what was
+// (EncodedBytes of them) with the chunk's side values (ChunkSideValues); `error` gets what was
 // lost (may be null).
 Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
                    std::span<const std::byte> floats, std::span<std::byte> codes, QuantError* error);

@@ -12,8 +12,6 @@
 namespace amn::formats {
 namespace {
 
-// bitsandbytes' quantize_4bit compresses absmax in blocks of 256.
-constexpr uint64_t kNestedBlock = 256;
 // transformers' FineGrainedFP8Config default weight_block_size.
 constexpr uint64_t kFineBlock = 128;
 
@@ -42,6 +40,22 @@ OutputTensor Inline(std::string name, Dtype dtype, std::vector<uint64_t> shape,
   t.decode = Decode::kInline;
   t.bytes = bytes->size();
   t.inline_bytes = std::move(bytes);
+  return t;
+}
+
+// A side tensor of `w` measured from its source as it is written.
+OutputTensor Side(std::string name, Dtype dtype, std::vector<uint64_t> shape,
+                  const ForgetWeight& w, SidePart part) {
+  OutputTensor t;
+  t.name = std::move(name);
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.decode = Decode::kSide;
+  t.bytes = DtypeBytes(dtype);
+  for (const uint64_t d : t.shape) t.bytes *= d;
+  t.source = w.source;
+  t.encode = w.job;
+  t.side_part = part;
   return t;
 }
 
@@ -135,6 +149,10 @@ Result<ForgetWeight> MakeForgetWeight(const OutputTensor& t, size_t shard, size_
   return w;
 }
 
+bool DoubleQuant(const ForgetWeight& w) {
+  return w.scheme == ForgetScheme::kNf4Dq || w.scheme == ForgetScheme::kFp4Dq;
+}
+
 Status MakeSideTensors(ForgetWeight& w) {
   const EncodeJob& job = *w.job;
   const std::string& name = w.source->name;
@@ -155,14 +173,21 @@ Status MakeSideTensors(ForgetWeight& w) {
                                                            CeilDiv(job.rows, kFineBlock),
                                                            CeilDiv(job.cols, kFineBlock)};
       const std::string suffix = w.scheme == ForgetScheme::kFp8FineGrained ? "_scale_inv" : "_scale";
-      w.sides.push_back(Inline(name + suffix, Dtype::kF32, std::move(scale_shape), BytesOf(job.side)));
+      if (PerTensorFp8(job)) {
+        if (job.side.size() != 1) {
+          return Status(StatusCode::kInvalidArgument, "the per-tensor scale was not measured").WithTensor(name);
+        }
+        w.sides.push_back(Inline(name + suffix, Dtype::kF32, std::move(scale_shape), BytesOf(job.side)));
+      } else {
+        w.sides.push_back(Side(name + suffix, Dtype::kF32, std::move(scale_shape), w, SidePart::kValues));
+      }
       return Status::Ok();
     }
     case ForgetScheme::kInt8: {
       w.code_dtype = Dtype::kI8;
       w.code_shape = shape;
       const std::string module = name.substr(0, name.size() - std::string("weight").size());
-      w.sides.push_back(Inline(module + "SCB", Dtype::kF32, {job.rows}, BytesOf(job.side)));
+      w.sides.push_back(Side(module + "SCB", Dtype::kF32, {job.rows}, w, SidePart::kValues));
       w.sides.push_back(Inline(module + "weight_format", Dtype::kU8, {},
                                BytesOf(std::vector<uint8_t>{0})));
       return Status::Ok();
@@ -170,29 +195,26 @@ Status MakeSideTensors(ForgetWeight& w) {
     default: break;
   }
   const bool fp4 = job.bnb_type == Bnb4Type::kFp4;
-  const bool dq = w.scheme == ForgetScheme::kNf4Dq || w.scheme == ForgetScheme::kFp4Dq;
-  const uint64_t n = Elements(job), blocks = job.side.size();
+  const bool dq = DoubleQuant(w);
+  const uint64_t n = Elements(job), blocks = SideCount(job);
   w.code_dtype = Dtype::kU8;
   w.code_shape = {CeilDiv(n, 2), 1};  // Params4bit: quantize_4bit's [(n + 1) // 2, 1]
   std::vector<float> quant_map(16);
   Bnb4Codebook(job.bnb_type, std::span<float, 16>(quant_map.data(), 16));
-  float offset = 0.0f;
+  const float offset = dq ? job.nested_offset : 0.0f;
   if (dq) {
-    std::vector<uint8_t> codes(blocks);
-    std::vector<float> nested_absmax(CeilDiv(blocks, kNestedBlock));
     std::vector<float> nested_map(256);
-    AMN_RETURN_IF_ERROR(QuantizeBnbNested(job.side, kNestedBlock, codes, nested_absmax, &offset));
     BnbDynamicMap(std::span<float, 256>(nested_map.data(), 256));
-    w.sides.push_back(Inline(name + ".absmax", Dtype::kU8, {blocks}, BytesOf(codes)));
-    w.sides.push_back(Inline(name + ".nested_absmax", Dtype::kF32, {nested_absmax.size()},
-                             BytesOf(nested_absmax)));
+    w.sides.push_back(Side(name + ".absmax", Dtype::kU8, {blocks}, w, SidePart::kNestedCodes));
+    w.sides.push_back(Side(name + ".nested_absmax", Dtype::kF32, {CeilDiv(blocks, kBnbNestedBlock)},
+                           w, SidePart::kNestedAbsmax));
     w.sides.push_back(Inline(name + ".nested_quant_map", Dtype::kF32, {256}, BytesOf(nested_map)));
   } else {
-    w.sides.push_back(Inline(name + ".absmax", Dtype::kF32, {blocks}, BytesOf(job.side)));
+    w.sides.push_back(Side(name + ".absmax", Dtype::kF32, {blocks}, w, SidePart::kValues));
   }
   w.sides.push_back(Inline(name + ".quant_map", Dtype::kF32, {16}, BytesOf(quant_map)));
   const std::string state =
-      Bnb4QuantStateJson(fp4, job.block_size, w.torch_dtype, shape, dq, kNestedBlock, offset);
+      Bnb4QuantStateJson(fp4, job.block_size, w.torch_dtype, shape, dq, kBnbNestedBlock, offset);
   w.sides.push_back(Inline(name + ".quant_state.bitsandbytes__" + (fp4 ? "fp4" : "nf4"),
                            Dtype::kU8, {state.size()},
                            BytesOf(std::vector<uint8_t>(state.begin(), state.end()))));

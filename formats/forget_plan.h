@@ -51,10 +51,16 @@ bool Chosen(const ForgetSelection& selection, const std::string& name,
 Result<ForgetWeight> MakeForgetWeight(const OutputTensor& t, size_t shard, size_t index,
                                       ForgetScheme scheme, Fp8Format format, uint64_t block_size);
 
-// The code dtype/shape and side tensors (Decode::kInline) of a weight whose
-// job->side is computed: FP8 `_scale` / `_scale_inv`, bnb `.absmax`,
-// `.quant_map`, nested state and quant_state, INT8 `.SCB` and
-// `.weight_format`. Double quant runs QuantizeBnbNested here.
+// Whether the weight is bitsandbytes double quant (nf4-dq, fp4-dq).
+bool DoubleQuant(const ForgetWeight& w);
+
+// The code dtype/shape and side tensors of a weight: FP8 `_scale` /
+// `_scale_inv`, bnb `.absmax`, `.quant_map`, nested state and quant_state,
+// INT8 `.SCB` and `.weight_format`. Side values are Decode::kSide, measured
+// as they are written (double quant's nested codes by QuantizeBnbNested of
+// the tensor's absmax then); constants and FP8 per-tensor's one scale
+// (job->side, from the statistics pass) are Decode::kInline; double quant
+// needs job->nested_offset measured.
 Status MakeSideTensors(ForgetWeight& w);
 
 // The final plan: `source` with every weight's tensor replaced by its codes

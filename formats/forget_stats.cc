@@ -1,4 +1,4 @@
-// The statistics pass of forget, over chunks of every target on a few threads.
+// The statistics pass of forget, over chunks of the targets on a few threads.
 #include "formats/forget_stats.h"
 
 #include <algorithm>
@@ -18,23 +18,55 @@ struct Piece {
   size_t index = 0;  // the chunk's number within its tensor (FP8 per-tensor maxima)
 };
 
+// What a target holds while its chunks are measured: one maximum a chunk
+// (FP8 per-tensor) or its block absmax (double quant); freed at its end.
+struct Measure {
+  size_t pieces = 0, left = 0;
+  std::vector<float> values;
+  bool started = false;
+};
+
 Status NotFinite(const OutputTensor& source) {
   return Status(StatusCode::kInvalid,
                 "holds NaN or an infinity; forget encodes finite values only")
       .WithTensor(source.name);
 }
 
+// The target's result from its measured values, which are then freed.
+Status Finish(StatsTarget& target, Measure& m) {
+  EncodeJob& job = *target.job;
+  for (const float v : m.values) {
+    if (!std::isfinite(v)) return NotFinite(*target.source);
+  }
+  if (PerTensorFp8(job)) {
+    // A max is exact, so the order of the chunks' maxima does not matter.
+    float amax = 0.0f;
+    for (const float v : m.values) amax = std::max(amax, v);
+    job.side.assign(1, Fp8ScaleFromAmax(amax, job.fp8_format));
+  } else if (target.nested) {
+    // The offset as the writer's QuantizeBnbNested will compute it again.
+    std::vector<uint8_t> codes(m.values.size());
+    std::vector<float> nested((m.values.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
+    AMN_RETURN_IF_ERROR(QuantizeBnbNested(m.values, kBnbNestedBlock, codes, nested, &job.nested_offset));
+  }
+  std::vector<float>().swap(m.values);
+  return Status::Ok();
+}
+
 }  // namespace
+
+bool NeedsWholeTensorStats(const EncodeJob& job, bool nested) {
+  return PerTensorFp8(job) || (nested && job.kind == EncodeKind::kBnb4);
+}
 
 Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
                          std::vector<StatsTarget>& targets, unsigned threads, size_t chunk_bytes,
                          bool use_mmap, const std::atomic<bool>* cancel) {
   std::vector<Piece> pieces;
-  std::vector<std::vector<float>> chunk_max(targets.size());  // FP8 per-tensor: one per chunk
+  std::vector<Measure> measures(targets.size());
   uint64_t float_capacity = 0, scratch_capacity = 0;
   for (size_t t = 0; t < targets.size(); ++t) {
-    EncodeJob& job = *targets[t].job;
-    job.side.assign(SideCount(job), 0.0f);
+    const EncodeJob& job = *targets[t].job;
     const uint64_t n = Elements(job), unit = EncodeUnitElems(job);
     const uint64_t elem = DtypeBytes(targets[t].source->dtype);
     const uint64_t units = std::max<uint64_t>(1, chunk_bytes / std::max<uint64_t>(elem, 4) / unit);
@@ -45,13 +77,17 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
       float_capacity = std::max(float_capacity, (end - e) * elem);
       scratch_capacity = std::max(scratch_capacity, SourceScratchBytes(*targets[t].source, e, end - e));
     }
-    chunk_max[t].assign(index, 0.0f);
+    measures[t].pieces = measures[t].left = index;
   }
 
   EngineInputs inputs(input_files, use_mmap);
   std::mutex mutex;
   size_t next = 0;
   Status failure;
+  auto fail = [&](Status status) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failure.ok()) failure = std::move(status);
+  };
   auto work = [&] {
     std::vector<std::byte> floats(float_capacity), scratch(scratch_capacity);
     for (;;) {
@@ -64,27 +100,41 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
           return;
         }
         p = next++;
+        // Pieces are taken in order: a target's first piece sizes its
+        // values before any of its pieces writes them.
+        Measure& m = measures[pieces[p].target];
+        if (!m.started) {
+          m.started = true;
+          const EncodeJob& job = *targets[pieces[p].target].job;
+          m.values.assign(PerTensorFp8(job) ? m.pieces : SideCount(job), 0.0f);
+        }
       }
       const Piece& piece = pieces[p];
       StatsTarget& target = targets[piece.target];
-      EncodeJob& job = *target.job;
+      Measure& m = measures[piece.target];
+      const EncodeJob& job = *target.job;
       const uint64_t count = piece.end - piece.begin;
       const std::span<std::byte> in(floats.data(), count * DtypeBytes(target.source->dtype));
       Status status = ReadSourceElements(inputs, piece.target, *target.source, piece.begin, count,
                                          scratch, in);
       if (status.ok()) {
         // Each piece writes its own entries (chunks hold whole side groups).
-        const uint64_t first = SideFirst(job, piece.begin);
         const std::span<float> amax =
-            PerTensorFp8(job)
-                ? std::span<float>(&chunk_max[piece.target][piece.index], 1)
-                : std::span<float>(job.side).subspan(first, SideSpan(job, piece.begin, piece.end));
+            PerTensorFp8(job) ? std::span<float>(&m.values[piece.index], 1)
+                              : std::span<float>(m.values)
+                                    .subspan(SideFirst(job, piece.begin),
+                                             SideSpan(job, piece.begin, piece.end));
         status = AbsMaxChunk(job, piece.begin, piece.end, in, amax);
       }
-      if (!status.ok()) {
+      if (!status.ok()) return fail(std::move(status).WithTensor(target.source->name));
+      bool last;
+      {
         std::lock_guard<std::mutex> lock(mutex);
-        if (failure.ok()) failure = std::move(status).WithTensor(target.source->name);
-        return;
+        last = --m.left == 0;
+      }
+      if (last) {
+        status = Finish(target, m);
+        if (!status.ok()) return fail(std::move(status));
       }
     }
   };
@@ -97,25 +147,7 @@ Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
     for (std::thread& w : workers) w.join();
   }
   AMN_RETURN_IF_ERROR(failure);
-  AMN_RETURN_IF_ERROR(inputs.CheckUnchanged());
-
-  for (size_t t = 0; t < targets.size(); ++t) {
-    EncodeJob& job = *targets[t].job;
-    if (PerTensorFp8(job) && !job.side.empty()) {
-      // A max is exact, so the order of the chunks' maxima does not matter.
-      float amax = 0.0f;
-      for (const float m : chunk_max[t]) {
-        if (!std::isfinite(m)) return NotFinite(*targets[t].source);
-        amax = std::max(amax, m);
-      }
-      job.side[0] = amax;
-    }
-    for (float& v : job.side) {
-      if (!std::isfinite(v)) return NotFinite(*targets[t].source);
-      if (job.kind == EncodeKind::kFp8) v = Fp8ScaleFromAmax(v, job.fp8_format);
-    }
-  }
-  return Status::Ok();
+  return inputs.CheckUnchanged();
 }
 
 }  // namespace amn::formats

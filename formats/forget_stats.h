@@ -1,9 +1,9 @@
-// forget's statistics pass: the side values an encoder needs before the
-// first code of its tensor is written (FP8 scales from each group's amax,
-// bnb block absmax, INT8 row SCB), read from the mapped input in chunks
-// without holding a tensor. The output header lists the side tensors before
-// the codes (the safetensors writer's order: F32 before U8/I8/F8), so they
-// are computed here, in a pass of their own.
+// forget's statistics pass, for the only values a chunk cannot measure
+// itself (formats/encode_job.h ChunkSideValues): the per-tensor FP8 scale
+// (the whole tensor's amax) and bitsandbytes double quant's offset
+// (mean(absmax) over the tensor, printed in the quant_state JSON the
+// header lists). Read from the mapped input in chunks without holding a
+// tensor; every other side value is measured again as it is written.
 #ifndef AMN_FORMATS_FORGET_STATS_H_
 #define AMN_FORMATS_FORGET_STATS_H_
 
@@ -18,18 +18,26 @@
 
 namespace amn::formats {
 
-// A weight whose side values are to be computed: its encode job (side
-// resized and filled here) and the source job making its floats.
+// A weight measured whole: its encode job and the source job making its
+// floats. FP8 per-tensor: job->side becomes its one scale. `nested`
+// (double quant): job->nested_offset becomes QuantizeBnbNested's offset of
+// the tensor's absmax; job->side stays empty.
 struct StatsTarget {
   std::shared_ptr<EncodeJob> job;
   std::shared_ptr<const OutputTensor> source;
+  bool nested = false;
 };
 
-// Fills every target's job->side: FP8 scales (Fp8ScaleFromAmax of each
-// group's amax), bnb absmax, INT8 SCB. A NaN or infinity in a tensor is
-// kInvalid naming it. `threads` workers share the chunks (one: the calling
-// thread alone, none started); the values do not depend on their number (a
-// max is exact in any order).
+// Whether `job` needs this pass (FP8 per-tensor, or `nested`).
+bool NeedsWholeTensorStats(const EncodeJob& job, bool nested);
+
+// Measures `targets` (each one that NeedsWholeTensorStats). A NaN or
+// infinity in a tensor is kInvalid naming it. `threads` workers share the
+// chunks, taken tensor by tensor in order, so only the tensors the workers
+// are in hold their block absmax (double quant), each freed when its last
+// chunk is done; one thread: the calling thread alone, none started. The
+// values do not depend on the thread count (a max is exact in any order,
+// the offset is summed in block order).
 Status ComputeSideValues(const std::vector<std::filesystem::path>& input_files,
                          std::vector<StatsTarget>& targets, unsigned threads, size_t chunk_bytes,
                          bool use_mmap, const std::atomic<bool>* cancel);

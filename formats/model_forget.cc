@@ -109,7 +109,6 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
   } else {
     const formats::ForgetSelection selection{*options.scheme, options.fp8_format,
                                              options.block_size, only, skip};
-    std::vector<formats::StatsTarget> targets;
     for (size_t s = 0; s < out.plan.shards.size(); ++s) {
       const auto& tensors = out.plan.shards[s].tensors;
       for (size_t i = 0; i < tensors.size(); ++i) {
@@ -123,7 +122,6 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
         AMN_ASSIGN_OR_RETURN(formats::ForgetWeight w,
                              formats::MakeForgetWeight(t, s, i, *options.scheme,
                                                        options.fp8_format, options.block_size));
-        targets.push_back({w.job, w.source});
         weights.push_back(std::move(w));
       }
     }
@@ -135,6 +133,14 @@ Result<ForgetReport> Model::ForgetUnguarded(const fs::path& output,
     }
     const formats::EngineOptions engine =
         detail::EngineFor(options.threads, options.cancel, options.use_mmap);
+    // Only what a chunk cannot measure itself is measured first (FP8
+    // per-tensor scales, double quant's offsets); every other side value is
+    // measured as it is written, so none is held for the whole model.
+    std::vector<formats::StatsTarget> targets;
+    for (const formats::ForgetWeight& w : weights) {
+      const bool nested = formats::DoubleQuant(w);
+      if (formats::NeedsWholeTensorStats(*w.job, nested)) targets.push_back({w.job, w.source, nested});
+    }
     AMN_RETURN_IF_ERROR(formats::ComputeSideValues(out.plan.input_files, targets, engine.threads,
                                                    engine.chunk_bytes, options.use_mmap,
                                                    options.cancel));

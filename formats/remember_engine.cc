@@ -133,6 +133,39 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
   }
 }
 
+// forget's side tensor `out` of a weight, measured from the weight's floats
+// chunk by chunk: F32 side values by the weight's encode chunks; double
+// quant's nested codes and absmax by whole nested blocks (kBnbNestedBlock
+// bnb blocks), with the offset the statistics pass measured.
+void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
+                   std::vector<Chunk>& chunks) {
+  const EncodeJob& job = *out.encode;
+  const size_t first = chunks.size();
+  if (out.side_part == SidePart::kValues) {
+    AddEncodeChunks(t, out, chunk_bytes, chunks);
+    for (size_t c = first; c < chunks.size(); ++c) {
+      chunks[c].out_bytes = SideSpan(job, chunks[c].row_begin, chunks[c].row_end) * sizeof(float);
+    }
+    return;
+  }
+  const uint64_t n = Elements(job), unit = kBnbNestedBlock * job.block_size;
+  const uint64_t elem = std::max<uint64_t>(DtypeBytes(out.source->dtype), 4);
+  const uint64_t units = std::max<uint64_t>(1, chunk_bytes / elem / unit);
+  for (uint64_t e = 0; e < n; e += units * unit) {
+    Chunk c;
+    c.tensor = t;
+    c.row_begin = e;
+    c.row_end = std::min(n, e + units * unit);
+    c.in_bytes = (c.row_end - e) * DtypeBytes(out.source->dtype);
+    c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
+    const uint64_t blocks = SideSpan(job, e, c.row_end);
+    c.out_bytes = out.side_part == SidePart::kNestedCodes
+                      ? blocks
+                      : (blocks + kBnbNestedBlock - 1) / kBnbNestedBlock * sizeof(float);
+    chunks.push_back(c);
+  }
+}
+
 // A row-permuted tensor by whole output rows: each chunk reads its rows
 // one by one (formats/source_reads.h) from wherever the permutation takes
 // them, into the output.
@@ -222,6 +255,9 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
         break;
       case Decode::kInline:
         AddRangeChunks(t, out.bytes, 1, chunk_bytes, 1, chunks);
+        break;
+      case Decode::kSide:
+        AddSideChunks(t, out, chunk_bytes, chunks);
         break;
       case Decode::kGgml: {
         const GgmlTypeInfo* info = FindGgmlType(out.ggml_type);
@@ -393,25 +429,12 @@ class ChunkDecoder {
     }
     if (out.decode == Decode::kEncode) {
       const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
-      const std::span<std::byte> scratch(scratch_buf.data(), chunk.scratch_bytes);
-      if (out.source->permute_heads != 0) {
-        // GGUF q/k rows in llama.cpp's order: each row read from where the
-        // permutation takes it (chunks hold whole rows).
-        const uint64_t cols = out.encode->cols, rows = out.encode->rows;
-        const uint64_t elem = DtypeBytes(out.source->dtype);
-        for (uint64_t e = chunk.row_begin; e < chunk.row_end; e += cols) {
-          const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
-          AMN_RETURN_IF_ERROR(
-              ReadSourceElements(inputs_, chunk.tensor, *out.source, from * cols, cols, scratch,
-                                 floats.subspan((e - chunk.row_begin) * elem, cols * elem)));
-        }
-      } else {
-        AMN_RETURN_IF_ERROR(ReadSourceElements(inputs_, chunk.tensor, *out.source, chunk.row_begin,
-                                               chunk.row_end - chunk.row_begin, scratch, floats));
-      }
+      AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end,
+                                           std::span(scratch_buf.data(), chunk.scratch_bytes), floats));
       *error = QuantError{};
       return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes, error);
     }
+    if (out.decode == Decode::kSide) return ProduceSide(chunk, in_buf, scratch_buf, out_bytes);
     // Views may point into a map: a fault while reading it (the file
     // shrank) leaves zeros behind and is reported here, not written.
     if (out.decode == Decode::kPacked) {
@@ -443,6 +466,52 @@ class ChunkDecoder {
   }
 
  private:
+  // Elements [begin, end) of an encoded weight's floats (`out`'s source),
+  // into `floats` ((end - begin) source elements).
+  Status ReadEncodeFloats(size_t tensor, const OutputTensor& out, uint64_t begin, uint64_t end,
+                          std::span<std::byte> scratch, std::span<std::byte> floats) const {
+    if (out.source->permute_heads == 0) {
+      return ReadSourceElements(inputs_, tensor, *out.source, begin, end - begin, scratch, floats);
+    }
+    // GGUF q/k rows in llama.cpp's order: each row read from where the
+    // permutation takes it (chunks hold whole rows).
+    const uint64_t cols = out.encode->cols, rows = out.encode->rows;
+    const uint64_t elem = DtypeBytes(out.source->dtype);
+    for (uint64_t e = begin; e < end; e += cols) {
+      const uint64_t from = LlamaPermutedRow(e / cols, rows, out.source->permute_heads);
+      AMN_RETURN_IF_ERROR(ReadSourceElements(inputs_, tensor, *out.source, from * cols, cols, scratch,
+                                             floats.subspan((e - begin) * elem, cols * elem)));
+    }
+    return Status::Ok();
+  }
+
+  // A side tensor's chunk (AddSideChunks): its side values measured from
+  // the chunk's floats, or double quant's nested codes or absmax of them.
+  Status ProduceSide(const Chunk& chunk, std::span<std::byte> in_buf,
+                     std::span<std::byte> scratch_buf, std::span<std::byte> out_bytes) const {
+    const OutputTensor& out = shard_.tensors[chunk.tensor];
+    const EncodeJob& job = *out.encode;
+    const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
+    AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end,
+                                         std::span(scratch_buf.data(), chunk.scratch_bytes), floats));
+    std::vector<float> side(SideSpan(job, chunk.row_begin, chunk.row_end));
+    AMN_RETURN_IF_ERROR(ChunkSideValues(job, chunk.row_begin, chunk.row_end, floats, side));
+    if (out.side_part == SidePart::kValues) {
+      std::memcpy(out_bytes.data(), side.data(), side.size() * sizeof(float));
+      return Status::Ok();
+    }
+    std::vector<uint8_t> codes(side.size());
+    std::vector<float> nested((side.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
+    AMN_RETURN_IF_ERROR(
+        QuantizeBnbNestedBlocks(side, kBnbNestedBlock, job.nested_offset, codes, nested));
+    if (out.side_part == SidePart::kNestedCodes) {
+      std::memcpy(out_bytes.data(), codes.data(), codes.size());
+    } else {
+      std::memcpy(out_bytes.data(), nested.data(), nested.size() * sizeof(float));
+    }
+    return Status::Ok();
+  }
+
   const OutputShard& shard_;
   EngineInputs& inputs_;
 };
@@ -456,7 +525,7 @@ Capacity ChunkCapacity(const OutputShard& shard, const std::vector<Chunk>& chunk
   for (const Chunk& c : chunks) {
     const Decode decode = shard.tensors[c.tensor].decode;
     if (decode == Decode::kFp8 || decode == Decode::kGgml || decode == Decode::kArray ||
-        decode == Decode::kConvert || decode == Decode::kEncode) {
+        decode == Decode::kConvert || decode == Decode::kEncode || decode == Decode::kSide) {
       cap.in = std::max(cap.in, c.in_bytes);
     }
     cap.out = std::max(cap.out, c.out_bytes);
@@ -612,7 +681,11 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     if (slot.deferred) return Status::Ok();  // CopyChunk in consume
     Status status = decoder.Produce(chunk, slot.in, slot.scratch,
                                     std::span(slot.out.data(), chunk.out_bytes), &slot.error);
-    if (!status.ok()) return std::move(status).WithTensor(shard.tensors[chunk.tensor].name);
+    // A side tensor's failure (a NaN in the weight) names the weight.
+    const OutputTensor& out = shard.tensors[chunk.tensor];
+    if (!status.ok()) {
+      return std::move(status).WithTensor(out.decode == Decode::kSide ? out.source->name : out.name);
+    }
     return status;
   };
   auto consume = [&](size_t c, Pipeline::Slot& slot) -> Status {
@@ -640,7 +713,8 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
     }
     if (chunks[c].last_of_tensor) {
       ++tensors_done;
-      inputs.Release(chunks[c].tensor, done.decode == Decode::kEncode ? *done.source : done);
+      const bool sourced = done.decode == Decode::kEncode || done.decode == Decode::kSide;
+      inputs.Release(chunks[c].tensor, sourced ? *done.source : done);
     }
     if (options.on_progress) options.on_progress(written, tensors_done);
     if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, out_name + ": interrupted");

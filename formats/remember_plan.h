@@ -34,6 +34,14 @@ enum class Decode : uint8_t {
   kConvert,  // contiguous floats of source_dtype converted to dtype, by elements
   kEncode,   // forget: the floats `source` makes, encoded per `encode` (codes only)
   kInline,   // forget: side tensor bytes computed before writing (`inline_bytes`)
+  kSide,     // forget: a side tensor of `encode`, measured from `source` as it is written
+};
+
+// kSide: which side tensor of a weight (formats/forget_plan.h).
+enum class SidePart : uint8_t {
+  kValues,        // the job's F32 side values: FP8 scales, bnb absmax, INT8 SCB
+  kNestedCodes,   // double quant: the U8 codes of absmax - offset
+  kNestedAbsmax,  // double quant: F32 absmax of each nested block
 };
 
 // kArray: one array of an NPY/NPZ/PyTorch file and the member holding it.
@@ -72,8 +80,12 @@ struct OutputTensor {
   // kEncode: the job making the weight's floats (kCopy, kConvert, kArray,
   // or a quantized kFp8/kGgml/kPacked dequantized; dtype F32/F16/BF16) and what is done to them. The job is shared so the
   // writing thread can add each chunk's quantization error to it in order.
+  // kSide: the weight's source and job too, and which of its side tensors
+  // this is; the values are measured chunk by chunk as the tensor is
+  // written and never held for the whole model.
   std::shared_ptr<const OutputTensor> source;
   std::shared_ptr<EncodeJob> encode;
+  SidePart side_part = SidePart::kValues;
   // kInline: the bytes, complete before the shard is written.
   std::shared_ptr<const std::vector<std::byte>> inline_bytes;
   // A tensor of shape [rows, ...] whose decode formats/source_reads.h reads

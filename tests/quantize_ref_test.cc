@@ -8,6 +8,7 @@
 // the pivot-count form; the checked API's errors and NaN/Inf refusal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -16,6 +17,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "amn/quantize.h"
@@ -351,6 +354,36 @@ TEST(QuantizeBnbRef, NestedQuantisation) {
   EXPECT_EQ(offset, 0.5f);
   EXPECT_EQ(n1[0], 0.0f);
   for (uint8_t c : c10) EXPECT_EQ(map[c], 0.0f);
+}
+
+// forget writes a tensor's nested state a few nested blocks at a time with
+// the offset measured before: those pieces are the whole vector's bytes.
+TEST(QuantizeBnbRef, NestedBlocksWithTheOffsetGivenAreTheWholeVectorsBytes) {
+  std::vector<float> absmax(1000);
+  for (size_t i = 0; i < absmax.size(); ++i) {
+    absmax[i] = static_cast<float>((i * 2654435761u) % 1009) / 997.0f;
+  }
+  std::vector<uint8_t> codes(1000);
+  std::vector<float> nested(4);
+  float offset = 0;
+  ASSERT_TRUE(QuantizeBnbNested(absmax, 256, codes, nested, &offset).ok());
+  // Pieces of 512, 256 and the short last 232.
+  for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 512}, {512, 768}, {768, 1000}}) {
+    const size_t n = end - begin, blocks = (n + 255) / 256;
+    std::vector<uint8_t> piece_codes(n);
+    std::vector<float> piece_nested(blocks);
+    ASSERT_TRUE(QuantizeBnbNestedBlocks(std::span(absmax).subspan(begin, n), 256, offset, piece_codes,
+                                        piece_nested)
+                    .ok());
+    EXPECT_TRUE(std::equal(piece_codes.begin(), piece_codes.end(), codes.begin() + begin)) << begin;
+    for (size_t b = 0; b < blocks; ++b) {
+      EXPECT_EQ(std::bit_cast<uint32_t>(piece_nested[b]), std::bit_cast<uint32_t>(nested[begin / 256 + b]));
+    }
+  }
+  std::vector<uint8_t> one(1);
+  std::vector<float> one_nested(1);
+  EXPECT_FALSE(QuantizeBnbNestedBlocks(std::span(absmax).first(1), 256, NAN, one, one_nested).ok());
+  EXPECT_FALSE(QuantizeBnbNestedBlocks(std::span(absmax).first(2), 256, offset, one, one_nested).ok());
 }
 
 }  // namespace

@@ -141,6 +141,11 @@ void QuantizeBnbNestedRef(const float* absmax, uint64_t nb, uint64_t nested_bloc
   for (uint64_t i = 0; i < nb; ++i) sum += static_cast<double>(absmax[i]);
   const float mean = static_cast<float>(sum / static_cast<double>(nb));
   *offset = mean;
+  QuantizeBnbNestedBlocksRef(absmax, nb, nested_block_size, mean, codes, nested_absmax);
+}
+
+void QuantizeBnbNestedBlocksRef(const float* absmax, uint64_t nb, uint64_t nested_block_size,
+                                float mean, uint8_t* codes, float* nested_absmax) {
   static const std::array<float, 256> kMap = BnbDynamicMapRef();
   for (uint64_t begin = 0, b = 0; begin < nb; begin += nested_block_size, ++b) {
     const uint64_t end = std::min(nb, begin + nested_block_size);

@@ -72,6 +72,10 @@ uint64_t QuantizeBnb4Ref(const uint8_t* in, ElemType type, uint64_t n, uint64_t 
 // [ceil(nb / nested_block_size)], offset.
 void QuantizeBnbNestedRef(const float* absmax, uint64_t nb, uint64_t nested_block_size,
                           uint8_t* codes, float* nested_absmax, float* offset);
+// The blocks of that with the offset given: nb absmax values that start a
+// nested block, codes [nb], nested_absmax [ceil(nb / nested_block_size)].
+void QuantizeBnbNestedBlocksRef(const float* absmax, uint64_t nb, uint64_t nested_block_size,
+                                float offset, uint8_t* codes, float* nested_absmax);
 
 // rows x cols; scb [rows] (read if scb_given: finite and >= 0); codes
 // rows * cols. errors gets x' = (f32(code) * SCB) * f32(1/127).

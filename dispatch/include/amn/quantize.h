@@ -114,6 +114,15 @@ AMN_API void BnbDynamicMap(std::span<float, 256> out);
 // search, midpoint ties keep the search's pivot). The mean is summed in
 // double in index order and rounded once (torch.mean's F32 order is not
 // reproduced): docs/schemes/forget.md.
+// QuantizeBnbNested's blocks with the offset given (forget writes a
+// tensor's nested state a few blocks at a time, the offset measured
+// before): absmax holds whole nested blocks of the tensor (the last may be
+// short), codes [absmax.size()], nested_absmax [ceil(size / block)]; the
+// same bytes as those blocks of QuantizeBnbNested of the whole vector.
+AMN_API Status QuantizeBnbNestedBlocks(std::span<const float> absmax, uint64_t nested_block_size,
+                                       float offset, std::span<uint8_t> codes,
+                                       std::span<float> nested_absmax);
+
 AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_block_size,
                                  std::span<uint8_t> codes, std::span<float> nested_absmax,
                                  float* offset);
