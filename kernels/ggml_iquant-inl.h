@@ -5,9 +5,12 @@
 //    eight int8 codes in one 64-bit word, signs applied without a branch:
 //    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
 //    those bytes (grid bytes are 1…62, so no carry crosses a byte);
-//    On AVX2 and AVX-512, IQ1_S/IQ1_M instead build 4 or 8 grid indices per vector
+//    On AVX-512, IQ1_S/IQ1_M instead build 8 grid indices per vector
 //    and fetch their entries with one gather, and take the bias off
-//    per byte there (scalar lookups were half their time);
+//    per byte there (scalar lookups were half their time). Not on AVX2:
+//    its 4-lane form passed natively but gave wrong IQ1_M F32/F16 bytes
+//    under QEMU's Haswell (fleet/AVX2), and no AVX2-only CPU was at hand
+//    to tell an emulator fault from ours;
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -186,8 +189,8 @@ HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
     14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
 HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// AVX2/AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX-512 (see the top of this file for AVX2): IQ1 codes for N = 8 groups (8N elements) at a time, the
 // grid entries fetched by one N-lane gather instead of N scalar loads. Group
 // g's lane takes its 3 high index bits from word >> shift[g], word the bytes
 // TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
@@ -264,7 +267,7 @@ HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   const float d = F16At(b + kD);
   static_assert(kQh + 16 == kBytes);
   Iq1Factors<8>(d, b + kQh, kIq1SIdx, kIq1SShift, out.dl);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
   return;
 #endif
@@ -284,7 +287,7 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   std::memcpy(&d, &d_bits, sizeof(d));
   static_assert(kScales + 8 == kBytes);
   Iq1Factors<16>(d, b + kBytes - 16, kIq1MIdx, kIq1MShift, out.dl);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
   return;
 #endif
