@@ -284,6 +284,25 @@ TEST_P(QuantizeTest, SweepMatchesReference) {
   }
 }
 
+// Groups of subnormals so small that amax / max_finite underflows: the
+// scale is the smallest subnormal, not 0 (which QuantizeFp8 refuses), and
+// every target still writes the reference's codes. Found by the property
+// below with one-element groups.
+TEST_P(QuantizeTest, Fp8TinySubnormalGroupsGetTheSmallestScale) {
+  const float tiny = std::bit_cast<float>(uint32_t{0x00010000});  // BF16 0x0001, 2^-133
+  EXPECT_EQ(Bits(Fp8ScaleFromAmax(tiny, Fp8Format::kE5m2)), 1u);   // 2^-149
+  EXPECT_EQ(Bits(Fp8ScaleFromAmax(tiny, Fp8Format::kE4m3)), Bits(tiny / 448.0f));
+  for (const ElemType type : kTypes) {
+    Input in{type, 2, 3, {}, 1};
+    in.storage.assign(in.offset, 0xEE);
+    for (const float v : {tiny, -tiny, 0.0f, 3 * tiny, -0.0f, 1.0f}) AppendAs(type, v, in.storage);
+    for (const bool e5m2 : {false, true}) {
+      EXPECT_TRUE(Fp8Matches(in, 1, 1, e5m2)) << ElemTypeName(type) << " e5m2 " << e5m2;
+      EXPECT_TRUE(Fp8Matches(in, 1, 2, e5m2)) << ElemTypeName(type) << " e5m2 " << e5m2;
+    }
+  }
+}
+
 TEST_P(QuantizeTest, PropertyMatchesReference) {
   const bool ok = rc::check("every encoder matches its reference", [] {
     std::mt19937 rng(*rc::gen::arbitrary<uint32_t>());

@@ -374,7 +374,8 @@ typedef struct amn_quantize_src {
 
 /* FP8 with one scale per group_rows x group_cols group (per tensor: rows x
  * cols; per channel: 1 x cols; fine-grained: 128 x 128; edge groups partial):
- *   scale = amax / max_finite (448 E4M3, 57344 E5M2), all-zero group: 1
+ *   scale = amax / max_finite (448 E4M3, 57344 E5M2), all-zero group: 1,
+ *           a quotient that underflows to 0: 2^-149 (smallest subnormal)
  *   code  = RNE(clamp(x / scale, -max_finite, max_finite))
  * The scale grid holds ceil(rows / group_rows) * ceil(cols / group_cols)
  * f32 entries, row-major. */

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include "amn/elem_type.h"
@@ -61,9 +62,14 @@ constexpr float Fp8MaxFinite(Fp8Format format) {
   return format == Fp8Format::kE4m3 ? 448.0f : 57344.0f;
 }
 
-// scale = amax / max_finite in F32; an all-zero group gets scale 1.
+// scale = amax / max_finite in F32; an all-zero group gets scale 1, and a
+// group whose amax is so small (below 2^-149 * max_finite, subnormal) that
+// the quotient underflows to 0 gets the smallest subnormal, 2^-149: a zero
+// scale would divide its values to infinity.
 constexpr float Fp8ScaleFromAmax(float amax, Fp8Format format) {
-  return amax == 0.0f ? 1.0f : amax / Fp8MaxFinite(format);
+  if (amax == 0.0f) return 1.0f;
+  const float scale = amax / Fp8MaxFinite(format);
+  return scale == 0.0f ? std::numeric_limits<float>::denorm_min() : scale;
 }
 
 // max |x| (F32) of each group_rows x group_cols group of `in`, into amax
