@@ -166,13 +166,23 @@ Status ChunkSideValues(const EncodeJob& job, uint64_t begin, uint64_t end,
 
 Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
                    std::span<const std::byte> floats, std::span<std::byte> codes, QuantError* error) {
-  const FloatRows in = RowsOf(job, begin, end, floats);
+  if (job.like) return Status(StatusCode::kInvalidArgument, "--like side values are read, not measured");
   // The kernels take mutable spans (they compute side values unless told
   // they are given); a chunk's share is small.
   std::vector<float> side;
   if (job.kind != EncodeKind::kGgml) {
     side.resize(SideSpan(job, begin, end));
     AMN_RETURN_IF_ERROR(ChunkSideValues(job, begin, end, floats, side));
+  }
+  return EncodeChunkWithSide(job, begin, end, floats, side, codes, error);
+}
+
+Status EncodeChunkWithSide(const EncodeJob& job, uint64_t begin, uint64_t end,
+                           std::span<const std::byte> floats, std::span<float> side,
+                           std::span<std::byte> codes, QuantError* error) {
+  const FloatRows in = RowsOf(job, begin, end, floats);
+  if (job.kind != EncodeKind::kGgml && side.size() != SideSpan(job, begin, end)) {
+    return Status(StatusCode::kInvalidArgument, "side values do not fit the chunk");
   }
   switch (job.kind) {
     case EncodeKind::kFp8:

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "amn/status.h"
 
 namespace amn::formats {
+
+struct LikeSide;  // formats/like_side.h
 
 // kGgml: a ggml block type (convert to quantized GGUF), row by row through
 // amn::QuantizeGgml; no side values (each block carries its own scales).
@@ -40,10 +43,14 @@ struct EncodeJob {
   GgmlType ggml_type = GgmlType::kQ8_0;
   // The F32 values the kernel is given: the FP8 scale grid (row-major), the
   // exact bnb block absmax, or the INT8 SCB (one per row). Held only where
-  // a chunk cannot measure its own: FP8 per-tensor (one scale) and --like
-  // (the model copied). Empty: each chunk measures its groups
-  // (ChunkSideValues), so no tensor's side values outlive its chunks.
+  // a chunk cannot measure its own: FP8 per-tensor (one scale). Empty: each
+  // chunk measures its groups (ChunkSideValues), so no tensor's side values
+  // outlive its chunks.
   std::vector<float> side;
+  // --like: where the like-model keeps this weight's side values; each
+  // chunk reads its own share of them (ReadLikeSide) and is encoded with
+  // them (EncodeChunkWithSide), so none is held for the whole weight.
+  std::shared_ptr<const LikeSide> like;
   // ggml: the importance matrix's per-column values (convert --imatrix), one
   // vector for the whole tensor: cols values per matrix, the matrices
   // (experts, dims above the rows) stacked; rows / (imatrix.size() / cols)
@@ -81,7 +88,7 @@ inline constexpr uint64_t kBnbNestedBlock = 256;
 
 // The side values of elements [begin, end) (as `floats`; whole encode
 // units), SideSpan of them into `side`: the job's own when it holds them
-// (FP8 per-tensor, --like), else measured from the chunk: bnb absmax, INT8
+// (FP8 per-tensor), else measured from the chunk: bnb absmax, INT8
 // SCB, FP8 scales Fp8ScaleFromAmax(amax of each group). A NaN or infinity is
 // kInvalid (the caller names the tensor). Max is exact, so the values do not
 // depend on how the tensor is cut into chunks.
@@ -90,9 +97,14 @@ Status ChunkSideValues(const EncodeJob& job, uint64_t begin, uint64_t end,
 
 // Encodes elements [begin, end) (as `floats`) into `codes`
 // (EncodedBytes of them) with the chunk's side values (ChunkSideValues); `error` gets what was
-// lost (may be null).
+// lost (may be null). Not for a job with `like` (its values are read).
 Status EncodeChunk(const EncodeJob& job, uint64_t begin, uint64_t end,
                    std::span<const std::byte> floats, std::span<std::byte> codes, QuantError* error);
+// The same with the chunk's side values given (SideSpan of them; ignored
+// for kGgml): --like, whose values are read from the like-model's files.
+Status EncodeChunkWithSide(const EncodeJob& job, uint64_t begin, uint64_t end,
+                           std::span<const std::byte> floats, std::span<float> side,
+                           std::span<std::byte> codes, QuantError* error);
 
 }  // namespace amn::formats
 

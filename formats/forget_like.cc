@@ -3,9 +3,11 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "amn/array_copy.h"
 #include "formats/byte_source.h"
+#include "formats/like_side.h"
 #include "formats/scheme_builder.h"
 #include "formats/source_reads.h"
 #include "formats/utf8.h"
@@ -38,41 +40,36 @@ class LikeReader {
     return t;
   }
 
-  Result<std::vector<std::byte>> Bytes(TensorRef ref) const {
-    AMN_ASSIGN_OR_RETURN(auto source, FileSource::Open(files_.shards[ref.shard].path));
-    std::vector<std::byte> bytes(Entry(ref).bytes());
-    AMN_RETURN_IF_ERROR(source->ReadAt(Offset(ref), bytes));
-    return bytes;
-  }
-
-  // A float tensor (F32, F16, BF16) as F32 values.
+  // A float tensor (F32, F16, BF16) as F32 values: small ones only (the
+  // 16-entry codebook), read once while planning.
   Result<std::vector<float>> Floats(TensorRef ref) const {
-    AMN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw, Bytes(ref));
     const TensorEntry& e = Entry(ref);
+    AMN_ASSIGN_OR_RETURN(auto source, FileSource::Open(files_.shards[ref.shard].path));
+    std::vector<std::byte> raw(e.bytes());
+    AMN_RETURN_IF_ERROR(source->ReadAt(Offset(ref), raw));
     std::vector<float> values(e.elements);
     AMN_RETURN_IF_ERROR(ConvertFloats(FloatTypeOf(e.dtype), raw, FloatType::kF32,
                                       std::as_writable_bytes(std::span(values))));
     return values;
   }
 
+  // Where the engine reads the tensor's values, chunk by chunk (formats/like_side.h).
+  LikeSideTensor Side(TensorRef ref) const {
+    const TensorEntry& e = Entry(ref);
+    LikeSideTensor t;
+    t.file = base_ + ref.shard;
+    t.offset = Offset(ref);
+    t.dtype = e.dtype;
+    t.elements = e.elements;
+    t.path = MessageSafe(files_.shards[ref.shard].path.string(), kMessagePathBytes);
+    t.name = MessageSafe(e.name);
+    return t;
+  }
+
  private:
   const ModelFiles& files_;
   size_t base_;
 };
-
-// bitsandbytes' dequantize_4bit recovers a double-quantized absmax so
-// (functional.py: dequantize_blockwise, then += offset), two f32 roundings.
-Result<std::vector<float>> RecoveredAbsmax(const LikeReader& r, const QuantWeight& q) {
-  AMN_ASSIGN_OR_RETURN(const std::vector<std::byte> codes, r.Bytes(*q.part(Part::kAbsmax)));
-  AMN_ASSIGN_OR_RETURN(const std::vector<float> nested, r.Floats(*q.part(Part::kNestedAbsmax)));
-  AMN_ASSIGN_OR_RETURN(const std::vector<float> map, r.Floats(*q.part(Part::kNestedQuantMap)));
-  std::vector<float> absmax(codes.size());
-  for (size_t b = 0; b < codes.size(); ++b) {
-    const float scaled = map[static_cast<uint8_t>(codes[b])] * nested[b / q.nested_block_size];
-    absmax[b] = scaled + q.nested_offset;
-  }
-  return absmax;
-}
 
 Status Mismatch(const std::string& name, const std::string& why) {
   return Status(StatusCode::kInvalidArgument, "--like: '" + MessageSafe(name) + "' " + why)
@@ -141,11 +138,15 @@ Result<LikeWeights> WeightsLike(RememberPlan& source, const ModelFiles& like,
           job.group_rows = q.fp8.block_rows;
           job.group_cols = q.fp8.block_cols;
         }
-        AMN_ASSIGN_OR_RETURN(job.side, r.Floats(*q.part(Part::kScale)));
-      } else if (q.kind == QuantKind::kBnb4) {
+      }
+      auto side = std::make_shared<LikeSide>();
+      if (q.kind == QuantKind::kBnb4) {
         // The encoders use bitsandbytes' own codebook: a model storing
         // another (a synthetic one) cannot have its codes reproduced.
-        AMN_ASSIGN_OR_RETURN(const std::vector<float> stored, r.Floats(*q.part(Part::kQuantMap)));
+        std::vector<float> stored;
+        if (r.Entry(*q.part(Part::kQuantMap)).elements == 16) {
+          AMN_ASSIGN_OR_RETURN(stored, r.Floats(*q.part(Part::kQuantMap)));
+        }
         std::vector<float> codebook(16);
         Bnb4Codebook(job.bnb_type, std::span<float, 16>(codebook.data(), 16));
         if (stored.size() != 16 || std::memcmp(stored.data(), codebook.data(), 64) != 0) {
@@ -154,19 +155,25 @@ Result<LikeWeights> WeightsLike(RememberPlan& source, const ModelFiles& like,
                               std::string(job.bnb_type == Bnb4Type::kFp4 ? "FP4" : "NF4") +
                               " codebook; forget encodes with that codebook only");
         }
+        side->values = r.Side(*q.part(Part::kAbsmax));
         if (q.double_quant) {
-          AMN_ASSIGN_OR_RETURN(job.side, RecoveredAbsmax(r, q));
-        } else {
-          AMN_ASSIGN_OR_RETURN(job.side, r.Floats(*q.part(Part::kAbsmax)));
+          side->nested = true;
+          side->nested_absmax = r.Side(*q.part(Part::kNestedAbsmax));
+          side->nested_map = r.Side(*q.part(Part::kNestedQuantMap));
+          side->nested_block_size = q.nested_block_size;
+          side->nested_offset = q.nested_offset;
         }
       } else {
-        AMN_ASSIGN_OR_RETURN(job.side, r.Floats(*q.part(Part::kScale)));
+        side->values = r.Side(*q.part(Part::kScale));
       }
-      if (job.side.size() != SideCount(job)) {
-        return Mismatch(t.name, "has " + std::to_string(job.side.size()) + " side values in " +
-                                    like_name + "; its layout needs " +
+      // Read chunk by chunk as the weight is encoded; only their sizes now.
+      if (side->values.elements != SideCount(job)) {
+        return Mismatch(t.name, "has " + std::to_string(side->values.elements) +
+                                    " side values in " + like_name + "; its layout needs " +
                                     std::to_string(SideCount(job)));
       }
+      AMN_RETURN_IF_ERROR(CheckLikeSide(*side, SideCount(job)));
+      job.like = std::move(side);
       w.description = q.description;
       w.code_dtype = r.Entry(q.weight).dtype;
       w.code_shape = r.Entry(q.weight).shape;

@@ -2,7 +2,10 @@
 // side tensors (FP8 scales, bnb absmax and nested state, INT8 SCB) of an
 // existing quantized safetensors model. The side tensors are copied from it
 // byte for byte; the encoders are given their values, so
-// `forget (remember M) --like M` gives M's codes back exactly.
+// `forget (remember M) --like M` gives M's codes back exactly. Planning
+// reads no side values (only the 16-entry bnb codebook, to check it): each
+// encode chunk reads its own share while it is encoded (formats/like_side.h),
+// so the memory held does not grow with the model.
 #ifndef AMN_FORMATS_FORGET_LIKE_H_
 #define AMN_FORMATS_FORGET_LIKE_H_
 
@@ -22,8 +25,8 @@ struct LikeWeights {
 };
 
 // One ForgetWeight per tensor of `source` that `like` quantizes (by output
-// name), with its side values read from `like`'s files, whose paths are
-// appended to source.input_files. kInvalidArgument when `like` is not
+// name), its job->like placing its side values in `like`'s files, whose
+// paths are appended to source.input_files. kInvalidArgument when `like` is not
 // quantized in FP8 or bitsandbytes, when a weight's shape differs from the
 // input's, or when no tensor matches.
 Result<LikeWeights> WeightsLike(RememberPlan& source, const ModelFiles& like,

@@ -20,6 +20,7 @@
 #include "amn/convert.h"
 #include "amn/ggml_dequant.h"
 #include "formats/engine_inputs.h"
+#include "formats/like_side.h"
 #include "formats/source_reads.h"
 
 namespace amn::formats {
@@ -432,7 +433,12 @@ class ChunkDecoder {
       AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end,
                                            std::span(scratch_buf.data(), chunk.scratch_bytes), floats));
       *error = QuantError{};
-      return EncodeChunk(*out.encode, chunk.row_begin, chunk.row_end, floats, out_bytes, error);
+      const EncodeJob& job = *out.encode;
+      if (!job.like) return EncodeChunk(job, chunk.row_begin, chunk.row_end, floats, out_bytes, error);
+      // --like: this chunk's share of the like-model's side values, read now.
+      std::vector<float> side(SideSpan(job, chunk.row_begin, chunk.row_end));
+      AMN_RETURN_IF_ERROR(ReadLikeSide(inputs_, *job.like, SideFirst(job, chunk.row_begin), side));
+      return EncodeChunkWithSide(job, chunk.row_begin, chunk.row_end, floats, side, out_bytes, error);
     }
     if (out.decode == Decode::kSide) return ProduceSide(chunk, in_buf, scratch_buf, out_bytes);
     // Views may point into a map: a fault while reading it (the file

@@ -588,5 +588,74 @@ TEST(ForgetCli, BadInputIsRefusedAndLeavesNothing) {
   EXPECT_EQ(dir.Entries(), before);
 }
 
+// Overwrites the F32 at value `index` of tensor `name` in safetensors file
+// `path` (as its header places it) with `value`.
+void PokeF32(const fs::path& path, const std::string& name, uint64_t index, float value) {
+  const ReadBack file(path);
+  ASSERT_TRUE(file.header.contains(name)) << name;
+  ASSERT_EQ(file.header[name]["dtype"], "F32") << name;
+  const uint64_t at = file.data_offset + file.header[name]["data_offsets"][0].get<uint64_t>() + 4 * index;
+  std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+  out.seekp(static_cast<std::streamoff>(at));
+  out.write(reinterpret_cast<const char*>(&value), 4);
+  ASSERT_TRUE(out.good());
+}
+
+// --like reads each chunk's side values as it encodes it (issue 15): a
+// like-model whose side tensor holds a NaN or an infinity (a corrupt file),
+// or ends early, is refused with one line naming the file and the side
+// tensor, a non-zero exit and nothing left behind, whichever chunk meets it.
+TEST(ForgetCli, LikeWithACorruptSideTensorIsRefused) {
+  TempDir dir;
+  const fs::path plain = dir.path() / "m.safetensors";
+  // 2M elements: two chunks of the default 4 MiB, read by two workers at -j 2.
+  ASSERT_TRUE(PlainModel(2048, 1024).Write(plain));
+  struct Case {
+    std::string scheme, side;
+    uint64_t index;
+    float value;
+  };
+  const std::vector<Case> cases = {
+      {"nf4", kW + ".absmax", 32767, std::nanf("")},     // the last block, in the second chunk
+      {"nf4-dq", kW + ".nested_absmax", 3, INFINITY},     // the absmax of nested block 3
+      {"int8", kModule + "SCB", 0, -INFINITY},            // the first row
+      {"fp8-per-channel", kW + "_scale", 2047, std::nanf("")},
+  };
+  for (const Case& c : cases) {
+    const fs::path like = dir.path() / ("like-" + c.scheme + ".safetensors");
+    ASSERT_EQ(Forget(plain, like, "--scheme " + c.scheme).exit_code, 0) << c.scheme;
+    // Intact, the like-model gives itself back, its side values read by
+    // two chunks.
+    const fs::path again = dir.path() / "again.safetensors";
+    const CliResult ok = Forget(plain, again, "-j 2 --like " + Quote(like));
+    ASSERT_EQ(ok.exit_code, 0) << c.scheme << ": " << ok.err;
+    EXPECT_TRUE(ReadBytes(again) == ReadBytes(like)) << c.scheme;
+    fs::remove(again);
+    PokeF32(like, c.side, c.index, c.value);
+    const std::vector<std::string> before = dir.Entries();
+    for (const std::string threads : {"1", "2"}) {
+      const CliResult r = Forget(plain, dir.path() / "out.safetensors", "-j " + threads + " --like " + Quote(like));
+      EXPECT_NE(r.exit_code, 0) << c.scheme;
+      EXPECT_NE(r.err.find(like.string()), std::string::npos) << c.scheme << ": " << r.err;
+      EXPECT_NE(r.err.find("'" + c.side + "'"), std::string::npos) << c.scheme << ": " << r.err;
+      EXPECT_NE(r.err.find("NaN or infinite"), std::string::npos) << c.scheme << ": " << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.scheme << ": " << r.err;
+      EXPECT_EQ(dir.Entries(), before) << c.scheme;
+    }
+  }
+  // A like-model cut short inside its data: refused when it is opened,
+  // naming the file.
+  const fs::path like = dir.path() / "cut.safetensors";
+  ASSERT_EQ(Forget(plain, like, "--scheme nf4").exit_code, 0);
+  const ReadBack whole(like);
+  fs::resize_file(like, whole.data_offset + whole.header[kW + ".absmax"]["data_offsets"][0].get<uint64_t>() + 10);
+  const std::vector<std::string> before = dir.Entries();
+  const CliResult r = Forget(plain, dir.path() / "out.safetensors", "--like " + Quote(like));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(like.string()), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(dir.Entries(), before);
+}
+
 }  // namespace
 }  // namespace amn::test
