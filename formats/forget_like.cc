@@ -165,6 +165,7 @@ Result<LikeWeights> WeightsLike(RememberPlan& source, const ModelFiles& like,
         }
       } else {
         side->values = r.Side(*q.part(Part::kScale));
+        side->positive = q.kind == QuantKind::kFp8;
       }
       // Read chunk by chunk as the weight is encoded; only their sizes now.
       if (side->values.elements != SideCount(job)) {

@@ -46,9 +46,13 @@ Status ReadFloats(EngineInputs& inputs, const LikeSideTensor& t, uint64_t first,
 }  // namespace
 
 Status CheckLikeSide(const LikeSide& like, uint64_t count) {
-  if (!like.nested) return Expect(like.values, FloatDtype(like.values.dtype), "F32, F16 or BF16", count);
+  if (!like.nested) {
+    return Expect(like.values, FloatDtype(like.values.dtype), "F32, F16 or BF16", count);
+  }
   AMN_RETURN_IF_ERROR(Expect(like.values, like.values.dtype == Dtype::kU8, "U8 codes", count));
-  if (like.nested_block_size == 0) return Unfit(like.nested_absmax, "has nested blocks of 0 values");
+  if (like.nested_block_size == 0) {
+    return Unfit(like.nested_absmax, "has nested blocks of 0 values");
+  }
   AMN_RETURN_IF_ERROR(Expect(like.nested_absmax, FloatDtype(like.nested_absmax.dtype),
                              "F32, F16 or BF16", CeilDiv(count, like.nested_block_size)));
   return Expect(like.nested_map, FloatDtype(like.nested_map.dtype), "F32, F16 or BF16", 256);
@@ -66,8 +70,8 @@ Status ReadLikeSide(EngineInputs& inputs, const LikeSide& like, uint64_t first,
     AMN_RETURN_IF_ERROR(ReadFloats(inputs, values, first, side));
   } else {
     std::vector<uint8_t> codes(side.size());
-    AMN_RETURN_IF_ERROR(inputs.Read(values.file, values.offset + first,
-                                    std::as_writable_bytes(std::span(codes))));
+    AMN_RETURN_IF_ERROR(
+        inputs.Read(values.file, values.offset + first, std::as_writable_bytes(std::span(codes))));
     const uint64_t nbs = like.nested_block_size;
     const uint64_t block0 = first / nbs, blocks = (first + side.size() - 1) / nbs - block0 + 1;
     std::vector<float> nested(blocks), map(256);
@@ -80,13 +84,20 @@ Status ReadLikeSide(EngineInputs& inputs, const LikeSide& like, uint64_t first,
     }
   }
   for (size_t i = 0; i < side.size(); ++i) {
-    if (std::isfinite(side[i])) continue;
+    // What the encoders take (amn/quantize.h): finite, >= 0, FP8 scales > 0.
+    const float v = side[i];
+    const char* bad = !std::isfinite(v)            ? "is NaN or infinite"
+                      : v < 0.0f                   ? "is negative"
+                      : v == 0.0f && like.positive ? "is zero"
+                                                   : nullptr;
+    if (bad == nullptr) continue;
     // Name what holds it: the value, or the nested state it is recovered from.
     std::string what = Where(values) + " value " + std::to_string(first + i);
     if (like.nested) {
-      what += " (recovered from '" + like.nested_absmax.name + "' and '" + like.nested_map.name + "')";
+      what +=
+          " (recovered from '" + like.nested_absmax.name + "' and '" + like.nested_map.name + "')";
     }
-    return Status(StatusCode::kInvalid, what + " is NaN or infinite; the file is corrupt")
+    return Status(StatusCode::kInvalid, what + " " + bad + "; the file is corrupt")
         .WithTensor(values.name)
         .WithByteOffset(values.offset + (first + i) * DtypeBytes(values.dtype));
   }

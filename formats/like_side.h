@@ -39,6 +39,7 @@ struct LikeSide {
   LikeSideTensor nested_absmax, nested_map;
   uint64_t nested_block_size = 0;
   float nested_offset = 0.0f;
+  bool positive = false;  // FP8 scales: 0 is refused too (it would divide by 0)
 };
 
 // kInvalidArgument naming the file and tensor when `like`'s tensors cannot
@@ -47,9 +48,9 @@ struct LikeSide {
 Status CheckLikeSide(const LikeSide& like, uint64_t count);
 
 // Side values [first, first + side.size()) of `like`, read from `inputs`
-// into `side`. A value that is NaN or infinite (a corrupt file) is kInvalid
-// naming the file, the tensor and the value's byte offset; a short read
-// names the file.
+// into `side`. A value the encoders refuse (NaN, infinite, negative; 0 where
+// `positive`): a corrupt file, kInvalid naming the file, the tensor and the
+// value's byte offset. A short read names the file.
 Status ReadLikeSide(EngineInputs& inputs, const LikeSide& like, uint64_t first,
                     std::span<float> side);
 

@@ -602,8 +602,9 @@ void PokeF32(const fs::path& path, const std::string& name, uint64_t index, floa
 }
 
 // --like reads each chunk's side values as it encodes it (issue 15): a
-// like-model whose side tensor holds a NaN or an infinity (a corrupt file),
-// or ends early, is refused with one line naming the file and the side
+// like-model whose side tensor holds a value the encoders refuse (NaN, an
+// infinity, a negative value, a zero FP8 scale: a corrupt file), or that
+// ends early, is refused with one line naming the file and the side
 // tensor, a non-zero exit and nothing left behind, whichever chunk meets it.
 TEST(ForgetCli, LikeWithACorruptSideTensorIsRefused) {
   TempDir dir;
@@ -614,22 +615,31 @@ TEST(ForgetCli, LikeWithACorruptSideTensorIsRefused) {
     std::string scheme, side;
     uint64_t index;
     float value;
+    std::string says;
   };
   const std::vector<Case> cases = {
-      {"nf4", kW + ".absmax", 32767, std::nanf("")},     // the last block, in the second chunk
-      {"nf4-dq", kW + ".nested_absmax", 3, INFINITY},     // the absmax of nested block 3
-      {"int8", kModule + "SCB", 0, -INFINITY},            // the first row
-      {"fp8-per-channel", kW + "_scale", 2047, std::nanf("")},
+      // The last block, in the second chunk.
+      {"nf4", kW + ".absmax", 32767, std::nanf(""), "value 32767 is NaN or infinite"},
+      // The absmax of nested block 3 (blocks 768-1023), recovered from it.
+      {"nf4-dq", kW + ".nested_absmax", 3, INFINITY, "value 768 (recovered from"},
+      {"int8", kModule + "SCB", 0, -INFINITY, "value 0 is NaN or infinite"},
+      {"int8", kModule + "SCB", 2047, -1.0f, "value 2047 is negative"},
+      {"fp8-per-channel", kW + "_scale", 2047, std::nanf(""), "value 2047 is NaN or infinite"},
+      {"fp8", kW + "_scale", 0, 0.0f, "value 0 is zero"},
   };
   for (const Case& c : cases) {
     const fs::path like = dir.path() / ("like-" + c.scheme + ".safetensors");
+    fs::remove(like);
     ASSERT_EQ(Forget(plain, like, "--scheme " + c.scheme).exit_code, 0) << c.scheme;
-    // Intact, the like-model gives itself back, its side values read by
-    // two chunks.
+    // Intact, it is taken, its side values read by two chunks; all but
+    // double quant (whose recovered absmax is not the exact one the codes
+    // were made with) give the like-model back.
     const fs::path again = dir.path() / "again.safetensors";
     const CliResult ok = Forget(plain, again, "-j 2 --like " + Quote(like));
     ASSERT_EQ(ok.exit_code, 0) << c.scheme << ": " << ok.err;
-    EXPECT_TRUE(ReadBytes(again) == ReadBytes(like)) << c.scheme;
+    if (c.scheme != "nf4-dq") {
+      EXPECT_TRUE(ReadBytes(again) == ReadBytes(like)) << c.scheme;
+    }
     fs::remove(again);
     PokeF32(like, c.side, c.index, c.value);
     const std::vector<std::string> before = dir.Entries();
@@ -638,7 +648,7 @@ TEST(ForgetCli, LikeWithACorruptSideTensorIsRefused) {
       EXPECT_NE(r.exit_code, 0) << c.scheme;
       EXPECT_NE(r.err.find(like.string()), std::string::npos) << c.scheme << ": " << r.err;
       EXPECT_NE(r.err.find("'" + c.side + "'"), std::string::npos) << c.scheme << ": " << r.err;
-      EXPECT_NE(r.err.find("NaN or infinite"), std::string::npos) << c.scheme << ": " << r.err;
+      EXPECT_NE(r.err.find(c.says), std::string::npos) << c.scheme << ": " << r.err;
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.scheme << ": " << r.err;
       EXPECT_EQ(dir.Entries(), before) << c.scheme;
     }
