@@ -3,7 +3,9 @@
 // of them while the chunk is encoded. Nothing is read up front, so the
 // memory forget --like holds does not grow with the model (issue 15): a
 // chunk reads its SideSpan values (bnb 4-bit block 64: 1/32 of the chunk's
-// BF16 bytes, a few KiB for a default chunk), never a whole weight's.
+// BF16 bytes, 64 KiB for a default chunk), never a whole weight's: one
+// weight's absmax is not bounded by the chunk (1/32 of the weight at block
+// 64, as large as it at block 2).
 #ifndef AMN_FORMATS_LIKE_SIDE_H_
 #define AMN_FORMATS_LIKE_SIDE_H_
 
