@@ -1,6 +1,6 @@
-// Files for the CLI end-to-end tests: temporary directories that clean up
-// after themselves and safetensors outputs read back independently of the
-// library.
+// Files for the CLI end-to-end tests: safetensors outputs read back
+// independently of the library, and (from tests/temp_dir.h) temporary
+// directories that clean up after themselves.
 #ifndef AMN_TESTS_CLI_FILES_H_
 #define AMN_TESTS_CLI_FILES_H_
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace amn::test {
 
@@ -36,29 +37,6 @@ struct ReadBack {
     return {file.begin() + static_cast<long>(data_offset + begin),
             file.begin() + static_cast<long>(data_offset + end)};
   }
-};
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = std::filesystem::temp_directory_path() / ("amn_remember_test_" + std::to_string(getpid()) + "_" +
-                                         std::to_string(counter_++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-  // Names in the directory, to prove nothing partial was left behind.
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
 };
 
 // Shell-quoted path (test paths never hold a quote).

@@ -23,33 +23,14 @@
 #include "amn/model.h"
 #include "formats/sigbus_guard.h"
 #include "tests/npy_writer.h"
+#include "tests/temp_dir.h"
 
 namespace amn {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("amn_input_change_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using test::TempDir;
 
 void WriteNpy(const fs::path& path, size_t n) { ASSERT_TRUE(test::WriteF32Npy(path, n)); }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace amn::formats {
 namespace {
@@ -22,29 +23,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 // A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "amn_model_files_XXXXXX").string();
-    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path Write(const std::string& name, const std::string& contents) const {
-    const fs::path file = path_ / name;
-    std::ofstream out(file, std::ios::binary);
-    out << contents;
-    EXPECT_TRUE(out.good()) << file;
-    return file;
-  }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 // A safetensors file of U8 tensors {name, bytes}, packed in the order given.
 std::string ShardBytes(const std::vector<std::pair<std::string, uint64_t>>& tensors) {

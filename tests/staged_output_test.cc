@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "formats/staged_output.h"
+#include "tests/temp_dir.h"
 
 namespace amn::formats {
 namespace {
@@ -24,27 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using Naming = StagedFile::Naming;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("amn_staged_output_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using test::TempDir;
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -20,6 +20,7 @@
 
 #include "formats/zip_archive.h"
 #include "tests/fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace amn::formats {
 namespace {
@@ -197,23 +198,7 @@ std::string Text(size_t n) {
 
 // --- Python (independent writer and reader) ------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("amn_zip_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 // Runs a Python script (argv[1..] = args); its stdout, or nullopt on failure.
 std::optional<std::string> RunPython(const TempDir& dir, const std::string& script,
