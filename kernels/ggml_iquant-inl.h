@@ -5,11 +5,11 @@
 //    eight int8 codes in one 64-bit word, signs applied without a branch:
 //    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
 //    those bytes (grid bytes are 1…62, so no carry crosses a byte);
-//    On AVX2 and AVX-512, IQ1_S/IQ1_M instead build 4 or 8 grid indices
-//    per vector and fetch their entries with one gather, and take the bias
-//    off per byte there (scalar lookups were half their time). AVX2's
-//    gather keeps its index in ymm5 (Iq1GatherGrid: QEMU 7.2, the emulated
-//    fleet, mis-decodes ymm4 as a gather index);
+//    On AVX-512 (IQ1_S, IQ1_M) and AVX2 (IQ1_M), the IQ1 types instead
+//    build 8 or 4 grid indices per vector and fetch their entries with one
+//    gather, and take the bias off per byte there (scalar lookups were half
+//    their time). AVX2's gather keeps its index in ymm5 (Iq1GatherGrid:
+//    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -201,7 +201,8 @@ HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
   __m256i out, mask;
   asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
       "vpcmpeqq {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"
-      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
+      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]"
+      "|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
       : [out] "=&x"(out), [mask] "=&x"(mask)
       : [idx] "x"(idx.raw), [table] "r"(iq::kIq1SGridBiased.data()),
         "m"(iq::kIq1SGridBiased)
@@ -212,7 +213,8 @@ HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
 template <class V>
 HWY_INLINE V Iq1GatherGrid(V idx) {
   const hn::DFromV<V> du;
-  return hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(hn::RebindToSigned<decltype(du)>(), idx));
+  const hn::RebindToSigned<decltype(du)> di;
+  return hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
 }
 #endif
 // AVX2 and AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
@@ -221,7 +223,6 @@ HWY_INLINE V Iq1GatherGrid(V idx) {
 // TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
 // in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
 // of word >> shift[g] (IQ1_M).
-constexpr int kIq1Bias = 0;
 using Iq1DU = hn::CappedTag<uint64_t, 8>;
 template <bool kSignBit15>
 HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, Iq1DU>> qh16,
@@ -282,9 +283,18 @@ HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst
     Iq1GatherN<kIq1S>(qs + g, qh16, t.idx + 8 * g, t.shift + g, dst + 8 * g);
   }
 }
-#else
-constexpr int kIq1Bias = 16;  // the codes PutGroup stores are 8g ± 1 + 16
 #endif
+
+// Which IQ1 types gather: both on AVX-512; on AVX2 only IQ1_M, as IQ1_S's
+// four-lane gather was 5-7% slower than its scalar lookups (F32/F16,
+// docs/performance.md) while IQ1_M's was 16-24% faster.
+template <bool kIq1S>
+constexpr bool kIq1Gathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+                             !(kIq1S && HWY_TARGET == HWY_AVX2);
+// The bias left on the codes for pass 2: 0 after the gather path, 16 after
+// PutGroup (8g ± 1 + 16).
+template <bool kIq1S>
+constexpr int kIq1Bias = kIq1Gathers<kIq1S> ? 0 : 16;
 
 HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   using namespace iq::iq1s;
@@ -292,8 +302,10 @@ HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   static_assert(kQh + 16 == kBytes);
   Iq1Factors<8>(d, b + kQh, kIq1SIdx, kIq1SShift, out.dl);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
-  return;
+  if constexpr (kIq1Gathers<true>) {
+    Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
+    return;
+  }
 #endif
   for (int sub = 0; sub < 8; ++sub) {
     const uint16_t qh = kq::LoadLe16(b + kQh + 2 * sub);
@@ -312,8 +324,10 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   static_assert(kScales + 8 == kBytes);
   Iq1Factors<16>(d, b + kBytes - 16, kIq1MIdx, kIq1MShift, out.dl);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
-  return;
+  if constexpr (kIq1Gathers<false>) {
+    Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
+    return;
+  }
 #endif
   for (int h = 0; h < 16; ++h) {  // one qh byte per 2 groups: index bits, delta sign
     const unsigned qh = b[kQh + h];
@@ -343,7 +357,8 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
   // IQ1_S has one factor per 32 elements, the others one per 16.
   constexpr bool kIq1 = kType == iq::kIq1SId || kType == iq::kIq1MId;
-  using Value = kqv::Scaled<false, false, kIq1 ? kIq1Bias : 0, kType == iq::kIq1SId ? 5 : 4>;
+  constexpr bool kIq1S = kType == iq::kIq1SId;
+  using Value = kqv::Scaled<false, false, kIq1 ? kIq1Bias<kIq1S> : 0, kIq1S ? 5 : 4>;
   const size_t bytes = ref::IQuantBlockBytes(kType);
   Decoded dec;
   dec.codes = dec.q;
