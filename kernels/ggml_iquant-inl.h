@@ -191,12 +191,13 @@ HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 #if HWY_TARGET == HWY_AVX2
 // table[idx[l]] for 4 u64 lanes by vpgatherqq with the index always in ymm5.
-// QEMU before 9.0.3/9.1 (so Debian bookworm's 7.2, which runs the emulated
-// fleet) decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
-// SIB byte, and every lane then loads table[0] (QEMU issue 2474, fixed by
-// "target/i386: Fix VSIB decode"); hn::GatherIndex left the register to the
-// compiler, which picked ymm4 for some of these gathers. Real CPUs are not
-// affected; the move into ymm5 costs no measurable time.
+// QEMU without its 2024 fix (QEMU issue 2474, "target/i386: Fix VSIB
+// decode", in 9.1), such as Debian bookworm's 7.2 that runs the emulated
+// fleet, decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
+// SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
+// register to the compiler, which picked ymm4 for some IQ1_M gathers (only
+// fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
+// measurable time. docs/performance.md has the minimal reproducer.
 HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
   __m256i out, mask;
   asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
