@@ -287,8 +287,8 @@ HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst
 #endif
 
 // Which IQ1 types gather: both on AVX-512; on AVX2 only IQ1_M, as IQ1_S's
-// four-lane gather was 5-7% slower than its scalar lookups (F32/F16,
-// docs/performance.md) while IQ1_M's was 16-24% faster.
+// four-lane gather was about 5 % slower than its scalar lookups (F32/F16)
+// while IQ1_M's was 14-18 % faster (medians, docs/performance.md).
 template <bool kIq1S>
 constexpr bool kIq1Gathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
                              !(kIq1S && HWY_TARGET == HWY_AVX2);
