@@ -5,12 +5,11 @@
 //    eight int8 codes in one 64-bit word, signs applied without a branch:
 //    with m = 0xFF in each negative byte, (g ^ m) + (m & 0x01…01) negates
 //    those bytes (grid bytes are 1…62, so no carry crosses a byte);
-//    On AVX-512, IQ1_S/IQ1_M instead build 8 grid indices per vector
-//    and fetch their entries with one gather, and take the bias off
-//    per byte there (scalar lookups were half their time). Not on AVX2:
-//    its 4-lane form passed natively but gave wrong IQ1_M F32/F16 bytes
-//    under QEMU's Haswell (fleet/AVX2), and no AVX2-only CPU was at hand
-//    to tell an emulator fault from ours;
+//    On AVX-512 (IQ1_S, IQ1_M) and AVX2 (IQ1_M), the IQ1 types instead
+//    build 8 or 4 grid indices per vector and fetch their entries with one
+//    gather, and take the bias off per byte there (scalar lookups were half
+//    their time). AVX2's gather keeps its index in ymm5 (Iq1GatherGrid:
+//    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -189,20 +188,47 @@ HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
     14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
 HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// AVX-512 (see the top of this file for AVX2): IQ1 codes for N = 8 groups (8N elements) at a time, the
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#if HWY_TARGET == HWY_AVX2
+// table[idx[l]] for 4 u64 lanes by vpgatherqq with the index always in ymm5.
+// QEMU without its 2024 fix (QEMU issue 2474, "target/i386: Fix VSIB
+// decode", in 9.1), such as Debian bookworm's 7.2 that runs the emulated
+// fleet, decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
+// SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
+// register to the compiler, which picked ymm4 for some IQ1_M gathers (only
+// fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
+// measurable time. docs/performance.md has the minimal reproducer.
+HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
+  __m256i out, mask;
+  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
+      "vpcmpeqq {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"
+      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]"
+      "|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
+      : [out] "=&x"(out), [mask] "=&x"(mask)
+      : [idx] "x"(idx.raw), [table] "r"(iq::kIq1SGridBiased.data()),
+        "m"(iq::kIq1SGridBiased)
+      : "xmm5");
+  return hn::Vec256<uint64_t>{out};
+}
+#else
+template <class V>
+HWY_INLINE V Iq1GatherGrid(V idx) {
+  const hn::DFromV<V> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  return hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
+}
+#endif
+// AVX2 and AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
 // grid entries fetched by one N-lane gather instead of N scalar loads. Group
 // g's lane takes its 3 high index bits from word >> shift[g], word the bytes
 // TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
 // in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
 // of word >> shift[g] (IQ1_M).
-constexpr int kIq1Bias = 0;
 using Iq1DU = hn::CappedTag<uint64_t, 8>;
 template <bool kSignBit15>
 HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, Iq1DU>> qh16,
                            const uint8_t* word_idx, const uint64_t* shift, int8_t* dst) {
   const Iq1DU du;
-  const hn::RebindToSigned<decltype(du)> di;
   const hn::Repartition<uint8_t, decltype(du)> d8;
   const hn::Rebind<uint32_t, decltype(du)> d32;  // 1.0.3 has no u8 -> u64 promotion
   const hn::Rebind<uint8_t, decltype(du)> d8q;
@@ -211,7 +237,7 @@ HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, I
   const auto bits = hn::Shr(word, hn::LoadU(du, shift));
   const auto idx = hn::Or(hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(d8q, qs))),
                           hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
-  const auto grid = hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
+  const auto grid = Iq1GatherGrid(idx);
   const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
                               : hn::And(hn::ShiftRight<3>(bits), one);
   // Per byte (no borrows between bytes), take off the bias 16 and, for a
@@ -258,18 +284,29 @@ HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst
     Iq1GatherN<kIq1S>(qs + g, qh16, t.idx + 8 * g, t.shift + g, dst + 8 * g);
   }
 }
-#else
-constexpr int kIq1Bias = 16;  // the codes PutGroup stores are 8g ± 1 + 16
 #endif
+
+// Which IQ1 types gather: both on AVX-512; on AVX2 only IQ1_M, as IQ1_S's
+// four-lane gather was about 5 % slower than its scalar lookups (F32/F16)
+// while IQ1_M's was 14-18 % faster (medians, docs/performance.md).
+template <bool kIq1S>
+constexpr bool kIq1Gathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+                             !(kIq1S && HWY_TARGET == HWY_AVX2);
+// The bias left on the codes for pass 2: 0 after the gather path, 16 after
+// PutGroup (8g ± 1 + 16).
+template <bool kIq1S>
+constexpr int kIq1Bias = kIq1Gathers<kIq1S> ? 0 : 16;
 
 HWY_INLINE void DecodeIq1S(const uint8_t* b, Decoded& out) {
   using namespace iq::iq1s;
   const float d = F16At(b + kD);
   static_assert(kQh + 16 == kBytes);
   Iq1Factors<8>(d, b + kQh, kIq1SIdx, kIq1SShift, out.dl);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
-  return;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIq1Gathers<true>) {
+    Iq1GatherBlock<true>(b + kQs, b + kQh, out.q);
+    return;
+  }
 #endif
   for (int sub = 0; sub < 8; ++sub) {
     const uint16_t qh = kq::LoadLe16(b + kQh + 2 * sub);
@@ -287,9 +324,11 @@ HWY_INLINE void DecodeIq1M(const uint8_t* b, Decoded& out) {
   std::memcpy(&d, &d_bits, sizeof(d));
   static_assert(kScales + 8 == kBytes);
   Iq1Factors<16>(d, b + kBytes - 16, kIq1MIdx, kIq1MShift, out.dl);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
-  return;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIq1Gathers<false>) {
+    Iq1GatherBlock<false>(b + kQs, b + kQh, out.q);
+    return;
+  }
 #endif
   for (int h = 0; h < 16; ++h) {  // one qh byte per 2 groups: index bits, delta sign
     const unsigned qh = b[kQh + h];
@@ -319,7 +358,8 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
   // IQ1_S has one factor per 32 elements, the others one per 16.
   constexpr bool kIq1 = kType == iq::kIq1SId || kType == iq::kIq1MId;
-  using Value = kqv::Scaled<false, false, kIq1 ? kIq1Bias : 0, kType == iq::kIq1SId ? 5 : 4>;
+  constexpr bool kIq1S = kType == iq::kIq1SId;
+  using Value = kqv::Scaled<false, false, kIq1 ? kIq1Bias<kIq1S> : 0, kIq1S ? 5 : 4>;
   const size_t bytes = ref::IQuantBlockBytes(kType);
   Decoded dec;
   dec.codes = dec.q;
