@@ -155,9 +155,9 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
                                   ", " + cpu.llc_source + ")").c_str());
   for (const perf::BenchRow& row : report.rows) {
     if (row.compute_bound_size) {
-      std::printf("(compute-bound kernels, e.g. %s, stream %zu elements: at their speed the "
-                  "size does not change ns per element; --json gives each row's n_elems)\n",
-                  row.kernel.c_str(), row.n_elems);
+      std::printf("(compute-bound rows, e.g. %s %s, stream fewer elements, %zu: at their "
+                  "speed the size does not change ns per element)\n",
+                  row.kernel.c_str(), row.target.c_str(), row.n_elems);
       break;
     }
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 
 #include "amn/targets.h"
@@ -187,9 +188,9 @@ BenchConfig BenchConfig::Quick() {
 
 namespace {
 
-// The streaming size of a kernel: StreamElemsFor, unless the kernel is bound
-// by arithmetic: its slowest cache-resident call (`cache_ns_per_elem`) is at
-// least kComputeBound x its streaming floor and one call at that size would
+// The streaming size of one row: StreamElemsFor (`full`), unless the row is
+// bound by arithmetic: its own cache-resident call (`cache_ns_per_elem`, same
+// kernel and target) is at least kComputeBound x its streaming floor and one call at that size would
 // take longer than kStreamCallBudgetNs. Such kernels (the encoders, the
 // I-quant ones about 1 us per element) move memory at under a tenth of the
 // floor's speed, so a smaller buffer gives the same ns per element, in
@@ -257,65 +258,60 @@ BenchReport RunBench(const BenchConfig& config,
     const double bytes_per_elem =
         static_cast<double>(KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems)) /
         kCacheElems;
-    double slowest_cache_ns = 0;  // per element, over this kernel's cache rows
+    std::map<std::string, double> cache_ns;  // per element, by target, for StreamElems
     for (const bool stream : {false, true}) {
       const std::string step = std::string(kernel.name) + (stream ? " stream " : " cache ");
       if (progress) progress(step + "floor");
       // The floor at the full size, before any buffer of the kernel's exists.
-      size_t n = stream ? StreamElemsFor(config.llc_bytes, bytes_per_elem, config.stream_elems)
-                        : config.cache_elems;
+      const size_t full = stream ? StreamElemsFor(config.llc_bytes, bytes_per_elem, config.stream_elems)
+                                 : config.cache_elems;
       BenchRow sizes;
-      const Floors floor = MeasureKernelFloor(stream, KernelInBytes(kernel, n),
-                                              KernelOutBytes(kernel, n), min_floor_bytes,
+      const Floors floor = MeasureKernelFloor(stream, KernelInBytes(kernel, full),
+                                              KernelOutBytes(kernel, full), min_floor_bytes,
                                               config.reps, report, sizes);
       const auto floor_ns_per_elem = [&](size_t elems) {
         const double in = static_cast<double>(KernelInBytes(kernel, elems)) / elems;
         const double out = static_cast<double>(KernelOutBytes(kernel, elems)) / elems;
         return stream ? floor.StreamNsPerElem(in, out) : floor.CacheNsPerElem(out);
       };
-      bool shortened = false;
-      if (stream) n = StreamElems(n, slowest_cache_ns, floor_ns_per_elem(n), config.cache_elems, shortened);
-      const double floor_ns = floor_ns_per_elem(n);
-      KernelBuffers buffers(kernel, n);
-      auto make_row = [&](std::string target, const Timing& timing) {
+      KernelBuffers buffers(kernel, full);  // a shortened row uses the start of them
+      double reference_ns = 0;
+      // Times `run` over n elements as one row; n is `full` unless the row
+      // is compute-bound (StreamElems).
+      const auto time_row = [&](const std::string& target, RowFn run) {
         BenchRow row = sizes;
+        size_t n = full;
+        if (stream) {
+          n = StreamElems(full, cache_ns[target], floor_ns_per_elem(full), config.cache_elems,
+                          row.compute_bound_size);
+        }
+        row.timing = TimeCalls([&] { run(buffers.in(), n, buffers.out()); }, config.reps);
         row.kernel = std::string(kernel.name);
-        row.target = std::move(target);
+        row.target = target;
         row.size = stream ? "stream" : "cache";
         row.n_elems = n;
         row.in_bytes = KernelInBytes(kernel, n);
         row.out_bytes = KernelOutBytes(kernel, n);
-        row.compute_bound_size = shortened;
         row.floor = floor;
-        row.timing = timing;
-        row.ns_per_elem = timing.median_ns / static_cast<double>(n);
+        row.ns_per_elem = row.timing.median_ns / static_cast<double>(n);
         row.gbps = BytesPerNsToGbps(static_cast<double>(row.in_bytes + row.out_bytes),
-                                    timing.median_ns);
-        row.floor_ns_per_elem = floor_ns;
-        row.ratio_to_floor = row.ns_per_elem / floor_ns;
-        return row;
+                                    row.timing.median_ns);
+        row.floor_ns_per_elem = floor_ns_per_elem(n);
+        row.ratio_to_floor = row.ns_per_elem / row.floor_ns_per_elem;
+        if (target == "reference") reference_ns = row.ns_per_elem;
+        row.speedup_vs_reference = reference_ns > 0 ? reference_ns / row.ns_per_elem : 0;
+        if (!stream) cache_ns[target] = row.ns_per_elem;
+        report.rows.push_back(std::move(row));
       };
-      std::vector<BenchRow> rows;
-      double reference_ns = 0;
       if (config.include_reference) {
         if (progress) progress(step + "reference");
-        rows.push_back(make_row("reference", TimeCalls([&] {
-          kernel.run_reference(buffers.in(), n, buffers.out());
-        }, config.reps)));
-        reference_ns = rows.back().ns_per_elem;
+        time_row("reference", kernel.run_reference);
       }
       for (TargetId target : targets) {
         if (progress) progress(step + std::string(TargetName(target)));
         if (!ForceTarget(target).ok()) continue;
-        rows.push_back(make_row(std::string(TargetName(target)), TimeCalls([&] {
-          kernel.run(buffers.in(), n, buffers.out());
-        }, config.reps)));
+        time_row(std::string(TargetName(target)), kernel.run);
         ClearForcedTarget();
-      }
-      for (BenchRow& row : rows) {
-        if (!stream) slowest_cache_ns = std::max(slowest_cache_ns, row.ns_per_elem);
-        row.speedup_vs_reference = reference_ns > 0 ? reference_ns / row.ns_per_elem : 0;
-        report.rows.push_back(std::move(row));
       }
     }
   }
