@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -25,6 +26,8 @@
 namespace amn::cli {
 namespace {
 
+constexpr uint64_t kLlcFromCpu = ~uint64_t{0};
+
 struct BenchOptions {
   bool quick = false;
   bool json = false;
@@ -32,6 +35,7 @@ struct BenchOptions {
   bool isa_all = false;
   std::string kernel;
   std::string targets;  // --targets A,B,...; empty = every one timed by default
+  uint64_t llc = kLlcFromCpu;  // --llc SIZE
   int reps = 5;
 };
 
@@ -70,7 +74,8 @@ std::optional<std::vector<TargetId>> ParseTargets(const std::string& text, bool 
 
 nlohmann::json OrNull(size_t value) { return value == 0 ? nlohmann::json() : nlohmann::json(value); }
 
-nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescription& cpu) {
+nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescription& cpu,
+                      bool llc_given) {
   nlohmann::json out;
   out["amn_version"] = AMN_VERSION_STRING;
   // Enough to tell machines apart when a fleet's runs are compared.
@@ -86,6 +91,7 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
   out["cache_elems"] = report.config.cache_elems;
   out["stream_min_elems"] = report.config.stream_elems;
   out["llc_bytes_used"] = OrNull(report.config.llc_bytes);
+  out["llc_from"] = llc_given ? "--llc" : "cpu";
   out["floor_min_bytes"] =
       perf::MinFloorBytes(report.config.llc_bytes, report.config.unknown_llc_floor_bytes);
   nlohmann::json cache_floors = nlohmann::json::array();
@@ -144,15 +150,19 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
 
 std::string Mib(size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
 
-void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu) {
+void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu, bool llc_given) {
   const perf::BenchConfig& c = report.config;
   std::printf("amn bench: one thread, median of %d runs; cache = %zu elements; stream = input + "
               "output >= %zu x the last-level cache and >= %zu elements (column M el)\n",
               c.reps, c.cache_elems, perf::kLlcMultiple, c.stream_elems);
-  std::printf("cpu: %s; last-level cache %s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),
-              c.llc_bytes == 0 ? "unknown (stream sizes and floor buffers fall back to the minimum)"
-                               : (Mib(c.llc_bytes) + " (L" + std::to_string(cpu.llc_level) +
-                                  ", " + cpu.llc_source + ")").c_str());
+  const std::string from_cpu =
+      cpu.llc_bytes == 0 ? "unknown"
+                         : Mib(cpu.llc_bytes) + " (L" + std::to_string(cpu.llc_level) + ", " +
+                               cpu.llc_source + ")";
+  std::printf("cpu: %s; last-level cache %s%s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),
+              llc_given ? (Mib(c.llc_bytes) + " from --llc; the CPU says " + from_cpu).c_str()
+                        : from_cpu.c_str(),
+              c.llc_bytes == 0 ? "; stream sizes and floor buffers: the minimum" : "");
   for (const perf::BenchRow& row : report.rows) {
     if (row.compute_bound_size) {
       std::printf("(compute-bound rows, e.g. %s %s, stream fewer elements, %zu: at their "
@@ -215,7 +225,7 @@ int RunBench(const BenchOptions& options) {
     config.only_targets = *only;
   }
   const perf::CpuDescription cpu = perf::DescribeCpu();
-  config.llc_bytes = cpu.llc_bytes;
+  config.llc_bytes = options.llc == kLlcFromCpu ? cpu.llc_bytes : options.llc;
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   size_t step = 0;
   const perf::BenchReport report = perf::RunBench(config, [&](const std::string& what) {
@@ -228,9 +238,9 @@ int RunBench(const BenchOptions& options) {
     return kExitUsage;
   }
   if (options.json) {
-    std::printf("%s\n", ToJson(report, cpu).dump(2).c_str());
+    std::printf("%s\n", ToJson(report, cpu, options.llc != kLlcFromCpu).dump(2).c_str());
   } else {
-    PrintTable(report, cpu);
+    PrintTable(report, cpu, options.llc != kLlcFromCpu);
   }
   return kExitOk;
 }
@@ -259,6 +269,12 @@ Command AddBenchCommand(CLI::App& app) {
                   "Only these targets, comma-separated names as `amn targets` prints them "
                   "(e.g. AVX3_DL,AVX2,SSE4); each must be one the run would time")
       ->type_name("A,B,...");
+  cmd->add_option("--llc", options->llc,
+                  "Size the streaming and floor buffers by this last-level cache instead of the "
+                  "one the CPU reports (K/M/G suffixes are powers of 1024; 0: as if unknown, "
+                  "the minimum sizes)")
+      ->transform(CLI::AsSizeValue(false))
+      ->type_name("SIZE");
   cmd->add_option("--kernel", options->kernel,
                   "Only kernels whose name contains this text (e.g. bf16, e4m3_to)");
   cmd->add_option("--reps", options->reps, "Timed runs per measurement; kernels: the median is reported (--json adds min and max), floors: the fastest")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -81,7 +82,8 @@ TEST(Cli, BenchJsonCoversEveryTargetAndTheReference) {
   for (const auto& t : target_list["targets"]) {
     supported += t["supported"].get<bool>() ? 1 : 0;
   }
-  const Result r = RunAmn("bench --quick --json --reps 1 --kernel e4m3_to_bf16");
+  // --llc 1M: the smallest sizes (the CPU's own cache may want GiB buffers).
+  const Result r = RunAmn("bench --quick --llc 1M --json --reps 1 --kernel e4m3_to_bf16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_GT(json["floors"]["write_gbps"].get<double>(), 0);
@@ -109,7 +111,7 @@ TEST(Cli, BenchIsaAllTimesEverySupportedTargetAndJsonHasFloors) {
     if (t["supported"].get<bool>()) supported.push_back(t["name"]);
   }
   ASSERT_FALSE(supported.empty());
-  const std::string args = "bench --quick --reps 1 --kernel e4m3_to_bf16";
+  const std::string args = "bench --quick --llc 1M --reps 1 --kernel e4m3_to_bf16";
 
   const Result capped = RunAmn("--isa baseline " + args + " --json");
   ASSERT_EQ(capped.exit_code, 0) << capped.err;
@@ -170,7 +172,7 @@ TEST(Cli, BenchTargetsRejectsUnknownUnsupportedAndCappedNames) {
     EXPECT_NE(r.err.find("--targets: '" + name + "' " + why), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   };
-  const std::string bench = "bench --quick --reps 1 --kernel e4m3_to_bf16 --targets ";
+  const std::string bench = "bench --quick --llc 1M --reps 1 --kernel e4m3_to_bf16 --targets ";
   expect_usage(bench + "AVX9000", "AVX9000", "is not a target compiled into this amn");
   expect_usage(bench + supported.back() + ",", "", "is not a target compiled into this amn");
   expect_usage(bench + supported.back() + ",nope", "nope", "is not a target");
@@ -187,13 +189,15 @@ TEST(Cli, BenchTargetsRejectsUnknownUnsupportedAndCappedNames) {
   }
 }
 
-// --targets limits the run (listed best first whatever the order given,
-// names in any case), and every --json row carries the floor it is judged
-// against: the bytes of its kernel's own floor measurement (streaming: at
-// least 4x the last-level cache, and the kernel's own bytes), speeds > 0,
-// the fastest so far in the run (never slower from one kernel to the next),
-// and floor_ns_per_elem / ratio_to_floor formed from them. No time is
-// asserted.
+// --targets limits the run (names in any case), and every --json row
+// carries the floor it is judged against: the bytes of its kernel's own
+// floor measurement (streaming: at least 4x the last-level cache, and the
+// kernel's own bytes), speeds > 0, the fastest so far in the run (never
+// slower from one kernel to the next), and floor_ns_per_elem /
+// ratio_to_floor formed from them. --llc 16M sets the cache the sizes follow:
+// 4 x 16 MiB / 3 bytes (E4M3 -> BF16, F16) = 22,369,621.3 elements, rounded
+// up to 342 x 65,536; / 5 bytes (-> F32) = 13,421,772.8, up to 205 x 65,536.
+// No time is asserted.
 TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
   const auto target_list = nlohmann::json::parse(RunAmn("targets --json").out);
   std::vector<std::string> supported;
@@ -204,16 +208,17 @@ TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
   const std::string last = supported.back();
   std::string lower = last;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  const Result r = RunAmn("bench --quick --json --reps 1 --kernel e4m3_to_ --targets " + lower);
+  const Result r =
+      RunAmn("bench --quick --llc 16M --json --reps 1 --kernel e4m3_to_ --targets " + lower);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["targets"], nlohmann::json(std::vector<std::string>{last}));
+  EXPECT_EQ(json["llc_bytes_used"], 16u << 20);
+  EXPECT_EQ(json["llc_from"], "--llc");
   const size_t min_floor = json["floor_min_bytes"].get<size_t>();
-  const auto llc = json["llc_bytes_used"];
-  if (!llc.is_null()) {
-    EXPECT_EQ(min_floor, 4 * llc.get<size_t>());
-  }
-  EXPECT_EQ(llc, json["cpu"]["llc_bytes"]);
+  EXPECT_EQ(min_floor, 64u << 20);
+  const std::map<std::string, size_t> stream_elems = {
+      {"e4m3_to_bf16", 22413312}, {"e4m3_to_f16", 22413312}, {"e4m3_to_f32", 13434880}};
   std::set<std::string> kernels;
   double last_write = 0, last_copy = 0;
   size_t rows = 0;
@@ -238,9 +243,11 @@ TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
       last_copy = copy;
       EXPECT_GE(floor["write_bytes"].get<double>(), std::max<double>(out, min_floor));
       EXPECT_GE(floor["copy_bytes"].get<double>(), std::max<double>(in + out, min_floor));
-      EXPECT_GE(n, 1 << 23);  // --quick's minimum
-      if (!llc.is_null()) {
-        EXPECT_GE(in + out, 4 * llc.get<double>());
+      const size_t expected = stream_elems.at(row["kernel"].get<std::string>());
+      if (row["compute_bound_size"].get<bool>()) {  // a very slow build: fewer elements
+        EXPECT_LT(n, expected);
+      } else {
+        EXPECT_EQ(n, expected) << row["kernel"];
       }
       floor_ns = std::max(out / n / write, (in / n + out / n) / copy);
     } else {
