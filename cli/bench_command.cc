@@ -103,7 +103,9 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
       {"copy_traffic_gbps", report.floors.copy_traffic_gbps},
       {"cache", cache_floors},
       {"method",
-       {{"when", "measured again before each kernel's cache rows and before its stream rows"},
+       {{"when",
+         "measured before and after each kernel's cache rows and its stream rows; each row "
+         "uses the fastest up to just after its own rows"},
         {"write_gbps",
          "memset of the kernel's stream output bytes, at least floor_min_bytes; fastest of "
          "reps; the fastest in the run so far is used; 1e9 bytes/s"},
@@ -179,8 +181,8 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
                                        : "--targets",
                 names.c_str());
   }
-  std::printf("floors, measured again before each kernel's cache rows and its stream rows at its "
-              "sizes, fastest of %d; each row uses the fastest so far in this run: stream write "
+  std::printf("floors, measured before and after each kernel's cache rows and its stream rows at "
+              "its sizes, fastest of %d; each row uses the fastest so far in this run: stream write "
               "(memset of the output, >= %s) up to %.1f GB/s, copy (memcpy of input + output, "
               ">= %s) up to %.1f GB/s read+write; cache: memset of the output bytes (in L2)\n",
               c.reps, Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
@@ -254,7 +256,7 @@ Command AddBenchCommand(CLI::App& app) {
       "Time every kernel on every allowed target (--isa-all: every supported one), one thread, "
       "at 65,536 elements (cache-resident) and streaming (input + output >= 4x the last-level "
       "cache, at least 4096x11008 elements), against the scalar reference and memory floors "
-      "(memset, memcpy) measured again before each kernel at its sizes, the fastest so far "
+      "(memset, memcpy) measured around each kernel's rows at its sizes, the fastest so far "
       "in the run");
   cmd->add_flag("--quick", options->quick,
                 "Streaming at least 2^23 elements (still >= 4x the last-level cache) and, when "

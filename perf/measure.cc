@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 
 #include "amn/targets.h"
@@ -190,13 +191,13 @@ namespace {
 
 // The streaming size of one row: StreamElemsFor (`full`), unless the row is
 // bound by arithmetic: its own cache-resident call (`cache_ns_per_elem`, same
-// kernel and target) is at least kComputeBound x its streaming floor and one call at that size would
-// take longer than kStreamCallBudgetNs. Such kernels (the encoders, the
-// I-quant ones about 1 us per element) move memory at under a tenth of the
-// floor's speed, so a smaller buffer gives the same ns per element, in
-// seconds instead of minutes per target. The row says so (compute_bound_size)
-// and its n_elems says which size ran. Whole multiples of the cache size keep
-// every block size whole.
+// kernel and target) is at least kComputeBound x its streaming floor, and one
+// call at `full` would take longer than kStreamCallBudgetNs. Such rows (the
+// encoders, the I-quant ones about 1 us per element; scalar code) move memory
+// at under a tenth of the floor's speed, so a smaller buffer gives the same
+// ns per element, in seconds instead of minutes per target. The row says so
+// (compute_bound_size) and its n_elems says which size ran. Whole multiples
+// of the cache size keep every block size whole.
 size_t StreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
                    size_t cache_elems, bool& shortened) {
   constexpr double kComputeBound = 10;
@@ -266,15 +267,19 @@ BenchReport RunBench(const BenchConfig& config,
       const size_t full = stream ? StreamElemsFor(config.llc_bytes, bytes_per_elem, config.stream_elems)
                                  : config.cache_elems;
       BenchRow sizes;
-      const Floors floor = MeasureKernelFloor(stream, KernelInBytes(kernel, full),
-                                              KernelOutBytes(kernel, full), min_floor_bytes,
-                                              config.reps, report, sizes);
+      const auto measure_floor = [&] {
+        return MeasureKernelFloor(stream, KernelInBytes(kernel, full), KernelOutBytes(kernel, full),
+                                  min_floor_bytes, config.reps, report, sizes);
+      };
+      Floors floor = measure_floor();
       const auto floor_ns_per_elem = [&](size_t elems) {
         const double in = static_cast<double>(KernelInBytes(kernel, elems)) / elems;
         const double out = static_cast<double>(KernelOutBytes(kernel, elems)) / elems;
         return stream ? floor.StreamNsPerElem(in, out) : floor.CacheNsPerElem(out);
       };
-      KernelBuffers buffers(kernel, full);  // a shortened row uses the start of them
+      // The kernel's buffers at the full size; a shortened row uses their start.
+      auto buffers = std::make_unique<KernelBuffers>(kernel, full);
+      const size_t first_row = report.rows.size();
       double reference_ns = 0;
       // Times `run` over n elements as one row; n is `full` unless the row
       // is compute-bound (StreamElems).
@@ -285,19 +290,16 @@ BenchReport RunBench(const BenchConfig& config,
           n = StreamElems(full, cache_ns[target], floor_ns_per_elem(full), config.cache_elems,
                           row.compute_bound_size);
         }
-        row.timing = TimeCalls([&] { run(buffers.in(), n, buffers.out()); }, config.reps);
+        row.timing = TimeCalls([&] { run(buffers->in(), n, buffers->out()); }, config.reps);
         row.kernel = std::string(kernel.name);
         row.target = target;
         row.size = stream ? "stream" : "cache";
         row.n_elems = n;
         row.in_bytes = KernelInBytes(kernel, n);
         row.out_bytes = KernelOutBytes(kernel, n);
-        row.floor = floor;
         row.ns_per_elem = row.timing.median_ns / static_cast<double>(n);
         row.gbps = BytesPerNsToGbps(static_cast<double>(row.in_bytes + row.out_bytes),
                                     row.timing.median_ns);
-        row.floor_ns_per_elem = floor_ns_per_elem(n);
-        row.ratio_to_floor = row.ns_per_elem / row.floor_ns_per_elem;
         if (target == "reference") reference_ns = row.ns_per_elem;
         row.speedup_vs_reference = reference_ns > 0 ? reference_ns / row.ns_per_elem : 0;
         if (!stream) cache_ns[target] = row.ns_per_elem;
@@ -312,6 +314,18 @@ BenchReport RunBench(const BenchConfig& config,
         if (!ForceTarget(target).ok()) continue;
         time_row(std::string(TargetName(target)), kernel.run);
         ClearForcedTarget();
+      }
+      // Measured again after the rows (their buffers freed), so that each
+      // row is judged against the fastest floor up to the end of its group:
+      // a floor taken while the machine was busier cannot let it win.
+      buffers.reset();
+      if (progress) progress(step + "floor again");
+      floor = measure_floor();
+      for (size_t i = first_row; i < report.rows.size(); ++i) {
+        BenchRow& row = report.rows[i];
+        row.floor = floor;
+        row.floor_ns_per_elem = floor_ns_per_elem(row.n_elems);
+        row.ratio_to_floor = row.ns_per_elem / row.floor_ns_per_elem;
       }
     }
   }

@@ -40,7 +40,7 @@ size_t MinFloorBytes(size_t llc_bytes, size_t unknown_llc_bytes);
 struct Floors {
   double write_gbps = 0;         // memset of a streaming buffer
   double copy_traffic_gbps = 0;  // memcpy of a streaming buffer, read + write bytes
-  double l2_write_gbps = 0;      // memset of a buffer that stays in L2
+  double l2_write_gbps = 0;      // memset of a buffer that stays in L2 (bench: its output)
 
   // Lowest possible ns/element for a streaming run: the larger of writing the
   // output at memset speed and moving input + output at memcpy traffic speed.
@@ -129,11 +129,12 @@ struct BenchRow {
   double ns_per_elem = 0;       // median
   double gbps = 0;              // (input + output bytes) / median time
   size_t in_bytes = 0, out_bytes = 0;
-  // Shortened streaming size of a kernel bound by arithmetic (see RunBench).
+  // A streaming row bound by arithmetic ran fewer elements (StreamElems in measure.cc).
   bool compute_bound_size = false;
   // The floor this row is judged against: the fastest write (and, streaming,
-  // copy) speed seen so far in the run at this size class, and the bytes of
-  // this kernel's own floor measurement taken just before its rows.
+  // copy) speed seen in the run up to just after this row's group (kernel x
+  // size) at this size class, and the bytes of that kernel's own floor
+  // measurements, taken just before and just after the group's rows.
   Floors floor;
   size_t floor_write_bytes = 0;
   size_t floor_copy_bytes = 0;  // read + write; 0 for cache rows
@@ -152,8 +153,8 @@ struct BenchReport {
 
 // Every kernel matching the filter x every allowed (or, with
 // every_supported_target, supported; or only_targets) target (+ reference) x
-// both sizes, one thread. The floors are measured again before each kernel's
-// cache rows and before its streaming rows, at that kernel's byte sizes.
+// both sizes, one thread. The floors are measured again before and after
+// each kernel's cache rows and its streaming rows, at that kernel's byte sizes.
 // `progress` (may be empty) hears each step.
 BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress);
