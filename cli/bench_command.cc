@@ -274,8 +274,9 @@ Command AddBenchCommand(CLI::App& app) {
   cmd->add_option("--llc", options->llc,
                   "Size the streaming and floor buffers by this last-level cache instead of the "
                   "one the CPU reports (K/M/G suffixes are powers of 1024; 0: as if unknown, "
-                  "the minimum sizes)")
+                  "the minimum sizes; at most 4G)")
       ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{0}, uint64_t{4} << 30))
       ->type_name("SIZE");
   cmd->add_option("--kernel", options->kernel,
                   "Only kernels whose name contains this text (e.g. bf16, e4m3_to)");

@@ -187,6 +187,8 @@ TEST(Cli, BenchTargetsRejectsUnknownUnsupportedAndCappedNames) {
     EXPECT_EQ(nlohmann::json::parse(r.out)["targets"],
               nlohmann::json(std::vector<std::string>{supported.front()}));
   }
+  // --llc is bounded (4 x 5 GiB buffers would be refused later, or worse).
+  EXPECT_EQ(RunAmn("bench --quick --llc 5G --kernel e4m3_to_bf16").exit_code, 2);
 }
 
 // --targets limits the run (names in any case), and every --json row
