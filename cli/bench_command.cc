@@ -1,13 +1,18 @@
 // `amn bench`: every kernel on every supported target at the two sizes of
-// DESIGN.md §8, against the memory floors measured in the same run and the
-// scalar reference. The measuring code lives in perf/measure.h.
+// DESIGN.md §8, against memory floors measured between the kernels of the
+// same run, and the scalar reference. The measuring code lives in
+// perf/measure.h.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "amn/targets.h"
 #include "amn/version.h"
@@ -21,18 +26,56 @@
 namespace amn::cli {
 namespace {
 
+constexpr uint64_t kLlcFromCpu = ~uint64_t{0};
+
 struct BenchOptions {
   bool quick = false;
   bool json = false;
   bool quiet = false;
   bool isa_all = false;
   std::string kernel;
+  std::string targets;  // --targets A,B,...; empty = every one timed by default
+  uint64_t llc = kLlcFromCpu;  // --llc SIZE
   int reps = 5;
 };
 
+// The targets --targets names, each one this run would otherwise time;
+// otherwise prints why not and returns nullopt.
+std::optional<std::vector<TargetId>> ParseTargets(const std::string& text, bool isa_all) {
+  const std::vector<TargetInfo> all = ListTargets();
+  std::string compiled;
+  for (const TargetInfo& t : all) compiled += (compiled.empty() ? "" : ", ") + t.name;
+  std::vector<TargetId> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    start = comma + 1;
+    const std::optional<TargetId> id = FindTarget(name);
+    const auto info = std::find_if(all.begin(), all.end(),
+                                   [&](const TargetInfo& t) { return id && t.id == *id; });
+    const char* why = nullptr;
+    if (info == all.end()) {
+      why = "is not a target compiled into this amn";
+    } else if (!info->supported) {
+      why = "is not supported by this CPU";
+    } else if (!isa_all && !info->allowed) {
+      why = "is above the --isa / AMN_ISA cap (add --isa-all to time it)";
+    }
+    if (why != nullptr) {
+      std::fprintf(stderr, "amn: bench: --targets: '%s' %s; targets: %s (see `amn targets`)\n",
+                   Printable(name).c_str(), why, compiled.c_str());
+      return std::nullopt;
+    }
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
 nlohmann::json OrNull(size_t value) { return value == 0 ? nlohmann::json() : nlohmann::json(value); }
 
-nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescription& cpu) {
+nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescription& cpu,
+                      bool llc_given) {
   nlohmann::json out;
   out["amn_version"] = AMN_VERSION_STRING;
   // Enough to tell machines apart when a fleet's runs are compared.
@@ -46,30 +89,60 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
   out["threads"] = 1;
   out["reps"] = report.config.reps;
   out["cache_elems"] = report.config.cache_elems;
-  out["stream_elems"] = report.config.stream_elems;
-  out["floors"] = {{"write_gbps", report.floors.write_gbps},
-                   {"copy_traffic_gbps", report.floors.copy_traffic_gbps},
-                   {"l2_write_gbps", report.floors.l2_write_gbps},
-                   {"floor_bytes", report.floors.floor_bytes},
-                   {"l2_bytes", perf::kL2Bytes},
-                   {"method",
-                    {{"write_gbps", "memset of floor_bytes, median of reps, 1e9 bytes/s"},
-                     {"copy_traffic_gbps",
-                      "memcpy of floor_bytes, read + write bytes counted, median of reps"},
-                     {"l2_write_gbps", "memset of an l2_bytes buffer, median of at least 5"},
-                     {"stream_floor",
-                      "max(out bytes / write_gbps, (in + out bytes) / copy_traffic_gbps)"},
-                     {"cache_floor", "out bytes / l2_write_gbps"}}}};
+  out["stream_min_elems"] = report.config.stream_elems;
+  out["llc_bytes_used"] = OrNull(report.config.llc_bytes);
+  out["llc_from"] = llc_given ? "--llc" : "cpu";
+  out["floor_min_bytes"] =
+      perf::MinFloorBytes(report.config.llc_bytes, report.config.unknown_llc_floor_bytes);
+  nlohmann::json cache_floors = nlohmann::json::array();
+  for (const auto& [bytes, gbps] : report.cache_write_gbps) {
+    cache_floors.push_back({{"bytes", bytes}, {"write_gbps", gbps}});
+  }
+  out["floors"] = {
+      {"write_gbps", report.floors.write_gbps},
+      {"copy_traffic_gbps", report.floors.copy_traffic_gbps},
+      {"cache", cache_floors},
+      {"method",
+       {{"when",
+         "measured before and after each kernel's cache rows and its stream rows; each row "
+         "uses the fastest up to just after its own rows"},
+        {"write_gbps",
+         "memset of the kernel's stream output bytes, at least floor_min_bytes; fastest of "
+         "reps; the fastest in the run so far is used; 1e9 bytes/s"},
+        {"copy_traffic_gbps",
+         "memcpy moving the kernel's stream input + output bytes (half read, half written), at "
+         "least floor_min_bytes; fastest of reps; the fastest in the run so far is used"},
+        {"cache_write_gbps",
+         "memset of the kernel's cache output bytes (L2-resident); fastest of at least 5; "
+         "the fastest in the run so far at those bytes is used"},
+        {"stream_elems",
+         "the smallest multiple of cache_elems >= stream_min_elems whose input + output "
+         "bytes are >= 4 x llc_bytes_used (compute-bound kernels: fewer, see "
+         "compute_bound_size)"},
+        {"stream_floor",
+         "max(out bytes / write_gbps, (in + out bytes) / copy_traffic_gbps)"},
+        {"cache_floor", "out bytes / cache_write_gbps"}}}};
   out["results"] = nlohmann::json::array();
   for (const perf::BenchRow& row : report.rows) {
+    const bool stream = row.size == "stream";
+    nlohmann::json floor = {{"write_gbps", stream ? row.floor.write_gbps : row.floor.l2_write_gbps},
+                            {"write_bytes", row.floor_write_bytes}};
+    if (stream) {
+      floor["copy_traffic_gbps"] = row.floor.copy_traffic_gbps;
+      floor["copy_bytes"] = row.floor_copy_bytes;
+    }
     out["results"].push_back({{"kernel", row.kernel},
                               {"target", row.target},
                               {"size", row.size},
                               {"n_elems", row.n_elems},
+                              {"in_bytes", row.in_bytes},
+                              {"out_bytes", row.out_bytes},
+                              {"compute_bound_size", row.compute_bound_size},
                               {"ns_per_elem", row.ns_per_elem},
                               {"ns_per_elem_min", row.timing.min_ns / row.n_elems},
                               {"ns_per_elem_max", row.timing.max_ns / row.n_elems},
                               {"gbps", row.gbps},
+                              {"floor", floor},
                               {"floor_ns_per_elem", row.floor_ns_per_elem},
                               {"ratio_to_floor", row.ratio_to_floor},
                               {"speedup_vs_reference", row.speedup_vs_reference}});
@@ -77,37 +150,50 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
   return out;
 }
 
-void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu) {
-  const perf::Floors& f = report.floors;
-  std::printf("amn bench: one thread, median of %d runs; cache = %zu elements, stream = %zu "
-              "elements\n",
-              report.config.reps, report.config.cache_elems, report.config.stream_elems);
+std::string Mib(size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
+
+void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu, bool llc_given) {
+  const perf::BenchConfig& c = report.config;
+  std::printf("amn bench: one thread, median of %d runs; cache = %zu elements; stream = input + "
+              "output >= %zu x the last-level cache and >= %zu elements (column M el)\n",
+              c.reps, c.cache_elems, perf::kLlcMultiple, c.stream_elems);
+  const std::string from_cpu =
+      cpu.llc_bytes == 0 ? "unknown"
+                         : Mib(cpu.llc_bytes) + " (L" + std::to_string(cpu.llc_level) + ", " +
+                               cpu.llc_source + ")";
+  std::printf("cpu: %s; last-level cache %s%s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),
+              llc_given ? (Mib(c.llc_bytes) + " from --llc; the CPU says " + from_cpu).c_str()
+                        : from_cpu.c_str(),
+              c.llc_bytes == 0 ? "; stream sizes and floor buffers: the minimum" : "");
   for (const perf::BenchRow& row : report.rows) {
-    if (row.size == "stream" && row.n_elems != report.config.stream_elems) {
-      std::printf("(compute-bound kernels, e.g. %s, stream %zu elements: at their speed the "
-                  "size does not change ns per element; --json gives each row's n_elems)\n",
-                  row.kernel.c_str(), row.n_elems);
+    if (row.compute_bound_size) {
+      std::printf("(compute-bound rows, e.g. %s %s, stream fewer elements, %zu: at their "
+                  "speed the size does not change ns per element)\n",
+                  row.kernel.c_str(), row.target.c_str(), row.n_elems);
       break;
     }
   }
-  if (report.config.every_supported_target) {
-    // --isa-all only, so the default table stays as it was.
-    std::printf("cpu: %s; last-level cache %s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),
-                cpu.llc_bytes == 0 ? "unknown"
-                                   : (std::to_string(cpu.llc_bytes >> 10) + " KiB (L" +
-                                      std::to_string(cpu.llc_level) + ")").c_str());
+  if (c.every_supported_target || !c.only_targets.empty()) {
     std::string names;
     for (const std::string& name : report.targets) names += " " + name;
-    std::printf("targets (--isa-all: every one this CPU supports, cap ignored):%s\n",
+    std::printf("targets (%s):%s\n",
+                c.only_targets.empty() ? "--isa-all: every one this CPU supports, cap ignored"
+                                       : "--targets",
                 names.c_str());
   }
-  std::printf("floors: write %.1f GB/s (memset %zu MiB), copy %.1f GB/s read+write (memcpy), "
-              "L2 write %.1f GB/s (memset 256 KiB)\n",
-              f.write_gbps, f.floor_bytes >> 20, f.copy_traffic_gbps, f.l2_write_gbps);
+  std::printf("floors, measured before and after each kernel's cache rows and its stream rows at "
+              "its sizes, fastest of %d; each row uses the fastest so far in this run: stream write "
+              "(memset of the output, >= %s) up to %.1f GB/s, copy (memcpy of input + output, "
+              ">= %s) up to %.1f GB/s read+write; cache: memset of the output bytes (in L2)\n",
+              c.reps, Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
+              report.floors.write_gbps,
+              Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
+              report.floors.copy_traffic_gbps);
   std::printf("x floor = time / floor time (1.0 is the memory limit); x ref = speed-up over the "
               "scalar reference\n\n");
-  std::printf("%-20s %-10s | %9s %7s %7s %7s | %9s %7s %7s %7s\n", "kernel", "target",
-              "cache ns", "GB/s", "x floor", "x ref", "stream ns", "GB/s", "x floor", "x ref");
+  std::printf("%-20s %-10s | %9s %7s %7s %7s | %9s %7s %7s %7s %6s\n", "kernel", "target",
+              "cache ns", "GB/s", "x floor", "x ref", "stream ns", "GB/s", "x floor", "x ref",
+              "M el");
   // Rows arrive kernel by kernel, cache then stream; pair them by target.
   std::map<std::pair<std::string, std::string>, const perf::BenchRow*> stream;
   for (const perf::BenchRow& row : report.rows) {
@@ -121,8 +207,8 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
                 row.kernel == last_kernel ? "" : row.kernel.c_str(), row.target.c_str(),
                 row.ns_per_elem, row.gbps, row.ratio_to_floor, row.speedup_vs_reference);
     if (s != nullptr) {
-      std::printf("%9.4f %7.1f %7.2f %7.1f\n", s->ns_per_elem, s->gbps, s->ratio_to_floor,
-                  s->speedup_vs_reference);
+      std::printf("%9.4f %7.1f %7.2f %7.1f %6.0f\n", s->ns_per_elem, s->gbps, s->ratio_to_floor,
+                  s->speedup_vs_reference, static_cast<double>(s->n_elems) / 1e6);
     } else {
       std::printf("%9s\n", "-");
     }
@@ -135,6 +221,13 @@ int RunBench(const BenchOptions& options) {
   config.kernel_filter = options.kernel;
   config.reps = options.reps;
   config.every_supported_target = options.isa_all;
+  if (!options.targets.empty()) {
+    const std::optional<std::vector<TargetId>> only = ParseTargets(options.targets, options.isa_all);
+    if (!only) return kExitUsage;
+    config.only_targets = *only;
+  }
+  const perf::CpuDescription cpu = perf::DescribeCpu();
+  config.llc_bytes = options.llc == kLlcFromCpu ? cpu.llc_bytes : options.llc;
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   size_t step = 0;
   const perf::BenchReport report = perf::RunBench(config, [&](const std::string& what) {
@@ -146,11 +239,10 @@ int RunBench(const BenchOptions& options) {
                  Printable(options.kernel).c_str());
     return kExitUsage;
   }
-  const perf::CpuDescription cpu = perf::DescribeCpu();
   if (options.json) {
-    std::printf("%s\n", ToJson(report, cpu).dump(2).c_str());
+    std::printf("%s\n", ToJson(report, cpu, options.llc != kLlcFromCpu).dump(2).c_str());
   } else {
-    PrintTable(report, cpu);
+    PrintTable(report, cpu, options.llc != kLlcFromCpu);
   }
   return kExitOk;
 }
@@ -161,20 +253,34 @@ Command AddBenchCommand(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench",
-      "Time every kernel on every allowed target (--isa-all: every supported one), one thread, at 65,536 elements "
-      "(cache-resident) and 4096x11008 (streaming), against memory floors measured in the "
-      "same run and the scalar reference");
+      "Time every kernel on every allowed target (--isa-all: every supported one), one thread, "
+      "at 65,536 elements (cache-resident) and streaming (input + output >= 4x the last-level "
+      "cache, at least 4096x11008 elements), against the scalar reference and memory floors "
+      "(memset, memcpy) measured around each kernel's rows at its sizes, the fastest so far "
+      "in the run");
   cmd->add_flag("--quick", options->quick,
-                "Streaming size 2^23 elements and 64 MiB floor buffers: seconds, not a minute");
+                "Streaming at least 2^23 elements (still >= 4x the last-level cache) and, when "
+                "the cache size is unknown, 64 MiB floor buffers");
   cmd->add_flag("--json", options->json,
                 "Print JSON instead of a table: CPU model and last-level cache, the floors and "
                 "how they were measured, one record per kernel x target x size");
   cmd->add_flag("--isa-all", options->isa_all,
                 "Every target this CPU supports, also those above the cap set by --isa or "
                 "AMN_ISA (which otherwise limits the targets timed)");
+  cmd->add_option("--targets", options->targets,
+                  "Only these targets, comma-separated names as `amn targets` prints them "
+                  "(e.g. AVX3_DL,AVX2,SSE4); each must be one the run would time")
+      ->type_name("A,B,...");
+  cmd->add_option("--llc", options->llc,
+                  "Size the streaming and floor buffers by this last-level cache instead of the "
+                  "one the CPU reports (K/M/G suffixes are powers of 1024; 0: as if unknown, "
+                  "the minimum sizes; at most 4G)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{0}, uint64_t{4} << 30))
+      ->type_name("SIZE");
   cmd->add_option("--kernel", options->kernel,
                   "Only kernels whose name contains this text (e.g. bf16, e4m3_to)");
-  cmd->add_option("--reps", options->reps, "Timed runs per measurement; the median is reported")
+  cmd->add_option("--reps", options->reps, "Timed runs per measurement; kernels: the median is reported (--json adds min and max), floors: the fastest")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", options->quiet, "No progress on the terminal");

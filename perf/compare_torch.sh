@@ -147,8 +147,12 @@ print("One thread each; ns per element (output element; input element for quanti
       "amn timing includes the QuantError sums), median of the runs. amn: fastest target per "
       "size; x floor = amn's streaming time / its bandwidth floor (1.0 = memory limit).")
 if floors:
-    print("amn floors: write %.1f GB/s, copy traffic %.1f GB/s, L2 write %.1f GB/s" % (
-        floors["write_gbps"], floors["copy_traffic_gbps"], floors["l2_write_gbps"]))
+    # The fastest of the first amn run (floors are measured around each
+    # kernel; each row's own floor is in its "floor" record).
+    cache = ", ".join("%.1f GB/s at %d KiB" % (c["write_gbps"], c["bytes"] >> 10)
+                      for c in floors.get("cache", []))
+    print("amn floors: write %.1f GB/s, copy traffic %.1f GB/s, cache write %s" % (
+        floors["write_gbps"], floors["copy_traffic_gbps"], cache or "n/a"))
 if skipped:
     print(skipped)
 else:

@@ -18,9 +18,10 @@
 namespace amn::perf {
 namespace {
 
-void SetCounters(benchmark::State& state, size_t n, size_t bytes_per_elem, double floor_ns) {
+void SetCounters(benchmark::State& state, size_t n, double bytes_per_elem, double floor_ns) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * bytes_per_elem));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(static_cast<double>(state.iterations() * n) * bytes_per_elem));
   state.counters["floor_ns_per_el"] = floor_ns;
   state.counters["ns_per_el"] = benchmark::Counter(
       static_cast<double>(state.iterations() * n) * 1e-9,
@@ -33,9 +34,9 @@ void RegisterAll(const Floors& floors) {
     if (info.allowed) targets.push_back(info.id);
   }
   for (const KernelInfo& kernel : Kernels()) {
-    // Block inputs: whole input bytes per element, rounded up.
-    const size_t in_bytes = (KernelInBytes(kernel, 1024) + 1023) / 1024;
-    const size_t out_bytes = (KernelOutBytes(kernel, 1024) + 1023) / 1024;
+    // Exact bytes per element (block inputs: block bytes / block elements).
+    const double in_bytes = static_cast<double>(KernelInBytes(kernel, kCacheElems)) / kCacheElems;
+    const double out_bytes = static_cast<double>(KernelOutBytes(kernel, kCacheElems)) / kCacheElems;
     for (const bool stream : {false, true}) {
       const size_t n = stream ? kStreamElems : kCacheElems;
       const double floor_ns = stream ? floors.StreamNsPerElem(in_bytes, out_bytes)
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
   const amn::perf::Floors floors = amn::perf::MeasureFloors(amn::perf::kFloorBytes, 5);
   std::printf("floors: write %.1f GB/s (memset %zu MiB), copy traffic %.1f GB/s (memcpy), "
               "L2 write %.1f GB/s (256 KiB)\n",
-              floors.write_gbps, floors.floor_bytes >> 20, floors.copy_traffic_gbps,
+              floors.write_gbps, amn::perf::kFloorBytes >> 20, floors.copy_traffic_gbps,
               floors.l2_write_gbps);
   amn::perf::RegisterAll(floors);
   benchmark::RunSpecifiedBenchmarks();

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <new>
 
 #include "amn/targets.h"
@@ -82,15 +84,27 @@ double BytesPerNsToGbps(double bytes, double ns) { return ns > 0 ? bytes / ns : 
 
 }  // namespace
 
-double Floors::StreamNsPerElem(size_t in_bytes_per_elem, size_t out_bytes_per_elem) const {
-  const double write = static_cast<double>(out_bytes_per_elem) / write_gbps;
-  const double copy =
-      static_cast<double>(in_bytes_per_elem + out_bytes_per_elem) / copy_traffic_gbps;
+size_t StreamElemsFor(size_t llc_bytes, double bytes_per_elem, size_t min_elems) {
+  size_t n = min_elems;
+  if (llc_bytes > 0 && bytes_per_elem > 0) {
+    const double fill = static_cast<double>(kLlcMultiple * llc_bytes) / bytes_per_elem;
+    n = std::max(n, static_cast<size_t>(std::ceil(fill)));
+  }
+  return (n + kCacheElems - 1) / kCacheElems * kCacheElems;
+}
+
+size_t MinFloorBytes(size_t llc_bytes, size_t unknown_llc_bytes) {
+  return llc_bytes > 0 ? kLlcMultiple * llc_bytes : unknown_llc_bytes;
+}
+
+double Floors::StreamNsPerElem(double in_bytes_per_elem, double out_bytes_per_elem) const {
+  const double write = out_bytes_per_elem / write_gbps;
+  const double copy = (in_bytes_per_elem + out_bytes_per_elem) / copy_traffic_gbps;
   return std::max(write, copy);
 }
 
-double Floors::CacheNsPerElem(size_t out_bytes_per_elem) const {
-  return static_cast<double>(out_bytes_per_elem) / l2_write_gbps;
+double Floors::CacheNsPerElem(double out_bytes_per_elem) const {
+  return out_bytes_per_elem / l2_write_gbps;
 }
 
 Timing TimeCalls(const std::function<void()>& call, int reps, double min_batch_ns) {
@@ -112,33 +126,33 @@ Timing TimeCalls(const std::function<void()>& call, int reps, double min_batch_n
   return timing;
 }
 
-Floors MeasureFloors(size_t floor_bytes, int reps) {
-  Floors floors;
-  floors.floor_bytes = floor_bytes;
-  AlignedBytes a(floor_bytes), b(floor_bytes);
-  const double bytes = static_cast<double>(floor_bytes);
+double MeasureWriteGbps(size_t bytes, int reps) {
+  AlignedBytes a(bytes);
   const Timing write = TimeCalls(
       [&] {
         std::memset(a.data(), 3, a.size());
         Clobber(a.data());
       },
-      reps);
-  floors.write_gbps = BytesPerNsToGbps(bytes, write.median_ns);
+      reps, 1e6);
+  return BytesPerNsToGbps(static_cast<double>(bytes), write.min_ns);
+}
+
+double MeasureCopyTrafficGbps(size_t traffic_bytes, int reps) {
+  AlignedBytes a(traffic_bytes / 2), b(traffic_bytes / 2);
   const Timing copy = TimeCalls(
       [&] {
         std::memcpy(b.data(), a.data(), a.size());
         Clobber(b.data());
       },
       reps);
-  floors.copy_traffic_gbps = BytesPerNsToGbps(2 * bytes, copy.median_ns);
-  AlignedBytes l2(kL2Bytes);
-  const Timing l2_write = TimeCalls(
-      [&] {
-        std::memset(l2.data(), 5, l2.size());
-        Clobber(l2.data());
-      },
-      std::max(reps, 5), 1e6);
-  floors.l2_write_gbps = BytesPerNsToGbps(static_cast<double>(kL2Bytes), l2_write.median_ns);
+  return BytesPerNsToGbps(static_cast<double>(2 * a.size()), copy.min_ns);
+}
+
+Floors MeasureFloors(size_t floor_bytes, int reps) {
+  Floors floors;
+  floors.write_gbps = MeasureWriteGbps(floor_bytes, reps);
+  floors.copy_traffic_gbps = MeasureCopyTrafficGbps(2 * floor_bytes, reps);
+  floors.l2_write_gbps = MeasureWriteGbps(kL2Bytes, std::max(reps, 5));
   return floors;
 }
 
@@ -169,27 +183,56 @@ KernelBuffers::KernelBuffers(const KernelInfo& kernel, size_t n_elems)
 BenchConfig BenchConfig::Quick() {
   BenchConfig config;
   config.stream_elems = size_t{1} << 23;
-  config.floor_bytes = size_t{64} << 20;
+  config.unknown_llc_floor_bytes = size_t{64} << 20;
   return config;
 }
 
 namespace {
 
-// The streaming size of a kernel whose cache-resident calls took
-// `cache_ns_per_elem` at worst: config.stream_elems, unless one call would
-// then take longer than kStreamCallBudgetNs. Such kernels (the I-quant
-// encoders, about 1 us per element) are bound by arithmetic: at that speed
-// they move well under 1 % of the memory floor's bytes, so a smaller buffer
-// gives the same ns per element, in seconds instead of the minutes per
-// target 4096 x 11008 elements would take. The row's n_elems says which
-// size ran. Whole multiples of the cache size keep every block size whole.
-size_t StreamElems(const BenchConfig& config, double cache_ns_per_elem) {
+// The streaming size of one row: StreamElemsFor (`full`), unless the row is
+// bound by arithmetic: its own cache-resident call (`cache_ns_per_elem`, same
+// kernel and target) is at least kComputeBound x its streaming floor, and one
+// call at `full` would take longer than kStreamCallBudgetNs. Such rows (the
+// encoders, the I-quant ones about 1 us per element; scalar code) move memory
+// at under a tenth of the floor's speed, so a smaller buffer gives the same
+// ns per element, in seconds instead of minutes per target. The row says so
+// (compute_bound_size) and its n_elems says which size ran. Whole multiples
+// of the cache size keep every block size whole.
+size_t StreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
+                   size_t cache_elems, bool& shortened) {
+  constexpr double kComputeBound = 10;
   constexpr double kStreamCallBudgetNs = 0.25e9;
-  if (cache_ns_per_elem * static_cast<double>(config.stream_elems) <= kStreamCallBudgetNs) {
-    return config.stream_elems;
-  }
+  shortened = cache_ns_per_elem >= kComputeBound * floor_ns_per_elem &&
+              cache_ns_per_elem * static_cast<double>(full) > kStreamCallBudgetNs;
+  if (!shortened) return full;
   const size_t fits = static_cast<size_t>(kStreamCallBudgetNs / cache_ns_per_elem);
-  return std::max<size_t>(1, fits / config.cache_elems) * config.cache_elems;
+  return std::min(full, std::max<size_t>(1, fits / cache_elems) * cache_elems);
+}
+
+// Measures this kernel's floor now, at its own bytes (never below min_bytes
+// when streaming), keeps the fastest speed seen so far in the run at that
+// size class, and returns the floor the kernel's rows are judged against.
+Floors MeasureKernelFloor(bool stream, size_t in_bytes, size_t out_bytes, size_t min_bytes,
+                          int reps, BenchReport& report, BenchRow& sizes) {
+  Floors floor;
+  if (stream) {
+    sizes.floor_write_bytes = std::max(out_bytes, min_bytes);
+    sizes.floor_copy_bytes = std::max(in_bytes + out_bytes, min_bytes);
+    Floors& best = report.floors;
+    best.write_gbps = std::max(best.write_gbps, MeasureWriteGbps(sizes.floor_write_bytes, reps));
+    best.copy_traffic_gbps =
+        std::max(best.copy_traffic_gbps, MeasureCopyTrafficGbps(sizes.floor_copy_bytes, reps));
+    floor.write_gbps = best.write_gbps;
+    floor.copy_traffic_gbps = best.copy_traffic_gbps;
+  } else {
+    // The cache rows rewrite the same output over and over: a memset of
+    // those bytes, which stay in L2 (L1 for the smallest outputs).
+    sizes.floor_write_bytes = out_bytes;
+    double& best = report.cache_write_gbps[out_bytes];
+    best = std::max(best, MeasureWriteGbps(out_bytes, std::max(reps, 5)));
+    floor.l2_write_gbps = best;
+  }
+  return floor;
 }
 
 }  // namespace
@@ -198,65 +241,91 @@ BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress) {
   BenchReport report;
   report.config = config;
-  if (progress) progress("measuring memory floors");
-  report.floors = MeasureFloors(config.floor_bytes, config.reps);
+  const size_t min_floor_bytes = MinFloorBytes(config.llc_bytes, config.unknown_llc_floor_bytes);
 
   std::vector<TargetId> targets;
   for (const TargetInfo& info : ListTargets()) {
-    if (config.every_supported_target ? info.supported : info.allowed) {
+    const bool wanted =
+        config.only_targets.empty() ||
+        std::find(config.only_targets.begin(), config.only_targets.end(), info.id) !=
+            config.only_targets.end();
+    if (wanted && (config.every_supported_target ? info.supported : info.allowed)) {
       targets.push_back(info.id);
       report.targets.push_back(info.name);
     }
   }
   for (const KernelInfo& kernel : Kernels()) {
     if (kernel.name.find(config.kernel_filter) == std::string_view::npos) continue;
-    // Block inputs: whole input bytes per element, rounded up, for the floor.
-    const size_t in_bytes = (KernelInBytes(kernel, 1024) + 1023) / 1024;
-    // Encoders: whole output bytes per element, rounded up, for the floor.
-    const size_t out_bytes = (KernelOutBytes(kernel, 1024) + 1023) / 1024;
-    double slowest_cache_ns = 0;  // per element, over this kernel's cache rows
+    const double bytes_per_elem =
+        static_cast<double>(KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems)) /
+        kCacheElems;
+    std::map<std::string, double> cache_ns;  // per element, by target, for StreamElems
     for (const bool stream : {false, true}) {
-      const size_t n = stream ? StreamElems(config, slowest_cache_ns) : config.cache_elems;
-      const double floor_ns =
-          stream ? report.floors.StreamNsPerElem(in_bytes, out_bytes)
-                 : report.floors.CacheNsPerElem(out_bytes);
-      KernelBuffers buffers(kernel, n);
-      auto make_row = [&](std::string target, const Timing& timing) {
-        BenchRow row;
+      const std::string step = std::string(kernel.name) + (stream ? " stream " : " cache ");
+      if (progress) progress(step + "floor");
+      // The floor at the full size, before any buffer of the kernel's exists.
+      const size_t full = stream ? StreamElemsFor(config.llc_bytes, bytes_per_elem, config.stream_elems)
+                                 : config.cache_elems;
+      BenchRow sizes;
+      const auto measure_floor = [&] {
+        return MeasureKernelFloor(stream, KernelInBytes(kernel, full), KernelOutBytes(kernel, full),
+                                  min_floor_bytes, config.reps, report, sizes);
+      };
+      Floors floor = measure_floor();
+      const auto floor_ns_per_elem = [&](size_t elems) {
+        const double in = static_cast<double>(KernelInBytes(kernel, elems)) / elems;
+        const double out = static_cast<double>(KernelOutBytes(kernel, elems)) / elems;
+        return stream ? floor.StreamNsPerElem(in, out) : floor.CacheNsPerElem(out);
+      };
+      // The kernel's buffers at the full size; a shortened row uses their start.
+      auto buffers = std::make_unique<KernelBuffers>(kernel, full);
+      const size_t first_row = report.rows.size();
+      double reference_ns = 0;
+      // Times `run` over n elements as one row; n is `full` unless the row
+      // is compute-bound (StreamElems).
+      const auto time_row = [&](const std::string& target, RowFn run) {
+        BenchRow row = sizes;
+        size_t n = full;
+        if (stream) {
+          n = StreamElems(full, cache_ns[target], floor_ns_per_elem(full), config.cache_elems,
+                          row.compute_bound_size);
+        }
+        row.timing = TimeCalls([&] { run(buffers->in(), n, buffers->out()); }, config.reps);
         row.kernel = std::string(kernel.name);
-        row.target = std::move(target);
+        row.target = target;
         row.size = stream ? "stream" : "cache";
         row.n_elems = n;
-        row.timing = timing;
-        row.ns_per_elem = timing.median_ns / static_cast<double>(n);
-        row.gbps = BytesPerNsToGbps(static_cast<double>(KernelInBytes(kernel, n) +
-                                                        KernelOutBytes(kernel, n)),
-                                    timing.median_ns);
-        row.floor_ns_per_elem = floor_ns;
-        row.ratio_to_floor = row.ns_per_elem / floor_ns;
-        return row;
+        row.in_bytes = KernelInBytes(kernel, n);
+        row.out_bytes = KernelOutBytes(kernel, n);
+        row.ns_per_elem = row.timing.median_ns / static_cast<double>(n);
+        row.gbps = BytesPerNsToGbps(static_cast<double>(row.in_bytes + row.out_bytes),
+                                    row.timing.median_ns);
+        if (target == "reference") reference_ns = row.ns_per_elem;
+        row.speedup_vs_reference = reference_ns > 0 ? reference_ns / row.ns_per_elem : 0;
+        if (!stream) cache_ns[target] = row.ns_per_elem;
+        report.rows.push_back(std::move(row));
       };
-      std::vector<BenchRow> rows;
-      double reference_ns = 0;
       if (config.include_reference) {
-        if (progress) progress(std::string(kernel.name) + " " + (stream ? "stream" : "cache") + " reference");
-        rows.push_back(make_row("reference", TimeCalls([&] {
-          kernel.run_reference(buffers.in(), n, buffers.out());
-        }, config.reps)));
-        reference_ns = rows.back().ns_per_elem;
+        if (progress) progress(step + "reference");
+        time_row("reference", kernel.run_reference);
       }
       for (TargetId target : targets) {
-        if (progress) progress(std::string(kernel.name) + " " + (stream ? "stream" : "cache") + " " + std::string(TargetName(target)));
+        if (progress) progress(step + std::string(TargetName(target)));
         if (!ForceTarget(target).ok()) continue;
-        rows.push_back(make_row(std::string(TargetName(target)), TimeCalls([&] {
-          kernel.run(buffers.in(), n, buffers.out());
-        }, config.reps)));
+        time_row(std::string(TargetName(target)), kernel.run);
         ClearForcedTarget();
       }
-      for (BenchRow& row : rows) {
-        if (!stream) slowest_cache_ns = std::max(slowest_cache_ns, row.ns_per_elem);
-        row.speedup_vs_reference = reference_ns > 0 ? reference_ns / row.ns_per_elem : 0;
-        report.rows.push_back(std::move(row));
+      // Measured again after the rows (their buffers freed), so that each
+      // row is judged against the fastest floor up to the end of its group:
+      // a floor taken while the machine was busier cannot let it win.
+      buffers.reset();
+      if (progress) progress(step + "floor again");
+      floor = measure_floor();
+      for (size_t i = first_row; i < report.rows.size(); ++i) {
+        BenchRow& row = report.rows[i];
+        row.floor = floor;
+        row.floor_ns_per_elem = floor_ns_per_elem(row.n_elems);
+        row.ratio_to_floor = row.ns_per_elem / row.floor_ns_per_elem;
       }
     }
   }

@@ -6,34 +6,58 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "amn/kernel_registry.h"
+#include "amn/targets.h"
 
 namespace amn::perf {
 
-// Sizes of DESIGN.md §8.
+// Sizes of DESIGN.md §8. kStreamElems is the smallest streaming size; the
+// floor buffers of kFloorBytes stand in for 4x the last-level cache when the
+// CPU does not say how large that is.
 inline constexpr size_t kCacheElems = 65536;
 inline constexpr size_t kStreamElems = size_t{4096} * 11008;
 inline constexpr size_t kFloorBytes = size_t{256} << 20;
 inline constexpr size_t kL2Bytes = size_t{256} << 10;
+inline constexpr size_t kLlcMultiple = 4;  // streaming buffers >= 4x the LLC
 
-// Memory speeds measured in this process, in GB/s (1e9 bytes per second).
+// The streaming element count for a kernel moving `bytes_per_elem` (input +
+// output) per element: at least min_elems, and enough elements that input +
+// output fill kLlcMultiple x llc_bytes, so no cache holds a useful part of
+// them. Rounded up to a whole multiple of kCacheElems (every block size
+// divides it). llc_bytes 0 (unknown) gives min_elems.
+size_t StreamElemsFor(size_t llc_bytes, double bytes_per_elem, size_t min_elems);
+
+// The smallest floor buffer (memset bytes, memcpy read + write bytes):
+// kLlcMultiple x llc_bytes, or unknown_llc_bytes when llc_bytes is 0.
+size_t MinFloorBytes(size_t llc_bytes, size_t unknown_llc_bytes);
+
+// Memory speeds in GB/s (1e9 bytes per second).
 struct Floors {
-  double write_gbps = 0;         // memset of floor_bytes
-  double copy_traffic_gbps = 0;  // memcpy of floor_bytes, read + write bytes
-  double l2_write_gbps = 0;      // memset of an L2-resident 256 KiB buffer
-  size_t floor_bytes = 0;
+  double write_gbps = 0;         // memset of a streaming buffer
+  double copy_traffic_gbps = 0;  // memcpy of a streaming buffer, read + write bytes
+  double l2_write_gbps = 0;      // memset of a buffer that stays in L2 (bench: its output)
 
   // Lowest possible ns/element for a streaming run: the larger of writing the
   // output at memset speed and moving input + output at memcpy traffic speed.
-  double StreamNsPerElem(size_t in_bytes_per_elem, size_t out_bytes_per_elem) const;
+  double StreamNsPerElem(double in_bytes_per_elem, double out_bytes_per_elem) const;
   // Lowest possible ns/element cache-resident: the output at L2 write speed.
-  double CacheNsPerElem(size_t out_bytes_per_elem) const;
+  double CacheNsPerElem(double out_bytes_per_elem) const;
 };
 
+// memset of `bytes`, in bytes/ns, the fastest of `reps` (noise only slows a
+// floor down, so the best run is the closest to the hardware's limit).
+double MeasureWriteGbps(size_t bytes, int reps);
+// memcpy between two buffers of traffic_bytes / 2, read + write bytes/ns,
+// the fastest of `reps`.
+double MeasureCopyTrafficGbps(size_t traffic_bytes, int reps);
+
+// All three floors once: streaming ones at floor_bytes, L2 at kL2Bytes (the
+// perf/ tools; `amn bench` measures again before each kernel instead).
 Floors MeasureFloors(size_t floor_bytes, int reps);
 
 // Median, fastest and slowest of `reps` timed batches, in ns per call.
@@ -81,16 +105,19 @@ class KernelBuffers {
 
 struct BenchConfig {
   size_t cache_elems = kCacheElems;
-  size_t stream_elems = kStreamElems;
-  size_t floor_bytes = kFloorBytes;
+  size_t stream_elems = kStreamElems;  // the smallest streaming size
+  size_t llc_bytes = 0;                // last-level cache; 0 = unknown
+  size_t unknown_llc_floor_bytes = kFloorBytes;  // floor buffers when llc_bytes is 0
   int reps = 5;
   std::string kernel_filter;  // substring of the kernel name; empty = all
   bool include_reference = true;
   // Every target this CPU supports, above the cap (AMN_ISA / --isa) too;
   // otherwise only the allowed ones.
   bool every_supported_target = false;
+  // Only these targets (each one that would otherwise be timed); empty = all.
+  std::vector<TargetId> only_targets;
 
-  static BenchConfig Quick();  // smaller streaming size and floor buffers
+  static BenchConfig Quick();  // smaller minimum streaming size and floor buffers
 };
 
 struct BenchRow {
@@ -101,6 +128,16 @@ struct BenchRow {
   Timing timing;
   double ns_per_elem = 0;       // median
   double gbps = 0;              // (input + output bytes) / median time
+  size_t in_bytes = 0, out_bytes = 0;
+  // A streaming row bound by arithmetic ran fewer elements (StreamElems in measure.cc).
+  bool compute_bound_size = false;
+  // The floor this row is judged against: the fastest write (and, streaming,
+  // copy) speed seen in the run up to just after this row's group (kernel x
+  // size) at this size class, and the bytes of that kernel's own floor
+  // measurements, taken just before and just after the group's rows.
+  Floors floor;
+  size_t floor_write_bytes = 0;
+  size_t floor_copy_bytes = 0;  // read + write; 0 for cache rows
   double floor_ns_per_elem = 0;
   double ratio_to_floor = 0;    // ns_per_elem / floor_ns_per_elem
   double speedup_vs_reference = 0;  // reference ns / this ns (same size)
@@ -108,14 +145,17 @@ struct BenchRow {
 
 struct BenchReport {
   BenchConfig config;
-  Floors floors;
+  Floors floors;  // the fastest streaming floors of the run (l2_write_gbps unused)
+  std::map<size_t, double> cache_write_gbps;  // the fastest cache floor per buffer bytes
   std::vector<std::string> targets;  // the targets timed, best first
   std::vector<BenchRow> rows;
 };
 
 // Every kernel matching the filter x every allowed (or, with
-// every_supported_target, supported) target (+ reference) x
-// both sizes, one thread. `progress` (may be empty) hears each step.
+// every_supported_target, supported; or only_targets) target (+ reference) x
+// both sizes, one thread. The floors are measured again before and after
+// each kernel's cache rows and its streaming rows, at that kernel's byte sizes.
+// `progress` (may be empty) hears each step.
 BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -81,11 +82,12 @@ TEST(Cli, BenchJsonCoversEveryTargetAndTheReference) {
   for (const auto& t : target_list["targets"]) {
     supported += t["supported"].get<bool>() ? 1 : 0;
   }
-  const Result r = RunAmn("bench --quick --json --reps 1 --kernel e4m3_to_bf16");
+  // --llc 1M: the smallest sizes (the CPU's own cache may want GiB buffers).
+  const Result r = RunAmn("bench --quick --llc 1M --json --reps 1 --kernel e4m3_to_bf16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_GT(json["floors"]["write_gbps"].get<double>(), 0);
-  EXPECT_GT(json["floors"]["l2_write_gbps"].get<double>(), 0);
+  EXPECT_FALSE(json["floors"]["cache"].empty());
   size_t rows = 0;
   for (const auto& row : json["results"]) {
     EXPECT_EQ(row["kernel"], "e4m3_to_bf16");
@@ -109,7 +111,7 @@ TEST(Cli, BenchIsaAllTimesEverySupportedTargetAndJsonHasFloors) {
     if (t["supported"].get<bool>()) supported.push_back(t["name"]);
   }
   ASSERT_FALSE(supported.empty());
-  const std::string args = "bench --quick --reps 1 --kernel e4m3_to_bf16";
+  const std::string args = "bench --quick --llc 1M --reps 1 --kernel e4m3_to_bf16";
 
   const Result capped = RunAmn("--isa baseline " + args + " --json");
   ASSERT_EQ(capped.exit_code, 0) << capped.err;
@@ -127,12 +129,12 @@ TEST(Cli, BenchIsaAllTimesEverySupportedTargetAndJsonHasFloors) {
   }
   EXPECT_EQ(timed, std::set<std::string>(supported.begin(), supported.end()));
   const auto& floors = json["floors"];
-  for (const char* key : {"write_gbps", "copy_traffic_gbps", "l2_write_gbps"}) {
+  for (const char* key : {"write_gbps", "copy_traffic_gbps"}) {
     EXPECT_GT(floors[key].get<double>(), 0) << key;
     EXPECT_TRUE(floors["method"][key].is_string()) << key;
   }
-  EXPECT_GT(floors["floor_bytes"].get<size_t>(), 0u);
-  EXPECT_GT(floors["l2_bytes"].get<size_t>(), 0u);
+  EXPECT_TRUE(floors["method"]["cache_write_gbps"].is_string());
+  EXPECT_GT(json["floor_min_bytes"].get<size_t>(), 0u);
   EXPECT_TRUE(floors["method"]["stream_floor"].is_string());
   EXPECT_TRUE(floors["method"]["cache_floor"].is_string());
   for (const char* key : {"model", "llc_bytes", "llc_level", "llc_source"}) {
@@ -150,6 +152,120 @@ TEST(Cli, BenchIsaAllTimesEverySupportedTargetAndJsonHasFloors) {
     EXPECT_NE(header_line.find(" " + name), std::string::npos) << name;
     EXPECT_NE(table.out.find(" " + name + " "), std::string::npos) << name;  // a table row
   }
+}
+
+// --targets: names as `amn targets` prints them (any case), each one the
+// run would time; anything else is a usage error (exit 2, one line naming
+// the target), found before anything is timed.
+TEST(Cli, BenchTargetsRejectsUnknownUnsupportedAndCappedNames) {
+  const auto target_list = nlohmann::json::parse(RunAmn("targets --json").out);
+  std::vector<std::string> supported, unsupported;
+  for (const auto& t : target_list["targets"]) {
+    (t["supported"].get<bool>() ? supported : unsupported).push_back(t["name"]);
+  }
+  ASSERT_FALSE(supported.empty());
+  const auto expect_usage = [](const std::string& args, const std::string& name,
+                               const std::string& why) {
+    const Result r = RunAmn(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find("--targets: '" + name + "' " + why), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  const std::string bench = "bench --quick --llc 1M --reps 1 --kernel e4m3_to_bf16 --targets ";
+  expect_usage(bench + "AVX9000", "AVX9000", "is not a target compiled into this amn");
+  expect_usage(bench + supported.back() + ",", "", "is not a target compiled into this amn");
+  expect_usage(bench + supported.back() + ",nope", "nope", "is not a target");
+  if (!unsupported.empty()) {
+    expect_usage(bench + unsupported.front(), unsupported.front(), "is not supported by this CPU");
+  }
+  if (supported.size() > 1) {  // the best one is above a baseline cap unless --isa-all
+    expect_usage("--isa baseline " + bench + supported.front(), supported.front(),
+                 "is above the --isa / AMN_ISA cap");
+    const Result r = RunAmn("--isa baseline " + bench + supported.front() + " --isa-all --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["targets"],
+              nlohmann::json(std::vector<std::string>{supported.front()}));
+  }
+  // --llc is bounded (4 x 5 GiB buffers would be refused later, or worse).
+  EXPECT_EQ(RunAmn("bench --quick --llc 5G --kernel e4m3_to_bf16").exit_code, 2);
+}
+
+// --targets limits the run (names in any case), and every --json row
+// carries the floor it is judged against: the bytes of its kernel's own
+// floor measurement (streaming: at least 4x the last-level cache, and the
+// kernel's own bytes), speeds > 0, the fastest so far in the run (never
+// slower from one kernel to the next), and floor_ns_per_elem /
+// ratio_to_floor formed from them. --llc 16M sets the cache the sizes follow:
+// 4 x 16 MiB / 3 bytes (E4M3 -> BF16, F16) = 22,369,621.3 elements, rounded
+// up to 342 x 65,536; / 5 bytes (-> F32) = 13,421,772.8, up to 205 x 65,536.
+// No time is asserted.
+TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
+  const auto target_list = nlohmann::json::parse(RunAmn("targets --json").out);
+  std::vector<std::string> supported;
+  for (const auto& t : target_list["targets"]) {
+    if (t["supported"].get<bool>()) supported.push_back(t["name"]);
+  }
+  ASSERT_FALSE(supported.empty());
+  const std::string last = supported.back();
+  std::string lower = last;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  const Result r =
+      RunAmn("bench --quick --llc 16M --json --reps 1 --kernel e4m3_to_ --targets " + lower);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["targets"], nlohmann::json(std::vector<std::string>{last}));
+  EXPECT_EQ(json["llc_bytes_used"], 16u << 20);
+  EXPECT_EQ(json["llc_from"], "--llc");
+  const size_t min_floor = json["floor_min_bytes"].get<size_t>();
+  EXPECT_EQ(min_floor, 64u << 20);
+  const std::map<std::string, size_t> stream_elems = {
+      {"e4m3_to_bf16", 22413312}, {"e4m3_to_f16", 22413312}, {"e4m3_to_f32", 13434880}};
+  std::set<std::string> kernels;
+  double last_write = 0, last_copy = 0;
+  size_t rows = 0;
+  for (const auto& row : json["results"]) {
+    ++rows;
+    kernels.insert(row["kernel"].get<std::string>());
+    EXPECT_TRUE(row["target"] == "reference" || row["target"] == last) << row["target"];
+    const auto& floor = row["floor"];
+    const double n = row["n_elems"].get<double>();
+    const double in = row["in_bytes"].get<double>(), out = row["out_bytes"].get<double>();
+    const double write = floor["write_gbps"].get<double>();
+    EXPECT_GT(write, 0);
+    EXPECT_GT(row["ns_per_elem_min"].get<double>(), 0);
+    EXPECT_LE(row["ns_per_elem_min"].get<double>(), row["ns_per_elem"].get<double>());
+    double floor_ns = 0;
+    if (row["size"] == "stream") {
+      const double copy = floor["copy_traffic_gbps"].get<double>();
+      EXPECT_GT(copy, 0);
+      EXPECT_GE(write, last_write);  // the fastest so far
+      EXPECT_GE(copy, last_copy);
+      last_write = write;
+      last_copy = copy;
+      EXPECT_GE(floor["write_bytes"].get<double>(), std::max<double>(out, min_floor));
+      EXPECT_GE(floor["copy_bytes"].get<double>(), std::max<double>(in + out, min_floor));
+      const size_t expected = stream_elems.at(row["kernel"].get<std::string>());
+      if (row["compute_bound_size"].get<bool>()) {  // a very slow build: fewer elements
+        EXPECT_LT(n, expected);
+      } else {
+        EXPECT_EQ(n, expected) << row["kernel"];
+      }
+      floor_ns = std::max(out / n / write, (in / n + out / n) / copy);
+    } else {
+      EXPECT_EQ(n, 65536);
+      EXPECT_EQ(floor["write_bytes"].get<double>(), out);  // its own output, in L2
+      EXPECT_FALSE(floor.contains("copy_traffic_gbps"));
+      floor_ns = out / n / write;
+    }
+    EXPECT_NEAR(row["floor_ns_per_elem"].get<double>(), floor_ns, floor_ns * 1e-12);
+    EXPECT_NEAR(row["ratio_to_floor"].get<double>(),
+                row["ns_per_elem"].get<double>() / floor_ns,
+                row["ratio_to_floor"].get<double>() * 1e-12);
+  }
+  EXPECT_EQ(kernels, (std::set<std::string>{"e4m3_to_bf16", "e4m3_to_f16", "e4m3_to_f32"}));
+  EXPECT_EQ(rows, 3u * 2 * 2);  // kernels x (reference + one target) x sizes
+  EXPECT_EQ(json["floors"]["write_gbps"].get<double>(), last_write);
 }
 
 }  // namespace
