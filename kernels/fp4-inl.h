@@ -50,10 +50,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Groups per tile of precomputed scales.
 inline constexpr size_t kFp4TileGroups = 64;
 inline constexpr size_t kFp4MaxLanes = HWY_MAX_BYTES / sizeof(float);
-// Rows per transposed MXFP4 tile: at least one chunk, and 256 so that the
-// per-column work of a tile (pointers, scale loads, loop exits) is spread
-// over 256 outputs (gpt-oss experts have 2880 rows).
-inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(256, 2 * kFp4MaxLanes);
+// Rows per transposed MXFP4 tile: at least 64 and at least one chunk
+// (256 was measured slower: its rows' input lines and output columns no
+// longer stay in L1 together).
+inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(64, 2 * kFp4MaxLanes);
 
 // E2M1 codes (u16 lanes, 0..15) -> BF16 bits of their values (exact). The
 // low and high byte of each value's BF16 pattern come from one 16-byte table
@@ -358,11 +358,12 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
   const hn::ScalableTag<float> df;
   const size_t n = hn::Lanes(df);
   const size_t chunk = 2 * n;
-  const size_t tile_rows = std::max<size_t>(256, chunk);  // a multiple of chunk
+  const size_t tile_rows = std::max<size_t>(64, chunk);  // a multiple of chunk
   constexpr size_t kG = ref::kMxfp4GroupElems;
   constexpr size_t kB = ref::kMxfp4GroupBytes;
   HWY_ALIGN uint8_t tile[kB][kFp4MaxTileRows];
   HWY_ALIGN float lane_scales[kFp4MaxTileRows];
+  uint8_t scale_codes[kFp4MaxTileRows];
   HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
   if (col_begin >= col_end) return;
   for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
@@ -375,20 +376,26 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
       for (size_t t = 0; t < t_padded; t += 16) {
         TransposeBlocks16(first + t * groups * kB, groups * kB, t < t_n ? t_n - t : 0, tile, t);
       }
+      // The tile's E8M0 scale bytes (one per row, `groups` bytes apart).
+      bool any_inf = false;  // 255: +Inf
+      for (size_t t = 0; t < t_n; ++t) {
+        scale_codes[t] = scales[(r0 + t) * groups + g];
+        any_inf |= scale_codes[t] == 0xFF;
+      }
       // The F16C direct path (E2m1F16DirectChunk) takes a tile whose
       // scales are all finite, with lane scales in element order.
       bool direct = false;
 #if AMN_F16_HARDWARE_DEMOTE
-      if constexpr (kOut == DequantOut::kF16) {
-        direct = true;
-        for (size_t t = 0; t < t_n; ++t) direct &= scales[(r0 + t) * groups + g] != 0xFF;
-      }
+      if constexpr (kOut == DequantOut::kF16) direct = !any_inf;
 #endif
+      (void)any_inf;
       for (size_t t = 0; t < t_padded; ++t) {
         const size_t at = (t / chunk) * chunk +
                           (direct ? t % chunk : LaneOf<kOut>(t % chunk, n));
-        uint32_t bits = 0;
-        if (t < t_n) bits = ref::E8m0ToF32Bits(scales[(r0 + t) * groups + g]);
+        // ref::E8m0ToF32Bits inline (2^(e - 127); e = 0 is the F32
+        // subnormal 2^-127); padded rows get +0.
+        const uint32_t e = t < t_n ? scale_codes[t] : 0;
+        const uint32_t bits = t >= t_n ? 0u : e == 0 ? 0x00400000u : e << fmt::kF32MantBits;
         std::memcpy(lane_scales + at, &bits, sizeof(bits));
       }
       for (size_t c = c_lo; c < c_hi; ++c) {

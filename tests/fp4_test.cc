@@ -521,8 +521,8 @@ TEST_P(Fp4Test, Mxfp4MultiExpertRanges) {
   }
 }
 
-// Transposed MXFP4 with more rows than one tile (fp4-inl.h: 256), the last
-// tile partial, every E8M0 exponent, and one 255 (Inf scale) in the second
+// Transposed MXFP4 over several row tiles (fp4-inl.h: 64 rows), the last
+// tile partial, every E8M0 exponent, and one 255 (Inf scale) in the last
 // tile only: the F16C F16 path takes the tiles with finite scales, the
 // general path the other; ranges start and end inside groups.
 TEST_P(Fp4Test, Mxfp4TransposedAcrossTiles) {
