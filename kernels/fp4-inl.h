@@ -19,7 +19,8 @@
 // along the rows. A tile of T rows of one group is transposed as bytes into
 // a [16][T] stack tile; output row c then reads byte row c/2 (low nibble for
 // even c) and takes one scale per lane (per row), so the stores are whole
-// vectors along the output rows.
+// vectors along the output rows. F16 output on F16C targets decodes a tile
+// with finite scales straight to F16 bits (E2m1F16DirectChunk).
 #if defined(AMN_KERNELS_FP4_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP4_INL_H_
 #undef AMN_KERNELS_FP4_INL_H_

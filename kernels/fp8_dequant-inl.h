@@ -2,7 +2,9 @@
 // Decode the codes to exact F32 (the BF16 lanes of fp8_convert-inl.h, << 16),
 // one Mul by the column block's scale, the NaN choice of
 // kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
-// float_convert-inl.h. Same bytes as kernels/ref/fp8_dequant_ref.cc on every
+// float_convert-inl.h. F16 output on F16C targets takes a shorter route for
+// whole chunks inside one block (DequantF16DirectSpan: codes to F16 bits,
+// vcvtph2ps, the same one Mul, vcvtps2ph). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
 // target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
 // that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -14,6 +14,8 @@
 // NaN per block, from d and dmin alone, computed in scalar code; only blocks
 // whose d or dmin is Inf/NaN (the only ones that can give NaN) take the pass-2
 // variant with one IsNaN + IfThenElse per vector (chosen per block).
+// TQ1_0 to F16 skips both passes for blocks with a finite d: its only
+// results are -d, +0 · d and d, looked up per digit (Tq1F16Block).
 // Same bytes as the reference on every target; SCALAR (one-lane vectors,
 // no 16-byte table lookup) runs the reference.
 #if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
