@@ -19,7 +19,8 @@
 // along the rows. A tile of T rows of one group is transposed as bytes into
 // a [16][T] stack tile; output row c then reads byte row c/2 (low nibble for
 // even c) and takes one scale per lane (per row), so the stores are whole
-// vectors along the output rows.
+// vectors along the output rows. F16 output on F16C targets decodes a tile
+// with finite scales straight to F16 bits (E2m1F16DirectChunk).
 #if defined(AMN_KERNELS_FP4_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP4_INL_H_
 #undef AMN_KERNELS_FP4_INL_H_
@@ -50,7 +51,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Groups per tile of precomputed scales.
 inline constexpr size_t kFp4TileGroups = 64;
 inline constexpr size_t kFp4MaxLanes = HWY_MAX_BYTES / sizeof(float);
-// Rows per transposed MXFP4 tile: at least 64 and at least one chunk.
+// Rows per transposed MXFP4 tile: at least 64 and at least one chunk
+// (256 was measured slower: its rows' input lines and output columns no
+// longer stay in L1 together).
 inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(64, 2 * kFp4MaxLanes);
 
 // E2M1 codes (u16 lanes, 0..15) -> BF16 bits of their values (exact). The
@@ -116,6 +119,41 @@ HWY_INLINE void E2m1Chunk(DF df, V16 codes, hn::Vec<DF> scale_a, hn::Vec<DF> sca
                          out);
   }
 }
+
+#if AMN_F16_HARDWARE_DEMOTE
+// F16 output with F16C, for chunks whose scales are all finite (E8M0 below
+// 255): every E2M1 value is an F16 whose low byte is zero, so one byte-table
+// lookup on the code held in the upper byte of a u16 lane (the lower byte,
+// zero, looks up entry 0, +0.0) gives its F16 bits; vcvtph2ps widens them
+// exactly, one Mul per vector takes the per-lane scales (element order:
+// lane j of A is element j, of B element N + j), and StoreF16Pair rounds and
+// stores in order. A finite scale times a finite value is never NaN, so the
+// NaN rule has nothing to do. `shift` 0 takes the low nibbles of the 2N
+// bytes at `in`, 4 the high ones.
+template <class DF>
+HWY_INLINE void E2m1F16DirectChunk(DF df, const uint8_t* HWY_RESTRICT in, int shift,
+                                   hn::Vec<DF> scale_a, hn::Vec<DF> scale_b,
+                                   uint16_t* HWY_RESTRICT out) {
+  // Upper bytes of the F16 of 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
+  HWY_ALIGN static constexpr uint8_t kF16High[16] = {0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42,
+                                                     0x44, 0x46, 0x80, 0xB8, 0xBC, 0xBE,
+                                                     0xC0, 0xC2, 0xC4, 0xC6};
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Repartition<uint8_t, DF> d8;
+  const hn::Rebind<uint8_t, decltype(d16)> d8_half;
+  const hn::Rebind<uint16_t, DF> dh;  // one half of d16
+  const hn::Rebind<hwy::float16_t, DF> df16;
+  const auto bytes = hn::PromoteTo(d16, hn::LoadU(d8_half, in));
+  const auto index = hn::And(hn::ShiftLeftSame(bytes, 8 - shift), hn::Set(d16, uint16_t{0x0F00}));
+  const auto bits = hn::BitCast(
+      d16, hn::TableLookupBytes(hn::LoadDup128(d8, kF16High), hn::BitCast(d8, index)));
+  const auto a = hn::PromoteTo(df, hn::BitCast(df16, hn::LowerHalf(dh, bits)));
+  const auto b = hn::PromoteTo(df, hn::BitCast(df16, hn::UpperHalf(dh, bits)));
+  StoreF16Pair(du, hn::BitCast(du, hn::Mul(a, scale_a)), hn::BitCast(du, hn::Mul(b, scale_b)),
+               out);
+}
+#endif  // AMN_F16_HARDWARE_DEMOTE
 
 // Where the lanes of a chunk find their group scale in a flat run with
 // kGroup-element groups. A chunk no wider than a group lies inside one
@@ -326,6 +364,7 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
   constexpr size_t kB = ref::kMxfp4GroupBytes;
   HWY_ALIGN uint8_t tile[kB][kFp4MaxTileRows];
   HWY_ALIGN float lane_scales[kFp4MaxTileRows];
+  uint8_t scale_codes[kFp4MaxTileRows];
   HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
   if (col_begin >= col_end) return;
   for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
@@ -338,10 +377,26 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
       for (size_t t = 0; t < t_padded; t += 16) {
         TransposeBlocks16(first + t * groups * kB, groups * kB, t < t_n ? t_n - t : 0, tile, t);
       }
+      // The tile's E8M0 scale bytes (one per row, `groups` bytes apart).
+      bool any_inf = false;  // 255: +Inf
+      for (size_t t = 0; t < t_n; ++t) {
+        scale_codes[t] = scales[(r0 + t) * groups + g];
+        any_inf |= scale_codes[t] == 0xFF;
+      }
+      // The F16C direct path (E2m1F16DirectChunk) takes a tile whose
+      // scales are all finite, with lane scales in element order.
+      bool direct = false;
+#if AMN_F16_HARDWARE_DEMOTE
+      if constexpr (kOut == DequantOut::kF16) direct = !any_inf;
+#endif
+      (void)any_inf;
       for (size_t t = 0; t < t_padded; ++t) {
-        const size_t at = (t / chunk) * chunk + LaneOf<kOut>(t % chunk, n);
-        uint32_t bits = 0;
-        if (t < t_n) bits = ref::E8m0ToF32Bits(scales[(r0 + t) * groups + g]);
+        const size_t at = (t / chunk) * chunk +
+                          (direct ? t % chunk : LaneOf<kOut>(t % chunk, n));
+        // ref::E8m0ToF32Bits inline (2^(e - 127); e = 0 is the F32
+        // subnormal 2^-127); padded rows get +0.
+        const uint32_t e = t < t_n ? scale_codes[t] : 0;
+        const uint32_t bits = t >= t_n ? 0u : e == 0 ? 0x00400000u : e << fmt::kF32MantBits;
         std::memcpy(lane_scales + at, &bits, sizeof(bits));
       }
       for (size_t c = c_lo; c < c_hi; ++c) {
@@ -349,9 +404,22 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
         const int shift = (c & 1) != 0 ? 4 : 0;  // odd columns: high nibbles
         TOut* y = out + (c - col_begin) * rows + r0;
         for (size_t t = 0; t < t_n; t += chunk) {
-          const auto nibbles = NibbleCodes(df, codes + t, shift);
           const auto scale_a = hn::LoadU(df, lane_scales + t);
           const auto scale_b = hn::LoadU(df, lane_scales + t + n);
+#if AMN_F16_HARDWARE_DEMOTE
+          if constexpr (kOut == DequantOut::kF16) {
+            if (direct) {
+              if (t + chunk <= t_n) {
+                E2m1F16DirectChunk(df, codes + t, shift, scale_a, scale_b, y + t);
+              } else {
+                E2m1F16DirectChunk(df, codes + t, shift, scale_a, scale_b, out_tail);
+                std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
+              }
+              continue;
+            }
+          }
+#endif
+          const auto nibbles = NibbleCodes(df, codes + t, shift);
           if (t + chunk <= t_n) {
             E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, y + t);
           } else {

@@ -2,7 +2,9 @@
 // Decode the codes to exact F32 (the BF16 lanes of fp8_convert-inl.h, << 16),
 // one Mul by the column block's scale, the NaN choice of
 // kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
-// float_convert-inl.h. Same bytes as kernels/ref/fp8_dequant_ref.cc on every
+// float_convert-inl.h. F16 output on F16C targets takes a shorter route for
+// whole chunks inside one block (DequantF16DirectSpan: codes to F16 bits,
+// vcvtph2ps, the same one Mul, vcvtps2ph). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
 // target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
 // that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -13,9 +15,11 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
@@ -151,6 +155,78 @@ HWY_INLINE void DequantChunk(DF df, const uint8_t* HWY_RESTRICT in, hn::Vec<DF> 
   }
 }
 
+#if AMN_F16_HARDWARE_DEMOTE
+// F16 output with F16C (AVX2, AVX3, AVX3_DL): a span of whole chunks inside
+// one block goes code -> F16 bits -> vcvtph2ps -> one Mul -> vcvtps2ph, in
+// element order, with no table lookup, no blends and no odd/even shuffle.
+// * E5M2: code << 8 is the F16 of the same value.
+// * E4M3FN: the code sign-extended to 16 bits, << 7, bit 14 cleared, is the
+//   sign at bit 15 over |code| at bits 7..13: the F16 with exponent field e
+//   and mantissa m << 7, which is exactly 2^-8 times the E4M3 value (normal:
+//   2^(e-15) (1 + m/8) against 2^(e-7) (1 + m/8); e == 0: an F16 subnormal,
+//   m 2^-17 against m 2^-9). The 2^8 moves into the scale: scale * 256 is
+//   exact while finite, so value * scale and (value / 256) * (scale * 256)
+//   are the same real number and round to the same F32, FTZ included.
+// vcvtph2ps is exact and ignores MXCSR.DAZ (Intel SDM), so F16 subnormals
+// convert exactly; the F32 operands of the Mul are normal, as in the
+// reference. What this path cannot produce is the reference's NaN rule, so
+// it runs only for a finite scale * factor, and a span holding a special
+// code (E4M3 NaN; E5M2 Inf or NaN) is redone by the general path.
+template <class Decode>
+struct F16Direct {
+  static constexpr bool kE4m3 = std::is_same_v<Decode, E4m3ToBf16Op>;
+  static constexpr float kScaleFactor = kE4m3 ? 256.0f : 1.0f;
+  // F16 bits whose (bits & kSpecial) == kSpecial mark a special code.
+  static constexpr uint16_t kSpecial = kE4m3 ? 0x3F80 : 0x7C00;
+
+  template <class D16>
+  static HWY_INLINE hn::Vec<D16> Load(D16 d16, const uint8_t* HWY_RESTRICT in) {
+    if constexpr (kE4m3) {
+      const hn::RebindToSigned<D16> di16;
+      const hn::Rebind<int8_t, D16> di8;
+      const auto widened =
+          hn::PromoteTo(di16, hn::LoadU(di8, reinterpret_cast<const int8_t*>(in)));
+      return hn::And(hn::ShiftLeft<7>(hn::BitCast(d16, widened)), hn::Set(d16, uint16_t{0xBFFF}));
+    } else {
+      const hn::Rebind<uint8_t, D16> d8;
+      return hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LoadU(d8, in)));
+    }
+  }
+};
+
+// Elements [*i, stop) of a run (stop - *i >= one chunk) in whole chunks, all
+// scaled by `scale`; *i ends past the last whole chunk. False when the span
+// must be redone by the general path (a special code, or a scale that is
+// not finite once multiplied by kScaleFactor); its outputs are then
+// incomplete.
+template <class Decode, class DF>
+HWY_INLINE bool DequantF16DirectSpan(DF df, const uint8_t* HWY_RESTRICT codes, size_t* i,
+                                     size_t stop, float scale, uint16_t* HWY_RESTRICT out) {
+  using Direct = F16Direct<Decode>;
+  const float folded = scale * Direct::kScaleFactor;
+  if ((std::bit_cast<uint32_t>(folded) & fmt::kF32ExpMask) == fmt::kF32ExpMask) return false;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Rebind<uint16_t, DF> dh;  // one half of d16
+  const hn::Rebind<hwy::float16_t, DF> df16;
+  const size_t n = hn::Lanes(df);
+  const auto scale_v = hn::Set(df, folded);
+  const auto special = hn::Set(d16, Direct::kSpecial);
+  auto seen = hn::Zero(d16);
+  size_t k = *i;
+  for (; k + 2 * n <= stop; k += 2 * n) {
+    const auto bits = Direct::Load(d16, codes + k);
+    seen = hn::Or(seen, hn::VecFromMask(d16, hn::Eq(hn::And(bits, special), special)));
+    const auto a = hn::PromoteTo(df, hn::BitCast(df16, hn::LowerHalf(dh, bits)));
+    const auto b = hn::PromoteTo(df, hn::BitCast(df16, hn::UpperHalf(dh, bits)));
+    StoreF16Pair(du, hn::BitCast(du, hn::Mul(a, scale_v)), hn::BitCast(du, hn::Mul(b, scale_v)),
+                 out + k);
+  }
+  *i = k;
+  return hn::AllFalse(d16, hn::MaskFromVec(seen));
+}
+#endif  // AMN_F16_HARDWARE_DEMOTE
+
 // Where element i of a run finds its scale: block `index` covers elements
 // [end - block_elems, end). The last block also takes every element past it
 // (the padded lanes of a tail chunk), so no scale is read out of bounds.
@@ -203,9 +279,20 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
   size_t i = 0;
   while (i + chunk <= n) {
     if (i + chunk <= cursor.end) {
+      const size_t stop = std::min(cursor.end, n);
+#if AMN_F16_HARDWARE_DEMOTE
+      if constexpr (kOut == DequantOut::kF16) {
+        size_t next = i;
+        if (DequantF16DirectSpan<Decode>(df, codes, &next, stop, cursor.scales[cursor.index],
+                                         out)) {
+          i = next;
+          cursor.Seek(i);
+          continue;
+        }
+      }
+#endif
       const auto scale = hn::Set(df, cursor.scales[cursor.index]);
       const auto nan = ProductNan(df, scale);
-      const size_t stop = std::min(cursor.end, n);
       for (; i + chunk <= stop; i += chunk) {
         DequantChunk<Decode, kOut>(df, codes + i, scale, nan, scale, nan, out + i);
       }

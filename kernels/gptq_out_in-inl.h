@@ -180,6 +180,25 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   const auto lanes_i = static_cast<int32_t>(lanes);
   const auto* bytes = reinterpret_cast<const uint8_t*>(stream);
   const size_t end = c + n_steps * step;
+#if AMN_F16_HARDWARE_DEMOTE
+  // 8-bit codes to F16 with F16C and a finite scale: the same arithmetic
+  // in element order (A = bytes [c, c + L), B = the next L), so the two
+  // vcvtps2ph results are stored as they are (StoreF16Pair) instead of
+  // being widened again and interleaved with OddEven.
+  if constexpr (kOut == DequantOut::kF16 && kBits == 8) {
+    if (HWY_LIKELY(finite)) {
+      const hn::Rebind<uint8_t, decltype(du)> d8;
+      for (; c < end; c += step) {
+        const auto qa = hn::PromoteTo(du, hn::LoadU(d8, bytes + c));
+        const auto qb = hn::PromoteTo(du, hn::LoadU(d8, bytes + c + lanes));
+        const auto a = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qa)), zero), scale);
+        const auto b = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qb)), zero), scale);
+        StoreF16Pair(du, hn::BitCast(du, a), hn::BitCast(du, b), out + c);
+      }
+      return;
+    }
+  }
+#endif
   if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {
     // Element pairs: lane l of the widened bytes (4 bits) or u16 (8 bits).
     const auto pair_at = [&](size_t e) {

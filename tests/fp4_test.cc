@@ -521,6 +521,26 @@ TEST_P(Fp4Test, Mxfp4MultiExpertRanges) {
   }
 }
 
+// Transposed MXFP4 over several row tiles (fp4-inl.h: 64 rows), the last
+// tile partial, every E8M0 exponent, and one 255 (Inf scale) in the last
+// tile only: the F16C F16 path takes the tiles with finite scales, the
+// general path the other; ranges start and end inside groups.
+TEST_P(Fp4Test, Mxfp4TransposedAcrossTiles) {
+  const size_t experts = 2, rows = 300, groups = 3;
+  const std::vector<uint8_t> blocks = PseudoRandomBytes(experts * rows * groups * 16, 21);
+  std::vector<uint8_t> scales(experts * rows * groups);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = static_cast<uint8_t>(i % 255);
+  scales[270 * groups + 1] = 255;
+  const size_t cols = groups * 32;
+  for (ElemType type : kOutTypes) {
+    for (const auto& [b, e] : std::vector<std::pair<size_t, size_t>>{
+             {0, experts * cols}, {33, 70}, {cols - 1, cols + 2}}) {
+      EXPECT_TRUE(
+          Mxfp4MatchesReference(blocks, scales, experts, rows, groups, true, b, e, type, 3));
+    }
+  }
+}
+
 TEST_P(Fp4Test, PropertyMatchesReference) {
   const bool ok = rc::check("DequantNvfp4 / DequantMxfp4 match the reference", [] {
     const auto type = *rc::gen::elementOf(kOutTypes);

@@ -297,6 +297,38 @@ TEST_P(Fp8DequantTest, LongRowsIn128Blocks) {
   }
 }
 
+// Blocks of finite codes only (E4M3 without NaN; E5M2 without Inf and NaN),
+// one block per special scale: the F16C targets take their direct F16 path
+// (fp8_dequant-inl.h, DequantF16DirectSpan) for every block whose scale is
+// finite once folded. Then the same blocks with one special code in the last
+// element of every other block, which that path must hand back to the general
+// one, and block widths that leave a partial chunk.
+TEST_P(Fp8DequantTest, FiniteCodeBlocksEveryScale) {
+  const std::vector<float> scales = SpecialScales();
+  for (ElemType code_type : kCodeTypes) {
+    const bool e4m3 = code_type == ElemType::kF8E4m3;
+    std::vector<uint8_t> finite;
+    for (int code = 0; code < 256; ++code) {
+      const int magnitude = code & 0x7F;
+      if (e4m3 ? magnitude != 0x7F : magnitude < 0x7C) finite.push_back(static_cast<uint8_t>(code));
+    }
+    for (size_t block_cols : {size_t{64}, size_t{256}, size_t{200}}) {
+      std::vector<uint8_t> codes(block_cols * scales.size());
+      for (size_t i = 0; i < codes.size(); ++i) codes[i] = finite[(i * 7 + i / 64) % finite.size()];
+      std::vector<uint8_t> marked = codes;
+      for (size_t b = 0; b < scales.size(); b += 2) {
+        marked[(b + 1) * block_cols - 1] = e4m3 ? 0xFF : static_cast<uint8_t>(0x7C + b % 4);
+      }
+      for (ElemType out_type : kOutTypes) {
+        EXPECT_TRUE(
+            DequantMatchesReference({code_type, out_type, codes.size(), block_cols}, codes, scales));
+        EXPECT_TRUE(DequantMatchesReference({code_type, out_type, codes.size(), block_cols, 1, 0, 3},
+                                            marked, scales));
+      }
+    }
+  }
+}
+
 TEST_P(Fp8DequantTest, EmptyInputWritesNothing) {
   for (ElemType out_type : kOutTypes) {
     EXPECT_TRUE(
