@@ -873,7 +873,8 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
         options.on_progress(done_bytes.load(std::memory_order_relaxed),
                             tensors_done.load(std::memory_order_relaxed));
       }
-      if (!over && Cancelled(options.cancel)) fail(Status(StatusCode::kCancelled, out_name + ": interrupted"));
+      // Looked at once more after the last chunk, as the ring writer does.
+      if (Cancelled(options.cancel)) fail(Status(StatusCode::kCancelled, out_name + ": interrupted"));
       lock.lock();
     }
   }
