@@ -7,6 +7,10 @@
 // that chunk's pages, mapped and unmapped per chunk (the resident set stays
 // O(threads x chunk)). fsync writes pages dirtied through a map like any
 // other, so the staged output's commit (formats/staged_output.h) is the same.
+// Not the default: a map per chunk costs an mmap and a munmap each, which
+// take the process's address-space lock for writing and flush every
+// thread's TLB, and where measured (docs/performance.md, "The mapped output
+// writer") that capped it below the ring.
 #ifndef AMN_FORMATS_MAPPED_OUTPUT_H_
 #define AMN_FORMATS_MAPPED_OUTPUT_H_
 

@@ -8,12 +8,13 @@
 //   before writing it. Chunks of tensors kept as stored skip the workers:
 //   the writing thread copies them file to file (EngineOptions::copy_range)
 //   in their turn.
-// * the mapped writer (formats/mapped_output.h; the default with more than
-//   one thread): the output is sized and its space reserved up front, and
+// * the mapped writer (formats/mapped_output.h; AMN_OUTPUT_WRITER=mapped or
+//   EngineOptions::writer, not the default: see ChosenWriter): the output is sized and its space reserved up front, and
 //   the workers take chunks in any order and decode each straight into a
 //   shared map of its own pages (kept tensors: copy_file_range at their
 //   offset), while the calling thread reports progress and watches for
-//   cancellation. One thread's write(2) no longer bounds the speed.
+//   cancellation. One thread's write(2) no longer bounds the speed, but a
+//   map per chunk does (docs/performance.md).
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
@@ -59,7 +60,8 @@ struct EngineOptions {
   // bytes) or AMN_NO_COPY_FILE_RANGE=1 in the environment: pread + write.
   CopyRangeCall copy_range = SystemCopyFileRange;
   // WriteShard's writer. Unset: AMN_OUTPUT_WRITER=ring|mapped when the
-  // environment says one, else mapped when threads > 1. A set on_chunk (it
+  // environment says one, else the ring (the mapped writer is slower where
+  // measured: docs/performance.md, "The mapped output writer"). A set on_chunk (it
   // needs the bytes in order) always gets the ring; so does an output the
   // mapped writer cannot take (ReserveForMapping: fallocate refused, a
   // write-only or non-empty file, ...).

@@ -1,6 +1,6 @@
 // WriteShard's mapped writer (formats/mapped_output.h): which writer runs
-// (threads, EngineOptions::writer, AMN_OUTPUT_WRITER, on_chunk), the ring
-// taking over with the same bytes where the output cannot be mapped
+// (the ring by default at any -j; EngineOptions::writer, AMN_OUTPUT_WRITER
+// and on_chunk), the ring taking over with the same bytes where the output cannot be mapped
 // (fallocate refused, a write-only or non-empty file), no room being a clean
 // error, progress and cancellation from the calling thread; and its windows
 // on their own: a store to a page the file lost is reported, not fatal (in
@@ -86,13 +86,13 @@ OutputWriter Ran(const ShardCase& c, const fs::path& out, EngineOptions options)
   return used;
 }
 
-TEST(MappedWriter, ChosenByThreadsOptionAndEnvironment) {
+TEST(MappedWriter, ChosenByOptionAndEnvironment) {
   TempDir dir;
   const ShardCase c = MakeCase(dir.path() / "in");
   const fs::path out = dir.path() / "out";
   ::unsetenv("AMN_OUTPUT_WRITER");
   EXPECT_EQ(Ran(c, out, Options(1, nullptr)), OutputWriter::kRing);
-  EXPECT_EQ(Ran(c, out, Options(3, nullptr)), OutputWriter::kMapped);
+  EXPECT_EQ(Ran(c, out, Options(3, nullptr)), OutputWriter::kRing);  // the default at any -j
   {
     WriterVariable env("ring");
     EXPECT_EQ(Ran(c, out, Options(3, nullptr)), OutputWriter::kRing);
@@ -106,7 +106,7 @@ TEST(MappedWriter, ChosenByThreadsOptionAndEnvironment) {
   }
   {
     WriterVariable env("bogus");  // neither: the default
-    EXPECT_EQ(Ran(c, out, Options(3, nullptr)), OutputWriter::kMapped);
+    EXPECT_EQ(Ran(c, out, Options(3, nullptr)), OutputWriter::kRing);
   }
   // on_chunk needs the bytes in file order (NPZ's CRC-32): always the ring.
   EngineOptions watched = Options(3, nullptr);
@@ -139,6 +139,7 @@ TEST(MappedWriter, FallocateRefusedFallsBackToTheRing) {
   for (const int error : {EOPNOTSUPP, ENOSYS, ENODEV, EPERM}) {
     SCOPED_TRACE(std::strerror(error));
     EngineOptions options = Options(3, nullptr);
+    options.writer = OutputWriter::kMapped;
     options.fallocate = Refusing;
     g_fallocate_errno = error;
     g_fallocate_calls = 0;
@@ -152,6 +153,7 @@ TEST(MappedWriter, NoRoomIsACleanError) {
   TempDir dir;
   const ShardCase c = MakeCase(dir.path() / "in");
   EngineOptions options = Options(3, nullptr);
+  options.writer = OutputWriter::kMapped;
   options.fallocate = Refusing;
   for (const int error : {ENOSPC, EDQUOT}) {
     g_fallocate_errno = error;

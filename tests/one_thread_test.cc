@@ -4,9 +4,7 @@
 // binary interposes pthread_create to count every thread started (std::thread
 // goes through it), and also counts /proc/self/task from the progress
 // callback. Four threads must start some (the counter can fail) and write the
-// same bytes as one: with more than one thread the engine writes through its
-// mapped writer, with one through the ring (formats/remember_engine.h), so
-// this also compares the two writers for remember, forget and convert. The outputs' bytes are also those recorded on x86.
+// same bytes as one. The outputs' bytes are also those recorded on x86.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>

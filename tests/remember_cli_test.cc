@@ -199,16 +199,16 @@ TEST_F(DemoModel, RememberWritesAPlainShardedModel) {
   EXPECT_EQ(index["metadata"]["total_size"], total);
 }
 
-// -j 1 (the ring writer), -j 2 (the mapped writer by default) and -j 2 with
-// the ring forced (AMN_OUTPUT_WRITER=ring) write the same shards.
+// -j 1 and -j 2 (the ring writer) and -j 2 through the mapped writer
+// (AMN_OUTPUT_WRITER=mapped) write the same shards.
 TEST_F(DemoModel, OutputIsIdenticalForAnyThreadCountAndType) {
   for (const char* to : {"bf16", "f16", "f32"}) {
     const fs::path a = dir_.path() / ("j1-" + std::string(to)), b = dir_.path() / ("j2-" + std::string(to));
-    const fs::path c = dir_.path() / ("j2-ring-" + std::string(to));
+    const fs::path c = dir_.path() / ("j2-mapped-" + std::string(to));
     ASSERT_EQ(RunAmn("remember -q -j 1 --to " + std::string(to) + " " + Quote(input_) + " -o " + Quote(a)).exit_code, 0);
     ASSERT_EQ(RunAmn("remember -q -j 2 --to " + std::string(to) + " " + Quote(input_) + " -o " + Quote(b)).exit_code, 0);
     ASSERT_EQ(RunAmn("remember -q -j 2 --to " + std::string(to) + " " + Quote(input_) + " -o " + Quote(c),
-                     "AMN_OUTPUT_WRITER=ring")
+                     "AMN_OUTPUT_WRITER=mapped")
                   .exit_code,
               0);
     for (const char* shard : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
