@@ -94,67 +94,63 @@ Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset, cons
   return Status::Ok();
 }
 
-OutputWindow OutputWindow::Map(int fd, uint64_t offset, uint64_t bytes) {
-  OutputWindow window;
+OutputMap OutputMap::Map(int fd, uint64_t bytes) {
+  OutputMap map;
+  if (bytes == 0 || bytes > std::numeric_limits<size_t>::max()) return map;
+  void* base = ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) return map;
+  MappingGuard guard =
+      MappingGuard::Register(base, static_cast<size_t>(bytes), MappingGuard::Access::kWrite);
+  if (!guard.active()) {
+    ::munmap(base, static_cast<size_t>(bytes));
+    return map;
+  }
+  map.base_ = static_cast<std::byte*>(base);
+  map.length_ = static_cast<size_t>(bytes);
+  map.guard_ = std::move(guard);
+  return map;
+}
+
+OutputMap::OutputMap(OutputMap&& other) noexcept
+    : base_(std::exchange(other.base_, nullptr)),
+      length_(std::exchange(other.length_, 0)),
+      guard_(std::move(other.guard_)) {}
+
+OutputMap::~OutputMap() { Unmap(); }
+
+std::span<std::byte> OutputMap::Prepare(uint64_t offset, uint64_t bytes) const {
+  if (base_ == nullptr || bytes == 0 || offset > length_ || bytes > length_ - offset) return {};
   const uint64_t start = offset / PageSize() * PageSize();
-  const uint64_t length = offset - start + bytes;
-  if (bytes == 0 || length > std::numeric_limits<size_t>::max()) return window;
-  void* map = ::mmap(nullptr, static_cast<size_t>(length), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                     static_cast<off_t>(start));
-  if (map == MAP_FAILED) return window;
   // Faulting the pages in ahead takes them in one call instead of one fault
   // each, and says EFAULT where a store would raise SIGBUS.
   if (!g_no_populate.load(std::memory_order_relaxed) &&
-      ::madvise(map, static_cast<size_t>(length), MADV_POPULATE_WRITE) != 0) {
-    if (errno != EINVAL) {
-      ::munmap(map, static_cast<size_t>(length));
-      return window;
-    }
+      ::madvise(base_ + start, static_cast<size_t>(offset + bytes - start), MADV_POPULATE_WRITE) != 0) {
+    if (errno != EINVAL) return {};
     g_no_populate.store(true, std::memory_order_relaxed);
   }
-  MappingGuard guard = MappingGuard::Register(map, static_cast<size_t>(length),
-                                              MappingGuard::Access::kWrite);
-  if (!guard.active()) {
-    ::munmap(map, static_cast<size_t>(length));
-    return window;
-  }
-  window.base_ = static_cast<std::byte*>(map);
-  window.length_ = static_cast<size_t>(length);
-  window.bytes_ = std::span(window.base_ + (offset - start), static_cast<size_t>(bytes));
-  window.offset_ = offset;
-  window.guard_ = std::move(guard);
-  return window;
+  return {base_ + offset, static_cast<size_t>(bytes)};
 }
 
-OutputWindow::OutputWindow(OutputWindow&& other) noexcept
-    : base_(std::exchange(other.base_, nullptr)),
-      length_(std::exchange(other.length_, 0)),
-      bytes_(std::exchange(other.bytes_, {})),
-      offset_(other.offset_),
-      guard_(std::move(other.guard_)) {}
+void OutputMap::Release(uint64_t offset, uint64_t bytes) const {
+  if (base_ == nullptr || bytes == 0 || offset > length_ || bytes > length_ - offset) return;
+  const uint64_t start = offset / PageSize() * PageSize();
+  (void)::madvise(base_ + start, static_cast<size_t>(offset + bytes - start), MADV_DONTNEED);
+}
 
-OutputWindow::~OutputWindow() { Unmap(); }
-
-Status OutputWindow::Close(const std::string& name) {
-  const bool faulted = guard_.faulted();
-  const uint64_t bytes = bytes_.size();
-  Unmap();
-  if (!faulted) return Status::Ok();
+Status OutputMap::Check(const std::string& name) const {
+  if (!guard_.faulted()) return Status::Ok();
   return Status(StatusCode::kIo,
-                name + ": " + std::to_string(bytes) +
-                    " bytes could not be written through the output's memory map (a page of "
-                    "the file could not be had: out of space, an I/O error, or the file was "
-                    "cut short by another process)")
-      .WithByteOffset(offset_);
+                name + ": bytes could not be written through the output's memory map (a page of "
+                       "the file could not be had: out of space, an I/O error, or the file was "
+                       "cut short by another process)");
 }
 
-void OutputWindow::Unmap() {
+void OutputMap::Unmap() {
   if (base_ == nullptr) return;
   guard_ = MappingGuard();  // unregistered before the range is unmapped
   ::munmap(base_, length_);
   base_ = nullptr;
   length_ = 0;
-  bytes_ = {};
 }
 
 }  // namespace amn::formats

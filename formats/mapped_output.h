@@ -3,14 +3,13 @@
 // most, and parallel pwrite would not help: tmpfs and ext4 serialise
 // buffered writes on the inode lock. Page faults of a shared map do not take
 // it, so the mapped writer sizes the output to its final length with its
-// space reserved, and each worker decodes its chunk straight into a map of
-// that chunk's pages, mapped and unmapped per chunk (the resident set stays
-// O(threads x chunk)). fsync writes pages dirtied through a map like any
-// other, so the staged output's commit (formats/staged_output.h) is the same.
-// Not the default: a map per chunk costs an mmap and a munmap each, which
-// take the process's address-space lock for writing and flush every
-// thread's TLB, and where measured (docs/performance.md, "The mapped output
-// writer") that capped it below the ring.
+// space reserved, maps it whole once, and each worker decodes its chunk
+// straight into that chunk's pages, dropped from the resident set after it
+// (which stays O(threads x chunk)). fsync writes pages dirtied through a
+// map like any other, so the staged output's commit (formats/staged_output.h)
+// is the same.
+// Not the default: where measured (docs/performance.md, "The mapped output
+// writer") it was not faster than the ring.
 #ifndef AMN_FORMATS_MAPPED_OUTPUT_H_
 #define AMN_FORMATS_MAPPED_OUTPUT_H_
 
@@ -57,36 +56,43 @@ Result<bool> ReserveForMapping(int fd, uint64_t bytes, FallocateCall call, const
 // alone); kIo naming `name` and the offset on failure.
 Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset, const std::string& name);
 
-// [offset, offset + bytes) of a file prepared by ReserveForMapping, mapped
-// shared and writable from the page holding `offset`, its pages faulted in
-// ahead (MADV_POPULATE_WRITE, where the kernel has it) and guarded against
-// SIGBUS (Access::kWrite). Not mapped() when any of that fails (no address
-// space, a full guard table, a page the kernel could not fault in): the
-// caller then writes the range with PwriteAll, which names the real error
-// if there is one.
-class OutputWindow {
+// A file prepared by ReserveForMapping, mapped whole, shared and writable,
+// once: a map per chunk costs an mmap and a munmap each, which take the
+// process's address-space lock for writing and flush every thread's TLB
+// (measured: no speed-up past one thread). The map is guarded against
+// SIGBUS (Access::kWrite). Each chunk's range is faulted in ahead by
+// Prepare and dropped from the resident set by Release once written, so
+// the resident set stays O(threads x chunk).
+class OutputMap {
  public:
-  static OutputWindow Map(int fd, uint64_t offset, uint64_t bytes);
-  OutputWindow() = default;
-  OutputWindow(OutputWindow&& other) noexcept;
-  OutputWindow& operator=(OutputWindow&&) = delete;
-  OutputWindow(const OutputWindow&) = delete;
-  OutputWindow& operator=(const OutputWindow&) = delete;
-  ~OutputWindow();  // unmaps
+  // Not mapped() when the map or its guard cannot be had (no address space,
+  // a full guard table): the caller then writes with PwriteAll.
+  static OutputMap Map(int fd, uint64_t bytes);
+  OutputMap() = default;
+  OutputMap(OutputMap&& other) noexcept;
+  OutputMap& operator=(OutputMap&&) = delete;
+  OutputMap(const OutputMap&) = delete;
+  OutputMap& operator=(const OutputMap&) = delete;
+  ~OutputMap();  // unmaps
 
   bool mapped() const { return base_ != nullptr; }
-  // The range's bytes (empty when not mapped).
-  std::span<std::byte> bytes() const { return bytes_; }
-  // Unmaps; kIo naming `name` and the range when a store faulted (a page of
+  // The bytes [offset, offset + bytes) of the file, their pages faulted in
+  // (MADV_POPULATE_WRITE, where the kernel has it); empty when the kernel
+  // says a page cannot be had (EFAULT, where a store would raise SIGBUS):
+  // the caller then writes the range with PwriteAll, which names the error.
+  std::span<std::byte> Prepare(uint64_t offset, uint64_t bytes) const;
+  // Drops the pages of [offset, offset + bytes) from the resident set
+  // (MADV_DONTNEED; what was stored stays in the file). A neighbour's page
+  // at either end is dropped too and faulted in again by its next store.
+  void Release(uint64_t offset, uint64_t bytes) const;
+  // kIo naming `name` once a store faulted anywhere in the map (a page of
   // the file could not be had after all: the bytes in it went nowhere).
-  Status Close(const std::string& name);
+  Status Check(const std::string& name) const;
 
  private:
   void Unmap();
-  std::byte* base_ = nullptr;  // page-aligned start of the map
+  std::byte* base_ = nullptr;
   size_t length_ = 0;
-  std::span<std::byte> bytes_;
-  uint64_t offset_ = 0;
   MappingGuard guard_;
 };
 

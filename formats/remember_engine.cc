@@ -729,10 +729,8 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
 }
 
 // Which writer WriteShard tries first (EngineOptions::writer). The ring by
-// default: on the 16-core machine of docs/performance.md a map per chunk
-// wrote tmpfs and ext4 at 2.1-2.6 GB/s at any thread count, below one
-// thread's pwrite (3.3-4.5 GB/s), because every mmap and munmap takes the
-// process's address-space lock and shoots down the TLBs of every thread.
+// default: the mapped writer has not been measured faster where it counts
+// (docs/performance.md, "The mapped output writer").
 OutputWriter ChosenWriter(const EngineOptions& options) {
   if (options.on_chunk) return OutputWriter::kRing;  // it needs the bytes in order
   if (options.writer) return *options.writer;
@@ -742,9 +740,10 @@ OutputWriter ChosenWriter(const EngineOptions& options) {
 
 // The mapped writer, into an output ReserveForMapping made ready: the header
 // with pwrite, then workers claim chunks in any order and put each at its
-// planned offset: decoded straight into an OutputWindow of it (or into a
-// buffer written with pwrite, where no window could be had), a kept
-// tensor's chunk copied file to file there. The calling thread reports
+// planned offset: decoded straight into its pages of one OutputMap of the
+// whole output (or into a buffer written with pwrite, where the map or a
+// page of it could not be had), a kept tensor's chunk copied file to file
+// there. The calling thread reports
 // progress as chunks finish and turns a cancel into the run's error; the
 // first error stops every worker after its current chunk. Padding is left
 // as the reserved blocks' zeros.
@@ -777,6 +776,7 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
   const bool copies_in_kernel = CopiesInKernel(options);
   std::atomic<bool> in_kernel{copies_in_kernel};  // cleared by the first copy that fails
   std::vector<QuantError> errors(chunks.size());  // encode chunks', summed in order at the end
+  const OutputMap map = OutputMap::Map(out_fd, total);
 
   // Chunk c at its offset, with the calling worker's buffers (`buffer` is
   // made the first time a chunk cannot be mapped).
@@ -796,17 +796,18 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
       copied = copy.copied;
     }
     const uint64_t bytes = chunk.out_bytes - copied;
-    OutputWindow window = OutputWindow::Map(out_fd, at[c] + copied, bytes);
-    if (!window.mapped() && !buffer) buffer = std::make_unique_for_overwrite<std::byte[]>(cap.out);
-    const std::span<std::byte> dest =
-        window.mapped() ? window.bytes() : std::span(buffer.get(), static_cast<size_t>(bytes));
+    const std::span<std::byte> pages = map.Prepare(at[c] + copied, bytes);
+    const bool mapped = !pages.empty();
+    if (!mapped && !buffer) buffer = std::make_unique_for_overwrite<std::byte[]>(cap.out);
+    const std::span<std::byte> dest = mapped ? pages : std::span(buffer.get(), static_cast<size_t>(bytes));
     Status status = copied > 0 ? inputs.Read(out.input_file, from + copied, dest)
                                : decoder.Produce(chunk, in, scratch, dest, &errors[c]);
+    if (mapped) map.Release(at[c] + copied, bytes);
     if (!status.ok()) {
       // A side tensor's failure (a NaN in the weight) names the weight.
       return std::move(status).WithTensor(out.decode == Decode::kSide ? out.source->name : out.name);
     }
-    if (window.mapped()) return window.Close(out_name);
+    if (mapped) return map.Check(out_name);
     return PwriteAll(out_fd, dest, at[c] + copied, out_name);
   };
 
@@ -884,6 +885,7 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
   }
   for (std::thread& t : workers) t.join();
   if (failed.load(std::memory_order_relaxed)) return first_error;
+  AMN_RETURN_IF_ERROR(map.Check(out_name));
   // In chunk order, as the ring writer sums them: the same sums for any -j.
   for (size_t c = 0; c < chunks.size(); ++c) {
     const OutputTensor& done = shard.tensors[chunks[c].tensor];

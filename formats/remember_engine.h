@@ -9,12 +9,12 @@
 //   the writing thread copies them file to file (EngineOptions::copy_range)
 //   in their turn.
 // * the mapped writer (formats/mapped_output.h; AMN_OUTPUT_WRITER=mapped or
-//   EngineOptions::writer, not the default: see ChosenWriter): the output is sized and its space reserved up front, and
-//   the workers take chunks in any order and decode each straight into a
-//   shared map of its own pages (kept tensors: copy_file_range at their
-//   offset), while the calling thread reports progress and watches for
-//   cancellation. One thread's write(2) no longer bounds the speed, but a
-//   map per chunk does (docs/performance.md).
+//   EngineOptions::writer, not the default: see ChosenWriter): the output
+//   is sized and its space reserved up front and mapped once, and the
+//   workers take chunks in any order and decode each straight into its own
+//   pages of that map (kept tensors: copy_file_range at their offset),
+//   while the calling thread reports progress and watches for cancellation.
+//   One thread's write(2) no longer bounds the speed (docs/performance.md).
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 

@@ -1,11 +1,12 @@
 // WriteShard's mapped writer (formats/mapped_output.h): which writer runs
 // (the ring by default at any -j; EngineOptions::writer, AMN_OUTPUT_WRITER
-// and on_chunk), the ring taking over with the same bytes where the output cannot be mapped
-// (fallocate refused, a write-only or non-empty file), no room being a clean
-// error, progress and cancellation from the calling thread; and its windows
-// on their own: a store to a page the file lost is reported, not fatal (in
-// forked children, so a signal death is observed, not suffered). Bytes are
-// always those worked out from the input (tests/engine_shard_case.h).
+// and on_chunk), the ring taking over with the same bytes where the output
+// cannot be mapped (fallocate refused, a write-only or non-empty file), no
+// room being a clean error, progress and cancellation from the calling
+// thread; and its map of the output on its own: a store to a page the file
+// lost is reported, not fatal (in forked children, so a signal death is
+// observed, not suffered). Bytes are always those worked out from the input
+// (tests/engine_shard_case.h).
 #include "formats/mapped_output.h"
 
 #include <fcntl.h>
@@ -229,7 +230,7 @@ TEST(MappedWriter, CancelIsTheRunsError) {
   EXPECT_EQ(status.code(), StatusCode::kCancelled) << status.ToString();
 }
 
-// --- OutputWindow -------------------------------------------------------------
+// --- OutputMap ----------------------------------------------------------------
 
 // Runs in a forked child; returns how the child ended (exit code, or 128 +
 // signal). SIGBUS starts at its default action.
@@ -245,50 +246,53 @@ int InChild(F body) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Prepares `path` as the mapped writer does (3 pages), maps 2 pages from
+// Prepares `path` as the mapped writer does (3 pages), takes 2 pages from
 // byte 100, cuts the file to nothing (as another process could) and stores
-// into the window: through OutputWindow (guarded), or through a plain
-// shared map of the same range (unguarded, to show the store faults).
+// into them: through OutputMap (guarded), or through a plain shared map of
+// the file (unguarded, to show the store faults).
 int StoreAfterTruncate(const fs::path& path, bool guarded) {
   const long page = sysconf(_SC_PAGESIZE);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return 2;
   const Result<bool> ready = ReserveForMapping(fd, 3 * page, SystemFallocate, path.string());
   if (!ready.ok() || !*ready) return 3;
-  std::optional<OutputWindow> window;
+  std::optional<OutputMap> map;
   std::byte* bytes = nullptr;
   if (guarded) {
-    window.emplace(OutputWindow::Map(fd, 100, 2 * page));
-    if (!window->mapped()) return 4;
-    bytes = window->bytes().data();
+    map.emplace(OutputMap::Map(fd, 3 * page));
+    if (!map->mapped()) return 4;
+    const std::span<std::byte> pages = map->Prepare(100, 2 * page);
+    if (pages.size() != static_cast<size_t>(2 * page)) return 4;
+    bytes = pages.data();
+    if (!map->Check(path.string()).ok()) return 8;  // nothing faulted yet
   } else {
-    void* map = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) return 4;
-    bytes = static_cast<std::byte*>(map) + 100;
+    void* plain = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (plain == MAP_FAILED) return 4;
+    bytes = static_cast<std::byte*>(plain) + 100;
   }
   if (ftruncate(fd, 0) != 0) return 2;
   std::memset(bytes, 0x5a, 2 * page);  // SIGBUS unless guarded
   if (!guarded) return 5;
-  const Status status = window->Close(path.string());
+  const Status status = map->Check(path.string());
   if (status.code() != StatusCode::kIo) return 6;
   if (status.message().find("memory map") == std::string::npos) return 7;
   return 0;
 }
 
-TEST(OutputWindow, UnguardedStoreToALostPageDiesOfSigbus) {
+TEST(OutputMap, UnguardedStoreToALostPageDiesOfSigbus) {
   TempDir dir;
   EXPECT_EQ(InChild([&] { return StoreAfterTruncate(dir.path() / "out", false); }), 128 + SIGBUS);
 }
 
-TEST(OutputWindow, StoreToALostPageIsReportedNotFatal) {
+TEST(OutputMap, StoreToALostPageIsReportedNotFatal) {
   TempDir dir;
   EXPECT_EQ(InChild([&] { return StoreAfterTruncate(dir.path() / "out", true); }), 0);
 }
 
 // Where the kernel can fault pages in ahead (MADV_POPULATE_WRITE, Linux
-// 5.14), a window over pages the file does not have is not mapped at all:
-// the engine then writes that chunk with pwrite, which says what is wrong.
-TEST(OutputWindow, PagesPastTheEndAreNotMapped) {
+// 5.14), pages the file does not have are refused up front: the engine
+// then writes that chunk with pwrite, which says what is wrong.
+TEST(OutputMap, PagesPastTheEndAreRefused) {
   const long page = sysconf(_SC_PAGESIZE);
   void* probe = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(probe, MAP_FAILED);
@@ -301,10 +305,15 @@ TEST(OutputWindow, PagesPastTheEndAreNotMapped) {
   ASSERT_GE(fd, 0);
   const Result<bool> ready = ReserveForMapping(fd, 4 * page, SystemFallocate, path.string());
   ASSERT_TRUE(ready.ok() && *ready);
-  EXPECT_TRUE(OutputWindow::Map(fd, 10, page).mapped());
+  const OutputMap map = OutputMap::Map(fd, 4 * page);
+  ASSERT_TRUE(map.mapped());
+  EXPECT_EQ(map.Prepare(10, page).size(), static_cast<size_t>(page));
+  map.Release(10, page);
   ASSERT_EQ(ftruncate(fd, page), 0);
-  EXPECT_TRUE(OutputWindow::Map(fd, 10, 100).mapped());
-  EXPECT_FALSE(OutputWindow::Map(fd, page + 10, page).mapped());
+  EXPECT_EQ(map.Prepare(10, 100).size(), 100u);
+  EXPECT_TRUE(map.Prepare(page + 10, page).empty());
+  EXPECT_TRUE(map.Prepare(4 * page - 1, 2).empty());  // past the map
+  EXPECT_TRUE(map.Check(path.string()).ok());
   ::close(fd);
 }
 
