@@ -743,10 +743,10 @@ OutputWriter ChosenWriter(const EngineOptions& options) {
 // planned offset: decoded straight into its pages of one OutputMap of the
 // whole output (or into a buffer written with pwrite, where the map or a
 // page of it could not be had), a kept tensor's chunk copied file to file
-// there. The calling thread reports
-// progress as chunks finish and turns a cancel into the run's error; the
-// first error stops every worker after its current chunk. Padding is left
-// as the reserved blocks' zeros.
+// there. The calling thread reports progress as chunks finish and turns a
+// cancel into the run's error (with one thread it is the worker and starts
+// none); the first error stops every worker after its current chunk.
+// Padding is left as the reserved blocks' zeros.
 Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chunks,
                         EngineInputs& inputs, int out_fd, const std::string& out_name,
                         const EngineOptions& options) {
@@ -830,6 +830,18 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
     }
     changed.notify_one();
   };
+  // Progress, then the cancel flag (looked at once more after the last
+  // chunk, as the ring writer does); on the calling thread only.
+  auto report = [&](bool progressed) {
+    if (progressed && options.on_progress) {
+      options.on_progress(done_bytes.load(std::memory_order_relaxed),
+                          tensors_done.load(std::memory_order_relaxed));
+    }
+    if (Cancelled(options.cancel)) fail(Status(StatusCode::kCancelled, out_name + ": interrupted"));
+  };
+  // One thread: the calling thread is the worker and reports after each
+  // chunk itself, so -j 1 starts no thread with this writer either.
+  const bool on_caller = threads == 1;
   auto work = [&] {
     const Pipeline::Buffer in(cap.in), scratch(cap.scratch);
     std::unique_ptr<std::byte[]> buffer;
@@ -853,6 +865,7 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
         ++finished;
       }
       changed.notify_one();
+      if (on_caller) report(true);
     }
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -861,8 +874,9 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
     changed.notify_one();
   };
   std::vector<std::thread> workers;
-  for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
-  {
+  if (on_caller) work();
+  for (unsigned i = 0; i < threads && !on_caller; ++i) workers.emplace_back(work);
+  if (!on_caller) {
     // The calling thread: progress as chunks finish, and the cancel flag
     // looked at least every 50 ms even while none does.
     std::unique_lock<std::mutex> lock(mutex);
@@ -874,12 +888,7 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
       const bool progressed = finished != seen;
       seen = finished;
       lock.unlock();
-      if (progressed && options.on_progress) {
-        options.on_progress(done_bytes.load(std::memory_order_relaxed),
-                            tensors_done.load(std::memory_order_relaxed));
-      }
-      // Looked at once more after the last chunk, as the ring writer does.
-      if (Cancelled(options.cancel)) fail(Status(StatusCode::kCancelled, out_name + ": interrupted"));
+      report(progressed);
       lock.lock();
     }
   }

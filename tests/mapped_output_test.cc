@@ -25,6 +25,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "formats/remember_engine.h"
@@ -129,6 +130,31 @@ TEST(MappedWriter, SameBytesForEveryThreadCount) {
     EXPECT_EQ(Ran(c, dir.path() / "out", options), OutputWriter::kMapped);
     EXPECT_EQ(g_fallocate_calls, 1);
   }
+}
+
+// With one thread the calling thread is the worker: every chunk (here its
+// file-to-file copies) and every progress call run on it, as -j 1 promises.
+std::vector<std::thread::id> g_copy_threads;
+ssize_t RecordingCopy(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned flags) {
+  g_copy_threads.push_back(std::this_thread::get_id());
+  return SystemCopyFileRange(in, in_off, out, out_off, n, flags);
+}
+
+TEST(MappedWriter, OneThreadRunsOnTheCallingThread) {
+  TempDir dir;
+  const ShardCase c = MakeCase(dir.path() / "in");
+  EngineOptions options = Options(1, nullptr);
+  options.writer = OutputWriter::kMapped;
+  options.copy_range = RecordingCopy;
+  std::vector<std::thread::id> progress_threads;
+  options.on_progress = [&](uint64_t, size_t) { progress_threads.push_back(std::this_thread::get_id()); };
+  g_copy_threads.clear();
+  EXPECT_EQ(Ran(c, dir.path() / "out", options), OutputWriter::kMapped);
+  EXPECT_EQ(g_copy_threads.size(), 16u + 6 + 79);  // every kept chunk, one call each
+  // Every chunk: 16 + 7 converted (16 elements each) + 6 + the empty one + 79.
+  EXPECT_EQ(progress_threads.size(), 16u + 7 + 6 + 1 + 79);
+  for (const std::thread::id id : g_copy_threads) EXPECT_EQ(id, std::this_thread::get_id());
+  for (const std::thread::id id : progress_threads) EXPECT_EQ(id, std::this_thread::get_id());
 }
 
 // A file system without fallocate: the ring writes the output instead, with
