@@ -39,7 +39,8 @@ class EngineInputs {
   // at the output's position: what it could not copy is left to the caller,
   // which writes it after a Read.
   Result<RangeCopy> CopyRange(size_t file, uint64_t offset, uint64_t bytes, int out_fd,
-                              CopyRangeCall call, std::optional<uint64_t> out_offset = std::nullopt);
+                              CopyRangeCall call,
+                              std::optional<uint64_t> out_offset = std::nullopt);
 
   // The views of packed tensor `tensor` (its codes and parts); kTruncated
   // when the file is now shorter than its header said.

@@ -19,7 +19,8 @@ RangeCopy CopyLoop(int in_fd, uint64_t in_offset, int out_fd, const uint64_t* ou
                    uint64_t bytes, CopyRangeCall call) {
   RangeCopy result;
   constexpr uint64_t kMaxOffset = static_cast<uint64_t>(std::numeric_limits<off64_t>::max());
-  if (in_offset > kMaxOffset - bytes || (out_offset != nullptr && *out_offset > kMaxOffset - bytes)) {
+  if (in_offset > kMaxOffset - bytes ||
+      (out_offset != nullptr && *out_offset > kMaxOffset - bytes)) {
     result.error = EINVAL;  // past what an off64_t reaches: the caller reads instead
     return result;
   }

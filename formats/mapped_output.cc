@@ -45,7 +45,8 @@ int SystemFallocate(int fd, int mode, off_t offset, off_t len) {
   return ::fallocate(fd, mode, offset, len);
 }
 
-Result<bool> ReserveForMapping(int fd, uint64_t bytes, FallocateCall call, const std::string& name) {
+Result<bool> ReserveForMapping(int fd, uint64_t bytes, FallocateCall call,
+                               const std::string& name) {
   struct stat st = {};
   if (call == nullptr || bytes == 0 ||
       bytes > static_cast<uint64_t>(std::numeric_limits<off_t>::max()) || ::fstat(fd, &st) != 0 ||
@@ -80,7 +81,8 @@ Result<bool> ReserveForMapping(int fd, uint64_t bytes, FallocateCall call, const
   return true;
 }
 
-Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset, const std::string& name) {
+Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset,
+                 const std::string& name) {
   while (!bytes.empty()) {
     const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
@@ -97,7 +99,8 @@ Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset, cons
 OutputMap OutputMap::Map(int fd, uint64_t bytes) {
   OutputMap map;
   if (bytes == 0 || bytes > std::numeric_limits<size_t>::max()) return map;
-  void* base = ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* base =
+      ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return map;
   MappingGuard guard =
       MappingGuard::Register(base, static_cast<size_t>(bytes), MappingGuard::Access::kWrite);
@@ -124,7 +127,8 @@ std::span<std::byte> OutputMap::Prepare(uint64_t offset, uint64_t bytes) const {
   // Faulting the pages in ahead takes them in one call instead of one fault
   // each, and says EFAULT where a store would raise SIGBUS.
   if (!g_no_populate.load(std::memory_order_relaxed) &&
-      ::madvise(base_ + start, static_cast<size_t>(offset + bytes - start), MADV_POPULATE_WRITE) != 0) {
+      ::madvise(base_ + start, static_cast<size_t>(offset + bytes - start), MADV_POPULATE_WRITE) !=
+          0) {
     if (errno != EINVAL) return {};
     g_no_populate.store(true, std::memory_order_relaxed);
   }
@@ -140,9 +144,10 @@ void OutputMap::Release(uint64_t offset, uint64_t bytes) const {
 Status OutputMap::Check(const std::string& name) const {
   if (!guard_.faulted()) return Status::Ok();
   return Status(StatusCode::kIo,
-                name + ": bytes could not be written through the output's memory map (a page of "
-                       "the file could not be had: out of space, an I/O error, or the file was "
-                       "cut short by another process)");
+                name +
+                    ": bytes could not be written through the output's memory map (a page of "
+                    "the file could not be had: out of space, an I/O error, or the file was "
+                    "cut short by another process)");
 }
 
 void OutputMap::Unmap() {

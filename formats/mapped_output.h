@@ -54,7 +54,8 @@ Result<bool> ReserveForMapping(int fd, uint64_t bytes, FallocateCall call, const
 
 // Writes all of `bytes` at `offset` (pwrite: the file position is left
 // alone); kIo naming `name` and the offset on failure.
-Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset, const std::string& name);
+Status PwriteAll(int fd, std::span<const std::byte> bytes, uint64_t offset,
+                 const std::string& name);
 
 // A file prepared by ReserveForMapping, mapped whole, shared and writable,
 // once: a map per chunk costs an mmap and a munmap each, which take the

@@ -789,8 +789,9 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
     uint64_t copied = 0;
     if (out.decode == Decode::kCopy && out.permute_heads == 0 && copies_in_kernel &&
         in_kernel.load(std::memory_order_relaxed)) {
-      AMN_ASSIGN_OR_RETURN(const RangeCopy copy, inputs.CopyRange(out.input_file, from, chunk.out_bytes,
-                                                                  out_fd, options.copy_range, at[c]));
+      AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
+                           inputs.CopyRange(out.input_file, from, chunk.out_bytes, out_fd,
+                                            options.copy_range, at[c]));
       if (copy.complete(chunk.out_bytes)) return Status::Ok();
       in_kernel.store(false, std::memory_order_relaxed);  // later chunks are read and written
       copied = copy.copied;
@@ -799,7 +800,8 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
     const std::span<std::byte> pages = map.Prepare(at[c] + copied, bytes);
     const bool mapped = !pages.empty();
     if (!mapped && !buffer) buffer = std::make_unique_for_overwrite<std::byte[]>(cap.out);
-    const std::span<std::byte> dest = mapped ? pages : std::span(buffer.get(), static_cast<size_t>(bytes));
+    const std::span<std::byte> dest =
+        mapped ? pages : std::span(buffer.get(), static_cast<size_t>(bytes));
     Status status = copied > 0 ? inputs.Read(out.input_file, from + copied, dest)
                                : decoder.Produce(chunk, in, scratch, dest, &errors[c]);
     if (mapped) map.Release(at[c] + copied, bytes);
@@ -820,7 +822,8 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
   Status first_error;
   size_t finished = 0;  // chunks
   const unsigned threads =
-      static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads), std::max<size_t>(1, chunks.size())));
+      static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads),
+                                             std::max<size_t>(1, chunks.size())));
   unsigned running = threads;
   auto fail = [&](Status status) {
     {

@@ -30,7 +30,8 @@ inline std::vector<uint8_t> ReadFile(const fs::path& path) {
 
 inline void WriteFile(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // "same", or where two byte strings first differ (readable where
@@ -109,9 +110,12 @@ inline ShardCase MakeCase(const fs::path& input_path) {
   auto& e = c.expected;
   e.assign(shard.header_bytes.begin(), shard.header_bytes.end());
   auto range = [&](uint64_t at, uint64_t bytes) {
-    e.insert(e.end(), c.input.begin() + static_cast<long>(at), c.input.begin() + static_cast<long>(at + bytes));
+    e.insert(e.end(), c.input.begin() + static_cast<long>(at),
+             c.input.begin() + static_cast<long>(at + bytes));
   };
-  auto zeros_to = [&](uint64_t data_offset) { e.resize(shard.header_bytes.size() + data_offset, 0); };
+  auto zeros_to = [&](uint64_t data_offset) {
+    e.resize(shard.header_bytes.size() + data_offset, 0);
+  };
   range(7, 1000);
   zeros_to(1024);
   for (uint32_t k = 0; k < 100; ++k) {
@@ -136,7 +140,6 @@ inline Status RunShard(const ShardCase& c, const fs::path& out_path, const Engin
   ::close(fd);
   return status;
 }
-
 
 }  // namespace amn::formats::shard_case
 

@@ -10,12 +10,11 @@
 #include "formats/mapped_output.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cerrno>
@@ -135,7 +134,8 @@ TEST(MappedWriter, SameBytesForEveryThreadCount) {
 // With one thread the calling thread is the worker: every chunk (here its
 // file-to-file copies) and every progress call run on it, as -j 1 promises.
 std::vector<std::thread::id> g_copy_threads;
-ssize_t RecordingCopy(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned flags) {
+ssize_t RecordingCopy(int in, off64_t* in_off, int out, off64_t* out_off, size_t n,
+                      unsigned flags) {
   g_copy_threads.push_back(std::this_thread::get_id());
   return SystemCopyFileRange(in, in_off, out, out_off, n, flags);
 }
@@ -147,7 +147,9 @@ TEST(MappedWriter, OneThreadRunsOnTheCallingThread) {
   options.writer = OutputWriter::kMapped;
   options.copy_range = RecordingCopy;
   std::vector<std::thread::id> progress_threads;
-  options.on_progress = [&](uint64_t, size_t) { progress_threads.push_back(std::this_thread::get_id()); };
+  options.on_progress = [&](uint64_t, size_t) {
+    progress_threads.push_back(std::this_thread::get_id());
+  };
   g_copy_threads.clear();
   EXPECT_EQ(Ran(c, dir.path() / "out", options), OutputWriter::kMapped);
   EXPECT_EQ(g_copy_threads.size(), 16u + 6 + 79);  // every kept chunk, one call each
@@ -186,7 +188,8 @@ TEST(MappedWriter, NoRoomIsACleanError) {
     g_fallocate_errno = error;
     const Status status = RunShard(c, dir.path() / "out", options);
     EXPECT_EQ(status.code(), StatusCode::kIo) << status.ToString();
-    EXPECT_NE(status.message().find("cannot reserve 6664 bytes"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("cannot reserve 6664 bytes"), std::string::npos)
+        << status.message();
     EXPECT_NE(status.message().find((dir.path() / "out").string()), std::string::npos);
     EXPECT_NE(status.message().find(std::strerror(error)), std::string::npos);
   }
@@ -234,7 +237,9 @@ TEST(MappedWriter, ProgressEndsWhereTheRingsDoes) {
     EngineOptions options = Options(3, nullptr);
     options.writer = writer;
     std::vector<std::pair<uint64_t, size_t>> calls;
-    options.on_progress = [&](uint64_t bytes, size_t tensors) { calls.emplace_back(bytes, tensors); };
+    options.on_progress = [&](uint64_t bytes, size_t tensors) {
+      calls.emplace_back(bytes, tensors);
+    };
     EXPECT_EQ(Ran(c, dir.path() / "out", options), writer);
     ASSERT_FALSE(calls.empty());
     for (size_t i = 1; i < calls.size(); ++i) {
