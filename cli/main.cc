@@ -35,6 +35,7 @@ int Main(int argc, char** argv) {
   AddGlobalOptions(app, globals);
   app.footer("Environment: AMN_ISA=NAME caps dispatch like --isa. AMN_NO_COPY_FILE_RANGE=1\n"
              "writes tensors kept as stored with read + write instead of copy_file_range.\n"
+             "AMN_OUTPUT_WRITER=ring|mapped picks how outputs are written (default ring).\n"
              "Exit codes: 0 ok, 1 the work failed, 2 usage error.");
 
   const Command commands[] = {AddParseCommand(app), AddInspectCommand(app),

@@ -61,9 +61,11 @@ Status EngineInputs::Read(size_t file, uint64_t offset, std::span<std::byte> out
 }
 
 Result<RangeCopy> EngineInputs::CopyRange(size_t file, uint64_t offset, uint64_t bytes, int out_fd,
-                                          CopyRangeCall call) {
+                                          CopyRangeCall call, std::optional<uint64_t> out_offset) {
   AMN_ASSIGN_OR_RETURN(FileSource* source, Source(file));
-  return CopyFileRange(source->fd(), offset, out_fd, bytes, call);  // positioned: no lock needed
+  // The input is read at `offset`, not at its position: no lock needed.
+  if (out_offset) return CopyFileRangeAt(source->fd(), offset, out_fd, *out_offset, bytes, call);
+  return CopyFileRange(source->fd(), offset, out_fd, bytes, call);
 }
 
 Result<const MappedFile*> EngineInputs::Map(size_t file) {

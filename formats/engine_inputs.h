@@ -34,11 +34,13 @@ class EngineInputs {
 
   // Fills `out` from `file` at `offset`.
   Status Read(size_t file, uint64_t offset, std::span<std::byte> out);
-  // Copies `bytes` of `file` from `offset` to `out_fd` at its position inside
-  // the kernel with `call` (formats/file_range_copy.h): what it could not
-  // copy is left to the caller, which writes it after a Read.
+  // Copies `bytes` of `file` from `offset` to `out_fd` inside the kernel
+  // with `call` (formats/file_range_copy.h), at `out_offset` when given, else
+  // at the output's position: what it could not copy is left to the caller,
+  // which writes it after a Read.
   Result<RangeCopy> CopyRange(size_t file, uint64_t offset, uint64_t bytes, int out_fd,
-                              CopyRangeCall call);
+                              CopyRangeCall call,
+                              std::optional<uint64_t> out_offset = std::nullopt);
 
   // The views of packed tensor `tensor` (its codes and parts); kTruncated
   // when the file is now shorter than its header said.

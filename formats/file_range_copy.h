@@ -39,6 +39,12 @@ struct RangeCopy {
 RangeCopy CopyFileRange(int in_fd, uint64_t in_offset, int out_fd, uint64_t bytes,
                         CopyRangeCall call = SystemCopyFileRange);
 
+// The same to `out_fd` at `out_offset`, leaving its file position alone, so
+// several threads may copy into one output at once (the mapped writer of
+// formats/remember_engine.cc).
+RangeCopy CopyFileRangeAt(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset,
+                          uint64_t bytes, CopyRangeCall call = SystemCopyFileRange);
+
 }  // namespace amn::formats
 
 #endif  // AMN_FORMATS_FILE_RANGE_COPY_H_

@@ -1,4 +1,5 @@
-// Chunked, multi-threaded, order-preserving shard writer.
+// Chunked, multi-threaded shard writer: the ordered ring writer and the
+// mapped writer (formats/remember_engine.h).
 #include "formats/remember_engine.h"
 
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include "amn/ggml_dequant.h"
 #include "formats/engine_inputs.h"
 #include "formats/like_side.h"
+#include "formats/mapped_output.h"
 #include "formats/source_reads.h"
 
 namespace amn::formats {
@@ -657,12 +660,11 @@ Status CopyChunk(EngineInputs& inputs, const OutputTensor& out, const Chunk& chu
   return WriteAll(out_fd, rest.data(), rest.size(), written + copied, out_name);
 }
 
-}  // namespace
-
-Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
-                  const std::string& out_name, const EngineOptions& options) {
-  EngineInputs inputs(plan.input_files, options.use_mmap);
-  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
+// The ring writer: the header, then every chunk written in order by the
+// calling thread (RunOrdered).
+Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks,
+                      EngineInputs& inputs, int out_fd, const std::string& out_name,
+                      const EngineOptions& options) {
   const Capacity cap = ChunkCapacity(shard, chunks);
   const unsigned threads = std::max(1u, options.threads);
   Pipeline pipeline(std::max<size_t>(2, 2 * size_t{threads}), cap.in, cap.out, cap.scratch);
@@ -729,7 +731,207 @@ Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd
   AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume, writer_copies));
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
-  AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name));
+  return PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name);
+}
+
+// Which writer WriteShard tries first (EngineOptions::writer). The ring by
+// default: the mapped writer has not been measured faster where it counts
+// (docs/performance.md, "The mapped output writer").
+OutputWriter ChosenWriter(const EngineOptions& options) {
+  if (options.on_chunk) return OutputWriter::kRing;  // it needs the bytes in order
+  if (options.writer) return *options.writer;
+  if (const std::optional<OutputWriter> env = OutputWriterFromEnvironment()) return *env;
+  return OutputWriter::kRing;
+}
+
+// The mapped writer, into an output ReserveForMapping made ready: the header
+// with pwrite, then workers claim chunks in any order and put each at its
+// planned offset: decoded straight into its pages of one OutputMap of the
+// whole output (or into a buffer written with pwrite, where the map or a
+// page of it could not be had), a kept tensor's chunk copied file to file
+// there. The calling thread reports progress as chunks finish and turns a
+// cancel into the run's error (with one thread it is the worker and starts
+// none); the first error stops every worker after its current chunk.
+// Padding is left as the reserved blocks' zeros.
+Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chunks,
+                        EngineInputs& inputs, int out_fd, const std::string& out_name,
+                        const EngineOptions& options) {
+  const uint64_t header = shard.header_bytes.size();
+  const uint64_t total = header + shard.data_bytes;
+  AMN_RETURN_IF_ERROR(PwriteAll(out_fd, std::as_bytes(std::span(shard.header_bytes)), 0, out_name));
+  // Where each chunk goes, and what finishing it adds to the progress: its
+  // bytes and, for a tensor's first chunk, the padding before the tensor, so
+  // the sum over all chunks is what the ring writer reports after its last.
+  std::vector<uint64_t> at(chunks.size()), credit(chunks.size());
+  std::vector<std::atomic<size_t>> left(shard.tensors.size());  // chunks of a tensor not done
+  uint64_t end = 0;  // of the chunk before, from the data's start
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const uint64_t begin = shard.tensors[chunks[c].tensor].data_begin;
+    const bool first = c == 0 || chunks[c - 1].tensor != chunks[c].tensor;
+    at[c] = first ? header + begin : at[c - 1] + chunks[c - 1].out_bytes;
+    credit[c] = (first && begin > end ? begin - end : 0) + chunks[c].out_bytes;
+    end = at[c] - header + chunks[c].out_bytes;
+    if (at[c] + chunks[c].out_bytes > total) {
+      return Status(StatusCode::kInvalid, "planned chunks run past the end of the output")
+          .WithTensor(shard.tensors[chunks[c].tensor].name);
+    }
+    left[chunks[c].tensor].fetch_add(1, std::memory_order_relaxed);
+  }
+  const Capacity cap = ChunkCapacity(shard, chunks);
+  const ChunkDecoder decoder(shard, inputs);
+  const bool copies_in_kernel = CopiesInKernel(options);
+  std::atomic<bool> in_kernel{copies_in_kernel};  // cleared by the first copy that fails
+  std::vector<QuantError> errors(chunks.size());  // encode chunks', summed in order at the end
+  const OutputMap map = OutputMap::Map(out_fd, total);
+
+  // Chunk c at its offset, with the calling worker's buffers (`buffer` is
+  // made the first time a chunk cannot be mapped).
+  auto write_chunk = [&](size_t c, std::span<std::byte> in, std::span<std::byte> scratch,
+                         std::unique_ptr<std::byte[]>& buffer) -> Status {
+    const Chunk& chunk = chunks[c];
+    const OutputTensor& out = shard.tensors[chunk.tensor];
+    if (chunk.out_bytes == 0) return Status::Ok();
+    const uint64_t from = out.input_offset + chunk.in_begin;  // kept tensors
+    uint64_t copied = 0;
+    if (out.decode == Decode::kCopy && out.permute_heads == 0 && copies_in_kernel &&
+        in_kernel.load(std::memory_order_relaxed)) {
+      AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
+                           inputs.CopyRange(out.input_file, from, chunk.out_bytes, out_fd,
+                                            options.copy_range, at[c]));
+      if (copy.complete(chunk.out_bytes)) return Status::Ok();
+      in_kernel.store(false, std::memory_order_relaxed);  // later chunks are read and written
+      copied = copy.copied;
+    }
+    const uint64_t bytes = chunk.out_bytes - copied;
+    const std::span<std::byte> pages = map.Prepare(at[c] + copied, bytes);
+    const bool mapped = !pages.empty();
+    if (!mapped && !buffer) buffer = std::make_unique_for_overwrite<std::byte[]>(cap.out);
+    const std::span<std::byte> dest =
+        mapped ? pages : std::span(buffer.get(), static_cast<size_t>(bytes));
+    Status status = copied > 0 ? inputs.Read(out.input_file, from + copied, dest)
+                               : decoder.Produce(chunk, in, scratch, dest, &errors[c]);
+    if (mapped) map.Release(at[c] + copied, bytes);
+    if (!status.ok()) {
+      // A side tensor's failure (a NaN in the weight) names the weight.
+      return std::move(status).WithTensor(out.decode == Decode::kSide ? out.source->name : out.name);
+    }
+    if (mapped) return map.Check(out_name);
+    return PwriteAll(out_fd, dest, at[c] + copied, out_name);
+  };
+
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::atomic<uint64_t> done_bytes{header};
+  std::atomic<size_t> tensors_done{0};
+  std::mutex mutex;  // guards what follows; the calling thread waits on `changed`
+  std::condition_variable changed;
+  Status first_error;
+  size_t finished = 0;  // chunks
+  const unsigned threads =
+      static_cast<unsigned>(std::min<size_t>(std::max(1u, options.threads),
+                                             std::max<size_t>(1, chunks.size())));
+  unsigned running = threads;
+  auto fail = [&](Status status) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failed.load(std::memory_order_relaxed)) first_error = std::move(status);
+      failed.store(true, std::memory_order_relaxed);
+    }
+    changed.notify_one();
+  };
+  // Progress, then the cancel flag (looked at once more after the last
+  // chunk, as the ring writer does); on the calling thread only.
+  auto report = [&](bool progressed) {
+    if (progressed && options.on_progress) {
+      options.on_progress(done_bytes.load(std::memory_order_relaxed),
+                          tensors_done.load(std::memory_order_relaxed));
+    }
+    if (Cancelled(options.cancel)) fail(Status(StatusCode::kCancelled, out_name + ": interrupted"));
+  };
+  // One thread: the calling thread is the worker and reports after each
+  // chunk itself, so -j 1 starts no thread with this writer either.
+  const bool on_caller = threads == 1;
+  auto work = [&] {
+    const Pipeline::Buffer in(cap.in), scratch(cap.scratch);
+    std::unique_ptr<std::byte[]> buffer;
+    while (!failed.load(std::memory_order_relaxed)) {
+      const size_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks.size()) break;
+      Status status = write_chunk(c, in, scratch, buffer);
+      if (!status.ok()) {
+        fail(std::move(status));
+        break;
+      }
+      done_bytes.fetch_add(credit[c], std::memory_order_relaxed);
+      if (left[chunks[c].tensor].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const OutputTensor& done = shard.tensors[chunks[c].tensor];
+        const bool sourced = done.decode == Decode::kEncode || done.decode == Decode::kSide;
+        inputs.Release(chunks[c].tensor, sourced ? *done.source : done);
+        tensors_done.fetch_add(1, std::memory_order_relaxed);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++finished;
+      }
+      changed.notify_one();
+      if (on_caller) report(true);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      --running;
+    }
+    changed.notify_one();
+  };
+  std::vector<std::thread> workers;
+  if (on_caller) work();
+  for (unsigned i = 0; i < threads && !on_caller; ++i) workers.emplace_back(work);
+  if (!on_caller) {
+    // The calling thread: progress as chunks finish, and the cancel flag
+    // looked at least every 50 ms even while none does.
+    std::unique_lock<std::mutex> lock(mutex);
+    size_t seen = 0;
+    for (bool over = false; !over;) {
+      changed.wait_for(lock, std::chrono::milliseconds(50),
+                       [&] { return running == 0 || finished != seen; });
+      over = running == 0;
+      const bool progressed = finished != seen;
+      seen = finished;
+      lock.unlock();
+      report(progressed);
+      lock.lock();
+    }
+  }
+  for (std::thread& t : workers) t.join();
+  if (failed.load(std::memory_order_relaxed)) return first_error;
+  AMN_RETURN_IF_ERROR(map.Check(out_name));
+  // In chunk order, as the ring writer sums them: the same sums for any -j.
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const OutputTensor& done = shard.tensors[chunks[c].tensor];
+    if (done.decode == Decode::kEncode && chunks[c].out_bytes > 0) {
+      Accumulate(done.encode->error, errors[c]);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteShard(const RememberPlan& plan, const OutputShard& shard, int out_fd,
+                  const std::string& out_name, const EngineOptions& options) {
+  EngineInputs inputs(plan.input_files, options.use_mmap);
+  const std::vector<Chunk> chunks = MakeChunks(shard, options.chunk_bytes);
+  OutputWriter writer = ChosenWriter(options);
+  if (writer == OutputWriter::kMapped) {
+    // Padding needs no writing: the reserved blocks read as zeros.
+    AMN_ASSIGN_OR_RETURN(const bool reserved,
+                         ReserveForMapping(out_fd, shard.header_bytes.size() + shard.data_bytes,
+                                           options.fallocate, out_name));
+    if (!reserved) writer = OutputWriter::kRing;
+  }
+  if (options.writer_used != nullptr) *options.writer_used = writer;
+  AMN_RETURN_IF_ERROR(writer == OutputWriter::kMapped
+                          ? WriteShardMapped(shard, chunks, inputs, out_fd, out_name, options)
+                          : WriteShardRing(shard, chunks, inputs, out_fd, out_name, options));
   if (options.finish) AMN_RETURN_IF_ERROR(options.finish(out_fd));
   // What was read is what the header described only if no input changed.
   return inputs.CheckUnchanged();

@@ -1,11 +1,20 @@
 // The streaming engine (DESIGN.md §6): writes one planned output shard,
-// header first, then tensor data chunk by chunk in order. Worker threads
-// read and dequantize chunks into a bounded ring of buffers; the calling
-// thread writes them in order, so peak memory is O(threads x chunk) and the
-// bytes are identical for any thread count. With one thread, no worker
-// starts: the calling thread fills each chunk itself before writing it.
-// Chunks of tensors kept as stored skip the workers: the writing thread
-// copies them file to file (EngineOptions::copy_range) in their turn.
+// header first, then tensor data chunk by chunk. Peak memory is
+// O(threads x chunk) and the bytes are identical for any thread count and
+// either writer:
+// * the ring writer: worker threads read and dequantize chunks into a
+//   bounded ring of buffers; the calling thread writes them in order. With
+//   one thread, no worker starts: the calling thread fills each chunk itself
+//   before writing it. Chunks of tensors kept as stored skip the workers:
+//   the writing thread copies them file to file (EngineOptions::copy_range)
+//   in their turn.
+// * the mapped writer (formats/mapped_output.h; AMN_OUTPUT_WRITER=mapped or
+//   EngineOptions::writer, not the default: see ChosenWriter): the output
+//   is sized and its space reserved up front and mapped once, and the
+//   workers take chunks in any order and decode each straight into its own
+//   pages of that map (kept tensors: copy_file_range at their offset),
+//   while the calling thread reports progress and watches for cancellation.
+//   One thread's write(2) no longer bounds the speed (docs/performance.md).
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
@@ -13,11 +22,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "amn/status.h"
 #include "formats/file_range_copy.h"
+#include "formats/mapped_output.h"
 #include "formats/remember_plan.h"
 
 namespace amn::formats {
@@ -25,10 +36,11 @@ namespace amn::formats {
 struct EngineOptions {
   unsigned threads = 1;            // worker threads (>= 1; 1: none, all inline)
   size_t chunk_bytes = size_t{4} << 20;  // output bytes per chunk (at most)
-  // Called from the writing thread after each chunk: bytes and tensors of
-  // this shard finished so far.
+  // Called from the calling thread after each chunk (the mapped writer: as
+  // chunks finish, in any order): bytes and tensors of this shard finished
+  // so far.
   std::function<void(uint64_t bytes_written, size_t tensors_done)> on_progress;
-  // When set and true, the shard stops after the current chunk (kCancelled).
+  // When set and true, the shard stops after the chunks in flight (kCancelled).
   const std::atomic<bool>* cancel = nullptr;
   // Packed schemes and strided arrays view a guarded memory map of their
   // input; false reads them with pread instead (formats/engine_inputs.h).
@@ -47,6 +59,18 @@ struct EngineOptions {
   // bytes are the same either way. nullptr, a set on_chunk (it needs the
   // bytes) or AMN_NO_COPY_FILE_RANGE=1 in the environment: pread + write.
   CopyRangeCall copy_range = SystemCopyFileRange;
+  // WriteShard's writer. Unset: AMN_OUTPUT_WRITER=ring|mapped when the
+  // environment says one, else the ring (the mapped writer is slower where
+  // measured: docs/performance.md, "The mapped output writer"). A set on_chunk (it
+  // needs the bytes in order) always gets the ring; so does an output the
+  // mapped writer cannot take (ReserveForMapping: fallocate refused, a
+  // write-only or non-empty file, ...).
+  std::optional<OutputWriter> writer;
+  // The mapped writer reserves the output's blocks with this (fallocate(2));
+  // tests put a refusing one in its place.
+  FallocateCall fallocate = SystemFallocate;
+  // When set, receives the writer WriteShard ran.
+  OutputWriter* writer_used = nullptr;
 };
 
 // Writes `shard` of `plan` to the open file descriptor `out_fd` (positioned

@@ -96,7 +96,8 @@ Status WriteDirectoryOutput(const RememberPlan& plan, const DirectoryExtras& ext
   size_t base_tensors = 0;
   for (const OutputShard& shard : plan.shards) {
     const fs::path path = dir.path() / shard.file_name;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // Read-write for the mapped writer (formats/mapped_output.h).
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
       return Status(StatusCode::kIo, PathText(target / shard.file_name) + ": cannot create: " +
                                          std::error_code(errno, std::generic_category()).message());

@@ -24,6 +24,7 @@ struct Slot {
   std::atomic<uintptr_t> begin{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<bool> faulted{false};
+  std::atomic<bool> writable{false};  // Access::kWrite: the stand-in page takes stores
 };
 static_assert(std::atomic<uintptr_t>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
@@ -67,9 +68,11 @@ extern "C" void OnSigbus(int sig, siginfo_t* info, void* context) {
       // Flag first: whoever later reads the zero page also sees the flag.
       slot.faulted.store(true, std::memory_order_seq_cst);
       void* page = reinterpret_cast<void*>(address & ~(g_page_size - 1));
-      if (mmap(page, g_page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+      const int prot =
+          slot.writable.load(std::memory_order_relaxed) ? PROT_READ | PROT_WRITE : PROT_READ;
+      if (mmap(page, g_page_size, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
           MAP_FAILED) {
-        return;  // the read is retried and sees zeros
+        return;  // the access is retried: a read sees zeros, a store goes nowhere
       }
       break;
     }
@@ -79,7 +82,7 @@ extern "C" void OnSigbus(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-MappingGuard MappingGuard::Register(const void* begin, size_t bytes) {
+MappingGuard MappingGuard::Register(const void* begin, size_t bytes, Access access) {
   MappingGuard guard;
   if (begin == nullptr || bytes == 0) return guard;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -102,6 +105,7 @@ MappingGuard MappingGuard::Register(const void* begin, size_t bytes) {
   slot.begin.store(start, std::memory_order_relaxed);
   slot.end.store(start + bytes, std::memory_order_relaxed);
   slot.faulted.store(false, std::memory_order_relaxed);
+  slot.writable.store(access == Access::kWrite, std::memory_order_relaxed);
   slot.used.store(true, std::memory_order_release);
   guard.slot_ = free_slot;
   return guard;

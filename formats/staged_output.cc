@@ -210,14 +210,16 @@ Status CopyFileDurably(const fs::path& from, const fs::path& to) {
 Result<StagedFile> StagedFile::Create(const fs::path& target, Naming naming) {
   StagedFile file;
   file.target_ = target;
+  // Read-write: the engine's mapped writer maps the file shared and
+  // writable, which a write-only descriptor does not allow.
   int fd = naming == Naming::kUnnamedWherePossible
-               ? ::open(DirOf(target).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)
+               ? ::open(DirOf(target).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644)
                : -1;
   if (fd >= 0) {
     file.unnamed_ = true;
   } else {
     file.partial_ = PartialPathFor(target);
-    fd = ::open(file.partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = ::open(file.partial_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
       const int error = errno;
       file.partial_.clear();  // not ours to remove

@@ -1,7 +1,8 @@
 // copy_file_range(2) in the remember engine: the helper's loop over partial
 // copies and its early stops (formats/file_range_copy.h), and WriteShard's
 // output with tensors copied file to file, with every kind of failure forced
-// through EngineOptions::copy_range, and with the copy turned off: always the
+// through EngineOptions::copy_range, and with the copy turned off, by both
+// writers (the ring and the mapped one) at -j 1 and -j 3: always the
 // bytes worked out here from the input (header, ranges, zero padding, BF16 as
 // the top half of F32 values that BF16 holds exactly).
 #include "formats/file_range_copy.h"
@@ -19,11 +20,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "formats/remember_engine.h"
 #include "tests/cli_files.h"
+#include "tests/engine_shard_case.h"
 
 namespace amn::formats {
 namespace {
@@ -31,39 +34,13 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::TempDir;  // tests/cli_files.h
-
-std::vector<uint8_t> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void WriteFile(const fs::path& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-// "same", or where two byte strings first differ (readable where
-// EXPECT_EQ of two long vectors is not).
-std::string Compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-  const size_t n = std::min(got.size(), want.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (got[i] != want[i]) {
-      return "byte " + std::to_string(i) + " is " + std::to_string(got[i]) + ", not " +
-             std::to_string(want[i]);
-    }
-  }
-  if (got.size() != want.size()) {
-    return std::to_string(got.size()) + " bytes, not " + std::to_string(want.size());
-  }
-  return "same";
-}
-
-// Byte i of the input: a pattern with no period a chunk size shares.
-std::vector<uint8_t> Pattern(size_t n) {
-  std::vector<uint8_t> bytes(n);
-  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>((i * 131 + i / 251) ^ 0x5a);
-  return bytes;
-}
+using shard_case::Compare;  // tests/engine_shard_case.h
+using shard_case::MakeCase;
+using shard_case::Pattern;
+using shard_case::ReadFile;
+using shard_case::RunShard;
+using shard_case::ShardCase;
+using shard_case::WriteFile;
 
 // --- stand-ins for the system call ------------------------------------------
 
@@ -141,6 +118,29 @@ TEST(CopyFileRange, CopiesTheRangeAtTheOutputPosition) {
   EXPECT_EQ(ReadFile(dir.path() / "out"), want);
 }
 
+// At an output offset (the mapped writer's workers): the output's position
+// does not move, and ranges land where they are asked, in any order.
+TEST(CopyFileRange, AtAnOffsetLeavesThePositionAlone) {
+  TempDir dir;
+  const std::vector<uint8_t> input = Pattern(100000);
+  WriteFile(dir.path() / "in", input);
+  {
+    Fds fds(dir.path() / "in", dir.path() / "out");
+    ASSERT_GE(fds.in, 0);
+    RangeCopy copy = CopyFileRangeAt(fds.in, 50000, fds.out, 40000, 30000);
+    EXPECT_TRUE(copy.complete(30000));
+    copy = CopyFileRangeAt(fds.in, 7, fds.out, 3, 20, TinyAndInterrupted);
+    EXPECT_TRUE(copy.complete(20));
+    copy = CopyFileRangeAt(fds.in, 27, fds.out, 23, 39977);
+    EXPECT_TRUE(copy.complete(39977));
+    EXPECT_EQ(::lseek(fds.out, 0, SEEK_CUR), 0);
+  }
+  std::vector<uint8_t> want(3, 0);
+  want.insert(want.end(), input.begin() + 7, input.begin() + 40004);
+  want.insert(want.end(), input.begin() + 50000, input.begin() + 80000);
+  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), want), "same");
+}
+
 TEST(CopyFileRange, LoopsOverShortAndInterruptedCalls) {
   TempDir dir;
   const std::vector<uint8_t> input = Pattern(1000);
@@ -209,105 +209,40 @@ TEST(CopyFileRange, RealCallsThatStopEarly) {
 
 // --- WriteShard ------------------------------------------------------------
 
-// A shard over Pattern(8000): copied ranges, an F32 -> BF16 conversion
-// between them, an empty tensor and gaps the engine fills with zeros (as
-// GGUF's alignment does), and the bytes it must come to.
-struct ShardCase {
-  RememberPlan plan;
-  std::vector<uint8_t> input, expected;
-};
-
-ShardCase MakeCase(const fs::path& input_path) {
-  ShardCase c;
-  c.input = Pattern(8000);
-  // Floats 0.5 * k (k < 100), exact in BF16: the BF16 is their top half.
-  const uint64_t floats_at = 6400;
-  for (uint32_t k = 0; k < 100; ++k) {
-    const float f = 0.5f * static_cast<float>(k) - 20.0f;
-    std::memcpy(&c.input[floats_at + 4 * k], &f, 4);
-  }
-  WriteFile(input_path, c.input);
-  c.plan.input_files = {input_path};
-  OutputShard shard;
-  shard.header_bytes = "HEADER--";
-  auto copy = [&](const char* name, uint64_t at, uint64_t bytes, uint64_t data_begin) {
-    OutputTensor t;
-    t.name = name;
-    t.dtype = Dtype::kU8;
-    t.shape = {bytes};
-    t.decode = Decode::kCopy;
-    t.input_offset = at;
-    t.input_bytes = t.bytes = bytes;
-    t.data_begin = data_begin;
-    shard.tensors.push_back(t);
-  };
-  copy("a", 7, 1000, 0);
-  OutputTensor bf16;
-  bf16.name = "converted";
-  bf16.dtype = Dtype::kBf16;
-  bf16.shape = {100};
-  bf16.decode = Decode::kConvert;
-  bf16.source_dtype = Dtype::kF32;
-  bf16.input_offset = floats_at;
-  bf16.input_bytes = 400;
-  bf16.bytes = 200;
-  bf16.data_begin = 1024;  // 24 bytes of padding before it, 24 after
-  shard.tensors.push_back(bf16);
-  copy("b", 1601, 333, 1248);
-  copy("empty", 0, 0, 1581);
-  copy("c", 3, 5000, 1600);
-  shard.data_bytes = 6656;  // 56 bytes of padding after the last tensor
-  c.plan.shards.push_back(shard);
-
-  auto& e = c.expected;
-  e.assign(shard.header_bytes.begin(), shard.header_bytes.end());
-  auto range = [&](uint64_t at, uint64_t bytes) {
-    e.insert(e.end(), c.input.begin() + static_cast<long>(at), c.input.begin() + static_cast<long>(at + bytes));
-  };
-  auto zeros_to = [&](uint64_t data_offset) { e.resize(shard.header_bytes.size() + data_offset, 0); };
-  range(7, 1000);
-  zeros_to(1024);
-  for (uint32_t k = 0; k < 100; ++k) {
-    e.push_back(c.input[floats_at + 4 * k + 2]);
-    e.push_back(c.input[floats_at + 4 * k + 3]);
-  }
-  zeros_to(1248);
-  range(1601, 333);
-  zeros_to(1600);
-  range(3, 5000);
-  zeros_to(6656);
-  return c;
-}
-
-Status RunShard(const ShardCase& c, const fs::path& out_path, const EngineOptions& options) {
-  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status(StatusCode::kIo, "cannot create the output");
-  const Status status = WriteShard(c.plan, c.plan.shards.front(), fd, out_path.string(), options);
-  ::close(fd);
-  return status;
-}
-
-EngineOptions Options(unsigned threads, CopyRangeCall call) {
+EngineOptions Options(unsigned threads, CopyRangeCall call,
+                      std::optional<OutputWriter> writer = std::nullopt) {
   EngineOptions options;
   options.threads = threads;
   options.chunk_bytes = 64;  // many chunks: 16 + 6 + 79 copied
   options.copy_range = call;
+  options.writer = writer;
   return options;
 }
 constexpr int kCopiedChunks = 16 + 6 + 79;
+
+// Both writers: the ring's writing thread copies in order; the mapped
+// writer's workers copy at each chunk's offset, in any order.
+constexpr OutputWriter kWriters[] = {OutputWriter::kRing, OutputWriter::kMapped};
+const char* WriterName(OutputWriter w) { return w == OutputWriter::kRing ? "ring" : "mapped"; }
 
 TEST(WriteShardCopy, CopiesFileToFileWithTheSameBytes) {
   TempDir dir;
   const ShardCase c = MakeCase(dir.path() / "in");
   ASSERT_EQ(c.expected.size(), 8 + 6656u);
-  for (unsigned threads : {1u, 3u}) {
-    SCOPED_TRACE(threads);
-    g_calls = 0;
-    ASSERT_TRUE(RunShard(c, dir.path() / "out", Options(threads, Counting)).ok());
-    EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
-    EXPECT_EQ(g_calls, kCopiedChunks);  // every kCopy chunk, one call each
-    ASSERT_TRUE(RunShard(c, dir.path() / "off", Options(threads, nullptr)).ok());
-    EXPECT_EQ(Compare(ReadFile(dir.path() / "off"), c.expected), "same");
+  for (const OutputWriter writer : kWriters) {
+    for (unsigned threads : {1u, 3u}) {
+      SCOPED_TRACE(std::string(WriterName(writer)) + " -j " + std::to_string(threads));
+      g_calls = 0;
+      EngineOptions options = Options(threads, Counting, writer);
+      OutputWriter used = OutputWriter::kRing;
+      options.writer_used = &used;
+      ASSERT_TRUE(RunShard(c, dir.path() / "out", options).ok());
+      EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+      EXPECT_EQ(g_calls, kCopiedChunks);  // every kCopy chunk, one call each
+      EXPECT_EQ(used, writer) << "the temporary directory's file system refused fallocate?";
+      ASSERT_TRUE(RunShard(c, dir.path() / "off", Options(threads, nullptr, writer)).ok());
+      EXPECT_EQ(Compare(ReadFile(dir.path() / "off"), c.expected), "same");
+    }
   }
 }
 
@@ -323,13 +258,15 @@ TEST(WriteShardCopy, FallsBackToReadAndWrite) {
                         Case{"10 bytes then EIO", TenThenEio, 2},
                         Case{"nothing copied", NothingCopied, 1},
                         Case{"tiny and interrupted", TinyAndInterrupted, -1}}) {
-    for (unsigned threads : {1u, 3u}) {
-      SCOPED_TRACE(std::string(k.name) + " -j " + std::to_string(threads));
-      g_calls = 0;
-      ASSERT_TRUE(RunShard(c, dir.path() / "out", Options(threads, k.call)).ok());
-      EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
-      if (threads == 1 && k.calls_one_thread >= 0) {
-        EXPECT_EQ(g_calls, k.calls_one_thread);
+    for (const OutputWriter writer : kWriters) {
+      for (unsigned threads : {1u, 3u}) {
+        SCOPED_TRACE(std::string(k.name) + " " + WriterName(writer) + " -j " + std::to_string(threads));
+        g_calls = 0;
+        ASSERT_TRUE(RunShard(c, dir.path() / "out", Options(threads, k.call, writer)).ok());
+        EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+        if (threads == 1 && k.calls_one_thread >= 0) {
+          EXPECT_EQ(g_calls, k.calls_one_thread);
+        }
       }
     }
   }
@@ -371,9 +308,14 @@ TEST(WriteShardCopy, ShrunkInputIsAnError) {
   const ShardCase c = MakeCase(dir.path() / "in");
   fs::resize_file(dir.path() / "in", 500);  // inside tensor "a"
   for (CopyRangeCall call : {Counting, static_cast<CopyRangeCall>(nullptr)}) {
-    const Status status = RunShard(c, dir.path() / "out", Options(1, call));
-    EXPECT_FALSE(status.ok());
-    EXPECT_EQ(status.code(), StatusCode::kTruncated) << status.message();
+    for (const OutputWriter writer : kWriters) {
+      for (unsigned threads : {1u, 3u}) {
+        SCOPED_TRACE(std::string(WriterName(writer)) + " -j " + std::to_string(threads));
+        const Status status = RunShard(c, dir.path() / "out", Options(threads, call, writer));
+        EXPECT_FALSE(status.ok());
+        EXPECT_EQ(status.code(), StatusCode::kTruncated) << status.message();
+      }
+    }
   }
 }
 

@@ -665,6 +665,58 @@ TEST(ForgetCli, LikeWithACorruptSideTensorIsRefused) {
   EXPECT_NE(r.err.find(like.string()), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(dir.Entries(), before);
+
+
+// A failure in the middle of the data (a NaN near the end of the last of
+// eight weights, met by one worker while others write their chunks) ends
+// the run with one error line naming the weight and leaves no output and
+// no partial file, with either output writer (AMN_OUTPUT_WRITER), for a
+// file and for a directory output; the same model without the NaN is
+// written, the same bytes by both writers.
+TEST(ForgetCli, ErrorMidwayLeavesNoOutput) {
+  TempDir dir;
+  const size_t rows = 256, cols = 1024;
+  auto layer = [](int i) { return "model.layers." + std::to_string(i) + ".mlp.gate_proj.weight"; };
+  for (const bool poisoned : {false, true}) {
+    const fs::path model = dir.path() / (poisoned ? "bad" : "good");
+    fs::create_directories(model);
+    SafetensorsBuilder m;
+    for (int i = 0; i < 8; ++i) {
+      std::vector<uint8_t> w = Weight(rows, cols);
+      if (poisoned && i == 7) {
+        w[2 * (rows * cols - 5)] = 0xC0;  // BF16 0x7FC0: a quiet NaN
+        w[2 * (rows * cols - 5) + 1] = 0x7F;
+      }
+      m.Add(layer(i), "BF16", {rows, cols}, w);
+    }
+    ASSERT_TRUE(m.Write(model / "model.safetensors"));
+    WriteText(model / "config.json", Json({{"architectures", {"LlamaForCausalLM"}}}).dump());
+  }
+  const std::vector<std::string> before = dir.Entries();
+  std::vector<uint8_t> good_bytes;
+  for (const char* writer : {"ring", "mapped"}) {
+    for (const bool as_directory : {false, true}) {
+      SCOPED_TRACE(std::string(writer) + (as_directory ? " directory" : " file"));
+      const std::string env = std::string("AMN_OUTPUT_WRITER=") + writer;
+      auto input = [&](const char* name) {
+        return as_directory ? dir.path() / name : dir.path() / name / "model.safetensors";
+      };
+      const fs::path out = dir.path() / (as_directory ? "out" : "out.safetensors");
+      const CliResult bad =
+          RunAmn("forget -q -j 3 --scheme nf4 " + Quote(input("bad")) + " -o " + Quote(out), env);
+      EXPECT_NE(bad.exit_code, 0);
+      EXPECT_NE(bad.err.find(layer(7)), std::string::npos) << bad.err;
+      EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+      EXPECT_EQ(dir.Entries(), before);
+      const CliResult good =
+          RunAmn("forget -q -j 3 --scheme nf4 " + Quote(input("good")) + " -o " + Quote(out), env);
+      ASSERT_EQ(good.exit_code, 0) << good.err;
+      const std::vector<uint8_t> bytes = ReadBytes(as_directory ? out / "model.safetensors" : out);
+      if (good_bytes.empty()) good_bytes = bytes;
+      EXPECT_TRUE(bytes == good_bytes);
+      fs::remove_all(out);
+    }
+  }
 }
 
 }  // namespace

@@ -62,10 +62,15 @@ TEST(RememberCli, RealFp8CheckpointsMatchPyTorchBytes) {
     }
     TempDir dir;
     ASSERT_TRUE(model.Write(dir.path() / "model-FP8.safetensors"));
+    // Both output writers (the ordered ring and the mapped one), each at -j 1
+    // and -j 2, against PyTorch's bytes.
+    for (const char* writer : {"ring", "mapped"}) {
     for (const char* threads : {"1", "2"}) {
+      SCOPED_TRACE(std::string(writer) + " -j " + threads);
       const CliResult r = RunAmn("remember -q -j " + std::string(threads) + " " +
-                                 Quote(dir.path() / "model-FP8.safetensors") + " -o " +
-                                 Quote(dir.path() / "out.safetensors") + " --force");
+                                     Quote(dir.path() / "model-FP8.safetensors") + " -o " +
+                                     Quote(dir.path() / "out.safetensors") + " --force",
+                                 std::string("AMN_OUTPUT_WRITER=") + writer);
       ASSERT_EQ(r.exit_code, 0) << r.err;
       const ReadBack out(dir.path() / "out.safetensors");
       EXPECT_EQ(out.header["layer.weight"]["dtype"], "BF16");
@@ -74,6 +79,7 @@ TEST(RememberCli, RealFp8CheckpointsMatchPyTorchBytes) {
       EXPECT_FALSE(out.header.contains("layer.weight_scale_inv"));
       EXPECT_TRUE(out.Data("layer.weight") == x.expected);
       EXPECT_EQ(out.Data("model.norm.weight"), std::vector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8}));
+    }
     }
   }
 }
@@ -193,13 +199,21 @@ TEST_F(DemoModel, RememberWritesAPlainShardedModel) {
   EXPECT_EQ(index["metadata"]["total_size"], total);
 }
 
+// -j 1 and -j 2 (the ring writer) and -j 2 through the mapped writer
+// (AMN_OUTPUT_WRITER=mapped) write the same shards.
 TEST_F(DemoModel, OutputIsIdenticalForAnyThreadCountAndType) {
   for (const char* to : {"bf16", "f16", "f32"}) {
     const fs::path a = dir_.path() / ("j1-" + std::string(to)), b = dir_.path() / ("j2-" + std::string(to));
+    const fs::path c = dir_.path() / ("j2-mapped-" + std::string(to));
     ASSERT_EQ(RunAmn("remember -q -j 1 --to " + std::string(to) + " " + Quote(input_) + " -o " + Quote(a)).exit_code, 0);
     ASSERT_EQ(RunAmn("remember -q -j 2 --to " + std::string(to) + " " + Quote(input_) + " -o " + Quote(b)).exit_code, 0);
+    ASSERT_EQ(RunAmn("remember -q -j 2 --to " + std::string(to) + " " + Quote(input_) + " -o " + Quote(c),
+                     "AMN_OUTPUT_WRITER=mapped")
+                  .exit_code,
+              0);
     for (const char* shard : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
       EXPECT_EQ(ReadBytes(a / shard), ReadBytes(b / shard)) << to << " " << shard;
+      EXPECT_EQ(ReadBytes(a / shard), ReadBytes(c / shard)) << to << " " << shard;
       const ReadBack o(a / shard);
       const std::string want = std::string(to) == "bf16" ? "BF16" : std::string(to) == "f16" ? "F16" : "F32";
       for (const auto& [name, info] : o.header.items()) {
