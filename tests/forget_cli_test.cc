@@ -665,7 +665,7 @@ TEST(ForgetCli, LikeWithACorruptSideTensorIsRefused) {
   EXPECT_NE(r.err.find(like.string()), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(dir.Entries(), before);
-
+}
 
 // A failure in the middle of the data (a NaN near the end of the last of
 // eight weights, met by one worker while others write their chunks) ends
