@@ -22,6 +22,7 @@
 
 #include "amn/model.h"
 #include "formats/sigbus_guard.h"
+#include "tests/in_child.h"
 #include "tests/npy_writer.h"
 #include "tests/temp_dir.h"
 
@@ -30,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using test::InChild;
 using test::TempDir;
 
 void WriteNpy(const fs::path& path, size_t n) { ASSERT_TRUE(test::WriteF32Npy(path, n)); }
@@ -39,21 +41,6 @@ void WriteNpy(const fs::path& path, size_t n) { ASSERT_TRUE(test::WriteF32Npy(pa
 // chunk 0 the worker may be reading chunk 2, never chunk 3 (its ring slot is
 // freed after the callback), so chunks 3..5 read the changed file.
 constexpr size_t kElements = size_t{6} << 20;
-
-// Runs in a forked child; returns how the child ended (exit code, or 128 +
-// signal) so a SIGBUS death is a value, not a crash of the test. SIGBUS
-// starts at its default action (a sanitizer runtime may have its own).
-template <typename F>
-int InChild(F body) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    signal(SIGBUS, SIG_DFL);
-    _exit(body());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // Maps `path` (two pages), truncates it to nothing and reads its second page.
 int ReadAfterTruncate(const fs::path& path, bool guard, bool fault_elsewhere) {

@@ -30,6 +30,7 @@
 #include "formats/remember_engine.h"
 #include "tests/cli_files.h"
 #include "tests/engine_shard_case.h"
+#include "tests/in_child.h"
 
 namespace amn::formats {
 namespace {
@@ -41,6 +42,7 @@ using shard_case::MakeCase;
 using shard_case::ReadFile;
 using shard_case::RunShard;
 using shard_case::ShardCase;
+using test::InChild;  // tests/in_child.h
 using test::TempDir;  // tests/cli_files.h
 
 // --- stand-ins for fallocate(2) ---------------------------------------------
@@ -262,20 +264,6 @@ TEST(MappedWriter, CancelIsTheRunsError) {
 }
 
 // --- OutputMap ----------------------------------------------------------------
-
-// Runs in a forked child; returns how the child ended (exit code, or 128 +
-// signal). SIGBUS starts at its default action.
-template <typename F>
-int InChild(F body) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    signal(SIGBUS, SIG_DFL);
-    _exit(body());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // Prepares `path` as the mapped writer does (3 pages), takes 2 pages from
 // byte 100, cuts the file to nothing (as another process could) and stores
