@@ -6,13 +6,13 @@
 //   write memset dst          (write only)
 //   read  sum of src words    (read only)
 // Best of --reps runs per operation and thread count; GB/s = 1e9 bytes/s of
-// memory traffic, timed from the start signal to the last thread's finish.
-// Pages are touched once before timing, each slice by the thread that later
-// streams it (NUMA first touch).
+// memory traffic, timed from the first thread's start to the last one's
+// finish; the threads are started once (perf/thread_bandwidth.h, shared with
+// perf/kernel_scaling.cc). Pages are touched once before timing, each slice
+// by the thread that later streams it (NUMA first touch).
 //
 //   bandwidth_mt [--threads 1,2,4,8,16] [--mib N] [--reps 5] [--json]
-#include <time.h>
-
+// (--threads also takes "1 2 4 8 16").
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -20,61 +20,32 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "perf/cpu_description.h"
+#include "perf/thread_bandwidth.h"
 
 namespace {
 
-double NowSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
+using amn::perf::Slice;
+using amn::perf::SliceOf;
+using amn::perf::ThreadTeam;
 
 std::atomic<uint64_t> g_sink{0};  // keeps the read loop's sum alive
 
-// Runs body(thread, begin, end) on `threads` threads over [0, bytes) in
-// 4 KiB-aligned slices; returns the seconds from the common start to the
-// last finish (thread creation is not timed).
-double RunSliced(unsigned threads, size_t bytes,
+// Runs body(thread, begin, end) on `threads` members of the team over
+// [0, bytes) in 4 KiB-granule slices; returns the seconds from the first
+// start to the last finish (the threads are started once, by the team).
+double RunSliced(ThreadTeam& team, unsigned threads, size_t bytes,
                  const std::function<void(unsigned, size_t, size_t)>& body) {
-  std::atomic<unsigned> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<double> finish(threads);
-  auto worker = [&](unsigned t) {
-    const size_t slice = (bytes / threads) & ~size_t{4095};
-    const size_t begin = t * slice, end = t + 1 == threads ? bytes : begin + slice;
-    ready.fetch_add(1);
-    while (!go.load(std::memory_order_acquire)) {
-    }
-    body(t, begin, end);
-    finish[t] = NowSeconds();
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
-  while (ready.load() + 1 < threads) {
-  }
-  const double start = NowSeconds();
-  go.store(true, std::memory_order_release);
-  worker(0);
-  for (std::thread& th : pool) th.join();
-  return *std::max_element(finish.begin(), finish.end()) - start;
-}
-
-std::vector<unsigned> ParseList(const char* text) {
-  std::vector<unsigned> out;
-  for (const char* p = text; *p;) {
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(p, &end, 10);
-    if (end == p || v == 0 || v > 4096) return {};
-    out.push_back(static_cast<unsigned>(v));
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return {};
-  }
-  return out;
+  return team.Run(threads, [&](unsigned t) {
+    const Slice s = SliceOf(bytes, 4096, t, threads);
+    body(t, s.begin, s.end);
+  });
 }
 
 int Usage() {
@@ -88,16 +59,14 @@ int Usage() {
 
 int main(int argc, char** argv) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<unsigned> thread_counts;
-  for (unsigned n = 1; n < cores; n *= 2) thread_counts.push_back(n);
-  thread_counts.push_back(cores);
+  std::vector<unsigned> thread_counts = amn::perf::DefaultThreadCounts();
   size_t mib = 0;
   int reps = 5;
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--threads" && has_value) thread_counts = ParseList(argv[++i]);
+    if (a == "--threads" && has_value) thread_counts = amn::perf::ParseThreadList(argv[++i]);
     else if (a == "--mib" && has_value) mib = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--reps" && has_value) reps = std::atoi(argv[++i]);
     else if (a == "--json") json = true;
@@ -106,16 +75,21 @@ int main(int argc, char** argv) {
   if (thread_counts.empty() || reps < 1) return Usage();
 
   const amn::perf::CpuDescription cpu = amn::perf::DescribeCpu();
-  if (mib == 0) mib = std::max<size_t>(1024, 4 * cpu.llc_bytes / 1048576 + 1);
+  if (mib == 0) mib = amn::perf::DefaultFloorMib(cpu.llc_bytes);
   const size_t bytes = mib << 20;
-  auto* src = static_cast<uint64_t*>(std::aligned_alloc(4096, bytes));
-  auto* dst = static_cast<uint64_t*>(std::aligned_alloc(4096, bytes));
-  if (!src || !dst) {
+  std::unique_ptr<amn::perf::UntouchedBytes> src_bytes, dst_bytes;
+  try {
+    src_bytes = std::make_unique<amn::perf::UntouchedBytes>(bytes);
+    dst_bytes = std::make_unique<amn::perf::UntouchedBytes>(bytes);
+  } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "bandwidth_mt: cannot allocate 2 x %zu MiB\n", mib);
     return 1;
   }
+  auto* src = reinterpret_cast<uint64_t*>(src_bytes->data());
+  auto* dst = reinterpret_cast<uint64_t*>(dst_bytes->data());
   const unsigned most = *std::max_element(thread_counts.begin(), thread_counts.end());
-  RunSliced(most, bytes, [&](unsigned, size_t b, size_t e) {
+  ThreadTeam team(most);
+  RunSliced(team, most, bytes, [&](unsigned, size_t b, size_t e) {
     for (size_t i = b / 8; i < e / 8; ++i) src[i] = i * 0x9E3779B97F4A7C15ull;
     std::memset(reinterpret_cast<char*>(dst) + b, 1, e - b);
   });
@@ -125,11 +99,9 @@ int main(int argc, char** argv) {
     double traffic;  // bytes of memory traffic per run
     std::function<void(unsigned, size_t, size_t)> body;
   };
+  // copy (the floor perf/kernel_scaling.cc uses too): TimeSlicedCopy, no body.
   const Op ops[] = {
-      {"copy", 2.0 * bytes,
-       [&](unsigned, size_t b, size_t e) {
-         std::memcpy(reinterpret_cast<char*>(dst) + b, reinterpret_cast<char*>(src) + b, e - b);
-       }},
+      {"copy", 2.0 * bytes, nullptr},
       {"write", 1.0 * bytes,
        [&](unsigned t, size_t b, size_t e) {
          std::memset(reinterpret_cast<char*>(dst) + b, static_cast<int>(t + 2), e - b);
@@ -152,7 +124,13 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < thread_counts.size(); ++k) {
     for (size_t o = 0; o < 3; ++o) {
       double best = 1e30;
-      for (int r = 0; r < reps; ++r) best = std::min(best, RunSliced(thread_counts[k], bytes, ops[o].body));
+      for (int r = 0; r < reps; ++r) {
+        const double seconds =
+            ops[o].body ? RunSliced(team, thread_counts[k], bytes, ops[o].body)
+                        : amn::perf::TimeSlicedCopy(team, thread_counts[k], src_bytes->data(),
+                                                    dst_bytes->data(), bytes);
+        best = std::min(best, seconds);
+      }
       gbps[k][o] = ops[o].traffic / best / 1e9;
     }
   }
@@ -175,7 +153,5 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < thread_counts.size(); ++k)
       std::printf("%u %.2f %.2f %.2f\n", thread_counts[k], gbps[k][0], gbps[k][1], gbps[k][2]);
   }
-  std::free(src);
-  std::free(dst);
   return 0;
 }

@@ -165,19 +165,24 @@ AlignedBytes::AlignedBytes(size_t n_bytes)
 
 void AlignedBytes::Free::operator()(unsigned char* p) const { std::free(p); }
 
-KernelBuffers::KernelBuffers(const KernelInfo& kernel, size_t n_elems)
-    : n_elems_(n_elems),
-      in_(KernelInBytes(kernel, n_elems)),
-      out_(KernelOutBytes(kernel, n_elems)) {
+void FillKernelInput(const KernelInfo& kernel, size_t n_elems, unsigned char* in) {
   Rng rng(0x616D6E + n_elems);
   if (kernel.in_block_bytes == 0) {
-    FillFinite(kernel.in, in_.data(), n_elems, rng);
+    FillFinite(kernel.in, in, n_elems, rng);
   } else {
     // Quantized blocks: arbitrary bytes are valid. Their f16 scales may be
     // Inf/NaN (about 3% of blocks, 6% with two scales), which then take the
     // kernels' per-block special path, as such blocks would in a real file.
-    for (size_t i = 0; i < in_.size(); ++i) in_.data()[i] = static_cast<unsigned char>(rng.Next());
+    const size_t bytes = KernelInBytes(kernel, n_elems);
+    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<unsigned char>(rng.Next());
   }
+}
+
+KernelBuffers::KernelBuffers(const KernelInfo& kernel, size_t n_elems)
+    : n_elems_(n_elems),
+      in_(KernelInBytes(kernel, n_elems)),
+      out_(KernelOutBytes(kernel, n_elems)) {
+  FillKernelInput(kernel, n_elems, in_.data());
 }
 
 BenchConfig BenchConfig::Quick() {

@@ -88,8 +88,12 @@ class AlignedBytes {
   size_t size_;
 };
 
-// Buffers for one kernel at one size, input filled with reproducible
-// pseudo-random finite values of the kernel's input type.
+// Writes KernelInBytes(kernel, n_elems) bytes of the input `amn bench` times:
+// reproducible pseudo-random finite values of the kernel's input type (any
+// bytes for block-quantized inputs), the same for the same n_elems.
+void FillKernelInput(const KernelInfo& kernel, size_t n_elems, unsigned char* in);
+
+// Buffers for one kernel at one size, the input filled by FillKernelInput.
 class KernelBuffers {
  public:
   KernelBuffers(const KernelInfo& kernel, size_t n_elems);
