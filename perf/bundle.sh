@@ -6,7 +6,8 @@
 #
 #   perf/bundle.sh DEST [BUILD_DIR]      (BUILD_DIR default build/gcc)
 #
-# DEST gets amn, synthetic_model, bandwidth_mt, timed_run, thread_scaling.sh,
+# DEST gets amn, synthetic_model, bandwidth_mt, timed_run, kernel_scaling (the
+# kernels alone against the floor, docs/performance.md), thread_scaling.sh,
 # ld-linux-x86-64.so.2 and lib/ (all stripped copies); the last lines printed
 # are the invocation prefix and the scaling command. thread_scaling.sh run
 # from DEST finds the bundle by itself. Needs ldd; strip is used when present.
@@ -14,9 +15,10 @@ set -euo pipefail
 dest=${1:?usage: perf/bundle.sh DEST [BUILD_DIR]}
 build=${2:-build/gcc}
 here=$(cd "$(dirname "$0")" && pwd)
-bins=("$build/cli/amn" "$build/perf/synthetic_model" "$build/perf/bandwidth_mt" "$build/perf/timed_run")
+bins=("$build/cli/amn" "$build/perf/synthetic_model" "$build/perf/bandwidth_mt" "$build/perf/timed_run"
+      "$build/perf/kernel_scaling")
 for b in "${bins[@]}"; do
-  [ -x "$b" ] || { echo "missing $b: cmake --build $build --target amn_cli synthetic_model bandwidth_mt timed_run" >&2; exit 1; }
+  [ -x "$b" ] || { echo "missing $b: cmake --build $build --target amn_cli synthetic_model bandwidth_mt timed_run kernel_scaling" >&2; exit 1; }
 done
 mkdir -p "$dest/lib"
 dest=$(cd "$dest" && pwd)
@@ -53,4 +55,5 @@ echo "glibc: $("$dest/ld-linux-x86-64.so.2" --version 2>/dev/null | head -1)"
 echo "invocation prefix (the bundle may be moved; use its new path):"
 echo "  $prefix"
 echo "amn:     $prefix $dest/amn --version"
+echo "kernels: $prefix $dest/kernel_scaling"
 echo "scaling: OUT=/tmp/amn-scaling-results $dest/thread_scaling.sh /dev/shm/amn-scaling --gib 4"
