@@ -63,22 +63,44 @@ size_t FirstDifference(const unsigned char* a, const unsigned char* b, size_t n)
   return n;
 }
 
-// All thread counts for one kernel; returns false when --check found a difference.
-bool MeasureKernel(const KernelInfo& kernel, size_t traffic_bytes, const std::vector<unsigned>& counts,
-                   int reps, bool check, ThreadTeam& team, std::vector<Row>& rows) {
-  const double bytes_per_elem =
-      static_cast<double>(KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems)) /
-      kCacheElems;
-  const size_t granules = std::max<size_t>(
-      1, static_cast<size_t>(static_cast<double>(traffic_bytes) / bytes_per_elem / kCacheElems + 0.999999));
-  const size_t n = granules * kCacheElems;
-  const size_t in_bytes = KernelInBytes(kernel, n), out_bytes = KernelOutBytes(kernel, n);
-  const size_t copy_bytes = (in_bytes + out_bytes) / 2;  // memcpy'd: read + write = the kernel's traffic
+// One kernel's sizes: n elements, whole granules, whose input + output bytes
+// are at least traffic_bytes; the copy floor moves as many bytes.
+struct Sizes {
+  size_t n = 0, in_bytes = 0, out_bytes = 0;
+  size_t copy_bytes = 0;  // memcpy'd: read + write = the kernel's in + out
+};
+Sizes SizesFor(const KernelInfo& kernel, size_t traffic_bytes) {
+  const size_t granule_bytes = KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems);
+  Sizes s;
+  s.n = std::max<size_t>(1, (traffic_bytes + granule_bytes - 1) / granule_bytes) * kCacheElems;
+  s.in_bytes = KernelInBytes(kernel, s.n);
+  s.out_bytes = KernelOutBytes(kernel, s.n);
+  s.copy_bytes = (s.in_bytes + s.out_bytes) / 2;
+  return s;
+}
 
-  UntouchedBytes in(in_bytes), out(out_bytes), copy_src(copy_bytes), copy_dst(copy_bytes);
-  TouchSlices(team, {&in, &out, &copy_src, &copy_dst});
+// The copy floor's buffers, shared by the kernels: allocated and touched
+// once at the largest kernel's copy bytes (the kernels' differ by less than
+// a granule's bytes, so each member's copy slice stays on its own pages).
+struct CopyBuffers {
+  UntouchedBytes src, dst;
+};
+
+// All thread counts for one kernel; returns false when --check found a difference.
+bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vector<unsigned>& counts,
+                   int reps, bool check, ThreadTeam& team, CopyBuffers& copy, std::vector<Row>& rows) {
+  const size_t n = sizes.n, in_bytes = sizes.in_bytes, out_bytes = sizes.out_bytes;
+  const size_t copy_bytes = sizes.copy_bytes;
+  UntouchedBytes in(in_bytes), out(out_bytes);
+  // First touch: each member writes the input and output pages of its own
+  // slice at the widest thread count.
+  team.Run(team.size(), [&](unsigned t) {
+    const Slice s = SliceOf(n, kCacheElems, t, team.size());
+    const size_t in_begin = KernelInBytes(kernel, s.begin), out_begin = KernelOutBytes(kernel, s.begin);
+    std::memset(in.data() + in_begin, 0, KernelInBytes(kernel, s.end) - in_begin);
+    std::memset(out.data() + out_begin, 0, KernelOutBytes(kernel, s.end) - out_begin);
+  });
   FillKernelInput(kernel, n, in.data());
-  std::memset(copy_src.data(), 0x5A, copy_bytes);
   std::vector<unsigned char> expected;
   if (check) {
     expected.resize(out_bytes);
@@ -98,7 +120,7 @@ bool MeasureKernel(const KernelInfo& kernel, size_t traffic_bytes, const std::ve
     };
     for (int r = 0; r < reps; ++r) {  // kernel and floor in turn, so both see the same machine
       row.kernel_s = std::min(row.kernel_s, team.Run(threads, decode_slice));
-      row.copy_s = std::min(row.copy_s, TimeSlicedCopy(team, threads, copy_src.data(), copy_dst.data(), copy_bytes));
+      row.copy_s = std::min(row.copy_s, TimeSlicedCopy(team, threads, copy.src.data(), copy.dst.data(), copy_bytes));
     }
     if (check) {
       const size_t at = FirstDifference(out.data(), expected.data(), out_bytes);
@@ -192,16 +214,25 @@ int Main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|%s\n", check ? "---|" : "");
 
   ThreadTeam team(*std::max_element(counts.begin(), counts.end()));
-  bool all_same = true;
+  std::vector<Sizes> sizes;
+  size_t most_copy_bytes = 0;
   for (const KernelInfo* kernel : kernels) {
-    std::vector<Row> rows;
-    try {
-      all_same &= MeasureKernel(*kernel, mib << 20, counts, reps, check, team, rows);
-    } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "kernel_scaling: cannot allocate the buffers of %zu MiB (try a smaller --mib)\n",
-                   mib);
-      return 1;
+    sizes.push_back(SizesFor(*kernel, mib << 20));
+    most_copy_bytes = std::max(most_copy_bytes, sizes.back().copy_bytes);
+  }
+  bool all_same = true;
+  try {
+    CopyBuffers copy{UntouchedBytes(most_copy_bytes), UntouchedBytes(most_copy_bytes)};
+    TouchSlices(team, {&copy.src, &copy.dst});
+    std::memset(copy.src.data(), 0x5A, most_copy_bytes);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      std::vector<Row> rows;
+      all_same &= MeasureKernel(*kernels[k], sizes[k], counts, reps, check, team, copy, rows);
     }
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "kernel_scaling: cannot allocate the buffers for %zu MiB (try a smaller --mib)\n",
+                 mib);
+    return 1;
   }
   std::printf("\nGB/s: 1e9 bytes/s of memory traffic, the kernel's input + output bytes over the wall time "
               "of all threads; the floor is memcpy of the same bytes (read + write counted).\n");
