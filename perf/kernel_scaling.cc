@@ -42,8 +42,8 @@ namespace {
 // layout: the registry's [N, K] GPTQ and AWQ samples shape their layer by
 // n_elems, so a slice of them is another tensor (the same work; --check
 // tells them apart).
-constexpr std::string_view kDefaultKernels[] = {"e4m3_scaled_to_bf16", "q8_0_to_bf16", "q4_k_to_bf16",
-                                                "gptq4_inout_to_bf16", "bf16_to_nf4"};
+constexpr std::string_view kDefaultKernels[] = {
+    "e4m3_scaled_to_bf16", "q8_0_to_bf16", "q4_k_to_bf16", "gptq4_inout_to_bf16", "bf16_to_nf4"};
 
 struct Row {
   unsigned threads = 0;
@@ -70,7 +70,8 @@ struct Sizes {
   size_t copy_bytes = 0;  // memcpy'd: read + write = the kernel's in + out
 };
 Sizes SizesFor(const KernelInfo& kernel, size_t traffic_bytes) {
-  const size_t granule_bytes = KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems);
+  const size_t granule_bytes =
+      KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems);
   Sizes s;
   s.n = std::max<size_t>(1, (traffic_bytes + granule_bytes - 1) / granule_bytes) * kCacheElems;
   s.in_bytes = KernelInBytes(kernel, s.n);
@@ -87,8 +88,9 @@ struct CopyBuffers {
 };
 
 // All thread counts for one kernel; returns false when --check found a difference.
-bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vector<unsigned>& counts,
-                   int reps, bool check, ThreadTeam& team, CopyBuffers& copy, std::vector<Row>& rows) {
+bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes,
+                   const std::vector<unsigned>& counts, int reps, bool check, ThreadTeam& team,
+                   CopyBuffers& copy) {
   const size_t n = sizes.n, in_bytes = sizes.in_bytes, out_bytes = sizes.out_bytes;
   const size_t copy_bytes = sizes.copy_bytes;
   UntouchedBytes in(in_bytes), out(out_bytes);
@@ -96,7 +98,8 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vect
   // slice at the widest thread count.
   team.Run(team.size(), [&](unsigned t) {
     const Slice s = SliceOf(n, kCacheElems, t, team.size());
-    const size_t in_begin = KernelInBytes(kernel, s.begin), out_begin = KernelOutBytes(kernel, s.begin);
+    const size_t in_begin = KernelInBytes(kernel, s.begin),
+                 out_begin = KernelOutBytes(kernel, s.begin);
     std::memset(in.data() + in_begin, 0, KernelInBytes(kernel, s.end) - in_begin);
     std::memset(out.data() + out_begin, 0, KernelOutBytes(kernel, s.end) - out_begin);
   });
@@ -107,6 +110,7 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vect
     kernel.run(in.data(), n, expected.data());
   }
 
+  std::vector<Row> rows;
   bool all_same = true;
   for (const unsigned threads : counts) {
     Row row;
@@ -120,7 +124,8 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vect
     };
     for (int r = 0; r < reps; ++r) {  // kernel and floor in turn, so both see the same machine
       row.kernel_s = std::min(row.kernel_s, team.Run(threads, decode_slice));
-      row.copy_s = std::min(row.copy_s, TimeSlicedCopy(team, threads, copy.src.data(), copy.dst.data(), copy_bytes));
+      row.copy_s = std::min(
+          row.copy_s, TimeSlicedCopy(team, threads, copy.src.data(), copy.dst.data(), copy_bytes));
     }
     if (check) {
       const size_t at = FirstDifference(out.data(), expected.data(), out_bytes);
@@ -129,8 +134,8 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vect
         std::fprintf(stderr,
                      "kernel_scaling: %.*s at %u threads: output byte %zu of %zu differs from one "
                      "single-threaded call (0x%02x, expected 0x%02x)\n",
-                     static_cast<int>(kernel.name.size()), kernel.name.data(), threads, at, out_bytes,
-                     out.data()[at], expected[at]);
+                     static_cast<int>(kernel.name.size()), kernel.name.data(), threads, at,
+                     out_bytes, out.data()[at], expected[at]);
         all_same = false;
       }
     }
@@ -143,8 +148,9 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vect
     const double copy_gbps = 2.0 * static_cast<double>(copy_bytes) / row.copy_s / 1e9;
     std::printf("| %.*s | %s | %u | %.1f | %.1f | %.0f %% | %.3f |%s\n",
                 static_cast<int>(kernel.name.size()), kernel.name.data(),
-                std::string(TargetName(kernel.probe())).c_str(), row.threads, kernel_gbps, copy_gbps,
-                100.0 * kernel_gbps / copy_gbps, row.kernel_s * 1e9 / static_cast<double>(n),
+                std::string(TargetName(kernel.probe())).c_str(), row.threads, kernel_gbps,
+                copy_gbps, 100.0 * kernel_gbps / copy_gbps,
+                row.kernel_s * 1e9 / static_cast<double>(n),
                 check ? (row.same_as_one_thread ? " same |" : " DIFFERS |") : "");
   }
   std::fflush(stdout);
@@ -152,17 +158,19 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes, const std::vect
 }
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: kernel_scaling [--kernel NAME]... [--threads \"1 2 4 8 16\"] [--reps 3] [--mib M] "
-               "[--check]\n"
-               "Registry kernels (names as `amn bench` prints them) decoding one big buffer sliced among\n"
-               "N threads, against the N-thread memcpy floor of the same bytes. Default kernels:");
+  std::fprintf(
+      stderr,
+      "usage: kernel_scaling [--kernel NAME]... [--threads \"1 2 4 8 16\"] [--reps 3] [--mib M] "
+      "[--check]\n"
+      "Registry kernels (names as `amn bench` prints them) decoding one big buffer sliced among\n"
+      "N threads, against the N-thread memcpy floor of the same bytes. Default kernels:");
   for (std::string_view name : kDefaultKernels) {
     std::fprintf(stderr, " %.*s", static_cast<int>(name.size()), name.data());
   }
-  std::fprintf(stderr,
-               ".\n--mib: input + output MiB per kernel (default max(1024, 4 x LLC)); --check: compare\n"
-               "every thread count's output with a single-threaded call. AMN_ISA=NAME caps dispatch.\n");
+  std::fprintf(
+      stderr,
+      ".\n--mib: input + output MiB per kernel (default max(1024, 4 x LLC)); --check: compare\n"
+      "every thread count's output with a single-threaded call. AMN_ISA=NAME caps dispatch.\n");
   return 2;
 }
 
@@ -175,12 +183,18 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--kernel" && has_value) names.emplace_back(argv[++i]);
-    else if (a == "--threads" && has_value) counts = ParseThreadList(argv[++i]);
-    else if (a == "--reps" && has_value) reps = std::atoi(argv[++i]);
-    else if (a == "--mib" && has_value) mib = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--check") check = true;
-    else return Usage();
+    if (a == "--kernel" && has_value)
+      names.emplace_back(argv[++i]);
+    else if (a == "--threads" && has_value)
+      counts = ParseThreadList(argv[++i]);
+    else if (a == "--reps" && has_value)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--mib" && has_value)
+      mib = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--check")
+      check = true;
+    else
+      return Usage();
   }
   if (counts.empty() || reps < 1) return Usage();
   if (const Status env = EnvironmentTargetStatus(); !env.ok()) {
@@ -191,9 +205,11 @@ int Main(int argc, char** argv) {
   std::vector<const KernelInfo*> kernels;
   for (const std::string& name : names) {
     const auto& all = Kernels();
-    const auto it = std::find_if(all.begin(), all.end(), [&](const KernelInfo& k) { return k.name == name; });
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const KernelInfo& k) { return k.name == name; });
     if (it == all.end()) {
-      std::fprintf(stderr, "kernel_scaling: no kernel named '%s' (`amn bench --quick` lists them)\n",
+      std::fprintf(stderr,
+                   "kernel_scaling: no kernel named '%s' (`amn bench --quick` lists them)\n",
                    name.c_str());
       return 2;
     }
@@ -203,14 +219,18 @@ int Main(int argc, char** argv) {
   const CpuDescription cpu = DescribeCpu();
   if (mib == 0) mib = DefaultFloorMib(cpu.llc_bytes);
   const char* isa = std::getenv("AMN_ISA");
-  const std::string cap = isa != nullptr && *isa != '\0' ? std::string(" (AMN_ISA=") + isa + ")" : "";
-  std::printf("kernel_scaling: %s, %u cores, LLC %zu KiB (L%d), input + output >= %zu MiB per kernel, "
-              "best of %d; active target %s%s\n\n",
-              cpu.model.empty() ? "unknown CPU" : cpu.model.c_str(),
-              std::max(1u, std::thread::hardware_concurrency()), cpu.llc_bytes >> 10, cpu.llc_level, mib,
-              reps, std::string(TargetName(ActiveTarget())).c_str(), cap.c_str());
-  std::printf("| kernel | target | threads | kernel GB/s | copy floor GB/s | %% of floor | ns/element |%s\n",
-              check ? " output |" : "");
+  const std::string cap =
+      isa != nullptr && *isa != '\0' ? std::string(" (AMN_ISA=") + isa + ")" : "";
+  std::printf(
+      "kernel_scaling: %s, %u cores, LLC %zu KiB (L%d), input + output >= %zu MiB per kernel, "
+      "best of %d; active target %s%s\n\n",
+      cpu.model.empty() ? "unknown CPU" : cpu.model.c_str(),
+      std::max(1u, std::thread::hardware_concurrency()), cpu.llc_bytes >> 10, cpu.llc_level, mib,
+      reps, std::string(TargetName(ActiveTarget())).c_str(), cap.c_str());
+  std::printf(
+      "| kernel | target | threads | kernel GB/s | copy floor GB/s | %% of floor | ns/element "
+      "|%s\n",
+      check ? " output |" : "");
   std::printf("|---|---|---|---|---|---|---|%s\n", check ? "---|" : "");
 
   ThreadTeam team(*std::max_element(counts.begin(), counts.end()));
@@ -226,16 +246,17 @@ int Main(int argc, char** argv) {
     TouchSlices(team, {&copy.src, &copy.dst});
     std::memset(copy.src.data(), 0x5A, most_copy_bytes);
     for (size_t k = 0; k < kernels.size(); ++k) {
-      std::vector<Row> rows;
-      all_same &= MeasureKernel(*kernels[k], sizes[k], counts, reps, check, team, copy, rows);
+      all_same &= MeasureKernel(*kernels[k], sizes[k], counts, reps, check, team, copy);
     }
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "kernel_scaling: cannot allocate the buffers for %zu MiB (try a smaller --mib)\n",
+    std::fprintf(stderr,
+                 "kernel_scaling: cannot allocate the buffers for %zu MiB (try a smaller --mib)\n",
                  mib);
     return 1;
   }
-  std::printf("\nGB/s: 1e9 bytes/s of memory traffic, the kernel's input + output bytes over the wall time "
-              "of all threads; the floor is memcpy of the same bytes (read + write counted).\n");
+  std::printf(
+      "\nGB/s: 1e9 bytes/s of memory traffic, the kernel's input + output bytes over the wall time "
+      "of all threads; the floor is memcpy of the same bytes (read + write counted).\n");
   return all_same ? 0 : 1;
 }
 

@@ -63,7 +63,8 @@ Slice SliceOf(size_t total, size_t granule, unsigned t, unsigned n) {
 }
 
 UntouchedBytes::UntouchedBytes(size_t n_bytes)
-    : data_(static_cast<unsigned char*>(std::aligned_alloc(4096, (n_bytes + 4095) / 4096 * 4096 + 4096))),
+    : data_(static_cast<unsigned char*>(
+          std::aligned_alloc(4096, (n_bytes + 4095) / 4096 * 4096 + 4096))),
       size_(n_bytes) {
   if (data_ == nullptr) throw std::bad_alloc();
 }
