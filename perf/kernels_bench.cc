@@ -178,9 +178,9 @@ void RegisterAll(size_t llc_bytes) {
   }
   for (const KernelInfo& kernel : Kernels()) {
     // Exact bytes per element (block inputs: block bytes / block elements).
-    const double bytes_per_elem =
-        static_cast<double>(KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems)) /
-        kCacheElems;
+    const double bytes_per_elem = static_cast<double>(KernelInBytes(kernel, kCacheElems) +
+                                                      KernelOutBytes(kernel, kCacheElems)) /
+                                  kCacheElems;
     for (const bool stream : {false, true}) {
       Group& group = shared.groups.emplace_back();
       group.kernel = &kernel;
@@ -196,28 +196,30 @@ void RegisterAll(size_t llc_bytes) {
             ->UseManualTime();
       };
       const auto add = [&](const std::string& who, RunFn run, std::function<bool()> setup) {
-        benchmark::RegisterBenchmark((prefix + who + size).c_str(),
-                                     [&group, who, run, setup](benchmark::State& state) {
-                                       KernelRow(state, group, who, run, setup);
-                                     })
-            ->UseRealTime();
+        benchmark::RegisterBenchmark((prefix + who + size).c_str(), [&group, who, run, setup](
+                                                                        benchmark::State& state) {
+          KernelRow(state, group, who, run, setup);
+        })->UseRealTime();
       };
       add_floor("floor");
-      add("reference",
+      add(
+          "reference",
           [&kernel](const void* in, size_t n, void* out) { kernel.run_reference(in, n, out); },
           [] { return true; });
       for (TargetId target : targets) {
-        add(std::string(TargetName(target)),
+        add(
+            std::string(TargetName(target)),
             [&kernel](const void* in, size_t n, void* out) { kernel.run(in, n, out); },
             [target] { return ForceTarget(target).ok(); });
       }
 #if defined(AMN_HAVE_XSIMD_PEER)
       if (kernel.name == "f32_to_bf16") {
         using PeerFn = bool (*)(const float*, size_t, uint16_t*);
-        for (auto [who, peer] : {std::pair<const char*, PeerFn>{"xsimd_avx2", XsimdF32ToBf16Avx2},
-                                 std::pair<const char*, PeerFn>{"xsimd_avx512bw",
-                                                                XsimdF32ToBf16Avx512}}) {
-          add(who,
+        for (auto [who, peer] :
+             {std::pair<const char*, PeerFn>{"xsimd_avx2", XsimdF32ToBf16Avx2},
+              std::pair<const char*, PeerFn>{"xsimd_avx512bw", XsimdF32ToBf16Avx512}}) {
+          add(
+              who,
               [peer](const void* in, size_t n, void* out) {
                 peer(static_cast<const float*>(in), n, static_cast<uint16_t*>(out));
               },
@@ -282,7 +284,8 @@ int main(int argc, char** argv) {
   const size_t llc = llc_given ? *llc_given : cpu.llc_bytes;
   const size_t min_floor = amn::perf::MinFloorBytes(llc, amn::perf::kFloorBytes);
   const std::string llc_text =
-      llc == 0 ? "unknown" : amn::perf::Mib(llc) + (llc_given ? " (--llc)" : " (" + cpu.llc_source + ")");
+      llc == 0 ? "unknown"
+               : amn::perf::Mib(llc) + (llc_given ? " (--llc)" : " (" + cpu.llc_source + ")");
   std::fprintf(stderr,
                "kernels_bench: cpu %s; last-level cache %s; stream = input + output >= %zu x it "
                "and >= %zu elements; floors (memset, memcpy >= %s; cache: memset of the output) "
@@ -290,8 +293,8 @@ int main(int argc, char** argv) {
                "kernel/floor_after/size), fastest of %d; x_floor = time / the fastest floor so "
                "far in this run\n",
                cpu.model.empty() ? "unknown" : cpu.model.c_str(), llc_text.c_str(),
-               amn::perf::kLlcMultiple, amn::perf::kStreamElems,
-               amn::perf::Mib(min_floor).c_str(), run.floor_reps);
+               amn::perf::kLlcMultiple, amn::perf::kStreamElems, amn::perf::Mib(min_floor).c_str(),
+               run.floor_reps);
   benchmark::AddCustomContext("amn_llc_bytes", std::to_string(llc));
   benchmark::AddCustomContext("amn_llc_from", llc_given ? "--llc" : "cpu");
   benchmark::AddCustomContext("amn_floor_min_bytes", std::to_string(min_floor));

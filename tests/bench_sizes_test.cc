@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "amn/kernel_registry.h"
-
 #include "perf/measure.h"
 
 namespace amn::perf {
@@ -150,8 +149,7 @@ TEST(BenchSizes, OnlyComputeBoundRowsStreamFewerElements) {
   bool shortened = true;
   // 2 ns per element against a 0.3 ns floor: compute-bound, but one call of
   // 45,088,768 elements takes 0.09 s, under the 0.25 s budget: full size.
-  EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 2.0, 0.3, kCacheElems, shortened),
-            kStreamElems);
+  EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 2.0, 0.3, kCacheElems, shortened), kStreamElems);
   EXPECT_FALSE(shortened);
   // 2.9 ns on 209,715,200 elements is 0.6 s, but under 10x the floor.
   EXPECT_EQ(ComputeBoundStreamElems(209715200, 2.9, 0.3, kCacheElems, shortened), 209715200u);
