@@ -5,9 +5,12 @@
 // output >= 4x the last-level cache the CPU reports, and the memory floors
 // measured between the kernels, at each kernel's own byte sizes, as rows of
 // their own: kernel/floor/size before a kernel's rows at that size and
-// kernel/floor_after/size after them. Every kernel row carries the fastest
-// floor seen so far in the run (floor_ns_per_el) and its ratio to it
-// (x_floor). Options besides Google Benchmark's: --llc=SIZE, --floor_reps=N.
+// kernel/floor_after/size after them. Every kernel row carries its floor
+// (floor_ns_per_el) and its ratio to it (x_floor): the fastest floor of the
+// run up to its kernel size's floor_after row (FloorRejudgingReporter holds
+// the rows until then), or, when a filter leaves that row out, up to the end
+// of the row itself. Options besides Google Benchmark's: --llc=SIZE,
+// --floor_reps=N.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -26,6 +29,7 @@
 #include "amn/kernel_registry.h"
 #include "amn/targets.h"
 #include "perf/cpu_description.h"
+#include "perf/floor_rejudging_reporter.h"
 #include "perf/measure.h"
 #if defined(AMN_HAVE_XSIMD_PEER)
 #include "perf/xsimd_peer.h"
@@ -47,11 +51,19 @@ struct Group {
   std::map<std::string, size_t> stream_elems;  // by row name, once known
 };
 
+// Each registered benchmark, by name, for the reporter.
+struct RowInfo {
+  Group* group = nullptr;
+  enum Kind { kFloor, kFloorAfter, kKernel } kind = kKernel;
+  std::string who;  // kernel rows: reference, a target or a peer
+};
+
 // What one process's run shares between its benchmarks.
 struct Run {
   int floor_reps = 5;
   BestFloors best;
   std::deque<Group> groups;  // stable addresses for the registered lambdas
+  std::map<std::string, RowInfo> rows;
   // The buffers of the group being timed; one group's at a time, and none
   // while a floor is measured.
   const Group* live = nullptr;
@@ -85,32 +97,45 @@ Run& TheRun() {
 
 std::string Mib(size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
 
+// The fastest floor of the run so far for `group`'s rows of n elements.
+JudgedFloor JudgeNow(const Group& group, size_t n) {
+  const Floors floor = TheRun().best.For(group.floor_sizes);
+  return {FloorNsPerElem(*group.kernel, n, group.stream, floor),
+          group.stream ? floor.write_gbps : floor.l2_write_gbps,
+          group.stream ? floor.copy_traffic_gbps : 0};
+}
+
+// Every row has the same counters (Google Benchmark's CSV output needs it,
+// and the tabular console then has one header): its ns per element, the
+// floor it is judged against and their ratio. FloorRejudgingReporter sets
+// the floor ones of kernel rows again.
+void SetCounters(benchmark::State& state, double ns_per_el, const JudgedFloor& floor) {
+  state.counters["ns_per_el"] = ns_per_el;
+  state.counters["floor_ns_per_el"] = floor.ns_per_el;
+  state.counters["x_floor"] = ns_per_el / floor.ns_per_el;
+  state.counters["write_GBps"] = floor.write_gbps;
+  state.counters["copy_GBps"] = floor.copy_gbps;
+}
+
 // kernel/floor/size and kernel/floor_after/size: the group's floor measured
-// now (fastest of --floor_reps), the fastest so far kept. Its time is that
-// floor's time for one call at the group's size (manual time), so it lines
-// up with the kernel rows' times; counters give the speeds.
+// now (fastest of --floor_reps), the fastest so far kept and reported (its
+// x_floor is 1). Its time is that floor's time for one call at the group's
+// size (manual time), so it lines up with the kernel rows' times.
 void FloorRow(benchmark::State& state, Group& group) {
   Run& run = TheRun();
   run.ReleaseBuffers();
-  Floors floor;
-  double floor_ns = 0;
+  JudgedFloor floor;
   for (auto _ : state) {
-    floor = run.best.Measure(group.floor_sizes, run.floor_reps);
-    floor_ns = FloorNsPerElem(*group.kernel, group.full, group.stream, floor);
-    state.SetIterationTime(floor_ns * static_cast<double>(group.full) * 1e-9);
+    run.best.Measure(group.floor_sizes, run.floor_reps);
+    floor = JudgeNow(group, group.full);
+    state.SetIterationTime(floor.ns_per_el * static_cast<double>(group.full) * 1e-9);
   }
   group.floor_measured = true;
-  state.counters["ns_per_el"] = floor_ns;
-  if (group.stream) {
-    state.counters["write_GBps"] = floor.write_gbps;
-    state.counters["copy_GBps"] = floor.copy_traffic_gbps;
-    state.SetLabel("fastest so far; memset " + Mib(group.floor_sizes.write_bytes) + ", memcpy " +
-                   Mib(group.floor_sizes.copy_bytes) + " read+write");
-  } else {
-    state.counters["write_GBps"] = floor.l2_write_gbps;
-    state.SetLabel("fastest so far; memset " + std::to_string(group.floor_sizes.write_bytes) +
-                   " B (in L2)");
-  }
+  SetCounters(state, floor.ns_per_el, floor);
+  state.SetLabel(group.stream ? "floor: memset " + Mib(group.floor_sizes.write_bytes) +
+                                    ", memcpy " + Mib(group.floor_sizes.copy_bytes) + " read+write"
+                              : "floor: memset " + std::to_string(group.floor_sizes.write_bytes) +
+                                    " B (in L2)");
 }
 
 // The elements a streaming row runs: the group's size unless the row is
@@ -120,9 +145,8 @@ size_t StreamElems(const Group& group, const RunFn& run, KernelBuffers& buffers,
   const size_t n = std::min(kCacheElems, group.full);
   const double cache_ns =
       TimeCalls([&] { run(buffers.in(), n, buffers.out()); }, 3).min_ns / static_cast<double>(n);
-  const double floor_ns =
-      FloorNsPerElem(*group.kernel, group.full, true, TheRun().best.For(group.floor_sizes));
-  return ComputeBoundStreamElems(group.full, cache_ns, floor_ns, kCacheElems, shortened);
+  return ComputeBoundStreamElems(group.full, cache_ns, JudgeNow(group, group.full).ns_per_el,
+                                 kCacheElems, shortened);
 }
 
 void KernelRow(benchmark::State& state, Group& group, const std::string& who, const RunFn& run,
@@ -156,16 +180,11 @@ void KernelRow(benchmark::State& state, Group& group, const std::string& who, co
   ClearForcedTarget();
   const KernelInfo& kernel = *group.kernel;
   const double elems = static_cast<double>(state.iterations()) * static_cast<double>(n);
-  const double floor_ns =
-      FloorNsPerElem(kernel, n, group.stream, shared.best.For(group.floor_sizes));
   state.SetItemsProcessed(static_cast<int64_t>(elems));
   state.SetBytesProcessed(static_cast<int64_t>(
       static_cast<double>(state.iterations()) *
       static_cast<double>(KernelInBytes(kernel, n) + KernelOutBytes(kernel, n))));
-  const double ns_per_el = loop.count() / elems;
-  state.counters["ns_per_el"] = ns_per_el;
-  state.counters["floor_ns_per_el"] = floor_ns;
-  state.counters["x_floor"] = ns_per_el / floor_ns;
+  SetCounters(state, loop.count() / elems, JudgeNow(group, n));
   if (shortened) state.SetLabel("compute-bound: " + std::to_string(n) + " elements");
 }
 
@@ -190,12 +209,15 @@ void RegisterAll(size_t llc_bytes) {
       const std::string prefix = std::string(kernel.name) + "/";
       const std::string size = stream ? "/stream" : "/cache";
       const auto add_floor = [&](const std::string& which) {
+        shared.rows[prefix + which + size] =
+            RowInfo{&group, which == "floor" ? RowInfo::kFloor : RowInfo::kFloorAfter, ""};
         benchmark::RegisterBenchmark((prefix + which + size).c_str(),
                                      [&group](benchmark::State& state) { FloorRow(state, group); })
             ->Iterations(1)
             ->UseManualTime();
       };
       const auto add = [&](const std::string& who, RunFn run, std::function<bool()> setup) {
+        shared.rows[prefix + who + size] = RowInfo{&group, RowInfo::kKernel, who};
         benchmark::RegisterBenchmark((prefix + who + size).c_str(), [&group, who, run, setup](
                                                                         benchmark::State& state) {
           KernelRow(state, group, who, run, setup);
@@ -236,6 +258,48 @@ void RegisterAll(size_t llc_bytes) {
   }
 }
 
+// How FloorRejudgingReporter finds a row's kernel size and its floor now.
+FloorRows FloorRowsOfTheRun() {
+  const auto find = [](const std::string& name) -> const RowInfo* {
+    const auto it = TheRun().rows.find(name);
+    return it == TheRun().rows.end() ? nullptr : &it->second;
+  };
+  FloorRows rows;
+  rows.group_of = [find](const std::string& name) -> const void* {
+    const RowInfo* row = find(name);
+    return row == nullptr ? nullptr : row->group;
+  };
+  rows.is_floor_after = [find](const std::string& name) {
+    const RowInfo* row = find(name);
+    return row != nullptr && row->kind == RowInfo::kFloorAfter;
+  };
+  rows.is_kernel_row = [find](const std::string& name) {
+    const RowInfo* row = find(name);
+    return row != nullptr && row->kind == RowInfo::kKernel;
+  };
+  rows.floor_of = [find](const std::string& name) {
+    const RowInfo* row = find(name);
+    if (row == nullptr) return JudgedFloor{};
+    const Group& group = *row->group;
+    const auto shortened = group.stream_elems.find(row->who);
+    return JudgeNow(group, shortened == group.stream_elems.end() ? group.full : shortened->second);
+  };
+  return rows;
+}
+
+// The file reporter --benchmark_out_format names (Google Benchmark's own
+// choice, which it does not export), wrapped below like the display one.
+benchmark::BenchmarkReporter* NewFileReporter(const std::string& format) {
+  if (format == "console")
+    return new benchmark::ConsoleReporter(benchmark::ConsoleReporter::OO_None);
+  if (format == "csv") {
+    BENCHMARK_DISABLE_DEPRECATED_WARNING
+    return new benchmark::CSVReporter();
+    BENCHMARK_RESTORE_DEPRECATED_WARNING
+  }
+  return new benchmark::JSONReporter();
+}
+
 // A size in bytes with an optional K/M/G suffix (powers of 1024), as
 // `amn bench --llc` takes it; nullopt when it is not one.
 std::optional<size_t> ParseSize(const char* text) {
@@ -255,6 +319,12 @@ std::optional<size_t> ParseSize(const char* text) {
 }  // namespace amn::perf
 
 int main(int argc, char** argv) {
+  // Read before Initialize takes them out of argv.
+  std::string out_file, out_format = "json";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) out_file = argv[i] + 16;
+    if (std::strncmp(argv[i], "--benchmark_out_format=", 23) == 0) out_format = argv[i] + 23;
+  }
   benchmark::Initialize(&argc, argv);
   amn::perf::Run& run = amn::perf::TheRun();
   const amn::perf::CpuDescription cpu = amn::perf::DescribeCpu();
@@ -290,8 +360,8 @@ int main(int argc, char** argv) {
                "kernels_bench: cpu %s; last-level cache %s; stream = input + output >= %zu x it "
                "and >= %zu elements; floors (memset, memcpy >= %s; cache: memset of the output) "
                "measured before and after each kernel's rows at its sizes (kernel/floor/size, "
-               "kernel/floor_after/size), fastest of %d; x_floor = time / the fastest floor so "
-               "far in this run\n",
+               "kernel/floor_after/size), fastest of %d; x_floor = time / the fastest floor of "
+               "the run up to just after the row's kernel size\n",
                cpu.model.empty() ? "unknown" : cpu.model.c_str(), llc_text.c_str(),
                amn::perf::kLlcMultiple, amn::perf::kStreamElems, amn::perf::Mib(min_floor).c_str(),
                run.floor_reps);
@@ -300,7 +370,15 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("amn_floor_min_bytes", std::to_string(min_floor));
   benchmark::AddCustomContext("amn_floor_reps", std::to_string(run.floor_reps));
   amn::perf::RegisterAll(llc);
-  benchmark::RunSpecifiedBenchmarks();
+  amn::perf::FloorRejudgingReporter display(benchmark::CreateDefaultDisplayReporter(), false,
+                                            amn::perf::FloorRowsOfTheRun());
+  if (out_file.empty()) {
+    benchmark::RunSpecifiedBenchmarks(&display);
+  } else {
+    amn::perf::FloorRejudgingReporter file(amn::perf::NewFileReporter(out_format), true,
+                                           amn::perf::FloorRowsOfTheRun());
+    benchmark::RunSpecifiedBenchmarks(&display, &file);
+  }
   benchmark::Shutdown();
   return 0;
 }
