@@ -95,12 +95,12 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
   out["floor_min_bytes"] =
       perf::MinFloorBytes(report.config.llc_bytes, report.config.unknown_llc_floor_bytes);
   nlohmann::json cache_floors = nlohmann::json::array();
-  for (const auto& [bytes, gbps] : report.cache_write_gbps) {
+  for (const auto& [bytes, gbps] : report.floors.cache_write_gbps()) {
     cache_floors.push_back({{"bytes", bytes}, {"write_gbps", gbps}});
   }
   out["floors"] = {
-      {"write_gbps", report.floors.write_gbps},
-      {"copy_traffic_gbps", report.floors.copy_traffic_gbps},
+      {"write_gbps", report.floors.stream().write_gbps},
+      {"copy_traffic_gbps", report.floors.stream().copy_traffic_gbps},
       {"cache", cache_floors},
       {"method",
        {{"when",
@@ -186,9 +186,9 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
               "(memset of the output, >= %s) up to %.1f GB/s, copy (memcpy of input + output, "
               ">= %s) up to %.1f GB/s read+write; cache: memset of the output bytes (in L2)\n",
               c.reps, Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
-              report.floors.write_gbps,
+              report.floors.stream().write_gbps,
               Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
-              report.floors.copy_traffic_gbps);
+              report.floors.stream().copy_traffic_gbps);
   std::printf("x floor = time / floor time (1.0 is the memory limit); x ref = speed-up over the "
               "scalar reference\n\n");
   std::printf("%-20s %-10s | %9s %7s %7s %7s | %9s %7s %7s %7s %6s\n", "kernel", "target",

@@ -192,19 +192,62 @@ BenchConfig BenchConfig::Quick() {
   return config;
 }
 
-namespace {
+FloorSizes KernelFloorSizes(const KernelInfo& kernel, size_t n_elems, bool stream,
+                            size_t min_floor_bytes) {
+  FloorSizes sizes;
+  sizes.stream = stream;
+  const size_t in_bytes = KernelInBytes(kernel, n_elems);
+  const size_t out_bytes = KernelOutBytes(kernel, n_elems);
+  if (stream) {
+    sizes.write_bytes = std::max(out_bytes, min_floor_bytes);
+    sizes.copy_bytes = std::max(in_bytes + out_bytes, min_floor_bytes);
+  } else {
+    sizes.write_bytes = out_bytes;
+  }
+  return sizes;
+}
 
-// The streaming size of one row: StreamElemsFor (`full`), unless the row is
-// bound by arithmetic: its own cache-resident call (`cache_ns_per_elem`, same
-// kernel and target) is at least kComputeBound x its streaming floor, and one
-// call at `full` would take longer than kStreamCallBudgetNs. Such rows (the
-// encoders, the I-quant ones about 1 us per element; scalar code) move memory
-// at under a tenth of the floor's speed, so a smaller buffer gives the same
-// ns per element, in seconds instead of minutes per target. The row says so
-// (compute_bound_size) and its n_elems says which size ran. Whole multiples
-// of the cache size keep every block size whole.
-size_t StreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
-                   size_t cache_elems, bool& shortened) {
+double FloorNsPerElem(const KernelInfo& kernel, size_t n_elems, bool stream, const Floors& floor) {
+  const double n = static_cast<double>(n_elems);
+  const double in = static_cast<double>(KernelInBytes(kernel, n_elems)) / n;
+  const double out = static_cast<double>(KernelOutBytes(kernel, n_elems)) / n;
+  return stream ? floor.StreamNsPerElem(in, out) : floor.CacheNsPerElem(out);
+}
+
+void BestFloors::Keep(const FloorSizes& sizes, double write_gbps, double copy_gbps) {
+  if (sizes.stream) {
+    stream_.write_gbps = std::max(stream_.write_gbps, write_gbps);
+    stream_.copy_traffic_gbps = std::max(stream_.copy_traffic_gbps, copy_gbps);
+  } else {
+    double& best = cache_write_gbps_[sizes.write_bytes];
+    best = std::max(best, write_gbps);
+  }
+}
+
+Floors BestFloors::For(const FloorSizes& sizes) const {
+  Floors floor;
+  if (sizes.stream) {
+    floor.write_gbps = stream_.write_gbps;
+    floor.copy_traffic_gbps = stream_.copy_traffic_gbps;
+  } else {
+    const auto it = cache_write_gbps_.find(sizes.write_bytes);
+    floor.l2_write_gbps = it == cache_write_gbps_.end() ? 0 : it->second;
+  }
+  return floor;
+}
+
+Floors BestFloors::Measure(const FloorSizes& sizes, int reps) {
+  if (sizes.stream) {
+    const double write = MeasureWriteGbps(sizes.write_bytes, reps);
+    Keep(sizes, write, MeasureCopyTrafficGbps(sizes.copy_bytes, reps));
+  } else {
+    Keep(sizes, MeasureWriteGbps(sizes.write_bytes, std::max(reps, 5)), 0);
+  }
+  return For(sizes);
+}
+
+size_t ComputeBoundStreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
+                               size_t cache_elems, bool& shortened) {
   constexpr double kComputeBound = 10;
   constexpr double kStreamCallBudgetNs = 0.25e9;
   shortened = cache_ns_per_elem >= kComputeBound * floor_ns_per_elem &&
@@ -213,34 +256,6 @@ size_t StreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_el
   const size_t fits = static_cast<size_t>(kStreamCallBudgetNs / cache_ns_per_elem);
   return std::min(full, std::max<size_t>(1, fits / cache_elems) * cache_elems);
 }
-
-// Measures this kernel's floor now, at its own bytes (never below min_bytes
-// when streaming), keeps the fastest speed seen so far in the run at that
-// size class, and returns the floor the kernel's rows are judged against.
-Floors MeasureKernelFloor(bool stream, size_t in_bytes, size_t out_bytes, size_t min_bytes,
-                          int reps, BenchReport& report, BenchRow& sizes) {
-  Floors floor;
-  if (stream) {
-    sizes.floor_write_bytes = std::max(out_bytes, min_bytes);
-    sizes.floor_copy_bytes = std::max(in_bytes + out_bytes, min_bytes);
-    Floors& best = report.floors;
-    best.write_gbps = std::max(best.write_gbps, MeasureWriteGbps(sizes.floor_write_bytes, reps));
-    best.copy_traffic_gbps =
-        std::max(best.copy_traffic_gbps, MeasureCopyTrafficGbps(sizes.floor_copy_bytes, reps));
-    floor.write_gbps = best.write_gbps;
-    floor.copy_traffic_gbps = best.copy_traffic_gbps;
-  } else {
-    // The cache rows rewrite the same output over and over: a memset of
-    // those bytes, which stay in L2 (L1 for the smallest outputs).
-    sizes.floor_write_bytes = out_bytes;
-    double& best = report.cache_write_gbps[out_bytes];
-    best = std::max(best, MeasureWriteGbps(out_bytes, std::max(reps, 5)));
-    floor.l2_write_gbps = best;
-  }
-  return floor;
-}
-
-}  // namespace
 
 BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress) {
@@ -264,36 +279,33 @@ BenchReport RunBench(const BenchConfig& config,
     const double bytes_per_elem =
         static_cast<double>(KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems)) /
         kCacheElems;
-    std::map<std::string, double> cache_ns;  // per element, by target, for StreamElems
+    std::map<std::string, double> cache_ns;  // ns per element by target, for stream sizes
     for (const bool stream : {false, true}) {
       const std::string step = std::string(kernel.name) + (stream ? " stream " : " cache ");
       if (progress) progress(step + "floor");
       // The floor at the full size, before any buffer of the kernel's exists.
       const size_t full = stream ? StreamElemsFor(config.llc_bytes, bytes_per_elem, config.stream_elems)
                                  : config.cache_elems;
+      const FloorSizes floor_sizes = KernelFloorSizes(kernel, full, stream, min_floor_bytes);
+      Floors floor = report.floors.Measure(floor_sizes, config.reps);
       BenchRow sizes;
-      const auto measure_floor = [&] {
-        return MeasureKernelFloor(stream, KernelInBytes(kernel, full), KernelOutBytes(kernel, full),
-                                  min_floor_bytes, config.reps, report, sizes);
-      };
-      Floors floor = measure_floor();
+      sizes.floor_write_bytes = floor_sizes.write_bytes;
+      sizes.floor_copy_bytes = floor_sizes.copy_bytes;
       const auto floor_ns_per_elem = [&](size_t elems) {
-        const double in = static_cast<double>(KernelInBytes(kernel, elems)) / elems;
-        const double out = static_cast<double>(KernelOutBytes(kernel, elems)) / elems;
-        return stream ? floor.StreamNsPerElem(in, out) : floor.CacheNsPerElem(out);
+        return FloorNsPerElem(kernel, elems, stream, floor);
       };
       // The kernel's buffers at the full size; a shortened row uses their start.
       auto buffers = std::make_unique<KernelBuffers>(kernel, full);
       const size_t first_row = report.rows.size();
       double reference_ns = 0;
       // Times `run` over n elements as one row; n is `full` unless the row
-      // is compute-bound (StreamElems).
+      // is compute-bound (ComputeBoundStreamElems).
       const auto time_row = [&](const std::string& target, RowFn run) {
         BenchRow row = sizes;
         size_t n = full;
         if (stream) {
-          n = StreamElems(full, cache_ns[target], floor_ns_per_elem(full), config.cache_elems,
-                          row.compute_bound_size);
+          n = ComputeBoundStreamElems(full, cache_ns[target], floor_ns_per_elem(full),
+                                      config.cache_elems, row.compute_bound_size);
         }
         row.timing = TimeCalls([&] { run(buffers->in(), n, buffers->out()); }, config.reps);
         row.kernel = std::string(kernel.name);
@@ -325,7 +337,7 @@ BenchReport RunBench(const BenchConfig& config,
       // a floor taken while the machine was busier cannot let it win.
       buffers.reset();
       if (progress) progress(step + "floor again");
-      floor = measure_floor();
+      floor = report.floors.Measure(floor_sizes, config.reps);
       for (size_t i = first_row; i < report.rows.size(); ++i) {
         BenchRow& row = report.rows[i];
         row.floor = floor;

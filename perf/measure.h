@@ -56,9 +56,61 @@ double MeasureWriteGbps(size_t bytes, int reps);
 // the fastest of `reps`.
 double MeasureCopyTrafficGbps(size_t traffic_bytes, int reps);
 
-// All three floors once: streaming ones at floor_bytes, L2 at kL2Bytes (the
-// perf/ tools; `amn bench` measures again before each kernel instead).
+// All three floors once: streaming ones at floor_bytes, L2 at kL2Bytes
+// (perf/ggml_peer; `amn bench` and perf/kernels_bench measure a kernel's own
+// floor around its rows instead, with BestFloors below).
 Floors MeasureFloors(size_t floor_bytes, int reps);
+
+// The bytes one kernel's floor is measured at, for its rows of n_elems:
+// streaming, a memset of its output bytes and a memcpy moving its input +
+// output bytes, each at least min_floor_bytes (MinFloorBytes) so no cache
+// holds them; cache-resident, a memset of its output bytes (they stay in L2,
+// as the rows rewrite the same output over and over).
+struct FloorSizes {
+  bool stream = false;
+  size_t write_bytes = 0;
+  size_t copy_bytes = 0;  // read + write; 0 for cache-resident
+};
+FloorSizes KernelFloorSizes(const KernelInfo& kernel, size_t n_elems, bool stream,
+                            size_t min_floor_bytes);
+
+// The lowest possible ns per element of `kernel`'s row of n_elems against
+// `floor`, with the exact bytes per element (Q4_K input: 144 / 256).
+double FloorNsPerElem(const KernelInfo& kernel, size_t n_elems, bool stream, const Floors& floor);
+
+// The fastest floors a run has measured so far: streaming write and copy over
+// every kernel, cache writes per buffer size. Every row is judged against
+// these, never against a slower floor taken while the machine was busier, so
+// no kernel can beat its floor (DESIGN.md §8).
+class BestFloors {
+ public:
+  // Measures the floor at `sizes` now, the fastest of `reps` (cache-resident:
+  // of at least 5), keeps it if it is the fastest so far and returns For(sizes).
+  Floors Measure(const FloorSizes& sizes, int reps);
+  // Keeps these speeds (GB/s) where they beat the fastest so far (copy_gbps
+  // is ignored for cache-resident sizes). Measure's bookkeeping, pure.
+  void Keep(const FloorSizes& sizes, double write_gbps, double copy_gbps);
+  // The fastest so far for rows measured at `sizes`: streaming write and copy,
+  // or cache write (as l2_write_gbps) of sizes.write_bytes; 0 where none yet.
+  Floors For(const FloorSizes& sizes) const;
+  const Floors& stream() const { return stream_; }  // l2_write_gbps unused
+  const std::map<size_t, double>& cache_write_gbps() const { return cache_write_gbps_; }
+
+ private:
+  Floors stream_;
+  std::map<size_t, double> cache_write_gbps_;  // by buffer bytes
+};
+
+// The streaming size of one row: `full` (StreamElemsFor), unless the row is
+// bound by arithmetic: its own cache-resident call (`cache_ns_per_elem`, same
+// kernel and target) is at least 10x its streaming floor, and one call at
+// `full` would take longer than 0.25 s. Such rows (the encoders, the I-quant
+// ones about 1 us per element; scalar code) move memory at under a tenth of
+// the floor's speed, so a smaller buffer gives the same ns per element, in
+// seconds instead of minutes per target; `shortened` says so. A whole
+// multiple of cache_elems (every block size divides it), at least one.
+size_t ComputeBoundStreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
+                               size_t cache_elems, bool& shortened);
 
 // Median, fastest and slowest of `reps` timed batches, in ns per call.
 struct Timing {
@@ -133,7 +185,7 @@ struct BenchRow {
   double ns_per_elem = 0;       // median
   double gbps = 0;              // (input + output bytes) / median time
   size_t in_bytes = 0, out_bytes = 0;
-  // A streaming row bound by arithmetic ran fewer elements (StreamElems in measure.cc).
+  // A streaming row bound by arithmetic ran fewer elements (ComputeBoundStreamElems).
   bool compute_bound_size = false;
   // The floor this row is judged against: the fastest write (and, streaming,
   // copy) speed seen in the run up to just after this row's group (kernel x
@@ -149,8 +201,7 @@ struct BenchRow {
 
 struct BenchReport {
   BenchConfig config;
-  Floors floors;  // the fastest streaming floors of the run (l2_write_gbps unused)
-  std::map<size_t, double> cache_write_gbps;  // the fastest cache floor per buffer bytes
+  BestFloors floors;  // the fastest floors of the run
   std::vector<std::string> targets;  // the targets timed, best first
   std::vector<BenchRow> rows;
 };

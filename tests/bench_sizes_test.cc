@@ -1,18 +1,29 @@
-// The size rule of `amn bench` (DESIGN.md §8): streaming buffers (input +
-// output) of at least 4x the last-level cache, never fewer than the minimum
-// streaming size, whole multiples of the cache size; floor buffers of at
-// least 4x the last-level cache. Pure arithmetic, checked against numbers
-// worked out by hand; nothing here is timed.
+// The size rule of `amn bench` and perf/kernels_bench (DESIGN.md §8):
+// streaming buffers (input + output) of at least 4x the last-level cache,
+// never fewer than the minimum streaming size, whole multiples of the cache
+// size; floor buffers of at least 4x the last-level cache, at each kernel's
+// own bytes; rows judged against the fastest floor kept so far; compute-bound
+// rows stream fewer elements. Pure arithmetic, checked against numbers worked
+// out by hand; nothing here is timed.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <string_view>
 
+#include "amn/kernel_registry.h"
 #include "perf/measure.h"
 
 namespace amn::perf {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
+
+const KernelInfo* FindKernel(std::string_view name) {
+  for (const KernelInfo& kernel : Kernels()) {
+    if (kernel.name == name) return &kernel;
+  }
+  return nullptr;
+}
 
 TEST(BenchSizes, UnknownCacheKeepsTheMinimumSize) {
   EXPECT_EQ(StreamElemsFor(0, 6.0, kStreamElems), size_t{4096} * 11008);
@@ -68,6 +79,92 @@ TEST(BenchSizes, StreamFloorIsTheSlowerOfWriteAndCopy) {
   // F32 -> BF16: copy 6 / 20 = 0.3 ns beats write 2 / 10 = 0.2 ns.
   EXPECT_DOUBLE_EQ(floors.StreamNsPerElem(4.0, 2.0), 0.3);
   EXPECT_DOUBLE_EQ(floors.CacheNsPerElem(4.0), 0.04);
+}
+
+TEST(BenchSizes, FloorsAreMeasuredAtTheKernelsOwnBytes) {
+  const KernelInfo* q4_k = FindKernel("q4_k_to_f32");
+  const KernelInfo* bf16 = FindKernel("f32_to_bf16");
+  ASSERT_NE(q4_k, nullptr);
+  ASSERT_NE(bf16, nullptr);
+  // Q4_K -> F32 streaming 7,126 x 65,536 = 467,009,536 elements (a 508 MiB
+  // L3): input 1,824,256 blocks x 144 = 262,692,864 bytes, output 4 bytes
+  // each = 1,868,038,144. The memcpy moves both (2,130,731,008, above the
+  // 2032 MiB minimum); the memset of the output is raised to 2032 MiB.
+  const FloorSizes stream = KernelFloorSizes(*q4_k, size_t{7126} * 65536, true, 2032 * kMiB);
+  EXPECT_TRUE(stream.stream);
+  EXPECT_EQ(stream.copy_bytes, size_t{2130731008});
+  EXPECT_EQ(stream.write_bytes, 2032 * kMiB);
+  // Cache-resident F32 -> BF16: a memset of its 65,536 x 2 output bytes only.
+  const FloorSizes cache = KernelFloorSizes(*bf16, kCacheElems, false, 2032 * kMiB);
+  EXPECT_FALSE(cache.stream);
+  EXPECT_EQ(cache.write_bytes, size_t{131072});
+  EXPECT_EQ(cache.copy_bytes, 0u);
+}
+
+TEST(BenchSizes, FloorPerElementUsesTheExactBytes) {
+  const KernelInfo* q4_k = FindKernel("q4_k_to_f32");
+  const KernelInfo* encode = FindKernel("f32_to_q4_k");
+  ASSERT_NE(q4_k, nullptr);
+  ASSERT_NE(encode, nullptr);
+  Floors floors;
+  floors.write_gbps = 10;
+  floors.copy_traffic_gbps = 20;
+  floors.l2_write_gbps = 100;
+  // Decoder: 0.5625 input + 4 output bytes: write 0.4 ns beats copy 0.228.
+  EXPECT_DOUBLE_EQ(FloorNsPerElem(*q4_k, kStreamElems, true, floors), 0.4);
+  EXPECT_DOUBLE_EQ(FloorNsPerElem(*q4_k, kCacheElems, false, floors), 0.04);
+  // Encoder: 4 input + 144 / 256 output bytes: copy 4.5625 / 20 = 0.228125
+  // beats write 0.05625; cache-resident 0.5625 / 100.
+  EXPECT_DOUBLE_EQ(FloorNsPerElem(*encode, kStreamElems, true, floors), 0.228125);
+  EXPECT_DOUBLE_EQ(FloorNsPerElem(*encode, kCacheElems, false, floors), 0.005625);
+}
+
+TEST(BenchSizes, BestFloorsKeepTheFastestPerClass) {
+  FloorSizes stream{true, 1024 * kMiB, 2048 * kMiB};
+  const FloorSizes other_stream{true, 300 * kMiB, 600 * kMiB};
+  const FloorSizes cache_f32{false, 262144, 0};
+  const FloorSizes cache_bf16{false, 131072, 0};
+  BestFloors best;
+  EXPECT_EQ(best.For(stream).write_gbps, 0);  // nothing measured yet
+  best.Keep(stream, 10, 20);
+  best.Keep(other_stream, 8, 25);  // streaming: one class over every kernel
+  EXPECT_EQ(best.For(stream).write_gbps, 10);
+  EXPECT_EQ(best.For(stream).copy_traffic_gbps, 25);
+  EXPECT_EQ(best.For(other_stream).write_gbps, 10);
+  best.Keep(stream, 9, 19);  // slower: changes nothing
+  EXPECT_EQ(best.stream().write_gbps, 10);
+  EXPECT_EQ(best.stream().copy_traffic_gbps, 25);
+  // Cache writes: one best per buffer size; the streaming ones untouched.
+  best.Keep(cache_f32, 100, 0);
+  best.Keep(cache_f32, 90, 0);
+  best.Keep(cache_bf16, 150, 0);
+  EXPECT_EQ(best.For(cache_f32).l2_write_gbps, 100);
+  EXPECT_EQ(best.For(cache_bf16).l2_write_gbps, 150);
+  EXPECT_EQ(best.For(FloorSizes{false, 65536, 0}).l2_write_gbps, 0);
+  EXPECT_EQ(best.cache_write_gbps().size(), 2u);
+  EXPECT_EQ(best.stream().write_gbps, 10);
+}
+
+TEST(BenchSizes, OnlyComputeBoundRowsStreamFewerElements) {
+  bool shortened = true;
+  // 2 ns per element against a 0.3 ns floor: compute-bound, but one call of
+  // 45,088,768 elements takes 0.09 s, under the 0.25 s budget: full size.
+  EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 2.0, 0.3, kCacheElems, shortened), kStreamElems);
+  EXPECT_FALSE(shortened);
+  // 2.9 ns on 209,715,200 elements is 0.6 s, but under 10x the floor.
+  EXPECT_EQ(ComputeBoundStreamElems(209715200, 2.9, 0.3, kCacheElems, shortened), 209715200u);
+  EXPECT_FALSE(shortened);
+  // 10 ns: 0.25 s holds 25,000,000 elements, 381 whole x 65,536 = 24,969,216.
+  EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 10.0, 0.3, kCacheElems, shortened),
+            size_t{24969216});
+  EXPECT_TRUE(shortened);
+  // 1 us (the I-quant encoders): 250,000 elements, 3 x 65,536.
+  EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 1000.0, 0.3, kCacheElems, shortened),
+            size_t{196608});
+  EXPECT_TRUE(shortened);
+  // Slower still: never under one cache-sized block.
+  EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 1e6, 0.3, kCacheElems, shortened), kCacheElems);
+  EXPECT_TRUE(shortened);
 }
 
 }  // namespace
