@@ -8,8 +8,9 @@
 // in the odd one; int8: 2n bytes widened to u16), the zero (or the
 // 2^(bits-1) offset) subtracted as i16, and the difference split into two
 // F32 vectors A and B in the layout of fp8_dequant-inl.h's StoreOut
-// (LaneOf): elements [0, n) and [n, 2n) for F32 output, even and odd
-// elements for BF16/F16 output. Each takes one multiply by its scale, then
+// (LaneOf): elements [0, n) and [n, 2n) for F32 output (and F16 output
+// where F16C converts, kElementOrder), even and odd elements for BF16 (and
+// the other F16) output. Each takes one multiply by its scale, then
 // the rounding to the scale dtype (compressed-tensors computes in it), then
 // the output rounding; when the output type is the scale type the second
 // rounding is the identity and is skipped.
@@ -70,8 +71,22 @@ template <DequantOut kOut, ElemType kScale>
 constexpr bool kOutIsScaleType = (kOut == DequantOut::kBf16 && kScale == ElemType::kBf16) ||
                                  (kOut == DequantOut::kF16 && kScale == ElemType::kF16);
 
+// F16 output where vcvtps2ph is exact (float_convert-inl.h): A and B hold
+// elements [0, n) and [n, 2n) as for F32, and StoreF16Pair converts each
+// straight to memory. The even/odd layout would cost a widening, a shift
+// and a blend per chunk to put the two halves back together.
+template <DequantOut kOut>
+constexpr bool kElementOrder =
+    kOut == DequantOut::kF32 || (kOut == DequantOut::kF16 && AMN_F16_HARDWARE_DEMOTE);
+
+// Lane of A ++ B that holds element k of a chunk.
+template <DequantOut kOut>
+HWY_INLINE size_t ChunkLaneOf(size_t k, size_t n) {
+  return kElementOrder<kOut> ? k : LaneOf<kOut>(k, n);
+}
+
 // One chunk of 2n elements: codes at `bytes`, zeros (element order) in
-// `zero`, scales in the LaneOf layout (scale_a, scale_b).
+// `zero`, scales in the ChunkLaneOf layout (scale_a, scale_b).
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, class DF,
           typename TOut>
 HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
@@ -82,7 +97,7 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
   const hn::Repartition<int16_t, DF> di16;
   const auto diff = hn::Sub(hn::BitCast(di16, UnpackCodes<kBits>(du, bytes)), zero);
   hn::Vec<decltype(di)> a, b;
-  if constexpr (kOut == DequantOut::kF32) {
+  if constexpr (kElementOrder<kOut>) {
     const hn::Half<decltype(di16)> dh;
     a = hn::PromoteTo(di, hn::LowerHalf(dh, diff));
     b = hn::PromoteTo(di, hn::UpperHalf(dh, diff));
@@ -93,7 +108,14 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
   }
   const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scale_a));
   const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scale_b));
-  if constexpr (kOutIsScaleType<kOut, kScale>) {
+  if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
+    if constexpr (kOutIsScaleType<kOut, kScale>) {
+      StoreF16Pair(du, pa, pb, out);
+    } else {
+      StoreF16Pair(du, RoundToScaleLanes<kScale, kMayBeNan>(du, pa),
+                   RoundToScaleLanes<kScale, kMayBeNan>(du, pb), out);
+    }
+  } else if constexpr (kOutIsScaleType<kOut, kScale>) {
     StoreOut<kOut, kMayBeNan>(du, pa, pb, out);
   } else {
     StoreOut<kOut, kMayBeNan>(du, RoundToScaleLanes<kScale, kMayBeNan>(du, pa),
@@ -125,7 +147,7 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
   const size_t last_group = (row.cols - 1) / row.group_size;
   for (size_t k = 0; k < 2 * n; ++k) {
     const size_t g = std::min((e + k) / row.group_size, last_group);
-    lane_scale[LaneOf<kOut>(k, n)] = row.group_scale[g];
+    lane_scale[ChunkLaneOf<kOut>(k, n)] = row.group_scale[g];
     lane_zero[k] = row.group_zero[g];
   }
   PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Load(di16, lane_zero),
