@@ -8,8 +8,9 @@
 // in the odd one; int8: 2n bytes widened to u16), the zero (or the
 // 2^(bits-1) offset) subtracted as i16, and the difference split into two
 // F32 vectors A and B in the layout of fp8_dequant-inl.h's StoreOut
-// (LaneOf): elements [0, n) and [n, 2n) for F32 output, even and odd
-// elements for BF16/F16 output. Each takes one multiply by its scale, then
+// (LaneOf): elements [0, n) and [n, 2n) for F32 output (and F16 output
+// where F16C converts, kElementOrder), even and odd elements for BF16 (and
+// the other F16) output. Each takes one multiply by its scale, then
 // the rounding to the scale dtype (compressed-tensors computes in it), then
 // the output rounding; when the output type is the scale type the second
 // rounding is the identity and is skipped.
@@ -70,8 +71,22 @@ template <DequantOut kOut, ElemType kScale>
 constexpr bool kOutIsScaleType = (kOut == DequantOut::kBf16 && kScale == ElemType::kBf16) ||
                                  (kOut == DequantOut::kF16 && kScale == ElemType::kF16);
 
+// F16 output where vcvtps2ph is exact (float_convert-inl.h): A and B hold
+// elements [0, n) and [n, 2n) as for F32, and StoreF16Pair converts each
+// straight to memory. The even/odd layout would cost a widening, a shift
+// and a blend per chunk to put the two halves back together.
+template <DequantOut kOut>
+constexpr bool kElementOrder =
+    kOut == DequantOut::kF32 || (kOut == DequantOut::kF16 && AMN_F16_HARDWARE_DEMOTE);
+
+// Lane of A ++ B that holds element k of a chunk.
+template <DequantOut kOut>
+HWY_INLINE size_t ChunkLaneOf(size_t k, size_t n) {
+  return kElementOrder<kOut> ? k : LaneOf<kOut>(k, n);
+}
+
 // One chunk of 2n elements: codes at `bytes`, zeros (element order) in
-// `zero`, scales in the LaneOf layout (scale_a, scale_b).
+// `zero`, scales in the ChunkLaneOf layout (scale_a, scale_b).
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, class DF,
           typename TOut>
 HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
@@ -82,7 +97,7 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
   const hn::Repartition<int16_t, DF> di16;
   const auto diff = hn::Sub(hn::BitCast(di16, UnpackCodes<kBits>(du, bytes)), zero);
   hn::Vec<decltype(di)> a, b;
-  if constexpr (kOut == DequantOut::kF32) {
+  if constexpr (kElementOrder<kOut>) {
     const hn::Half<decltype(di16)> dh;
     a = hn::PromoteTo(di, hn::LowerHalf(dh, diff));
     b = hn::PromoteTo(di, hn::UpperHalf(dh, diff));
@@ -93,7 +108,14 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
   }
   const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scale_a));
   const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scale_b));
-  if constexpr (kOutIsScaleType<kOut, kScale>) {
+  if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
+    if constexpr (kOutIsScaleType<kOut, kScale>) {
+      StoreF16Pair(du, pa, pb, out);
+    } else {
+      StoreF16Pair(du, RoundToScaleLanes<kScale, kMayBeNan>(du, pa),
+                   RoundToScaleLanes<kScale, kMayBeNan>(du, pb), out);
+    }
+  } else if constexpr (kOutIsScaleType<kOut, kScale>) {
     StoreOut<kOut, kMayBeNan>(du, pa, pb, out);
   } else {
     StoreOut<kOut, kMayBeNan>(du, RoundToScaleLanes<kScale, kMayBeNan>(du, pa),
@@ -125,7 +147,7 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
   const size_t last_group = (row.cols - 1) / row.group_size;
   for (size_t k = 0; k < 2 * n; ++k) {
     const size_t g = std::min((e + k) / row.group_size, last_group);
-    lane_scale[LaneOf<kOut>(k, n)] = row.group_scale[g];
+    lane_scale[ChunkLaneOf<kOut>(k, n)] = row.group_scale[g];
     lane_zero[k] = row.group_zero[g];
   }
   PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Load(di16, lane_zero),
@@ -201,8 +223,7 @@ HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT
   const size_t chunk = 2 * hn::Lanes(du);
   if (row.group_size % chunk != 0) return 0;
   const size_t done = row.cols / chunk * chunk;
-  for (size_t g0 = 0; g0 < done; g0 += row.group_size) {
-    const size_t g = g0 / row.group_size;
+  for (size_t g0 = 0, g = 0; g0 < done; g0 += row.group_size, ++g) {
     const auto table =
         Int4GroupTable<kOut, kScale, kMayBeNan>(du, row.group_zero[g], row.group_scale[g]);
     const size_t g1 = std::min(done, g0 + row.group_size);
@@ -214,6 +235,95 @@ HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
+#if HWY_TARGET == HWY_AVX2
+// AVX2, BF16/F16 output: AVX2 has no 16-lane vpermd, so a CodeTable16
+// lookup costs two vpermd, a test and a blend per 8 outputs (about 40
+// instructions per 32 outputs with the nibble split and the odd/even
+// merge). A 16-bit output is two bytes, though, and vpshufb looks up 16
+// byte entries at once: the group's 16 results become a table of their low
+// bytes and one of their high bytes, each in both 128-bit blocks, and 32
+// codes (16 bytes) take one vpermd, the nibble split (3), one unpack to
+// element order, two vpshufb and two unpacks to 16-bit lanes.
+template <class D8>
+struct Int4ByteTables {
+  hn::Vec<D8> low;   // byte u: low byte of entry u, in both blocks
+  hn::Vec<D8> high;  // byte u: high byte of entry u, in both blocks
+};
+
+template <DequantOut kOut, class DU>
+HWY_INLINE Int4ByteTables<hn::Repartition<uint8_t, DU>> MakeInt4ByteTables(
+    DU du, CodeTable16<hn::Vec<DU>> table) {
+  const hn::RebindToSigned<DU> di;
+  const hn::Full128<uint16_t> d16;
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint64_t> d64;
+  const hn::Repartition<uint8_t, DU> d8x2;
+  // The 16-bit results in the low half of each lane (0..0xFFFF, so the
+  // saturating i32 -> u16 demotion keeps them): entries 0..7 and 8..15.
+  auto lo = table.lo, hi = table.hi;
+  if constexpr (kOut == DequantOut::kBf16) {
+    lo = hn::ShiftRight<16>(lo);
+    hi = hn::ShiftRight<16>(hi);
+  }
+  const auto e0 = hn::BitCast(d8, hn::DemoteTo(d16, hn::BitCast(di, lo)));
+  const auto e1 = hn::BitCast(d8, hn::DemoteTo(d16, hn::BitCast(di, hi)));
+  // Per 8 entries: their low bytes, then their high bytes.
+  alignas(16) static constexpr uint8_t kSplit[16] = {0, 2, 4, 6, 8, 10, 12, 14,
+                                                     1, 3, 5, 7, 9, 11, 13, 15};
+  const auto split = hn::Load(d8, kSplit);
+  const auto s0 = hn::BitCast(d64, hn::TableLookupBytes(e0, split));
+  const auto s1 = hn::BitCast(d64, hn::TableLookupBytes(e1, split));
+  const auto low = hn::BitCast(d8, hn::InterleaveLower(d64, s0, s1));
+  const auto high = hn::BitCast(d8, hn::InterleaveUpper(d64, s0, s1));
+  return {hn::Combine(d8x2, low, low), hn::Combine(d8x2, high, high)};
+}
+
+// 32 codes (16 bytes) of one group through its byte tables: 32 outputs.
+template <class DU, class D8>
+HWY_INLINE void Int4ByteTableChunk(DU du, const Int4ByteTables<D8>& tables,
+                                   const uint8_t* HWY_RESTRICT bytes, uint16_t* HWY_RESTRICT out) {
+  const D8 d8;
+  const hn::Repartition<uint16_t, DU> d16;
+  // Words w0..w3 as [w0 w2 . . | w1 w3 . .]: block 0 then holds the codes
+  // of outputs 0..7 and 16..23 in its low 8 bytes, block 1 those of 8..15
+  // and 24..31, so the in-block unpacks below leave outputs 0..15 in the
+  // first vector and 16..31 in the second.
+  alignas(32) static constexpr int32_t kWords[8] = {0, 2, 0, 0, 1, 3, 0, 0};
+  const hn::Full128<uint8_t> d8x16;
+  const auto loaded = hn::BitCast(hn::Full128<uint32_t>(), hn::LoadU(d8x16, bytes));
+  const auto x = hn::BitCast(
+      d8, hn::TableLookupLanes(hn::ZeroExtendVector(du, loaded),
+                               hn::SetTableIndices(du, kWords)));
+  const auto mask = hn::Set(d8, uint8_t{0x0F});
+  const auto low_nibbles = hn::And(x, mask);
+  const auto high_nibbles = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask);
+  const auto codes = hn::InterleaveLower(d8, low_nibbles, high_nibbles);  // element order
+  const auto low = hn::TableLookupBytes(tables.low, codes);
+  const auto high = hn::TableLookupBytes(tables.high, codes);
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, low, high)), d16, out);
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
+}
+
+// Whole 32-code chunks of a row whose groups are whole chunks; returns the
+// elements done (0 when the groups are not multiples of 32: Int4TableRow).
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan>
+HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint32_t> du;
+  constexpr size_t kChunk = 32;
+  if (row.group_size % kChunk != 0) return 0;
+  const size_t done = row.cols / kChunk * kChunk;
+  for (size_t g0 = 0, g = 0; g0 < done; g0 += row.group_size, ++g) {
+    const auto tables = MakeInt4ByteTables<kOut>(
+        du, Int4GroupTable<kOut, kScale, kMayBeNan>(du, row.group_zero[g], row.group_scale[g]));
+    const size_t g1 = std::min(done, g0 + row.group_size);
+    for (size_t e = g0; e < g1; e += kChunk) {
+      Int4ByteTableChunk(du, tables, row.codes + e / 2, out + e);
+    }
+  }
+  return done;
+}
+#endif  // HWY_TARGET == HWY_AVX2
+
 // One row of `cols` outputs; the last partial chunk from zero-padded copies.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
 HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
@@ -221,18 +331,33 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   const hn::Repartition<int16_t, decltype(df)> di16;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kBits == 4) e = Int4TableRow<kOut, kScale, kMayBeNan>(row, out);
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
+    e = Int4ByteTableRow<kOut, kScale, kMayBeNan>(row, out);
+  }
 #endif
-  for (; e + chunk <= row.cols; e += chunk) {
-    const uint8_t* bytes = row.codes + e * kBits / 8;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kBits == 4) {
+    if (e == 0) e = Int4TableRow<kOut, kScale, kMayBeNan>(row, out);
+  }
+#endif
+  // One division per group, not per chunk (a 64-bit div costs more than a
+  // whole chunk): the whole chunks inside group g run with its broadcast
+  // zero and scale, a chunk across a group boundary takes per-lane ones.
+  while (e + chunk <= row.cols) {
     const size_t g = e / row.group_size;
-    if ((e + chunk - 1) / row.group_size == g) {
+    const size_t group_end = std::min(row.cols, (g + 1) * row.group_size);
+    if (e + chunk <= group_end) {
       const auto scale = hn::Set(df, row.group_scale[g]);
-      PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Set(di16, row.group_zero[g]),
-                                                     scale, scale, out + e);
+      const auto zero = hn::Set(di16, row.group_zero[g]);
+      for (; e + chunk <= group_end; e += chunk) {
+        PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, row.codes + e * kBits / 8, zero, scale,
+                                                       scale, out + e);
+      }
     } else {
-      PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, bytes, e, out + e);
+      PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, row.codes + e * kBits / 8, e,
+                                                          out + e);
+      e += chunk;
     }
   }
   if (e == row.cols) return;
