@@ -2,7 +2,8 @@
 // Every target gives the bytes of kernels/ref/float_convert_ref.cc. F32 -> F16
 // uses F16C's vcvtps2ph on the x86 targets that have it (AVX2, AVX3*): it is
 // exactly the reference's rule for every input class (see F32BitsToF16Lanes),
-// and F16 inputs widen with vcvtph2ps there, exact (see FromF16). Elsewhere, and for BF16, integer arithmetic on the bit patterns: Highway's
+// and F16 inputs widen with vcvtph2ps there, also exact (see FromF16).
+// Elsewhere, and for BF16, integer arithmetic on the bit patterns: Highway's
 // own DemoteTo(bf16) truncates and its f16 emulation on SSE4/SSSE3/SCALAR/
 // EMU128/Arm differs by target (TOOLCHAIN.md pitfall 1).
 #if defined(AMN_KERNELS_FLOAT_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
