@@ -1,7 +1,8 @@
 // Per-target F32/F16/BF16 conversion kernels (Highway 1.0.3 templates).
 // Every target gives the bytes of kernels/ref/float_convert_ref.cc. F32 -> F16
 // uses F16C's vcvtps2ph on the x86 targets that have it (AVX2, AVX3*): it is
-// exactly the reference's rule for every input class (see F32BitsToF16Lanes).
+// exactly the reference's rule for every input class (see F32BitsToF16Lanes),
+// and F16 inputs widen with vcvtph2ps there, also exact (see FromF16).
 // Elsewhere, and for BF16, integer arithmetic on the bit patterns: Highway's
 // own DemoteTo(bf16) truncates and its f16 emulation on SSE4/SSSE3/SCALAR/
 // EMU128/Arm differs by target (TOOLCHAIN.md pitfall 1).
@@ -67,7 +68,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 // with the quiet bit forced: a signalling NaN whose top bits are zero becomes
 // 0x7E00 | sign, like the reference. tests/f16_exhaustive_test.cc checks all
 // 2^32 inputs per target. HWY_DISABLE_F16C makes Highway emulate (with other
-// NaN and rounding rules), so that build keeps the integer path.
+// NaN and rounding rules), so that build keeps the integer path. The same
+// switch selects vcvtph2ps for F16 inputs (FromF16).
 #undef AMN_F16_HARDWARE_DEMOTE
 #if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
     !defined(HWY_DISABLE_F16C)
@@ -224,10 +226,25 @@ struct FromF32 {
     return hn::BitCast(du, hn::LoadU(hn::RebindToFloat<DU>(), p));
   }
 };
+// F16 input: with F16C one vcvtph2ps (Highway 1.0.3's PromoteTo(f32, f16)
+// on AVX2/AVX3*). It is exact and equals ref::F16ToF32Bits for all 2^16
+// inputs: subnormals widen exactly (MXCSR.DAZ is ignored, Intel SDM), ±0 and
+// ±Inf keep their sign, and a NaN keeps sign and payload with the quiet bit
+// set, which is also the reference's rule (a signalling NaN comes out quiet
+// on both sides). FloatConvertTest.Every16BitInput checks every pattern on
+// every target. Elsewhere Highway emulates with other NaN rules, so those
+// targets keep the integer path.
 struct FromF16 {
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, const uint16_t* HWY_RESTRICT p) const {
-    return F16BitsToF32Lanes(du, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, DU>(), p)));
+    const hn::Rebind<uint16_t, DU> du16;
+#if AMN_F16_HARDWARE_DEMOTE
+    const hn::RebindToFloat<DU> df;
+    const hn::Rebind<hwy::float16_t, DU> df16;
+    return hn::BitCast(du, hn::PromoteTo(df, hn::BitCast(df16, hn::LoadU(du16, p))));
+#else
+    return F16BitsToF32Lanes(du, hn::PromoteTo(du, hn::LoadU(du16, p)));
+#endif
   }
 };
 struct FromBf16 {
