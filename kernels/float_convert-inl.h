@@ -43,6 +43,17 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Upper(DU du, hn::Vec<DU> x) {
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, x))), quiet_nan, rounded);
 }
 
+// The same for lanes known not to be NaN (any finite value or ±Inf): the
+// round-to-nearest-even without the NaN select. Inf (0x7F800000, low half
+// zero, even) stays Inf; a finite value that rounds past the largest BF16
+// carries into the exponent and becomes Inf, as in F32BitsToBf16Upper. Only a NaN input would come out wrong (rounded, or
+// carried into the sign bit), so callers must prove their lanes NaN-free.
+template <class DU>
+HWY_INLINE hn::Vec<DU> NonNanToBf16Upper(DU du, hn::Vec<DU> x) {
+  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
+  return hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
+}
+
 // The same, in the low 16 bits of each lane (upper 16 zero).
 template <class DU>
 HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
@@ -187,8 +198,40 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
 // Functors from u32 lanes of F32 bits to u32 lanes of 16-bit results.
 // StorePair (not on SCALAR for BF16) stores two vectors of F32 bits, elements
 // [0, N) and [N, 2N), as 2N 16-bit outputs.
+#if HWY_TARGET != HWY_SCALAR
+// 2N BF16 outputs from two vectors with BF16 bits in their upper halves
+// (elements [0, N) in lo, [N, 2N) in hi): the odd u16 lanes, in order.
+template <class DU>
+HWY_INLINE void StoreBf16UpperPair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DU> d16;
+  hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out);
+}
+#endif
+
+// ToBf16Upper rounds any F32 with the NaN rule; ToBf16UpperNonNan is for
+// callers that have proved their values are never NaN (e.g. a finite scale
+// times small integer codes) and skips it. `Finite` names the encoder a
+// kernel may use on such a NaN-free path (itself, where there is no cheaper
+// one).
+struct ToBf16UpperNonNan {
+  static constexpr bool kUpperHalf = true;
+  using Finite = ToBf16UpperNonNan;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
+    return NonNanToBf16Upper(du, f32);
+  }
+#if HWY_TARGET != HWY_SCALAR
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreBf16UpperPair(du, NonNanToBf16Upper(du, lo), NonNanToBf16Upper(du, hi), out);
+  }
+#endif
+};
 struct ToBf16Upper {
   static constexpr bool kUpperHalf = true;
+  using Finite = ToBf16UpperNonNan;
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToBf16Upper(du, f32);
@@ -197,15 +240,13 @@ struct ToBf16Upper {
   template <class DU>
   static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
-    const hn::Repartition<uint16_t, DU> d16;
-    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, F32BitsToBf16Upper(du, hi)),
-                             hn::BitCast(d16, F32BitsToBf16Upper(du, lo))),
-               d16, out);
+    StoreBf16UpperPair(du, F32BitsToBf16Upper(du, lo), F32BitsToBf16Upper(du, hi), out);
   }
 #endif
 };
 struct ToF16Lower {
   static constexpr bool kUpperHalf = false;
+  using Finite = ToF16Lower;
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToF16Lanes(du, f32);

@@ -365,7 +365,7 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   dec.codes = dec.q;
   for (size_t i = 0; i < n_blocks; ++i) {
     DecodeBlock<kType>(blocks + i * bytes, dec);
-    kqv::StoreBlock<Value, TOut, kBf16>(dec, 0, out + i * iq::kQK);
+    kqv::StoreBlock<Value, TOut, kBf16, true>(dec, 0, out + i * iq::kQK);
   }
 }
 
