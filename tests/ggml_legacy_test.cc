@@ -264,10 +264,14 @@ TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
   for (GgmlType type : {G::kQ4_1, G::kQ8_0}) {
     const size_t block_bytes = Info(type).block_bytes;
     std::vector<uint8_t> blocks;
-    // Finite, special, finite, ... so each path follows the other.
-    const std::array<std::pair<uint16_t, uint16_t>, 6> kScales = {
-        {{0x7BFF, 0x7BFF}, {0x7C00, 0x3C00}, {0xFBFF, 0xFBFF}, {0x7E01, 0x0000},
-         {0x7BFF, 0xFBFF}, {0x3C00, 0xFC00}}};
+    // Finite, special, finite, ... so each path follows the other. NaNs
+    // with the low f16 payload bits set (0x7FFF, 0xFE07) widen to F32 NaNs
+    // whose low 16 bits are >= 0x8000: rounded without the NaN rule they
+    // would carry (0x7FFF -> -0), so they catch a special block taking the
+    // finite path.
+    const std::array<std::pair<uint16_t, uint16_t>, 8> kScales = {
+        {{0x7BFF, 0x7BFF}, {0x7C00, 0x3C00}, {0xFBFF, 0xFBFF}, {0x7FFF, 0x0000},
+         {0x7BFF, 0xFBFF}, {0x3C00, 0xFC00}, {0x3C01, 0x3C00}, {0x3C00, 0xFE07}}};
     for (size_t i = 0; i < 64; ++i) {
       std::vector<uint8_t> block = PseudoRandomBytes(block_bytes, 77 + static_cast<uint32_t>(i));
       const auto [d, m] = kScales[i % kScales.size()];
