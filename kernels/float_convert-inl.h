@@ -46,8 +46,9 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Upper(DU du, hn::Vec<DU> x) {
 // The same for lanes known not to be NaN (any finite value or ±Inf): the
 // round-to-nearest-even without the NaN select. Inf (0x7F800000, low half
 // zero, even) stays Inf; a finite value that rounds past the largest BF16
-// carries into the exponent and becomes Inf, as in F32BitsToBf16Upper. Only a NaN input would come out wrong (rounded, or
-// carried into the sign bit), so callers must prove their lanes NaN-free.
+// carries into the exponent and becomes Inf, as in F32BitsToBf16Upper.
+// Only a NaN input would come out wrong (rounded, or carried into the sign
+// bit), so callers must prove their lanes NaN-free.
 template <class DU>
 HWY_INLINE hn::Vec<DU> NonNanToBf16Upper(DU du, hn::Vec<DU> x) {
   const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
@@ -195,9 +196,6 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
 // the upper halves; F16: StoreF16Pair). SCALAR's one-lane vectors cannot
 // concatenate; there a chunk is one lane, narrowed with DemoteTo.
 
-// Functors from u32 lanes of F32 bits to u32 lanes of 16-bit results.
-// StorePair (not on SCALAR for BF16) stores two vectors of F32 bits, elements
-// [0, N) and [N, 2N), as 2N 16-bit outputs.
 #if HWY_TARGET != HWY_SCALAR
 // 2N BF16 outputs from two vectors with BF16 bits in their upper halves
 // (elements [0, N) in lo, [N, 2N) in hi): the odd u16 lanes, in order.
@@ -209,6 +207,10 @@ HWY_INLINE void StoreBf16UpperPair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
 }
 #endif
 
+// Functors from u32 lanes of F32 bits to u32 lanes of 16-bit results.
+// StorePair (not on SCALAR for BF16) stores two vectors of F32 bits, elements
+// [0, N) and [N, 2N), as 2N 16-bit outputs.
+//
 // ToBf16Upper rounds any F32 with the NaN rule; ToBf16UpperNonNan is for
 // callers that have proved their values are never NaN (e.g. a finite scale
 // times small integer codes) and skips it. `Finite` names the encoder a
