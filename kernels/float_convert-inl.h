@@ -252,8 +252,12 @@ struct ToBf16UpperNonNan {
         hn::SaturatedSub(hn::SaturatedAdd(low, lsb), hn::Set(d16, uint16_t{0x8000}));
     auto bf16 = hn::Add(high, hn::Min(excess, hn::Set(d16, uint16_t{1})));
 #if HWY_TARGET == HWY_AVX2
-    // Quarters (lo 0-3, hi 0-3, lo 4-7, hi 4-7) -> (lo 0-7, hi 0-7).
-    bf16 = decltype(bf16){_mm256_permute4x64_epi64(bf16.raw, _MM_SHUFFLE(3, 1, 2, 0))};
+    // Quarters (lo 0-3, hi 0-3, lo 4-7, hi 4-7) -> (lo 0-7, hi 0-7): one
+    // vpermd with constant indices.
+    const hn::Repartition<uint32_t, DU> d32;
+    HWY_ALIGN static constexpr int32_t kQuarters[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+    bf16 = hn::BitCast(
+        d16, hn::TableLookupLanes(hn::BitCast(d32, bf16), hn::SetTableIndices(d32, kQuarters)));
 #endif
     (void)du;
     hn::StoreU(bf16, d16, out);
