@@ -50,14 +50,6 @@ enum class BnbOut { kF32, kBf16, kF16 };
 
 using BnbDU = hn::ScalableTag<uint32_t>;
 
-// F32 bits -> BF16 bits in the upper half of each lane, for lanes known not
-// to be NaN (F32BitsToBf16Upper without its NaN select).
-template <class DU>
-HWY_INLINE hn::Vec<DU> BnbNonNanBf16Upper(DU du, hn::Vec<DU> x) {
-  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
-  return hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
-}
-
 // Stores results A and B (u32 lanes of F32 bits) as 2N outputs. For BF16/F16
 // A holds the even elements and B the odd ones; for F32, A is elements
 // [0, N) and B [N, 2N).
@@ -71,7 +63,7 @@ HWY_INLINE void BnbStore(hn::Vec<BnbDU> a, hn::Vec<BnbDU> b, TOut* HWY_RESTRICT 
     hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
   } else if constexpr (kOut == BnbOut::kBf16) {
     const auto encode = [du](hn::Vec<BnbDU> x) {
-      return kMayBeNan ? F32BitsToBf16Upper(du, x) : BnbNonNanBf16Upper(du, x);
+      return kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
     };
     hn::StoreU(
         hn::OddEven(hn::BitCast(d16, encode(b)), hn::BitCast(d16, hn::ShiftRight<16>(encode(a)))),
@@ -136,7 +128,7 @@ HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTab
     if constexpr (kOut == BnbOut::kF32) {
       v = p;
     } else if constexpr (kOut == BnbOut::kBf16) {
-      v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+      v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
     } else {
       v = F32BitsToF16Lanes(du, p);
     }
@@ -270,7 +262,7 @@ HWY_INLINE hn::Vec<BnbDU> BnbLaneTable(const BnbCodebook& cb, uint32_t absmax_bi
   if constexpr (kOut == BnbOut::kF32) return p;
   hn::Vec<BnbDU> v;
   if constexpr (kOut == BnbOut::kBf16) {
-    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
   } else {
     v = F32BitsToF16Lanes(du, p);
   }
@@ -337,7 +329,7 @@ HWY_INLINE hn::Vec<hn::Full128<uint8_t>> BnbEncoded8(const BnbCodebook& cb, size
       BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits), absmax_nan);
   hn::Vec<decltype(du)> v;
   if constexpr (kOut == BnbOut::kBf16) {
-    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : BnbNonNanBf16Upper(du, p));
+    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
   } else {
     v = F32BitsToF16Lanes(du, p);
   }

@@ -62,15 +62,6 @@ HWY_INLINE V ApplyNanRule(V value, V product, V nan) {
   return hn::IfThenElse(hn::IsNaN(product), special, product);
 }
 
-// F32 bits -> BF16 bits in the upper half of each lane, for lanes known not
-// to be NaN: F32BitsToBf16Upper's round-to-nearest-even without its NaN
-// select.
-template <class DU>
-HWY_INLINE hn::Vec<DU> NonNanToBf16Upper(DU du, hn::Vec<DU> x) {
-  const auto lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
-  return hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb);
-}
-
 // A chunk is 2N elements, N = Lanes(ScalableTag<float>), held as two F32
 // vectors A and B. For F32 output A is elements [0, N) and B is [N, 2N), so
 // each stores as it is. For BF16/F16 output A is the even elements and B the

@@ -350,12 +350,23 @@ HWY_INLINE void DecodeBlock(const uint8_t* b, Decoded& dec) {
   if constexpr (kType == iq::kIq1MId) DecodeIq1M(b, dec);
 }
 
+// Whether dec.dl[0, kN) are all finite (exponent field not all ones).
+template <size_t kN>
+HWY_INLINE bool FactorsFinite(const Decoded& dec) {
+  bool finite = true;
+  for (size_t t = 0; t < kN; ++t) {
+    finite &= (std::bit_cast<uint32_t>(dec.dl[t]) & 0x7F800000u) != 0x7F800000u;
+  }
+  return finite;
+}
+
 // n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks
 // BF16 over F16).
 template <uint32_t kType, typename TOut, bool kBf16>
 HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                           TOut* HWY_RESTRICT out) {
-  // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed.
+  // d is the only possible NaN operand, so no NaN fix-up (kSpecial) is needed
+  // (a NaN result is d's NaN, kept by the multiply).
   // IQ1_S has one factor per 32 elements, the others one per 16.
   constexpr bool kIq1 = kType == iq::kIq1SId || kType == iq::kIq1MId;
   constexpr bool kIq1S = kType == iq::kIq1SId;
@@ -365,7 +376,17 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   dec.codes = dec.q;
   for (size_t i = 0; i < n_blocks; ++i) {
     DecodeBlock<kType>(blocks + i * bytes, dec);
-    kqv::StoreBlock<Value, TOut, kBf16>(dec, 0, out + i * iq::kQK);
+    // BF16 may skip the NaN rule when every factor the block uses is
+    // finite: each result is then float(code - bias) * dl[g], finite times
+    // finite, which is never NaN (that needs Inf * 0 or a NaN operand). The
+    // test is on the factors actually multiplied, so it holds for every bit
+    // pattern whatever the layout of d (a non-finite d gives non-finite
+    // factors: (2s + 1) and (0.5 + s) are nonzero).
+    if (sizeof(TOut) == 2 && kBf16 && HWY_LIKELY(FactorsFinite<kIq1S ? 8 : 16>(dec))) {
+      kqv::StoreBlock<Value, TOut, kBf16, false>(dec, 0, out + i * iq::kQK);
+    } else {
+      kqv::StoreBlock<Value, TOut, kBf16, true>(dec, 0, out + i * iq::kQK);
+    }
   }
 }
 

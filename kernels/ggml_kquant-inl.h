@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
@@ -468,12 +469,14 @@ HWY_INLINE void Store16(const Decoded& dec, uint32_t nan_bits, uint16_t* HWY_RES
 }
 
 // One decoded block to F32 (TOut float) or BF16/F16 (kBf16 picks).
-template <class Value, typename TOut, bool kBf16>
+// kMayBeNan false: the caller has proved no result of the block is NaN, and
+// BF16 is rounded without the NaN rule (ToBf16UpperNonNan).
+template <class Value, typename TOut, bool kBf16, bool kMayBeNan>
 HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_RESTRICT y) {
   if constexpr (sizeof(TOut) == 4) {
     StoreF32<Value>(dec, nan_bits, y);
   } else if constexpr (kBf16) {
-    Store16<Value, ToBf16Upper>(dec, nan_bits, y);
+    Store16<Value, std::conditional_t<kMayBeNan, ToBf16Upper, ToBf16UpperNonNan>>(dec, nan_bits, y);
   } else {
     Store16<Value, ToF16Lower>(dec, nan_bits, y);
   }
@@ -517,10 +520,20 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     constexpr int kShift = kType == kQ4K || kType == kQ5K ? 5 : 4;
     using Plain = Scaled<kHasMin, false, 0, kShift>;
     using Special = Scaled<kHasMin, true, 0, kShift>;
+    // The plain path's results are never NaN, for every bit pattern, so its
+    // BF16 rounding skips the NaN rule: SpecialBlock is false only when d
+    // (and dmin) are finite (an f16 with a non-all-ones exponent; Q8_K's f32
+    // likewise). Then every factor dl = d * (integer scale, |sc| <= 127) and
+    // min ml = dmin * m (m <= 63) is finite (at most 65504 * 127 for f16 d;
+    // Q8_K's dl is d itself), and each result float(q) * dl (- ml) with an
+    // integer code |q| <= 128 is finite * finite, which is finite or ±Inf
+    // (only Q8_K's f32 d can overflow) and never NaN (that needs Inf * 0 or
+    // a NaN operand), minus a finite ml, which cannot make a NaN either
+    // (that needs Inf - Inf; with an f16 d nothing overflows at all).
     if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {  // per block, never per element
-      StoreBlock<Special, TOut, kBf16>(dec, BlockNanBits<kType>(b), out + i * kQK);
+      StoreBlock<Special, TOut, kBf16, true>(dec, BlockNanBits<kType>(b), out + i * kQK);
     } else {
-      StoreBlock<Plain, TOut, kBf16>(dec, 0, out + i * kQK);
+      StoreBlock<Plain, TOut, kBf16, false>(dec, 0, out + i * kQK);
     }
   }
 }

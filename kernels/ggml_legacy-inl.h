@@ -332,6 +332,7 @@ constexpr size_t GgmlBlockElems() {
 
 struct GgmlStoreF32 {
   using T = float;
+  using Finite = GgmlStoreF32;
   HWY_INLINE void operator()(hn::Vec<hn::RebindToFloat<GgmlDU>> v, float* out) const {
     hn::StoreU(v, hn::RebindToFloat<GgmlDU>(), out);
   }
@@ -346,6 +347,9 @@ struct GgmlStoreF32 {
 template <class Encode>
 struct GgmlStore16 {
   using T = uint16_t;
+  // The store for a block that is not special (float_convert-inl.h: BF16
+  // without the NaN rule).
+  using Finite = GgmlStore16<typename Encode::Finite>;
   HWY_INLINE void operator()(hn::Vec<hn::RebindToFloat<GgmlDU>> v, uint16_t* out) const {
     const GgmlDU du;
     const hn::RebindToSigned<GgmlDU> di;
@@ -383,6 +387,19 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     const GgmlBlockScales scales = Decoder::Scales(x);
     typename Store::T* y = out + b * kElems;
     // Two chunks per store: 2N <= 32 divides the block.
+    //
+    // Why the finite path may store with Store::Finite (BF16 without the NaN
+    // rule): scales.special is false only when d and m are both finite, for
+    // every bit pattern (GgmlMakeScales tests the exponent field, and an Inf
+    // or NaN f16 scale widens to an all-ones F32 exponent; MXFP4's E8M0
+    // scale is always finite, at most 2^127: Mxfp4HalfScaleBits). Every
+    // Chunk<false> result is then q * d or (q * d) + m with q an exact F32
+    // integer (|q| <= 128) and d, m finite, or ±d (Q1_0), or an NVFP4
+    // codebook value times a UE4M3 scale (always finite: Ue4m3HalfBits).
+    // finite * finite is finite or ±Inf (MXFP4: 12 * 2^127 overflows), never
+    // NaN (that needs Inf * 0 or a NaN operand); ±Inf + finite m is ±Inf,
+    // never NaN (that needs Inf - Inf). So no finite-path lane is NaN, and
+    // the NaN-free rounding gives the reference's bits, Inf included.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
       for (size_t j0 = 0; j0 < kElems; j0 += 2 * lanes) {
         Store().Pair(Decoder::template Chunk<true>(x, j0, scales),
@@ -390,8 +407,9 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
       }
     } else {
       for (size_t j0 = 0; j0 < kElems; j0 += 2 * lanes) {
-        Store().Pair(Decoder::template Chunk<false>(x, j0, scales),
-                     Decoder::template Chunk<false>(x, j0 + lanes, scales), y + j0);
+        typename Store::Finite().Pair(Decoder::template Chunk<false>(x, j0, scales),
+                                      Decoder::template Chunk<false>(x, j0 + lanes, scales),
+                                      y + j0);
       }
     }
   }

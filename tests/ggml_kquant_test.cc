@@ -178,6 +178,41 @@ TEST_P(GgmlKQuantTest, EdgeScalesAndEveryByteValue) {
   }
 }
 
+// The plain (finite-d) path rounds BF16 without the NaN rule
+// (kernels/ggml_kquant-inl.h). Q8_K's f32 d is the one K-quant scale whose
+// products overflow: with d at the largest finite f32 and every i8 code,
+// q = 1 gives 0x7F7FFFFF (finite, rounds to BF16 Inf) and |q| >= 2 overflows
+// to ±Inf; those blocks alternate with Inf/NaN d blocks (the NaN rule) and
+// other large finite ones.
+TEST_P(GgmlKQuantTest, OverflowingFiniteScalesAndSpecialBlocks) {
+  // The NaNs' low 16 bits are >= 0x8000: rounded without the NaN rule they
+  // would carry into the exponent or sign, so a special block taking the
+  // plain path fails here.
+  const std::vector<uint32_t> d_values = {0x7F7FFFFF, 0x7F800000, 0xFF7FFFFF, 0x7FFFFFFF,
+                                          0x7F000000, 0xFF800000, 0x7E800001, 0xFFC0FFFF};
+  const size_t bb = BlockBytes(GgmlType::kQ8_K);
+  std::vector<uint8_t> blocks(d_values.size() * 2 * bb);
+  for (size_t i = 0; i < d_values.size() * 2; ++i) {
+    uint8_t* block = blocks.data() + i * bb;
+    std::memcpy(block, &d_values[i % d_values.size()], 4);
+    for (size_t k = 0; k < kQK; ++k) block[4 + k] = static_cast<uint8_t>(k * (i + 1));
+  }
+  // Not vacuous: the reference's F32 has the largest finite value, its BF16
+  // both infinities and NaNs.
+  std::vector<uint32_t> f32(d_values.size() * 2 * kQK);
+  const std::vector<uint8_t> f32_bytes = GgmlReference(GgmlType::kQ8_K, blocks, ElemType::kF32);
+  std::memcpy(f32.data(), f32_bytes.data(), f32_bytes.size());
+  EXPECT_NE(std::count(f32.begin(), f32.end(), 0x7F7FFFFFu), 0);
+  std::vector<uint16_t> bf16(f32.size());
+  const std::vector<uint8_t> bf16_bytes = GgmlReference(GgmlType::kQ8_K, blocks, ElemType::kBf16);
+  std::memcpy(bf16.data(), bf16_bytes.data(), bf16_bytes.size());
+  EXPECT_NE(std::count(bf16.begin(), bf16.end(), uint16_t{0x7F80}), 0);
+  EXPECT_NE(std::count(bf16.begin(), bf16.end(), uint16_t{0xFF80}), 0);
+  EXPECT_NE(std::count_if(bf16.begin(), bf16.end(), [](uint16_t b) { return (b & 0x7FFF) > 0x7F80; }),
+            0);
+  for (ElemType out : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(GgmlType::kQ8_K, blocks, out, 2, 4));
+}
+
 TEST_P(GgmlKQuantTest, PropertyMatchesReference) {
   const bool ok = rc::check("random K-quant blocks match the reference", [] {
     const auto type = *rc::gen::elementOf(std::vector<GgmlType>(kTypes.begin(), kTypes.end()));

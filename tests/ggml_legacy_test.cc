@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amn/ggml_dequant.h"
@@ -222,6 +224,67 @@ TEST_P(GgmlLegacyTest, SpecialScales) {
       }
     }
     for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type));
+  }
+}
+
+// BF16 of block results, as u16 (little-endian bytes of the reference).
+std::vector<uint16_t> AsU16(const std::vector<uint8_t>& bytes) {
+  std::vector<uint16_t> v(bytes.size() / 2);
+  std::memcpy(v.data(), bytes.data(), v.size() * 2);
+  return v;
+}
+
+// The finite-scale path rounds BF16 without the NaN rule
+// (kernels/ggml_legacy-inl.h), so it must still give ±Inf where products
+// overflow: MXFP4's E8M0 scale reaches 2^127 (halved, with codes doubled to
+// ±12), every nibble in both halves. Beside them Q4_1/Q8_0 blocks with the
+// largest finite f16 d (and m) and blocks with Inf/NaN d or m, which must
+// keep the NaN rule.
+TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
+  std::vector<uint8_t> mxfp4;
+  for (int e : {250, 253, 254, 255}) {
+    for (int shift = 0; shift < 16; ++shift) {
+      std::vector<uint8_t> block(ggml::kMxfp4Bytes, 0);
+      block[0] = static_cast<uint8_t>(e);
+      for (size_t l = 0; l < 16; ++l) {
+        const size_t lo = (l + shift) & 15, hi = (15 - l + shift) & 15;
+        block[1 + l] = static_cast<uint8_t>(lo | hi << 4);
+      }
+      mxfp4.insert(mxfp4.end(), block.begin(), block.end());
+    }
+  }
+  // Not vacuous: the reference gives both infinities and finite values.
+  const std::vector<uint16_t> bf16 = AsU16(GgmlReference(G::kMXFP4, mxfp4, ElemType::kBf16));
+  EXPECT_NE(std::count(bf16.begin(), bf16.end(), uint16_t{0x7F80}), 0);
+  EXPECT_NE(std::count(bf16.begin(), bf16.end(), uint16_t{0xFF80}), 0);
+  EXPECT_NE(std::count(bf16.begin(), bf16.end(), uint16_t{0x7F00}), 0);  // 2^127
+  for (ElemType out_type : kOutTypes) {
+    EXPECT_TRUE(MatchesGgmlReference(G::kMXFP4, mxfp4, out_type, 3, 2));
+  }
+  for (GgmlType type : {G::kQ4_1, G::kQ8_0}) {
+    const size_t block_bytes = Info(type).block_bytes;
+    std::vector<uint8_t> blocks;
+    // Finite, special, finite, ... so each path follows the other. NaNs
+    // with the low f16 payload bits set (0x7FFF, 0xFE07) widen to F32 NaNs
+    // whose low 16 bits are >= 0x8000: rounded without the NaN rule they
+    // would carry (0x7FFF -> -0), so they catch a special block taking the
+    // finite path.
+    const std::array<std::pair<uint16_t, uint16_t>, 8> kScales = {
+        {{0x7BFF, 0x7BFF}, {0x7C00, 0x3C00}, {0xFBFF, 0xFBFF}, {0x7FFF, 0x0000},
+         {0x7BFF, 0xFBFF}, {0x3C00, 0xFC00}, {0x3C01, 0x3C00}, {0x3C00, 0xFE07}}};
+    for (size_t i = 0; i < 64; ++i) {
+      std::vector<uint8_t> block = PseudoRandomBytes(block_bytes, 77 + static_cast<uint32_t>(i));
+      const auto [d, m] = kScales[i % kScales.size()];
+      Put16(block.data(), d);
+      if (MOffset(type) != 0) Put16(block.data() + 2, m);
+      blocks.insert(blocks.end(), block.begin(), block.end());
+    }
+    const std::vector<uint16_t> ref = AsU16(GgmlReference(type, blocks, ElemType::kBf16));
+    const auto is_nan = [](uint16_t b) { return (b & 0x7FFF) > 0x7F80; };
+    EXPECT_NE(std::count_if(ref.begin(), ref.end(), is_nan), 0) << GgmlName(type);
+    for (ElemType out_type : kOutTypes) {
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type, 1, 6)) << GgmlName(type);
+    }
   }
 }
 
