@@ -202,7 +202,7 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
 // 2N BF16 outputs from two vectors with BF16 bits in their upper halves
 // (elements [0, N) in lo, [N, 2N) in hi): the odd u16 lanes, in order.
 template <class DU>
-HWY_INLINE void StoreBf16UpperPair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+HWY_INLINE void StoreBf16UpperPair(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
   const hn::Repartition<uint16_t, DU> d16;
   hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out);
