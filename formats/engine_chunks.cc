@@ -24,7 +24,8 @@ void AddRangeChunks(size_t t, uint64_t total, uint64_t unit, uint64_t per_chunk,
   }
 }
 
-void AddFp8Chunks(size_t t, const OutputTensor& out, size_t chunk_bytes, std::vector<Chunk>& chunks) {
+void AddFp8Chunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
+                  std::vector<Chunk>& chunks) {
   const Fp8Weight& w = out.fp8_layout;
   const uint64_t elem = DtypeBytes(out.dtype);
   const uint64_t row_bytes = w.cols * elem;
@@ -65,22 +66,34 @@ void AddFp8Chunks(size_t t, const OutputTensor& out, size_t chunk_bytes, std::ve
   }
 }
 
+// The chunks of forget's weight `out` by element spans: whole `unit`s of
+// elements, as many as fit `chunk_bytes` at the input's width (F32 at
+// least, what the encoders widen to), with tensor, span and input bytes set.
+std::vector<Chunk> ElementSpanChunks(size_t t, const OutputTensor& out, uint64_t unit,
+                                     size_t chunk_bytes) {
+  const uint64_t n = Elements(*out.encode);
+  const uint64_t in_elem = DtypeBytes(out.source->dtype);
+  const uint64_t units = std::max<uint64_t>(1, chunk_bytes / std::max<uint64_t>(in_elem, 4) / unit);
+  std::vector<Chunk> spans;
+  for (uint64_t e = 0; e < n; e += units * unit) {
+    Chunk c;
+    c.tensor = t;
+    c.row_begin = e;
+    c.row_end = std::min(n, e + units * unit);
+    c.in_bytes = (c.row_end - e) * in_elem;
+    spans.push_back(c);
+  }
+  return spans;
+}
+
 // forget: source elements [row_begin, row_end) in whole encode units
 // (formats/encode_job.h), about chunk_bytes of source floats each; in_bytes
 // is the scratch a converted or gathered source needs.
 void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
                      std::vector<Chunk>& chunks) {
   const EncodeJob& job = *out.encode;
-  const uint64_t n = Elements(job);
-  const uint64_t unit = EncodeUnitElems(job);
-  const uint64_t elem = std::max<uint64_t>(DtypeBytes(out.source->dtype), 4);
-  const uint64_t units = std::max<uint64_t>(1, chunk_bytes / elem / unit);
-  for (uint64_t e = 0; e < n; e += units * unit) {
-    Chunk c;
-    c.tensor = t;
-    c.row_begin = e;
-    c.row_end = std::min(n, e + units * unit);
-    c.in_bytes = (c.row_end - e) * DtypeBytes(out.source->dtype);
+  for (Chunk c : ElementSpanChunks(t, out, EncodeUnitElems(job), chunk_bytes)) {
+    const uint64_t e = c.row_begin;
     if (out.source->permute_heads == 0) {
       c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
     } else {
@@ -111,15 +124,9 @@ void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
     }
     return;
   }
-  const uint64_t n = Elements(job), unit = kBnbNestedBlock * job.block_size;
-  const uint64_t elem = std::max<uint64_t>(DtypeBytes(out.source->dtype), 4);
-  const uint64_t units = std::max<uint64_t>(1, chunk_bytes / elem / unit);
-  for (uint64_t e = 0; e < n; e += units * unit) {
-    Chunk c;
-    c.tensor = t;
-    c.row_begin = e;
-    c.row_end = std::min(n, e + units * unit);
-    c.in_bytes = (c.row_end - e) * DtypeBytes(out.source->dtype);
+  for (Chunk c :
+       ElementSpanChunks(t, out, uint64_t{kBnbNestedBlock} * job.block_size, chunk_bytes)) {
+    const uint64_t e = c.row_begin;
     c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
     const uint64_t blocks = SideSpan(job, e, c.row_end);
     c.out_bytes = out.side_part == SidePart::kNestedCodes
