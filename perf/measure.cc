@@ -9,7 +9,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <new>
 
 #include "amn/targets.h"
 
@@ -156,14 +155,9 @@ Floors MeasureFloors(size_t floor_bytes, int reps) {
   return floors;
 }
 
-AlignedBytes::AlignedBytes(size_t n_bytes)
-    : data_(static_cast<unsigned char*>(std::aligned_alloc(64, (n_bytes + 63) / 64 * 64 + 64))),
-      size_(n_bytes) {
-  if (data_ == nullptr) throw std::bad_alloc();
-  std::memset(data_.get(), 0, size_);  // fault the pages in before timing
+AlignedBytes::AlignedBytes(size_t n_bytes) : UntouchedBytes(n_bytes) {
+  std::memset(data(), 0, size());  // fault the pages in before timing
 }
-
-void AlignedBytes::Free::operator()(unsigned char* p) const { std::free(p); }
 
 void FillKernelInput(const KernelInfo& kernel, size_t n_elems, unsigned char* in) {
   Rng rng(0x616D6E + n_elems);

@@ -13,6 +13,7 @@
 
 #include "amn/kernel_registry.h"
 #include "amn/targets.h"
+#include "perf/page_bytes.h"
 
 namespace amn::perf {
 
@@ -123,21 +124,12 @@ struct Timing {
 // last at least min_batch_ns each, and reports per-call times.
 Timing TimeCalls(const std::function<void()>& call, int reps, double min_batch_ns = 2e5);
 
-// 64-byte aligned bytes (malloc's large blocks start 16 bytes past a page,
-// which would make every AVX-512 access split a cache line).
-class AlignedBytes {
+// Page-aligned bytes with every page faulted in (zeros) before timing
+// (malloc's large blocks start 16 bytes past a page, which would make every
+// AVX-512 access split a cache line).
+class AlignedBytes : public UntouchedBytes {
  public:
   explicit AlignedBytes(size_t n_bytes);
-  unsigned char* data() { return data_.get(); }
-  const unsigned char* data() const { return data_.get(); }
-  size_t size() const { return size_; }
-
- private:
-  struct Free {
-    void operator()(unsigned char* p) const;
-  };
-  std::unique_ptr<unsigned char, Free> data_;
-  size_t size_;
 };
 
 // Writes KernelInBytes(kernel, n_elems) bytes of the input `amn bench` times:
@@ -161,8 +153,8 @@ class KernelBuffers {
 
 struct BenchConfig {
   size_t cache_elems = kCacheElems;
-  size_t stream_elems = kStreamElems;  // the smallest streaming size
-  size_t llc_bytes = 0;                // last-level cache; 0 = unknown
+  size_t stream_elems = kStreamElems;            // the smallest streaming size
+  size_t llc_bytes = 0;                          // last-level cache; 0 = unknown
   size_t unknown_llc_floor_bytes = kFloorBytes;  // floor buffers when llc_bytes is 0
   int reps = 5;
   std::string kernel_filter;  // substring of the kernel name; empty = all
@@ -182,8 +174,8 @@ struct BenchRow {
   std::string size;    // "cache" or "stream"
   size_t n_elems = 0;
   Timing timing;
-  double ns_per_elem = 0;       // median
-  double gbps = 0;              // (input + output bytes) / median time
+  double ns_per_elem = 0;  // median
+  double gbps = 0;         // (input + output bytes) / median time
   size_t in_bytes = 0, out_bytes = 0;
   // A streaming row bound by arithmetic ran fewer elements (ComputeBoundStreamElems).
   bool compute_bound_size = false;
@@ -195,13 +187,13 @@ struct BenchRow {
   size_t floor_write_bytes = 0;
   size_t floor_copy_bytes = 0;  // read + write; 0 for cache rows
   double floor_ns_per_elem = 0;
-  double ratio_to_floor = 0;    // ns_per_elem / floor_ns_per_elem
+  double ratio_to_floor = 0;        // ns_per_elem / floor_ns_per_elem
   double speedup_vs_reference = 0;  // reference ns / this ns (same size)
 };
 
 struct BenchReport {
   BenchConfig config;
-  BestFloors floors;  // the fastest floors of the run
+  BestFloors floors;                 // the fastest floors of the run
   std::vector<std::string> targets;  // the targets timed, best first
   std::vector<BenchRow> rows;
 };

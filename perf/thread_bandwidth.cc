@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace amn::perf {
 
@@ -61,15 +60,6 @@ Slice SliceOf(size_t total, size_t granule, unsigned t, unsigned n) {
   if (t + 1 == n) slice.end = total;
   return slice;
 }
-
-UntouchedBytes::UntouchedBytes(size_t n_bytes)
-    : data_(static_cast<unsigned char*>(
-          std::aligned_alloc(4096, (n_bytes + 4095) / 4096 * 4096 + 4096))),
-      size_(n_bytes) {
-  if (data_ == nullptr) throw std::bad_alloc();
-}
-
-void UntouchedBytes::Free::operator()(unsigned char* p) const { std::free(p); }
 
 void TouchSlices(ThreadTeam& team, const std::vector<UntouchedBytes*>& buffers) {
   team.Run(team.size(), [&](unsigned t) {

@@ -2,7 +2,7 @@
 // machine's bandwidth floor) and perf/kernel_scaling.cc (kernels against
 // that floor): a team of threads started once that runs one body per
 // member between two barriers, the slicing of a buffer among them, untouched
-// page-aligned buffers (so each member can touch its own pages first: NUMA
+// page-aligned buffers (perf/page_bytes.h; each member touches its own pages first: NUMA
 // first touch) and the sliced memcpy that is the copy floor. Standard
 // library only.
 #ifndef AMN_PERF_THREAD_BANDWIDTH_H_
@@ -14,6 +14,8 @@
 #include <memory>
 #include <thread>
 #include <vector>
+
+#include "perf/page_bytes.h"
 
 namespace amn::perf {
 
@@ -53,22 +55,6 @@ struct Slice {
   size_t begin = 0, end = 0;
 };
 Slice SliceOf(size_t total, size_t granule, unsigned t, unsigned n);
-
-// Page-aligned bytes whose pages nobody has touched yet (large allocations
-// come straight from mmap). Throws std::bad_alloc.
-class UntouchedBytes {
- public:
-  explicit UntouchedBytes(size_t n_bytes);
-  unsigned char* data() { return data_.get(); }
-  size_t size() const { return size_; }
-
- private:
-  struct Free {
-    void operator()(unsigned char* p) const;
-  };
-  std::unique_ptr<unsigned char, Free> data_;
-  size_t size_;
-};
 
 // Member t writes its own 4 KiB-granule slice of every buffer (zeros) with
 // all of the team's members: the pages then belong to the member (NUMA node)
