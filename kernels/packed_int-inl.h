@@ -155,10 +155,12 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
                                                  hn::Load(df, lane_scale + n), out);
 }
 
-// AVX2/AVX-512: an int4 group has only 16 possible outputs, so they are
+// x86 from SSSE3 up: an int4 group has only 16 possible outputs, so they are
 // computed once per group (the same vector formula as PackedIntChunk, on
-// codes 0..15) into a CodeTable16, and each chunk of codes is looked up.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// codes 0..15) and each chunk of codes is looked up: with byte tables
+// (Int4ByteTableRow) for BF16/F16 output, with lane permutes (CodeTable16,
+// AVX2/AVX-512 only) for F32 output and for groups the byte tables skip.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
 // Entry u: the output bits for code u (BF16 in the upper half of the lane,
 // F16 in the lower half, F32 whole).
@@ -180,6 +182,7 @@ struct Int4Entries {
   }
 };
 
+#if HWY_TARGET <= HWY_AVX2
 template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class DU>
 HWY_INLINE CodeTable16<hn::Vec<DU>> Int4GroupTable(DU du, int16_t zero, float scale) {
   return MakeCodeTable16(du, Int4Entries<kOut, kScale, kMayBeNan>{zero, scale});
@@ -233,96 +236,161 @@ HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT
   }
   return done;
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#endif  // HWY_TARGET <= HWY_AVX2
 
-#if HWY_TARGET == HWY_AVX2
-// AVX2, BF16/F16 output: AVX2 has no 16-lane vpermd, so a CodeTable16
-// lookup costs two vpermd, a test and a blend per 8 outputs (about 40
-// instructions per 32 outputs with the nibble split and the odd/even
-// merge). A 16-bit output is two bytes, though, and vpshufb looks up 16
-// byte entries at once: the group's 16 results become a table of their low
-// bytes and one of their high bytes, each in both 128-bit blocks, and 32
-// codes (16 bytes) take one vpermd, the nibble split (3), one unpack to
-// element order, two vpshufb and two unpacks to 16-bit lanes.
+// BF16/F16 output: a 16-bit output is two bytes, and TableLookupBytes
+// (pshufb) looks up 16 byte entries per 128-bit block at once, so the
+// group's 16 results become a table of their low bytes and one of their
+// high bytes (in every block), and a chunk of codes takes the nibble split
+// (3 instructions), one unpack to element order, two lookups and two
+// unpacks back to 16-bit lanes. This replaces, per output, the whole
+// formula on SSSE3/SSE4 (with the software F16 rounding: no F16C there)
+// and the CodeTable16 permutes on AVX2 (two vpermd, a test and a blend per
+// 8 outputs) and AVX-512 (a vpermd per 16).
 template <class D8>
 struct Int4ByteTables {
-  hn::Vec<D8> low;   // byte u: low byte of entry u, in both blocks
-  hn::Vec<D8> high;  // byte u: high byte of entry u, in both blocks
+  hn::Vec<D8> low;   // byte u: low byte of entry u, in every block
+  hn::Vec<D8> high;  // byte u: high byte of entry u, in every block
 };
 
-template <DequantOut kOut, class DU>
-HWY_INLINE Int4ByteTables<hn::Repartition<uint8_t, DU>> MakeInt4ByteTables(
-    DU du, CodeTable16<hn::Vec<DU>> table) {
-  const hn::RebindToSigned<DU> di;
-  const hn::Full128<uint16_t> d16;
-  const hn::Full128<uint8_t> d8;
-  const hn::Full128<uint64_t> d64;
-  const hn::Repartition<uint8_t, DU> d8x2;
-  // The 16-bit results in the low half of each lane (0..0xFFFF, so the
-  // saturating i32 -> u16 demotion keeps them): entries 0..7 and 8..15.
-  auto lo = table.lo, hi = table.hi;
-  if constexpr (kOut == DequantOut::kBf16) {
-    lo = hn::ShiftRight<16>(lo);
-    hi = hn::ShiftRight<16>(hi);
+// The group's 16 entries as four 128-bit quarters (entries 4q .. 4q + 3):
+// computed on the widest vectors and split.
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan>
+struct Int4EntryQuarters {
+  using V = hn::Vec<hn::Full128<uint32_t>>;
+  V q0, q1, q2, q3;
+  Int4EntryQuarters(int16_t zero, float scale) {
+    const Int4Entries<kOut, kScale, kMayBeNan> entries{zero, scale};
+#if HWY_TARGET <= HWY_AVX3
+    const hn::Full512<uint32_t> du;
+    const hn::Half<decltype(du)> dh;
+    const hn::Full128<uint32_t> dq;
+    const auto all = entries(du, hn::Iota(hn::RebindToSigned<decltype(du)>(), 0));
+    const auto lo = hn::LowerHalf(dh, all), hi = hn::UpperHalf(dh, all);
+    q0 = hn::LowerHalf(dq, lo);
+    q1 = hn::UpperHalf(dq, lo);
+    q2 = hn::LowerHalf(dq, hi);
+    q3 = hn::UpperHalf(dq, hi);
+#elif HWY_TARGET == HWY_AVX2
+    const hn::Full256<uint32_t> du;
+    const hn::Full128<uint32_t> dq;
+    const hn::RebindToSigned<decltype(du)> di;
+    const auto lo = entries(du, hn::Iota(di, 0)), hi = entries(du, hn::Iota(di, 8));
+    q0 = hn::LowerHalf(dq, lo);
+    q1 = hn::UpperHalf(dq, lo);
+    q2 = hn::LowerHalf(dq, hi);
+    q3 = hn::UpperHalf(dq, hi);
+#else
+    const hn::Full128<uint32_t> du;
+    const hn::RebindToSigned<decltype(du)> di;
+    q0 = entries(du, hn::Iota(di, 0));
+    q1 = entries(du, hn::Iota(di, 4));
+    q2 = entries(du, hn::Iota(di, 8));
+    q3 = entries(du, hn::Iota(di, 12));
+#endif
   }
-  const auto e0 = hn::BitCast(d8, hn::DemoteTo(d16, hn::BitCast(di, lo)));
-  const auto e1 = hn::BitCast(d8, hn::DemoteTo(d16, hn::BitCast(di, hi)));
-  // Per 8 entries: their low bytes, then their high bytes.
-  alignas(16) static constexpr uint8_t kSplit[16] = {0, 2, 4, 6, 8, 10, 12, 14,
-                                                     1, 3, 5, 7, 9, 11, 13, 15};
-  const auto split = hn::Load(d8, kSplit);
-  const auto s0 = hn::BitCast(d64, hn::TableLookupBytes(e0, split));
-  const auto s1 = hn::BitCast(d64, hn::TableLookupBytes(e1, split));
-  const auto low = hn::BitCast(d8, hn::InterleaveLower(d64, s0, s1));
-  const auto high = hn::BitCast(d8, hn::InterleaveUpper(d64, s0, s1));
-  return {hn::Combine(d8x2, low, low), hn::Combine(d8x2, high, high)};
+};
+
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class D8>
+HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, int16_t zero, float scale) {
+  const Int4EntryQuarters<kOut, kScale, kMayBeNan> e(zero, scale);
+  const hn::Full128<uint16_t> d16;
+  const hn::Full128<uint8_t> d8x16;
+  // The 16-bit results, entries 0..7 and 8..15: the upper halves of the
+  // lanes for BF16, the lower halves for F16.
+  hn::Vec<decltype(d16)> w0, w1;
+  if constexpr (kOut == DequantOut::kBf16) {
+    w0 = hn::ConcatOdd(d16, hn::BitCast(d16, e.q1), hn::BitCast(d16, e.q0));
+    w1 = hn::ConcatOdd(d16, hn::BitCast(d16, e.q3), hn::BitCast(d16, e.q2));
+  } else {
+    w0 = hn::ConcatEven(d16, hn::BitCast(d16, e.q1), hn::BitCast(d16, e.q0));
+    w1 = hn::ConcatEven(d16, hn::BitCast(d16, e.q3), hn::BitCast(d16, e.q2));
+  }
+  const auto low = hn::ConcatEven(d8x16, hn::BitCast(d8x16, w1), hn::BitCast(d8x16, w0));
+  const auto high = hn::ConcatOdd(d8x16, hn::BitCast(d8x16, w1), hn::BitCast(d8x16, w0));
+#if HWY_TARGET <= HWY_AVX3
+  const hn::Half<D8> dh;
+  return {hn::Combine(d8, hn::Combine(dh, low, low), hn::Combine(dh, low, low)),
+          hn::Combine(d8, hn::Combine(dh, high, high), hn::Combine(dh, high, high))};
+#elif HWY_TARGET == HWY_AVX2
+  return {hn::Combine(d8, low, low), hn::Combine(d8, high, high)};
+#else
+  (void)d8;
+  return {low, high};
+#endif
 }
 
-// 32 codes (16 bytes) of one group through its byte tables: 32 outputs.
-template <class DU, class D8>
-HWY_INLINE void Int4ByteTableChunk(DU du, const Int4ByteTables<D8>& tables,
-                                   const uint8_t* HWY_RESTRICT bytes, uint16_t* HWY_RESTRICT out) {
-  const D8 d8;
-  const hn::Repartition<uint16_t, DU> d16;
-  // Words w0..w3 as [w0 w2 . . | w1 w3 . .]: block 0 then holds the codes
-  // of outputs 0..7 and 16..23 in its low 8 bytes, block 1 those of 8..15
-  // and 24..31, so the in-block unpacks below leave outputs 0..15 in the
-  // first vector and 16..31 in the second.
-  alignas(32) static constexpr int32_t kWords[8] = {0, 2, 0, 0, 1, 3, 0, 0};
-  const hn::Full128<uint8_t> d8x16;
-  const auto loaded = hn::BitCast(hn::Full128<uint32_t>(), hn::LoadU(d8x16, bytes));
-  const auto x = hn::BitCast(
-      d8, hn::TableLookupLanes(hn::ZeroExtendVector(du, loaded),
-                               hn::SetTableIndices(du, kWords)));
-  const auto mask = hn::Set(d8, uint8_t{0x0F});
-  const auto low_nibbles = hn::And(x, mask);
-  const auto high_nibbles = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask);
-  const auto codes = hn::InterleaveLower(d8, low_nibbles, high_nibbles);  // element order
+// Looks up codes (one per byte, element order within each 128-bit block)
+// and stores the outputs of the blocks' lower 8 codes, then those of their
+// upper 8 codes.
+template <class D8>
+HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn::Vec<D8> codes,
+                                     uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, D8> d16;
   const auto low = hn::TableLookupBytes(tables.low, codes);
   const auto high = hn::TableLookupBytes(tables.high, codes);
   hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, low, high)), d16, out);
   hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
 }
 
-// Whole 32-code chunks of a row whose groups are whole chunks; returns the
-// elements done (0 when the groups are not multiples of 32: Int4TableRow).
+// Codes per Int4ByteTableChunk: 32 on SSSE3/SSE4 and AVX2, 64 on AVX-512.
+inline constexpr size_t kInt4ByteChunk = HWY_MAX(32, HWY_MAX_BYTES);
+
+// kInt4ByteChunk codes (kInt4ByteChunk / 2 bytes) of one group through its
+// byte tables.
+template <class D8>
+HWY_INLINE void Int4ByteTableChunk(D8 d8, const Int4ByteTables<D8>& tables,
+                                   const uint8_t* HWY_RESTRICT bytes, uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, D8> d16;
+  const auto mask = hn::Set(d8, uint8_t{0x0F});
+#if HWY_TARGET <= HWY_AVX2
+  // Words w0.. (8 codes each) placed so that block j holds w_j in its
+  // first 4 bytes and w_{B+j} in the next 4 (B blocks): the in-block unpack
+  // below then gives block j the codes of outputs 8j..8j+7 and
+  // 8(B+j)..8(B+j)+7, so the first store gets outputs 0..8B-1 and the
+  // second the rest, in order.
+  const hn::Repartition<uint32_t, D8> du;
+  const hn::Half<decltype(du)> dh;
+#if HWY_TARGET <= HWY_AVX3
+  alignas(64) static constexpr int32_t kWords[16] = {0, 4, 0, 0, 1, 5, 0, 0,
+                                                     2, 6, 0, 0, 3, 7, 0, 0};
+#else
+  alignas(32) static constexpr int32_t kWords[8] = {0, 2, 0, 0, 1, 3, 0, 0};
+#endif
+  const auto loaded = hn::BitCast(dh, hn::LoadU(hn::Repartition<uint8_t, decltype(dh)>(), bytes));
+  const auto x = hn::BitCast(d8, hn::TableLookupLanes(hn::ZeroExtendVector(du, loaded),
+                                                      hn::SetTableIndices(du, kWords)));
+  const auto low_nibbles = hn::And(x, mask);
+  const auto high_nibbles = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask);
+  StoreInt4ByteLookups(d8, tables, hn::InterleaveLower(d8, low_nibbles, high_nibbles), out);
+#else
+  // One block: 16 bytes are 32 codes, unpacked into two vectors of 16.
+  const auto x = hn::LoadU(d8, bytes);
+  const auto low_nibbles = hn::And(x, mask);
+  const auto high_nibbles = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask);
+  StoreInt4ByteLookups(d8, tables, hn::InterleaveLower(d8, low_nibbles, high_nibbles), out);
+  StoreInt4ByteLookups(d8, tables, hn::InterleaveUpper(d8, low_nibbles, high_nibbles), out + 16);
+#endif
+}
+
+// Whole chunks of a row whose groups are whole chunks; returns the elements
+// done (0 when the groups are not multiples of kInt4ByteChunk).
 template <DequantOut kOut, ElemType kScale, bool kMayBeNan>
 HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_RESTRICT out) {
-  const hn::ScalableTag<uint32_t> du;
-  constexpr size_t kChunk = 32;
-  if (row.group_size % kChunk != 0) return 0;
-  const size_t done = row.cols / kChunk * kChunk;
+  const hn::ScalableTag<uint8_t> d8;
+  if (row.group_size % kInt4ByteChunk != 0) return 0;
+  const size_t done = row.cols / kInt4ByteChunk * kInt4ByteChunk;
   for (size_t g0 = 0, g = 0; g0 < done; g0 += row.group_size, ++g) {
-    const auto tables = MakeInt4ByteTables<kOut>(
-        du, Int4GroupTable<kOut, kScale, kMayBeNan>(du, row.group_zero[g], row.group_scale[g]));
+    const auto tables =
+        MakeInt4ByteTables<kOut, kScale, kMayBeNan>(d8, row.group_zero[g], row.group_scale[g]);
     const size_t g1 = std::min(done, g0 + row.group_size);
-    for (size_t e = g0; e < g1; e += kChunk) {
-      Int4ByteTableChunk(du, tables, row.codes + e / 2, out + e);
+    for (size_t e = g0; e < g1; e += kInt4ByteChunk) {
+      Int4ByteTableChunk(d8, tables, row.codes + e / 2, out + e);
     }
   }
   return done;
 }
-#endif  // HWY_TARGET == HWY_AVX2
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
 // One row of `cols` outputs; the last partial chunk from zero-padded copies.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
@@ -331,7 +399,7 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   const hn::Repartition<int16_t, decltype(df)> di16;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
-#if HWY_TARGET == HWY_AVX2
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
     e = Int4ByteTableRow<kOut, kScale, kMayBeNan>(row, out);
   }
