@@ -425,6 +425,44 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
 // (group_size < cols / kMaxRowGroups) take the reference.
 inline constexpr size_t kMaxRowGroups = 1024;
 
+// F32 bits of scale `index` (ref::ScaleF32Bits with the type fixed, so the
+// per-group loop has no switch and, for BF16, no out-of-line call).
+template <ElemType kScale>
+HWY_INLINE uint32_t ScaleBits(const uint8_t* scales, size_t index) {
+  if constexpr (kScale == ElemType::kF32) {
+    return ref::LoadLe32(scales + 4 * index);
+  } else if constexpr (kScale == ElemType::kBf16) {
+    return static_cast<uint32_t>(ref::LoadLe16(scales + 2 * index)) << 16;  // exact widening
+  } else {
+    return ref::F16ToF32Bits(ref::LoadLe16(scales + 2 * index));
+  }
+}
+
+// Row r's unsigned zero points, as ref::PackedIntUnsignedZero but with its
+// divisions (groups, r / per_word, r % per_word: up to three 64-bit divs
+// per group, more than the group's lookups on AVX-512) done once per row.
+template <uint32_t kBits>
+HWY_INLINE void RowZeros(const ref::PackedIntMatrix& m, size_t r, size_t groups,
+                         int16_t* HWY_RESTRICT zero) {
+  constexpr int16_t kOffset = 1 << (kBits - 1);
+  if (m.zero_points == nullptr) {
+    std::fill(zero, zero + groups, kOffset);
+  } else if (m.zero_points_i8) {
+    const uint8_t* row = m.zero_points + r * groups;
+    for (size_t g = 0; g < groups; ++g) {
+      zero[g] = static_cast<int16_t>(static_cast<int8_t>(row[g]) + kOffset);
+    }
+  } else {
+    constexpr uint32_t kPerWord = 32 / kBits;
+    constexpr uint32_t kMask = (1u << kBits) - 1;
+    const uint8_t* words = m.zero_points + 4 * (r / kPerWord) * groups;
+    const uint32_t shift = kBits * (r % kPerWord);
+    for (size_t g = 0; g < groups; ++g) {
+      zero[g] = static_cast<int16_t>((ref::LoadLe32(words + 4 * g) >> shift) & kMask);
+    }
+  }
+}
+
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, typename TOut>
 HWY_INLINE void PackedIntRows(const ref::PackedIntMatrix& m, size_t rb, size_t re,
                               TOut* HWY_RESTRICT out) {
@@ -436,12 +474,11 @@ HWY_INLINE void PackedIntRows(const ref::PackedIntMatrix& m, size_t rb, size_t r
   for (size_t r = rb; r < re; ++r) {
     bool finite = true;
     for (size_t g = 0; g < groups; ++g) {
-      const uint32_t bits =
-          ref::ScaleF32Bits(m.scales, m.scale_type, m.tensor_scale ? 0 : r * groups + g);
+      const uint32_t bits = ScaleBits<kScale>(m.scales, m.tensor_scale ? 0 : r * groups + g);
       finite = finite && !IsNonFiniteBits(bits);
       group_scale[g] = std::bit_cast<float>(bits);
-      group_zero[g] = static_cast<int16_t>(ref::PackedIntUnsignedZero(m, r, g));
     }
+    RowZeros<kBits>(m, r, groups, group_zero);
     const PackedIntRowParams row{m.weight_packed + 4 * r * words, m.cols, m.group_size,
                                  group_scale, group_zero};
     TOut* row_out = out + (r - rb) * m.cols;
