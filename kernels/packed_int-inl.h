@@ -264,7 +264,6 @@ HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, int16_t zero, float scal
   const Int4Entries<kOut, kScale, kMayBeNan> entries{zero, scale};
   const hn::Repartition<uint32_t, D8> du;
   const hn::RebindToSigned<decltype(du)> di;
-  const hn::Repartition<uint64_t, D8> d64;
   // The 16-bit result is bytes 2, 3 of the lane for BF16, bytes 0, 1 for F16.
   constexpr uint8_t b = kOut == DequantOut::kBf16 ? 2 : 0;
   alignas(16) static constexpr uint8_t kSplit[16] = {
@@ -296,6 +295,7 @@ HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, int16_t zero, float scal
   const auto second = hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 8))),
                                           gather(entries(du, hn::Iota(di, 12))));
 #endif
+  const hn::Repartition<uint64_t, D8> d64;
   return {hn::BitCast(d8, hn::InterleaveLower(d64, hn::BitCast(d64, first),
                                               hn::BitCast(d64, second))),
           hn::BitCast(d8, hn::InterleaveUpper(d64, hn::BitCast(d64, first),
