@@ -194,9 +194,9 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
 // ---- Narrowing: F32-sized lanes to 16-bit outputs --------------------------
 //
 // Outside SCALAR a chunk is one full u16 vector's worth of outputs: two u32
-// vectors of results stored by the encoder's StorePair (BF16: ConcatOdd of
-// the upper halves; F16: StoreF16Pair). SCALAR's one-lane vectors cannot
-// concatenate; there a chunk is one lane, narrowed with DemoteTo.
+// vectors stored by the encoder's StorePair (BF16: StoreBf16PairOnU16Lanes on
+// AVX2/SSE4, else ConcatOdd of the upper halves; F16: StoreF16Pair). SCALAR's
+// one-lane vectors cannot concatenate; a chunk is a lane, narrowed by DemoteTo.
 
 #if HWY_TARGET != HWY_SCALAR
 // 2N BF16 outputs from two vectors with BF16 bits in their upper halves
@@ -225,8 +225,8 @@ HWY_INLINE void StoreBf16UpperPair(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
 // The NaN masks are taken on the F32 vectors (IsNaN) and joined by one
 // saturating i32 -> i16 pack, which leaves the lanes in the same order as
 // the split (per 128-bit block: lo's four, then hi's); one or and one
-// blend apply them on u16 lanes: 5 more instructions per 2N outputs on
-// AVX2 instead of 6 (compare, or, blend per vector) on top of 12.
+// blend apply them on u16 lanes: 15 instructions per 2N outputs on AVX2
+// instead of 18 (compare, or, blend per vector on top of the 12 above).
 template <bool kNanRule, class DU>
 HWY_INLINE void StoreBf16PairOnU16Lanes(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                         uint16_t* HWY_RESTRICT out) {
