@@ -183,6 +183,10 @@ int main(int argc, char** argv) {
   bool any_shortened = false;
   for (const auto& path : files) {
     std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "ggml_peer: cannot read %s\n", path.c_str());
+      return 1;
+    }
     const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), {});
     if (file.size() < 16) continue;
     const uint32_t type = Le32(&file[0]), n = Le32(&file[4]), raw = Le32(&file[8]);
