@@ -150,8 +150,6 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
   return out;
 }
 
-std::string Mib(size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
-
 void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu, bool llc_given) {
   const perf::BenchConfig& c = report.config;
   std::printf("amn bench: one thread, median of %d runs; cache = %zu elements; stream = input + "
@@ -159,10 +157,10 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
               c.reps, c.cache_elems, perf::kLlcMultiple, c.stream_elems);
   const std::string from_cpu =
       cpu.llc_bytes == 0 ? "unknown"
-                         : Mib(cpu.llc_bytes) + " (L" + std::to_string(cpu.llc_level) + ", " +
+                         : perf::Mib(cpu.llc_bytes) + " (L" + std::to_string(cpu.llc_level) + ", " +
                                cpu.llc_source + ")";
   std::printf("cpu: %s; last-level cache %s%s\n", cpu.model.empty() ? "unknown" : cpu.model.c_str(),
-              llc_given ? (Mib(c.llc_bytes) + " from --llc; the CPU says " + from_cpu).c_str()
+              llc_given ? (perf::Mib(c.llc_bytes) + " from --llc; the CPU says " + from_cpu).c_str()
                         : from_cpu.c_str(),
               c.llc_bytes == 0 ? "; stream sizes and floor buffers: the minimum" : "");
   for (const perf::BenchRow& row : report.rows) {
@@ -185,9 +183,9 @@ void PrintTable(const perf::BenchReport& report, const perf::CpuDescription& cpu
               "its sizes, fastest of %d; each row uses the fastest so far in this run: stream write "
               "(memset of the output, >= %s) up to %.1f GB/s, copy (memcpy of input + output, "
               ">= %s) up to %.1f GB/s read+write; cache: memset of the output bytes (in L2)\n",
-              c.reps, Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
+              c.reps, perf::Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
               report.floors.stream().write_gbps,
-              Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
+              perf::Mib(perf::MinFloorBytes(c.llc_bytes, c.unknown_llc_floor_bytes)).c_str(),
               report.floors.stream().copy_traffic_gbps);
   std::printf("x floor = time / floor time (1.0 is the memory limit); x ref = speed-up over the "
               "scalar reference\n\n");

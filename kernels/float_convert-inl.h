@@ -194,9 +194,9 @@ HWY_INLINE hn::Vec<DU> F16BitsToF32Lanes(DU du, hn::Vec<DU> h) {
 // ---- Narrowing: F32-sized lanes to 16-bit outputs --------------------------
 //
 // Outside SCALAR a chunk is one full u16 vector's worth of outputs: two u32
-// vectors of results stored by the encoder's StorePair (BF16: ConcatOdd of
-// the upper halves; F16: StoreF16Pair). SCALAR's one-lane vectors cannot
-// concatenate; there a chunk is one lane, narrowed with DemoteTo.
+// vectors stored by the encoder's StorePair (BF16: StoreBf16PairOnU16Lanes on
+// AVX2/SSE4, else ConcatOdd of the upper halves; F16: StoreF16Pair). SCALAR's
+// one-lane vectors cannot concatenate; a chunk is a lane, narrowed by DemoteTo.
 
 #if HWY_TARGET != HWY_SCALAR
 // 2N BF16 outputs from two vectors with BF16 bits in their upper halves
@@ -206,6 +206,63 @@ HWY_INLINE void StoreBf16UpperPair(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
   const hn::Repartition<uint16_t, DU> d16;
   hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out);
+}
+#endif
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
+// AVX2/SSE4 (no two-source u16 shuffle): 2N BF16 outputs from lo (elements
+// [0, N)) and hi ([N, 2N)), u32 lanes of F32 bits. Each F32 is split into
+// its high half H and low half L first, then rounded on 16-bit lanes:
+//   bf16 = H + carry, carry = (L + 0x7FFF + lsb) >> 16 = (L + lsb > 0x8000)
+// with lsb = H & 1, i.e. NonNanToBf16Upper's sum taken apart (mod 2^16
+// as there, so the bits are the same for every input). One in-block byte
+// shuffle per vector and two 64-bit unpacks give both H and L in order
+// (per 128-bit block: lo's four lanes, then hi's); the carry is
+// min(sat(sat(L + lsb) - 0x8000), 1). 10 instructions per 2N outputs on
+// AVX2 (the permute puts the blocks' quarters in order) instead of 12
+// (4 per vector to round, 2 shifts + pack + permute to narrow).
+// kNanRule: F32BitsToBf16Upper's NaN rule, (H | quiet bit) with no carry.
+// The NaN masks are taken on the F32 vectors (IsNaN) and joined by one
+// saturating i32 -> i16 pack, which leaves the lanes in the same order as
+// the split (per 128-bit block: lo's four, then hi's); one or and one
+// blend apply them on u16 lanes: 15 instructions per 2N outputs on AVX2
+// instead of 18 (compare, or, blend per vector on top of the 12 above).
+template <bool kNanRule, class DU>
+HWY_INLINE void StoreBf16PairOnU16Lanes(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                        uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint8_t, DU> d8;
+  const hn::Repartition<uint16_t, DU> d16;
+  const hn::Repartition<uint64_t, DU> d64;
+  HWY_ALIGN static constexpr uint8_t kSplit[16] = {0, 1, 4, 5, 8,  9,  12, 13,
+                                                   2, 3, 6, 7, 10, 11, 14, 15};
+  const auto split = hn::LoadDup128(d8, kSplit);
+  const auto a = hn::BitCast(d64, hn::TableLookupBytes(hn::BitCast(d8, lo), split));
+  const auto b = hn::BitCast(d64, hn::TableLookupBytes(hn::BitCast(d8, hi), split));
+  const auto low = hn::BitCast(d16, hn::InterleaveLower(d64, a, b));
+  const auto high = hn::BitCast(d16, hn::InterleaveUpper(d64, a, b));
+  const auto lsb = hn::And(high, hn::Set(d16, uint16_t{1}));
+  const auto excess =
+      hn::SaturatedSub(hn::SaturatedAdd(low, lsb), hn::Set(d16, uint16_t{0x8000}));
+  auto bf16 = hn::Add(high, hn::Min(excess, hn::Set(d16, uint16_t{1})));
+  if constexpr (kNanRule) {
+    const hn::RebindToFloat<DU> df;
+    const hn::Repartition<int32_t, DU> di32;
+    const hn::Repartition<int16_t, DU> di16;
+    const auto nan_lo = hn::BitCast(di32, hn::VecFromMask(df, hn::IsNaN(hn::BitCast(df, lo))));
+    const auto nan_hi = hn::BitCast(di32, hn::VecFromMask(df, hn::IsNaN(hn::BitCast(df, hi))));
+    const auto nan = hn::MaskFromVec(hn::BitCast(d16, hn::ReorderDemote2To(di16, nan_lo, nan_hi)));
+    const auto quiet = hn::Or(high, hn::Set(d16, uint16_t{fmt::kF32QuietBit >> 16}));
+    bf16 = hn::IfThenElse(nan, quiet, bf16);
+  }
+#if HWY_TARGET == HWY_AVX2
+  // Quarters (lo 0-3, hi 0-3, lo 4-7, hi 4-7) -> (lo 0-7, hi 0-7): one
+  // vpermd with constant indices.
+  const hn::Repartition<uint32_t, DU> d32;
+  HWY_ALIGN static constexpr int32_t kQuarters[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+  bf16 = hn::BitCast(
+      d16, hn::TableLookupLanes(hn::BitCast(d32, bf16), hn::SetTableIndices(d32, kQuarters)));
+#endif
+  hn::StoreU(bf16, d16, out);
 }
 #endif
 
@@ -226,43 +283,10 @@ struct ToBf16UpperNonNan {
     return NonNanToBf16Upper(du, f32);
   }
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
-  // AVX2/SSE4 (no two-source u16 shuffle): split each F32 into its high
-  // half H and low half L first, then round on 16-bit lanes:
-  //   bf16 = H + carry, carry = (L + 0x7FFF + lsb) >> 16 = (L + lsb > 0x8000)
-  // with lsb = H & 1, i.e. NonNanToBf16Upper's sum taken apart (mod 2^16
-  // as there, so the bits are the same for every input). One in-block byte
-  // shuffle per vector and two 64-bit unpacks give both H and L in order
-  // (per 128-bit block: lo's four lanes, then hi's); the carry is
-  // min(sat(sat(L + lsb) - 0x8000), 1). 10 instructions per 2N outputs on
-  // AVX2 (the permute puts the blocks' quarters in order) instead of 12
-  // (4 per vector to round, 2 shifts + pack + permute to narrow).
   template <class DU>
   static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
-    const hn::Repartition<uint8_t, DU> d8;
-    const hn::Repartition<uint16_t, DU> d16;
-    const hn::Repartition<uint64_t, DU> d64;
-    HWY_ALIGN static constexpr uint8_t kSplit[16] = {0, 1, 4, 5, 8,  9,  12, 13,
-                                                     2, 3, 6, 7, 10, 11, 14, 15};
-    const auto split = hn::LoadDup128(d8, kSplit);
-    const auto a = hn::BitCast(d64, hn::TableLookupBytes(hn::BitCast(d8, lo), split));
-    const auto b = hn::BitCast(d64, hn::TableLookupBytes(hn::BitCast(d8, hi), split));
-    const auto low = hn::BitCast(d16, hn::InterleaveLower(d64, a, b));
-    const auto high = hn::BitCast(d16, hn::InterleaveUpper(d64, a, b));
-    const auto lsb = hn::And(high, hn::Set(d16, uint16_t{1}));
-    const auto excess =
-        hn::SaturatedSub(hn::SaturatedAdd(low, lsb), hn::Set(d16, uint16_t{0x8000}));
-    auto bf16 = hn::Add(high, hn::Min(excess, hn::Set(d16, uint16_t{1})));
-#if HWY_TARGET == HWY_AVX2
-    // Quarters (lo 0-3, hi 0-3, lo 4-7, hi 4-7) -> (lo 0-7, hi 0-7): one
-    // vpermd with constant indices.
-    const hn::Repartition<uint32_t, DU> d32;
-    HWY_ALIGN static constexpr int32_t kQuarters[8] = {0, 1, 4, 5, 2, 3, 6, 7};
-    bf16 = hn::BitCast(
-        d16, hn::TableLookupLanes(hn::BitCast(d32, bf16), hn::SetTableIndices(d32, kQuarters)));
-#endif
-    (void)du;
-    hn::StoreU(bf16, d16, out);
+    StoreBf16PairOnU16Lanes<false>(du, lo, hi, out);
   }
 #elif HWY_TARGET != HWY_SCALAR
   template <class DU>
@@ -279,7 +303,13 @@ struct ToBf16Upper {
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToBf16Upper(du, f32);
   }
-#if HWY_TARGET != HWY_SCALAR
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreBf16PairOnU16Lanes<true>(du, lo, hi, out);
+  }
+#elif HWY_TARGET != HWY_SCALAR
   template <class DU>
   static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {

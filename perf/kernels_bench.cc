@@ -95,8 +95,6 @@ Run& TheRun() {
   return run;
 }
 
-std::string Mib(size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
-
 // The fastest floor of the run so far for `group`'s rows of n elements.
 JudgedFloor JudgeNow(const Group& group, size_t n) {
   const Floors floor = TheRun().best.For(group.floor_sizes);
@@ -299,22 +297,6 @@ benchmark::BenchmarkReporter* NewFileReporter(const std::string& format) {
   }
   return new benchmark::JSONReporter();
 }
-
-// A size in bytes with an optional K/M/G suffix (powers of 1024), as
-// `amn bench --llc` takes it; nullopt when it is not one.
-std::optional<size_t> ParseSize(const char* text) {
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || text[0] == '-') return std::nullopt;
-  int shift = 0;
-  if (*end == 'K' || *end == 'k') shift = 10;
-  if (*end == 'M' || *end == 'm') shift = 20;
-  if (*end == 'G' || *end == 'g') shift = 30;
-  if (shift != 0) ++end;
-  if (*end != '\0' || value > (uint64_t{4} << 30) >> shift) return std::nullopt;
-  return static_cast<size_t>(value) << shift;
-}
-
 }  // namespace
 }  // namespace amn::perf
 

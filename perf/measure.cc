@@ -96,6 +96,21 @@ size_t MinFloorBytes(size_t llc_bytes, size_t unknown_llc_bytes) {
   return llc_bytes > 0 ? kLlcMultiple * llc_bytes : unknown_llc_bytes;
 }
 
+std::string Mib(size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
+
+std::optional<size_t> ParseSize(const char* text) {
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text || text[0] == '-') return std::nullopt;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10;
+  if (*end == 'M' || *end == 'm') shift = 20;
+  if (*end == 'G' || *end == 'g') shift = 30;
+  if (shift != 0) ++end;
+  if (*end != '\0' || value > (uint64_t{4} << 30) >> shift) return std::nullopt;
+  return static_cast<size_t>(value) << shift;
+}
+
 double Floors::StreamNsPerElem(double in_bytes_per_elem, double out_bytes_per_elem) const {
   const double write = out_bytes_per_elem / write_gbps;
   const double copy = (in_bytes_per_elem + out_bytes_per_elem) / copy_traffic_gbps;
@@ -145,14 +160,6 @@ double MeasureCopyTrafficGbps(size_t traffic_bytes, int reps) {
       },
       reps);
   return BytesPerNsToGbps(static_cast<double>(2 * a.size()), copy.min_ns);
-}
-
-Floors MeasureFloors(size_t floor_bytes, int reps) {
-  Floors floors;
-  floors.write_gbps = MeasureWriteGbps(floor_bytes, reps);
-  floors.copy_traffic_gbps = MeasureCopyTrafficGbps(2 * floor_bytes, reps);
-  floors.l2_write_gbps = MeasureWriteGbps(kL2Bytes, std::max(reps, 5));
-  return floors;
 }
 
 AlignedBytes::AlignedBytes(size_t n_bytes) : UntouchedBytes(n_bytes) {

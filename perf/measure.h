@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,6 @@ namespace amn::perf {
 inline constexpr size_t kCacheElems = 65536;
 inline constexpr size_t kStreamElems = size_t{4096} * 11008;
 inline constexpr size_t kFloorBytes = size_t{256} << 20;
-inline constexpr size_t kL2Bytes = size_t{256} << 10;
 inline constexpr size_t kLlcMultiple = 4;  // streaming buffers >= 4x the LLC
 
 // The streaming element count for a kernel moving `bytes_per_elem` (input +
@@ -36,6 +36,14 @@ size_t StreamElemsFor(size_t llc_bytes, double bytes_per_elem, size_t min_elems)
 // The smallest floor buffer (memset bytes, memcpy read + write bytes):
 // kLlcMultiple x llc_bytes, or unknown_llc_bytes when llc_bytes is 0.
 size_t MinFloorBytes(size_t llc_bytes, size_t unknown_llc_bytes);
+
+// Bytes as whole MiB, rounded to nearest ("256 MiB"), for the tables.
+std::string Mib(size_t bytes);
+
+// A size in bytes with an optional K/M/G suffix (powers of 1024), at most
+// 4 GiB, as `amn bench --llc` takes it (perf/kernels_bench and perf/ggml_peer
+// --llc=); nullopt when it is not one.
+std::optional<size_t> ParseSize(const char* text);
 
 // Memory speeds in GB/s (1e9 bytes per second).
 struct Floors {
@@ -56,11 +64,6 @@ double MeasureWriteGbps(size_t bytes, int reps);
 // memcpy between two buffers of traffic_bytes / 2, read + write bytes/ns,
 // the fastest of `reps`.
 double MeasureCopyTrafficGbps(size_t traffic_bytes, int reps);
-
-// All three floors once: streaming ones at floor_bytes, L2 at kL2Bytes
-// (perf/ggml_peer; `amn bench` and perf/kernels_bench measure a kernel's own
-// floor around its rows instead, with BestFloors below).
-Floors MeasureFloors(size_t floor_bytes, int reps);
 
 // The bytes one kernel's floor is measured at, for its rows of n_elems:
 // streaming, a memset of its output bytes and a memcpy moving its input +
