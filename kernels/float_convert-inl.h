@@ -85,7 +85,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 //   0x7C00. (bias's integer add may wrap into the sign bit for e > 112,
 //   which leaves Inf + bias = Inf.)
 // * NaN: the sum is some NaN, whose payload is not relied on; one select
-//   puts in 0x7E00 | the top 10 payload bits (the reference's rule).
+//   (and one zeroing) gives 0x7E00 | the top 10 payload bits instead (the
+//   reference's rule).
 // No F32 subnormal is ever produced from a normal operand, and an F32
 // subnormal |x| (F16 result 0) gives 0 whether or not DAZ/FTZ are set, so
 // the bits do not depend on MXCSR's FTZ/DAZ; the rounding assumes
@@ -103,13 +104,15 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
                             hn::BitCast(df, hn::Set(du, fmt::kF32BitsF16MinNormal)));
   const auto bias = hn::Add(hn::BitCast(du, pow2), hn::Set(du, 15u << 23));
   const auto sum = hn::BitCast(du, hn::Add(base, hn::BitCast(df, bias)));
-  const auto rounded = hn::Add(hn::And(hn::ShiftRight<13>(sum), hn::Set(du, fmt::kF16ExpMask)),
-                               hn::And(sum, hn::Set(du, 0xFFFu)));
-  const auto nan = hn::Or(hn::And(hn::ShiftRight<13>(abs), hn::Set(du, 0x3FFu)),
-                          hn::Set(du, fmt::kF16ExpMask | fmt::kF16QuietBit));
-  const auto is_nan =
-      hn::Gt(hn::BitCast(di, abs), hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask)));
-  return hn::IfThenElse(hn::RebindMask(du, is_nan), nan, rounded);
+  // NaN lanes take |x| with the quiet bit instead of the sum: bits 13..30
+  // shifted down and masked to 15 are then 0x7C00 | 0x200 | the top payload
+  // bits, and their low part is zeroed. For the sum the same mask keeps
+  // (exponent & 31) << 10, as bits 13..22 of a finite sum are zero (m < 2^12).
+  const auto is_nan = hn::RebindMask(
+      du, hn::Gt(hn::BitCast(di, abs), hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask))));
+  const auto high = hn::IfThenElse(is_nan, hn::Or(abs, hn::Set(du, fmt::kF32QuietBit)), sum);
+  return hn::Add(hn::And(hn::ShiftRight<13>(high), hn::Set(du, 0x7FFFu)),
+                 hn::And(hn::IfThenZeroElse(is_nan, sum), hn::Set(du, 0xFFFu)));
 }
 
 // F32 bits -> F16 bits (low 16 bits of each lane), IEEE round to nearest even.
