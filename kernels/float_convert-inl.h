@@ -91,7 +91,10 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 // subnormal |x| (F16 result 0) gives 0 whether or not DAZ/FTZ are set, so
 // the bits do not depend on MXCSR's FTZ/DAZ; the rounding assumes
 // round-to-nearest, the default.
-template <class DU>
+// kMayBeNan = false (callers that have proved their lanes NaN-free, as for
+// NonNanToBf16Upper) drops the NaN select and zeroing: for a lane that is
+// not NaN both are the identity, so every non-NaN input gets the same bits.
+template <bool kMayBeNan = true, class DU>
 HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
   const hn::RebindToSigned<DU> di;
   const hn::RebindToFloat<DU> df;
@@ -104,6 +107,10 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
                             hn::BitCast(df, hn::Set(du, fmt::kF32BitsF16MinNormal)));
   const auto bias = hn::Add(hn::BitCast(du, pow2), hn::Set(du, 15u << 23));
   const auto sum = hn::BitCast(du, hn::Add(base, hn::BitCast(df, bias)));
+  if (!kMayBeNan) {
+    return hn::Add(hn::And(hn::ShiftRight<13>(sum), hn::Set(du, 0x7FFFu)),
+                   hn::And(sum, hn::Set(du, 0xFFFu)));
+  }
   // NaN lanes take |x| with the quiet bit instead of the sum: bits 13..30
   // shifted down and masked to 15 are then 0x7C00 | 0x200 | the top payload
   // bits, and their low part is zeroed. For the sum the same mask keeps
@@ -136,7 +143,7 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
 #define AMN_F16_HARDWARE_DEMOTE 0
 #endif
 
-template <class DU>
+template <bool kMayBeNan = true, class DU>
 HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
 #if AMN_F16_HARDWARE_DEMOTE
   const hn::RebindToFloat<DU> df;
@@ -144,7 +151,7 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
   const hn::Rebind<uint16_t, DU> du16;
   return hn::PromoteTo(du, hn::BitCast(du16, hn::DemoteTo(df16, hn::BitCast(df, x))));
 #else
-  return hn::Or(F32BitsToF16Magnitude(du, x),
+  return hn::Or(F32BitsToF16Magnitude<kMayBeNan>(du, x),
                 hn::And(hn::ShiftRight<16>(x), hn::Set(du, fmt::kF16SignMask)));
 #endif
 }
@@ -170,12 +177,12 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DU>> F32BitsToF16Narrow(DU du, hn::Vec<D
 // The F16 bits sign-extended to i32 (-32768..32767), which a saturating
 // i32 -> i16 pack narrows exactly: the sign bit shifted arithmetically
 // down to bits 15..31, ORed onto the magnitude.
-template <class DU>
+template <bool kMayBeNan, class DU>
 HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtended(DU du, hn::Vec<DU> x) {
   const hn::RebindToSigned<DU> di;
   const auto sign =
       hn::ShiftRight<16>(hn::BitCast(di, hn::And(x, hn::Set(du, fmt::kF32SignMask))));
-  return hn::Or(hn::BitCast(di, F32BitsToF16Magnitude(du, x)), sign);
+  return hn::Or(hn::BitCast(di, F32BitsToF16Magnitude<kMayBeNan>(du, x)), sign);
 }
 #endif
 
@@ -187,8 +194,9 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtended(DU du, hn::V
 // of ConcatEven's two masks and packusdw (SSE4) or two byte shuffles and an
 // unpack (SSSE3). Otherwise one full-width store of the even u16 halves of
 // both software results; SCALAR's one-lane vectors cannot concatenate, so two
-// lane stores.
-template <class DU>
+// lane stores. kMayBeNan = false: see F32BitsToF16Magnitude (F16C's
+// instruction is the same either way).
+template <bool kMayBeNan = true, class DU>
 HWY_INLINE void StoreF16Pair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi, uint16_t* HWY_RESTRICT out) {
 #if AMN_F16_HARDWARE_DEMOTE || HWY_TARGET == HWY_SCALAR
   const hn::Rebind<uint16_t, DU> du16;
@@ -197,13 +205,13 @@ HWY_INLINE void StoreF16Pair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi, uint16_t* HW
 #elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
   const hn::Repartition<uint16_t, DU> d16;
   const hn::Repartition<int16_t, DU> di16;
-  hn::StoreU(hn::BitCast(d16, hn::ReorderDemote2To(di16, F32BitsToF16SignExtended(du, lo),
-                                                   F32BitsToF16SignExtended(du, hi))),
+  hn::StoreU(hn::BitCast(d16, hn::ReorderDemote2To(di16, F32BitsToF16SignExtended<kMayBeNan>(du, lo),
+                                                   F32BitsToF16SignExtended<kMayBeNan>(du, hi))),
              d16, out);
 #else
   const hn::Repartition<uint16_t, DU> d16;
-  hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, hi)),
-                            hn::BitCast(d16, F32BitsToF16Lanes(du, lo))),
+  hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes<kMayBeNan>(du, hi)),
+                            hn::BitCast(d16, F32BitsToF16Lanes<kMayBeNan>(du, lo))),
              d16, out);
 #endif
 }
@@ -331,9 +339,24 @@ struct ToBf16Upper {
   }
 #endif
 };
+// F16 for lanes proved NaN-free (as ToBf16UpperNonNan): without F16C the
+// rounding skips the NaN select (F32BitsToF16Magnitude<false>).
+struct ToF16LowerNonNan {
+  static constexpr bool kUpperHalf = false;
+  using Finite = ToF16LowerNonNan;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
+    return F32BitsToF16Lanes<false>(du, f32);
+  }
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreF16Pair<false>(du, lo, hi, out);
+  }
+};
 struct ToF16Lower {
   static constexpr bool kUpperHalf = false;
-  using Finite = ToF16Lower;
+  using Finite = ToF16LowerNonNan;
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToF16Lanes(du, f32);
