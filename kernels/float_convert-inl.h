@@ -3,9 +3,11 @@
 // uses F16C's vcvtps2ph on the x86 targets that have it (AVX2, AVX3*): it is
 // exactly the reference's rule for every input class (see F32BitsToF16Lanes),
 // and F16 inputs widen with vcvtph2ps there, also exact (see FromF16).
-// Elsewhere, and for BF16, integer arithmetic on the bit patterns: Highway's
-// own DemoteTo(bf16) truncates and its f16 emulation on SSE4/SSSE3/SCALAR/
-// EMU128/Arm differs by target (TOOLCHAIN.md pitfall 1).
+// Elsewhere F32 -> F16 rounds with one F32 addition of a power-of-two bias
+// (F32BitsToF16Magnitude), and BF16 and F16 inputs use integer arithmetic on
+// the bit patterns: Highway's own DemoteTo(bf16) truncates and its f16
+// emulation on SSE4/SSSE3/SCALAR/EMU128/Arm differs by target (TOOLCHAIN.md
+// pitfall 1).
 #if defined(AMN_KERNELS_FLOAT_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FLOAT_CONVERT_INL_H_
 #undef AMN_KERNELS_FLOAT_CONVERT_INL_H_
@@ -62,15 +64,66 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
   return hn::ShiftRight<16>(F32BitsToBf16Upper(du, x));
 }
 
+// F32 bits -> F16 bits without the sign (0..0x7FFF in each u32 lane), IEEE
+// round to nearest even; the F16C-less targets' path (see F32BitsToF16Lanes).
+// The F32 adder does the rounding for every finite |x| (the branch-free
+// float -> half conversion of Giesen's and Maratyszcza's FP16 code):
+// * base = |x| * 4, computed as (|x| * 2^112) * 2^-110 so that |x| >= 2^16
+//   overflows to Inf (both products exact otherwise: powers of two, and no
+//   F32 subnormal comes out of a normal |x|);
+// * bias = 2^(e + 15), e = max(exponent of |x|, -14): one ulp of bias is
+//   2^(e - 8), i.e. 2^(e - 10) in units of |x|, F16's ulp at |x|'s binade
+//   (2^-24 for the subnormal range, which the clamp of e gives);
+// * sum = bias + base rounds once, to nearest even (IEEE addition, never
+//   fused: -ffp-contract=off). Its mantissa holds m = |x| / 2^(e-10)
+//   rounded (1024..2048 for a normal F16, 0..1024 below; at most 12 bits, so
+//   the sum stays in bias's binade) and its exponent e + 142, whose low five
+//   bits are e + 14: F16 = ((sum >> 13) & 0x7C00) + (sum & 0xFFF), the
+//   implicit bit of m carrying into the exponent as it should (a rounding
+//   up to 2048 at e = 15, i.e. 65520 <= |x| < 2^16, gives 0x7C00 = Inf).
+// * |x| >= 2^16 and Inf: base = Inf, sum = Inf, the same formula gives
+//   0x7C00. (bias's integer add may wrap into the sign bit for e > 112,
+//   which leaves Inf + bias = Inf.)
+// * NaN: the sum is some NaN, whose payload is not relied on; one select
+//   (and one zeroing) gives 0x7E00 | the top 10 payload bits instead (the
+//   reference's rule).
+// No F32 subnormal is ever produced from a normal operand, and an F32
+// subnormal |x| (F16 result 0) gives 0 whether or not DAZ/FTZ are set, so
+// the bits do not depend on MXCSR's FTZ/DAZ; the rounding assumes
+// round-to-nearest, the default.
+// kMayBeNan = false (callers that have proved their lanes NaN-free, as for
+// NonNanToBf16Upper) drops the NaN select and zeroing: for a lane that is
+// not NaN both are the identity, so every non-NaN input gets the same bits.
+template <bool kMayBeNan = true, class DU>
+HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  const auto abs = hn::And(x, hn::Set(du, fmt::kF32AbsMask));
+  const auto abs_f = hn::BitCast(df, abs);
+  const auto base = hn::Mul(hn::Mul(abs_f, hn::Set(df, 0x1.0p112f)), hn::Set(df, 0x1.0p-110f));
+  // 2^exponent (0 for an F32 subnormal, Inf for Inf/NaN: never a NaN, so
+  // Max is well defined everywhere), at least 2^-14; then times 2^15.
+  const auto pow2 = hn::Max(hn::BitCast(df, hn::And(x, hn::Set(du, fmt::kF32ExpMask))),
+                            hn::BitCast(df, hn::Set(du, fmt::kF32BitsF16MinNormal)));
+  const auto bias = hn::Add(hn::BitCast(du, pow2), hn::Set(du, 15u << 23));
+  const auto sum = hn::BitCast(du, hn::Add(base, hn::BitCast(df, bias)));
+  if (!kMayBeNan) {
+    return hn::Add(hn::And(hn::ShiftRight<13>(sum), hn::Set(du, 0x7FFFu)),
+                   hn::And(sum, hn::Set(du, 0xFFFu)));
+  }
+  // NaN lanes take |x| with the quiet bit instead of the sum: bits 13..30
+  // shifted down and masked to 15 are then 0x7C00 | 0x200 | the top payload
+  // bits, and their low part is zeroed. For the sum the same mask keeps
+  // (exponent & 31) << 10, as bits 13..22 of a finite sum are zero (m < 2^12).
+  const auto is_nan = hn::RebindMask(
+      du, hn::Gt(hn::BitCast(di, abs), hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask))));
+  const auto high = hn::IfThenElse(is_nan, hn::Or(abs, hn::Set(du, fmt::kF32QuietBit)), sum);
+  return hn::Add(hn::And(hn::ShiftRight<13>(high), hn::Set(du, 0x7FFFu)),
+                 hn::And(hn::IfThenZeroElse(is_nan, sum), hn::Set(du, 0xFFFu)));
+}
+
 // F32 bits -> F16 bits (low 16 bits of each lane), IEEE round to nearest even.
-// Three ranges of |x|:
-// * >= 65520 (0x477FF000): ±Inf, or a quiet NaN 0x7E00 | top 10 payload bits;
-// * >= 2^-14: normal F16. Rebias the exponent (-112 << 23), then round the
-//   13 dropped mantissa bits to even: (a - (112 << 23) + 0xFFF + odd) >> 13;
-//   a carry runs into the exponent as it should;
-// * below: subnormal F16 (units of 2^-24). Adding 0.5f in F32 arithmetic
-//   aligns |x| to 0.5's ulp, 2^-24, rounding to nearest even (IEEE addition,
-//   never fused); the low bits of the sum are the F16 subnormal code.
+// Without F16C: F32BitsToF16Magnitude (above) and the sign.
 //
 // On AVX2/AVX3 targets Highway 1.0.3's DemoteTo(f16) is vcvtps2ph with
 // imm8 = _MM_FROUND_NO_EXC: rounding from imm8 (RNE, whatever MXCSR says), no
@@ -78,8 +131,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 // to Inf, F32 subnormals to ±0 (they are far below half an F16 ulp, and
 // DAZ would give the same), and a NaN keeps its sign and top 10 payload bits
 // with the quiet bit forced: a signalling NaN whose top bits are zero becomes
-// 0x7E00 | sign, like the reference. tests/f16_exhaustive_test.cc checks all
-// 2^32 inputs per target. HWY_DISABLE_F16C makes Highway emulate (with other
+// 0x7E00 | sign, like the reference. FloatConvertExhaustive (in
+// tests/float_convert_test.cc) checks all 2^32 inputs per target. HWY_DISABLE_F16C makes Highway emulate (with other
 // NaN and rounding rules), so that build keeps the integer path. The same
 // switch selects vcvtph2ps for F16 inputs (FromF16).
 #undef AMN_F16_HARDWARE_DEMOTE
@@ -90,7 +143,7 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 #define AMN_F16_HARDWARE_DEMOTE 0
 #endif
 
-template <class DU>
+template <bool kMayBeNan = true, class DU>
 HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
 #if AMN_F16_HARDWARE_DEMOTE
   const hn::RebindToFloat<DU> df;
@@ -98,33 +151,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
   const hn::Rebind<uint16_t, DU> du16;
   return hn::PromoteTo(du, hn::BitCast(du16, hn::DemoteTo(df16, hn::BitCast(df, x))));
 #else
-  const hn::RebindToSigned<DU> di;
-  const hn::RebindToFloat<DU> df;
-  const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, fmt::kF16SignMask));
-  const auto abs = hn::And(x, hn::Set(du, fmt::kF32AbsMask));
-  const auto abs_i = hn::BitCast(di, abs);
-
-  const auto odd = hn::And(hn::ShiftRight<13>(abs), hn::Set(du, 1u));
-  const auto normal = hn::ShiftRight<13>(
-      hn::Add(hn::Add(abs, hn::Set(du, 0xC8000FFFu)), odd));  // -(112<<23)+0xFFF
-
-  const auto half = hn::Set(df, 0.5f);
-  const auto sum = hn::Add(hn::BitCast(df, abs), half);
-  const auto subnormal = hn::Sub(hn::BitCast(du, sum), hn::BitCast(du, half));
-
-  const auto nan = hn::Or(hn::And(hn::ShiftRight<13>(abs), hn::Set(du, 0x3FFu)),
-                          hn::Set(du, 0x7E00u));
-  const auto is_nan = hn::Gt(abs_i, hn::Set(di, static_cast<int32_t>(fmt::kF32ExpMask)));
-  const auto inf_or_nan =
-      hn::IfThenElse(hn::RebindMask(du, is_nan), nan, hn::Set(du, fmt::kF16ExpMask));
-
-  const auto is_small =
-      hn::Lt(abs_i, hn::Set(di, static_cast<int32_t>(fmt::kF32BitsF16MinNormal)));
-  const auto is_big =  // Highway 1.0.3 has no signed Ge on x86: > limit - 1
-      hn::Gt(abs_i, hn::Set(di, static_cast<int32_t>(fmt::kF32BitsF16Overflow - 1)));
-  auto result = hn::IfThenElse(hn::RebindMask(du, is_small), subnormal, normal);
-  result = hn::IfThenElse(hn::RebindMask(du, is_big), inf_or_nan, result);
-  return hn::Or(result, sign);
+  return hn::Or(F32BitsToF16Magnitude<kMayBeNan>(du, x),
+                hn::And(hn::ShiftRight<16>(x), hn::Set(du, fmt::kF16SignMask)));
 #endif
 }
 
@@ -145,21 +173,45 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DU>> F32BitsToF16Narrow(DU du, hn::Vec<D
 #endif
 }
 
+#if !AMN_F16_HARDWARE_DEMOTE
+// The F16 bits sign-extended to i32 (-32768..32767), which a saturating
+// i32 -> i16 pack narrows exactly: the sign bit shifted arithmetically
+// down to bits 15..31, ORed onto the magnitude.
+template <bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtended(DU du, hn::Vec<DU> x) {
+  const hn::RebindToSigned<DU> di;
+  const auto sign =
+      hn::ShiftRight<16>(hn::BitCast(di, hn::And(x, hn::Set(du, fmt::kF32SignMask))));
+  return hn::Or(hn::BitCast(di, F32BitsToF16Magnitude<kMayBeNan>(du, x)), sign);
+}
+#endif
+
 // Stores lo (elements [0, N)) and hi ([N, 2N)), u32 lanes of F32 bits, as
 // 2N F16 outputs at `out` (any alignment). With F16C: one vcvtps2ph and one
 // half-width store per vector (GCC folds them into vcvtps2ph to memory).
-// Otherwise one full-width store of the even u16 halves of both software
-// results; SCALAR's one-lane vectors cannot concatenate, so two lane stores.
-template <class DU>
+// SSE4/SSSE3: one packssdw of the sign-extended results (ReorderDemote2To
+// on a single 128-bit block keeps the order: lo's lanes, then hi's), instead
+// of ConcatEven's two masks and packusdw (SSE4) or two byte shuffles and an
+// unpack (SSSE3). Otherwise one full-width store of the even u16 halves of
+// both software results; SCALAR's one-lane vectors cannot concatenate, so two
+// lane stores. kMayBeNan = false: see F32BitsToF16Magnitude (F16C's
+// instruction is the same either way).
+template <bool kMayBeNan = true, class DU>
 HWY_INLINE void StoreF16Pair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi, uint16_t* HWY_RESTRICT out) {
 #if AMN_F16_HARDWARE_DEMOTE || HWY_TARGET == HWY_SCALAR
   const hn::Rebind<uint16_t, DU> du16;
   hn::StoreU(F32BitsToF16Narrow(du, lo), du16, out);
   hn::StoreU(F32BitsToF16Narrow(du, hi), du16, out + hn::Lanes(du));
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  const hn::Repartition<uint16_t, DU> d16;
+  const hn::Repartition<int16_t, DU> di16;
+  hn::StoreU(hn::BitCast(d16, hn::ReorderDemote2To(di16, F32BitsToF16SignExtended<kMayBeNan>(du, lo),
+                                                   F32BitsToF16SignExtended<kMayBeNan>(du, hi))),
+             d16, out);
 #else
   const hn::Repartition<uint16_t, DU> d16;
-  hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes(du, hi)),
-                            hn::BitCast(d16, F32BitsToF16Lanes(du, lo))),
+  hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, F32BitsToF16Lanes<kMayBeNan>(du, hi)),
+                            hn::BitCast(d16, F32BitsToF16Lanes<kMayBeNan>(du, lo))),
              d16, out);
 #endif
 }
@@ -317,9 +369,24 @@ struct ToBf16Upper {
   }
 #endif
 };
+// F16 for lanes proved NaN-free (as ToBf16UpperNonNan): without F16C the
+// rounding skips the NaN select (F32BitsToF16Magnitude<false>).
+struct ToF16LowerNonNan {
+  static constexpr bool kUpperHalf = false;
+  using Finite = ToF16LowerNonNan;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
+    return F32BitsToF16Lanes<false>(du, f32);
+  }
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreF16Pair<false>(du, lo, hi, out);
+  }
+};
 struct ToF16Lower {
   static constexpr bool kUpperHalf = false;
-  using Finite = ToF16Lower;
+  using Finite = ToF16LowerNonNan;
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
     return F32BitsToF16Lanes(du, f32);

@@ -21,9 +21,6 @@ inline constexpr uint16_t kF16SignMask = 0x8000u;
 inline constexpr uint16_t kF16ExpMask = 0x7C00u;  // also +Inf
 inline constexpr uint16_t kF16QuietBit = 0x0200u;
 inline constexpr int kF16MantBits = 10;
-// Smallest |x| (as F32 bits) that rounds to F16 infinity: 65520 = 65504 + half
-// an ulp, which ties to the even neighbour 2^16, i.e. Inf.
-inline constexpr uint32_t kF32BitsF16Overflow = 0x477FF000u;
 // Smallest F32 (bits) that is a normal F16: 2^-14.
 inline constexpr uint32_t kF32BitsF16MinNormal = 0x38800000u;
 

@@ -348,7 +348,7 @@ template <class Encode>
 struct GgmlStore16 {
   using T = uint16_t;
   // The store for a block that is not special (float_convert-inl.h: BF16
-  // without the NaN rule).
+  // and, without F16C, F16 without the NaN rule).
   using Finite = GgmlStore16<typename Encode::Finite>;
   HWY_INLINE void operator()(hn::Vec<hn::RebindToFloat<GgmlDU>> v, uint16_t* out) const {
     const GgmlDU du;
@@ -388,8 +388,8 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     typename Store::T* y = out + b * kElems;
     // Two chunks per store: 2N <= 32 divides the block.
     //
-    // Why the finite path may store with Store::Finite (BF16 without the NaN
-    // rule): scales.special is false only when d and m are both finite, for
+    // Why the finite path may store with Store::Finite (BF16, and F16 on the
+    // targets without F16C, without the NaN rule): scales.special is false only when d and m are both finite, for
     // every bit pattern (GgmlMakeScales tests the exponent field, and an Inf
     // or NaN f16 scale widens to an all-ones F32 exponent; MXFP4's E8M0
     // scale is always finite, at most 2^127: Mxfp4HalfScaleBits). Every
