@@ -132,8 +132,9 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
 // DAZ would give the same), and a NaN keeps its sign and top 10 payload bits
 // with the quiet bit forced: a signalling NaN whose top bits are zero becomes
 // 0x7E00 | sign, like the reference. FloatConvertExhaustive (in
-// tests/float_convert_test.cc) checks all 2^32 inputs per target. HWY_DISABLE_F16C makes Highway emulate (with other
-// NaN and rounding rules), so that build keeps the integer path. The same
+// tests/float_convert_test.cc) checks all 2^32 inputs per target.
+// HWY_DISABLE_F16C makes Highway emulate (with other NaN and rounding rules),
+// so that build keeps the software path (F32BitsToF16Magnitude). The same
 // switch selects vcvtph2ps for F16 inputs (FromF16).
 #undef AMN_F16_HARDWARE_DEMOTE
 #if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
