@@ -115,7 +115,8 @@ AMN_INSTANTIATE_PER_TARGET(FloatConvertTest);
 
 // Every one of the 2^32 F32 bit patterns through f32_to_f16 on every supported
 // target, against the scalar reference: the proof that F16C's vcvtps2ph (used
-// on AVX2/AVX3) rounds, overflows, flushes and quiets NaNs exactly as
+// on AVX2/AVX3) and the F32-adder rounding of the other targets
+// (F32BitsToF16Magnitude) round, overflow, flush and quiet NaNs exactly as
 // kernels/ref/float_convert_ref.cc does, signalling NaNs with zero top payload
 // bits included. One loop over targets so each reference chunk is computed
 // once. Under emulation, one chunk in 4099 (a stride coprime to the chunk
