@@ -85,11 +85,13 @@ HWY_INLINE hn::Vec<GgmlDU> GgmlHighBits(GgmlDU du, uint32_t qh, size_t j0) {
 // Q5_0/Q5_1's fifth bits as a lane mask, on AVX-512 only: there a chunk is
 // 16 lanes = two whole bytes of qh (bit y of qh is bit y % 8 of byte y / 8,
 // LoadMaskBits's order), loaded into a mask register, and the mask selects
-// the or (or Q5_0's subtraction) per lane: 1.15-1.25x faster than
+// the or (or Q5_0's subtraction) per lane: 1.1-1.3x faster than
 // GgmlHighBits's table load, and, compare and and (docs/performance.md,
 // "Q5_0/Q5_1 fifth bits as a mask"). AVX2's emulated mask (broadcast, and,
 // compare, blendv) was 1.2-1.3x slower; with 4 lanes a chunk starts
 // mid-byte. Only the Q5 decoders use it, so no other type's code changes.
+// GgmlHighMask is declared everywhere (if constexpr needs the name) but is
+// called only where kGgmlQhMask holds.
 inline constexpr bool kGgmlQhMask = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
 HWY_INLINE hn::Mask<GgmlDU> GgmlHighMask(GgmlDU du, const uint8_t* qh, size_t j0) {
   return hn::LoadMaskBits(du, qh + j0 / 8);
