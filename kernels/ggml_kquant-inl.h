@@ -470,7 +470,8 @@ HWY_INLINE void Store16(const Decoded& dec, uint32_t nan_bits, uint16_t* HWY_RES
 
 // One decoded block to F32 (TOut float) or BF16/F16 (kBf16 picks).
 // kMayBeNan false: the caller has proved no result of the block is NaN, and
-// BF16 is rounded without the NaN rule (ToBf16UpperNonNan).
+// BF16/F16 are rounded without the NaN rule (ToBf16UpperNonNan,
+// ToF16LowerNonNan; with F16C the F16 store is the same instruction).
 template <class Value, typename TOut, bool kBf16, bool kMayBeNan>
 HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_RESTRICT y) {
   if constexpr (sizeof(TOut) == 4) {
@@ -478,7 +479,7 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
   } else if constexpr (kBf16) {
     Store16<Value, std::conditional_t<kMayBeNan, ToBf16Upper, ToBf16UpperNonNan>>(dec, nan_bits, y);
   } else {
-    Store16<Value, ToF16Lower>(dec, nan_bits, y);
+    Store16<Value, std::conditional_t<kMayBeNan, ToF16Lower, ToF16LowerNonNan>>(dec, nan_bits, y);
   }
 }
 
