@@ -82,19 +82,40 @@ HWY_INLINE hn::Vec<GgmlDU> GgmlHighBits(GgmlDU du, uint32_t qh, size_t j0) {
   return hn::And(hn::VecFromMask(du, set), hn::Set(du, 16u));
 }
 
-// Q5_0/Q5_1's fifth bits as a lane mask, on AVX-512 only: there a chunk is
-// 16 lanes = two whole bytes of qh (bit y of qh is bit y % 8 of byte y / 8,
-// LoadMaskBits's order), loaded into a mask register, and the mask selects
-// the or (or Q5_0's subtraction) per lane: 1.1-1.3x faster than
-// GgmlHighBits's table load, and, compare and and (docs/performance.md,
+// Q5_0/Q5_1's fifth bits: on AVX-512 a chunk is 16 lanes = two whole bytes
+// of qh (bit y of qh is bit y % 8 of byte y / 8, LoadMaskBits's order),
+// loaded into a mask register that selects the or per lane: 1.1-1.3x faster
+// than GgmlHighBits's table load, and, compare and and (docs/performance.md,
 // "Q5_0/Q5_1 fifth bits as a mask"). AVX2's emulated mask (broadcast, and,
 // compare, blendv) was 1.2-1.3x slower; with 4 lanes a chunk starts
 // mid-byte. Only the Q5 decoders use it, so no other type's code changes.
-// GgmlHighMask is declared everywhere (if constexpr needs the name) but is
-// called only where kGgmlQhMask holds.
 inline constexpr bool kGgmlQhMask = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
-HWY_INLINE hn::Mask<GgmlDU> GgmlHighMask(GgmlDU du, const uint8_t* qh, size_t j0) {
-  return hn::LoadMaskBits(du, qh + j0 / 8);
+
+// Q5 codes of elements j0 .. j0+N-1: nibble | 16 * (bit y of qh), with qs
+// the block's 16 nibble bytes and qh its 4 fifth-bit bytes.
+HWY_INLINE hn::Vec<GgmlDU> GgmlQ5Codes(GgmlDU du, const uint8_t* qs, const uint8_t* qh, size_t j0) {
+  if constexpr (kGgmlQhMask) {
+    const auto nibbles = GgmlNibbles(du, qs, j0);
+    return hn::IfThenElse(hn::LoadMaskBits(du, qh + j0 / 8), hn::Or(nibbles, hn::Set(du, 16u)),
+                          nibbles);
+  } else {
+    return hn::Or(GgmlNibbles(du, qs, j0), GgmlHighBits(du, ggml::LoadLe32(qh), j0));
+  }
+}
+
+// Q5_0's signed codes, GgmlQ5Codes - 16. With the mask that is the nibble
+// where the bit is set, else nibble - 16 = nibble | ~15 (two's complement):
+// one masked or, no subtraction.
+HWY_INLINE hn::Vec<hn::RebindToSigned<GgmlDU>> GgmlQ5SignedCodes(GgmlDU du, const uint8_t* qs,
+                                                                 const uint8_t* qh, size_t j0) {
+  const hn::RebindToSigned<GgmlDU> di;
+  if constexpr (kGgmlQhMask) {
+    const auto nibbles = GgmlNibbles(du, qs, j0);
+    return hn::BitCast(di, hn::IfThenElse(hn::LoadMaskBits(du, qh + j0 / 8), nibbles,
+                                          hn::Or(nibbles, hn::Set(du, ~15u))));
+  } else {
+    return hn::Sub(hn::BitCast(di, GgmlQ5Codes(du, qs, qh, j0)), hn::Set(di, 16));
+  }
 }
 
 // table16[nibble] sign-extended to i32 lanes.
@@ -184,19 +205,7 @@ struct GgmlQ5_0 {
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {
     const GgmlDU du;
-    const hn::RebindToSigned<GgmlDU> di;
-    if constexpr (kGgmlQhMask) {
-      // (nibble | 16 * bit) - 16 is the nibble where the bit is set, else
-      // nibble - 16 = nibble | ~15 (two's complement): one masked or.
-      const auto nibbles = GgmlNibbles(du, x + 6, j0);
-      const auto q = hn::IfThenElse(GgmlHighMask(du, x + 2, j0), nibbles,
-                                    hn::Or(nibbles, hn::Set(du, ~15u)));
-      return GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, q)), s);
-    } else {
-      const auto q5 = hn::Or(GgmlNibbles(du, x + 6, j0), GgmlHighBits(du, ggml::LoadLe32(x + 2), j0));
-      const auto q = hn::Sub(hn::BitCast(di, q5), hn::Set(di, 16));
-      return GgmlScaled<kSpecial>(GgmlToF32(q), s);
-    }
+    return GgmlScaled<kSpecial>(GgmlToF32(GgmlQ5SignedCodes(du, x + 6, x + 2, j0)), s);
   }
 };
 
@@ -210,16 +219,8 @@ struct GgmlQ5_1 {
                                                              const GgmlBlockScales& s) {
     const GgmlDU du;
     const hn::RebindToSigned<GgmlDU> di;
-    if constexpr (kGgmlQhMask) {
-      const auto nibbles = GgmlNibbles(du, x + 8, j0);
-      const auto q5 = hn::IfThenElse(GgmlHighMask(du, x + 4, j0), hn::Or(nibbles, hn::Set(du, 16u)),
-                                     nibbles);
-      return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, q5)), s), s);
-    } else {
-      const uint32_t qh = ggml::LoadLe32(x + 4);
-      const auto q5 = hn::Or(GgmlNibbles(du, x + 8, j0), GgmlHighBits(du, qh, j0));
-      return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, q5)), s), s);
-    }
+    const auto q5 = GgmlQ5Codes(du, x + 8, x + 4, j0);
+    return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, q5)), s), s);
   }
 };
 
