@@ -15,23 +15,26 @@
 
 namespace amn::test {
 
-// Compiled targets this CPU supports, best first; with AMN_TEST_ONLY_TARGET
-// set (the x86 fleet, tests/CMakeLists.txt) only that one. There every lower
-// target has a CPU model of its own and runs natively too, and rerunning
-// them under the richer model was most of the fleet's time
-// (fleet/AVX2/ggml_kquant_encode_target_test: 168 of 209 s on SSE4, SSSE3
-// and SCALAR). When the named target is not supported, all of them run and
-// Fleet.DispatchesToExpectedTarget fails.
+// Compiled targets this CPU supports, best first; with AMN_TEST_TARGETS set
+// (a comma-separated list of target names: the fleet, tests/CMakeLists.txt)
+// only those. There every lower target has a CPU model of its own (or runs
+// natively), and rerunning them under richer models was most of the
+// fleet's time (fleet/AVX2/ggml_kquant_encode_target_test: 168 of 209 s on
+// SSE4, SSSE3 and SCALAR). When none of the named targets is supported, all
+// of them run and Fleet.DispatchesToExpectedTarget fails.
 inline std::vector<TargetId> SupportedTargets() {
-  const char* only = std::getenv("AMN_TEST_ONLY_TARGET");
+  const char* list = std::getenv("AMN_TEST_TARGETS");
+  const std::string named = "," + std::string(list == nullptr ? "" : list) + ",";
   std::vector<TargetId> ids;
-  std::vector<TargetId> named;
+  std::vector<TargetId> listed;
   for (const TargetInfo& info : ListTargets()) {
     if (!info.supported) continue;
     ids.push_back(info.id);
-    if (only != nullptr && TargetName(info.id) == std::string(only)) named.push_back(info.id);
+    if (named.find("," + std::string(TargetName(info.id)) + ",") != std::string::npos) {
+      listed.push_back(info.id);
+    }
   }
-  return named.empty() ? ids : named;
+  return listed.empty() ? ids : listed;
 }
 
 inline std::string TargetParamName(const testing::TestParamInfo<TargetId>& info) {
