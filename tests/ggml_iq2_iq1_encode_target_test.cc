@@ -22,6 +22,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_iq2_grid_index.h"
 #include "kernels/ref/ggml_iq2_iq1_encode_ref.h"
+#include "tests/ggml_encode_runs.h"
 #include "tests/ggml_kquant_inputs.h"
 #include "tests/target_param.h"
 
@@ -67,24 +68,21 @@ TEST_P(GgmlIq2Iq1Targets, ScoringMatchesReferenceBits) {
   }
 }
 
-struct Encoded {
-  uint64_t result = 0;
-  std::vector<uint8_t> blocks;
-  kernels::ErrorSums errors;
-};
+using Encoded = EncodedBlocks;
 
-template <class Fn>
-Encoded EncodeWith(Fn encode, GgmlType type, const void* in, ElemType in_type, uint64_t rows,
-            uint64_t cols, const float* imatrix) {
-  const size_t bytes = rows * cols / 256 * ref::Iq2Iq1EncodeBlockBytes(type);
-  Encoded e;
-  e.blocks.assign(bytes + 16, 0x5A);
-  const kernels::GgmlQuantArgs args{
-      kernels::EncodeInput{static_cast<const uint8_t*>(in), in_type, rows, cols}, type, imatrix,
-      e.blocks.data()};
-  e.result = encode(args, &e.errors);
-  for (size_t k = 0; k < 16; ++k) EXPECT_EQ(e.blocks[bytes + k], 0x5A) << "overrun";
-  return e;
+// The dispatched encoder, and the scalar reference once per input
+// (ggml_encode_runs.h), on rows x cols values.
+Encoded Encode(GgmlType type, const void* in, ElemType in_type, uint64_t rows, uint64_t cols,
+               const float* imatrix) {
+  return RunGgmlEncoder(internal::EncodeGgmlIq2Iq1Quant, ref::Iq2Iq1EncodeBlockBytes(type), type,
+                        in, in_type, rows, cols, imatrix);
+}
+const Encoded& Reference(GgmlType type, const void* in, ElemType in_type, uint64_t rows,
+                         uint64_t cols, const float* imatrix) {
+  // The overload with the scalar scorer (the other takes the scorer).
+  const GgmlEncodeFn reference = ref::EncodeGgmlIq2Iq1Quant;
+  return ReferenceRun(reference, ref::Iq2Iq1EncodeBlockBytes(type), type, in, in_type, rows, cols,
+                      imatrix);
 }
 
 void ExpectSame(const Encoded& want, const Encoded& got, const std::string& what) {
@@ -94,12 +92,6 @@ void ExpectSame(const Encoded& want, const Encoded& got, const std::string& what
 }
 
 TEST_P(GgmlIq2Iq1Targets, EncoderMatchesReferenceBytes) {
-  const auto ref_encode = [](const kernels::GgmlQuantArgs& a, kernels::ErrorSums* e) {
-    return ref::EncodeGgmlIq2Iq1Quant(a, e);
-  };
-  const auto encode = [](const kernels::GgmlQuantArgs& a, kernels::ErrorSums* e) {
-    return internal::EncodeGgmlIq2Iq1Quant(a, e);
-  };
   std::vector<KQuantCase> cases;
   for (const KQuantCase& c : KQuantCases(Emulated() ? 8 : 3)) {
     KQuantCase k = c;
@@ -119,25 +111,25 @@ TEST_P(GgmlIq2Iq1Targets, EncoderMatchesReferenceBytes) {
     }
     for (GgmlType type : kTypes) {
       const std::string what = c.name + " type " + std::to_string(static_cast<int>(type));
-      ExpectSame(EncodeWith(ref_encode, type, c.x.data(), ElemType::kF32, rows, cols, w.data()),
-                 EncodeWith(encode, type, c.x.data(), ElemType::kF32, rows, cols, w.data()), what);
-      ExpectSame(EncodeWith(ref_encode, type, bf16.data(), ElemType::kBf16, rows, cols, w.data()),
-                 EncodeWith(encode, type, bf16.data(), ElemType::kBf16, rows, cols, w.data()),
+      ExpectSame(Reference(type, c.x.data(), ElemType::kF32, rows, cols, w.data()),
+                 Encode(type, c.x.data(), ElemType::kF32, rows, cols, w.data()), what);
+      ExpectSame(Reference(type, bf16.data(), ElemType::kBf16, rows, cols, w.data()),
+                 Encode(type, bf16.data(), ElemType::kBf16, rows, cols, w.data()),
                  what + " bf16");
     }
   }
   // Without importance values (IQ2_S, IQ1_M), and a NaN refused by index.
   std::vector<float> x = GaussianRow(9, 1024, 0.5f);
   for (GgmlType type : {GgmlType::kIQ2_S, GgmlType::kIQ1_M}) {
-    ExpectSame(EncodeWith(ref_encode, type, x.data(), ElemType::kF32, 2, 512, nullptr),
-               EncodeWith(encode, type, x.data(), ElemType::kF32, 2, 512, nullptr), "no imatrix");
+    ExpectSame(Reference(type, x.data(), ElemType::kF32, 2, 512, nullptr),
+               Encode(type, x.data(), ElemType::kF32, 2, 512, nullptr), "no imatrix");
   }
   x[700] = NAN;
   const std::vector<float> w = ImatrixCases(512)[0].w;
   for (GgmlType type : kTypes) {
-    const Encoded want = EncodeWith(ref_encode, type, x.data(), ElemType::kF32, 2, 512, w.data());
+    const Encoded want = Reference(type, x.data(), ElemType::kF32, 2, 512, w.data());
     EXPECT_EQ(want.result, 700u);
-    ExpectSame(want, EncodeWith(encode, type, x.data(), ElemType::kF32, 2, 512, w.data()), "NaN");
+    ExpectSame(want, Encode(type, x.data(), ElemType::kF32, 2, 512, w.data()), "NaN");
   }
 }
 

@@ -25,6 +25,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_iq3_encode_ref.h"
 #include "tests/fixtures.h"
+#include "tests/ggml_encode_runs.h"
 #include "tests/ggml_kquant_inputs.h"
 #include "tests/quant_fixture_files.h"
 #include "tests/target_param.h"
@@ -56,22 +57,19 @@ std::vector<uint8_t> AsBytes(const std::vector<float>& x, ElemType type, size_t 
   return out;
 }
 
-struct Encoded {
-  uint64_t result;
-  std::vector<uint8_t> blocks;
-  kernels::ErrorSums errors;
-};
+using Encoded = EncodedBlocks;
 
-template <class Fn>
-Encoded RunEncoder(Fn encode, GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows,
-                   uint64_t cols, const float* imatrix = nullptr) {
-  const size_t bytes = rows * cols / 256 * ref::Iq3EncodeBlockBytes(type);
-  Encoded e{0, std::vector<uint8_t>(bytes + 32, 0x5A), kernels::ErrorSums()};
-  kernels::GgmlQuantArgs args{kernels::EncodeInput{in, in_type, rows, cols}, type, imatrix,
-                              e.blocks.data()};
-  e.result = encode(args, &e.errors);
-  for (size_t k = 0; k < 32; ++k) EXPECT_EQ(e.blocks[bytes + k], 0x5A) << "overrun";
-  return e;
+// The dispatched encoder, and the scalar reference once per input
+// (ggml_encode_runs.h), on rows x cols values.
+Encoded Encode(GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows, uint64_t cols,
+               const float* imatrix = nullptr) {
+  return RunGgmlEncoder(internal::EncodeGgmlIq3Quant, ref::Iq3EncodeBlockBytes(type), type, in,
+                        in_type, rows, cols, imatrix);
+}
+const Encoded& Reference(GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows,
+                         uint64_t cols, const float* imatrix = nullptr) {
+  return ReferenceRun(ref::EncodeGgmlIq3Quant, ref::Iq3EncodeBlockBytes(type), type, in, in_type,
+                      rows, cols, imatrix);
 }
 
 void ExpectSame(const Encoded& got, const Encoded& want, GgmlType type, const std::string& what) {
@@ -107,9 +105,9 @@ TEST_P(Iq3EncodePerTarget, MatchesReference) {
                                    std::string(ElemTypeName(in_type));
           const size_t skew = c.x.size() % 3 + 1;
           const std::vector<uint8_t> in = AsBytes(c.x, in_type, skew);
-          const Encoded want = RunEncoder(ref::EncodeGgmlIq3Quant, type, in.data() + skew, in_type,
+          const Encoded want = Reference(type, in.data() + skew, in_type,
                                           rows, cols, w);
-          const Encoded got = RunEncoder(internal::EncodeGgmlIq3Quant, type, in.data() + skew,
+          const Encoded got = Encode(type, in.data() + skew,
                                          in_type, rows, cols, w);
           EXPECT_EQ(want.result, kernels::kAllFinite) << what;
           ExpectSame(got, want, type, what);
@@ -132,9 +130,9 @@ TEST_P(Iq3EncodePerTarget, RefusesNonFiniteLikeTheReference) {
       x[at + 5] = bad[(k + 1) % 3];
       for (ElemType in_type : {ElemType::kF32, ElemType::kBf16, ElemType::kF16}) {
         const std::vector<uint8_t> in = AsBytes(x, in_type, 0);
-        const Encoded want = RunEncoder(ref::EncodeGgmlIq3Quant, type, in.data(), in_type, 1, 1024);
+        const Encoded want = Reference(type, in.data(), in_type, 1, 1024);
         const Encoded got =
-            RunEncoder(internal::EncodeGgmlIq3Quant, type, in.data(), in_type, 1, 1024);
+            Encode(type, in.data(), in_type, 1, 1024);
         EXPECT_EQ(want.result, at);
         EXPECT_EQ(got.result, at) << Name(type);
         EXPECT_TRUE(got.blocks == want.blocks) << Name(type);
@@ -160,12 +158,12 @@ TEST_P(Iq3EncodePerTarget, MatchesReferenceOnRealWeights) {
     const std::vector<float> w = ImatrixCases(256)[0].w;
     for (GgmlType type : kIq3Types) {
       const std::string what = Name(type) + " " + files[f].filename().string();
-      ExpectSame(RunEncoder(internal::EncodeGgmlIq3Quant, type, bf16, ElemType::kBf16, 1, cols),
-                 RunEncoder(ref::EncodeGgmlIq3Quant, type, bf16, ElemType::kBf16, 1, cols), type,
+      ExpectSame(Encode(type, bf16, ElemType::kBf16, 1, cols),
+                 Reference(type, bf16, ElemType::kBf16, 1, cols), type,
                  what);
-      ExpectSame(RunEncoder(internal::EncodeGgmlIq3Quant, type, bf16, ElemType::kBf16, cols / 256,
+      ExpectSame(Encode(type, bf16, ElemType::kBf16, cols / 256,
                             256, w.data()),
-                 RunEncoder(ref::EncodeGgmlIq3Quant, type, bf16, ElemType::kBf16, cols / 256, 256,
+                 Reference(type, bf16, ElemType::kBf16, cols / 256, 256,
                             w.data()),
                  type, what + " imatrix");
     }

@@ -22,6 +22,7 @@
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
 #include "tests/fixtures.h"
+#include "tests/ggml_encode_runs.h"
 #include "tests/quant_fixture_files.h"
 #include "tests/ggml_kquant_inputs.h"
 #include "tests/target_param.h"
@@ -51,27 +52,23 @@ std::vector<uint8_t> AsBytes(const std::vector<float>& x, ElemType type, size_t 
   return out;
 }
 
-struct Encoded {
-  uint64_t result;
-  std::vector<uint8_t> blocks;
-  kernels::ErrorSums errors;
-};
+using Encoded = EncodedBlocks;
 
 bool SameBytes(const kernels::ErrorSums& a, const kernels::ErrorSums& b) {
   return std::memcmp(&a, &b, sizeof(a)) == 0;
 }
 
-// Runs `encode` over rows x cols with a canary after the output.
-template <class Fn>
-Encoded RunEncoder(Fn encode, GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows,
-            uint64_t cols, const float* imatrix = nullptr) {
-  const size_t bytes = rows * cols / 256 * ref::KQuantEncodeBlockBytes(type);
-  Encoded e{0, std::vector<uint8_t>(bytes + 32, 0x5A), kernels::ErrorSums()};
-  kernels::GgmlQuantArgs args{kernels::EncodeInput{in, in_type, rows, cols}, type, imatrix,
-                              e.blocks.data()};
-  e.result = encode(args, &e.errors);
-  for (size_t k = 0; k < 32; ++k) EXPECT_EQ(e.blocks[bytes + k], 0x5A) << "overrun";
-  return e;
+// The dispatched encoder, and the scalar reference once per input
+// (ggml_encode_runs.h), on rows x cols values.
+Encoded Encode(GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows, uint64_t cols,
+               const float* imatrix = nullptr) {
+  return RunGgmlEncoder(internal::EncodeGgmlKQuantQuant, ref::KQuantEncodeBlockBytes(type), type,
+                        in, in_type, rows, cols, imatrix);
+}
+const Encoded& Reference(GgmlType type, const uint8_t* in, ElemType in_type, uint64_t rows,
+                         uint64_t cols, const float* imatrix = nullptr) {
+  return ReferenceRun(ref::EncodeGgmlKQuantQuant, ref::KQuantEncodeBlockBytes(type), type, in,
+                      in_type, rows, cols, imatrix);
 }
 
 class KQuantEncodePerTarget : public PerTarget {};
@@ -87,9 +84,9 @@ TEST_P(KQuantEncodePerTarget, MatchesReferenceOnEveryType) {
         // Two rows when the case splits evenly into 512-element rows.
         const uint64_t cols = c.x.size() % 512 == 0 ? c.x.size() / 2 : c.x.size();
         const uint64_t rows = c.x.size() / cols;
-        const Encoded want = RunEncoder(ref::EncodeGgmlKQuantQuant, type, in.data() + skew, in_type, rows, cols);
+        const Encoded want = Reference(type, in.data() + skew, in_type, rows, cols);
         const Encoded got =
-            RunEncoder(internal::EncodeGgmlKQuantQuant, type, in.data() + skew, in_type, rows, cols);
+            Encode(type, in.data() + skew, in_type, rows, cols);
         EXPECT_EQ(got.result, want.result) << KQuantName(type) << " " << c.name;
         EXPECT_TRUE(SameBytes(got.errors, want.errors)) << KQuantName(type) << " " << c.name;
         // The sums were computed (F16 flushes the tiniest cases to zero).
@@ -129,9 +126,9 @@ TEST_P(KQuantEncodePerTarget, MatchesReferenceWithImatrix) {
                                    imatrices[m].name + " from " + std::string(ElemTypeName(in_type));
           const size_t skew = c.x.size() % 3 + 1;
           const std::vector<uint8_t> in = AsBytes(c.x, in_type, skew);
-          const Encoded want = RunEncoder(ref::EncodeGgmlKQuantQuant, type, in.data() + skew,
+          const Encoded want = Reference(type, in.data() + skew,
                                           in_type, rows, cols, w);
-          const Encoded got = RunEncoder(internal::EncodeGgmlKQuantQuant, type, in.data() + skew,
+          const Encoded got = Encode(type, in.data() + skew,
                                          in_type, rows, cols, w);
           EXPECT_EQ(got.result, want.result) << what;
           EXPECT_EQ(want.result, kernels::kAllFinite) << what;
@@ -161,8 +158,8 @@ TEST_P(KQuantEncodePerTarget, RefusesNonFiniteLikeTheReference) {
       x[at + 5] = bad[(k + 1) % 3];
       for (ElemType in_type : {ElemType::kF32, ElemType::kBf16, ElemType::kF16}) {
         const std::vector<uint8_t> in = AsBytes(x, in_type, 0);
-        const Encoded want = RunEncoder(ref::EncodeGgmlKQuantQuant, type, in.data(), in_type, 1, 1024);
-        const Encoded got = RunEncoder(internal::EncodeGgmlKQuantQuant, type, in.data(), in_type, 1, 1024);
+        const Encoded want = Reference(type, in.data(), in_type, 1, 1024);
+        const Encoded got = Encode(type, in.data(), in_type, 1, 1024);
         EXPECT_EQ(want.result, at);
         EXPECT_EQ(got.result, at) << KQuantName(type);
         EXPECT_TRUE(got.blocks == want.blocks) << KQuantName(type);
@@ -189,16 +186,16 @@ TEST_P(KQuantEncodePerTarget, MatchesReferenceOnRealWeights) {
     const uint64_t cols = std::min<uint64_t>(n / 256 * 256, Emulated() ? 4096 : 65536);
     const uint8_t* bf16 = fixture->golden_bf16.data();
     for (GgmlType type : kKQuantEncodeTypes) {
-      const Encoded want = RunEncoder(ref::EncodeGgmlKQuantQuant, type, bf16, ElemType::kBf16, 1, cols);
+      const Encoded want = Reference(type, bf16, ElemType::kBf16, 1, cols);
       const Encoded got =
-          RunEncoder(internal::EncodeGgmlKQuantQuant, type, bf16, ElemType::kBf16, 1, cols);
+          Encode(type, bf16, ElemType::kBf16, 1, cols);
       EXPECT_EQ(got.result, want.result);
       EXPECT_TRUE(got.blocks == want.blocks) << KQuantName(type) << " " << path.filename();
       // With importance values: the same weights as rows of 256 columns.
       const std::vector<float> w = ImatrixCases(256)[0].w;
-      const Encoded want_w = RunEncoder(ref::EncodeGgmlKQuantQuant, type, bf16, ElemType::kBf16,
+      const Encoded want_w = Reference(type, bf16, ElemType::kBf16,
                                         cols / 256, 256, w.data());
-      const Encoded got_w = RunEncoder(internal::EncodeGgmlKQuantQuant, type, bf16,
+      const Encoded got_w = Encode(type, bf16,
                                        ElemType::kBf16, cols / 256, 256, w.data());
       EXPECT_TRUE(got_w.blocks == want_w.blocks)
           << KQuantName(type) << " imatrix " << path.filename();

@@ -28,6 +28,7 @@
 #include "kernels/ref/bnb_encode_ref.h"
 #include "kernels/ref/fp8_ref.h"
 #include "tests/fixtures.h"
+#include "tests/target_param.h"
 #include "tests/quant_fixture_files.h"
 
 namespace amn::test {
@@ -90,6 +91,9 @@ TEST(QuantizeFp8Ref, EveryBf16AtSeveralScalesMatchesNearestCode) {
       const double max_finite = Fp8MaxFinite(format);
       int mismatches = 0;
       for (uint64_t i = 0; i < n && mismatches < 5; ++i) {
+        // Under emulation one input in 7 (every exponent still occurs): the
+        // 256-code search per input took 346 s on qemu-aarch64.
+        if (!RunCase(i, 7)) continue;
         const float x = FromBits(uint32_t{inputs[i]} << 16);
         // x / scale in F32 (the rule's one division), clamped.
         const double q = std::fmin(std::fmax(static_cast<double>(x / scale), -max_finite),
