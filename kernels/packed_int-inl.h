@@ -461,6 +461,14 @@ HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
+// Whether PackedIntGroupChunks runs two chunks per loop iteration: the loop
+// control is 4 of about 22 instructions per chunk on AVX2. Three sets of
+// interleaved rounds on 2026-11-26 (docs/performance.md, "`ct_int8` on
+// AVX2"): AVX2 int8 BF16 7-10 % faster, F16 and F32 1-3 %, in every set;
+// on AVX3/AVX3_DL/SSE4/SSSE3 the sets disagreed (-5 % to +6 %), so those
+// keep one chunk per iteration.
+inline constexpr bool kTwoChunksPerIteration = HWY_TARGET == HWY_AVX2;
+
 // The whole chunks of group g from element e up to group_end, with its
 // broadcast zero and scale; returns the element after the last chunk.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, bool kSplit,
@@ -474,10 +482,17 @@ HWY_INLINE size_t PackedIntGroupChunks(const PackedIntRowParams& row, size_t g, 
   const auto split = hn::Set(df, kSplit ? row.group_scale[g] * 65537.0f : 0.0f);
   const ChunkScales<hn::ScalableTag<float>> scales{scale, scale, split, split};
   const auto zero = hn::Set(di16, row.group_zero[g]);
-  for (; e + chunk <= group_end; e += chunk) {
-    PackedIntChunk<kOut, kScale, kBits, kMayBeNan, kSplit>(df, CodesAt<kBits>(row.codes, e), zero,
-                                                           scales, out + e);
+  const auto one_chunk = [&](size_t at) {
+    PackedIntChunk<kOut, kScale, kBits, kMayBeNan, kSplit>(df, CodesAt<kBits>(row.codes, at), zero,
+                                                           scales, out + at);
+  };
+  if constexpr (kTwoChunksPerIteration) {
+    for (; e + 2 * chunk <= group_end; e += 2 * chunk) {
+      one_chunk(e);
+      one_chunk(e + chunk);
+    }
   }
+  for (; e + chunk <= group_end; e += chunk) one_chunk(e);
   return e;
 }
 
