@@ -13,7 +13,9 @@
 // the other F16) output. Each takes one multiply by its scale, then
 // the rounding to the scale dtype (compressed-tensors computes in it), then
 // the output rounding; when the output type is the scale type the second
-// rounding is the identity and is skipped.
+// rounding is the identity and is skipped. A group with a finite BF16
+// scale in SplitBf16Product's range takes the product and the rounding to
+// BF16 together, in floating point (PackedIntGroupChunks).
 #if defined(AMN_KERNELS_PACKED_INT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_PACKED_INT_INL_H_
 #undef AMN_KERNELS_PACKED_INT_INL_H_
@@ -500,7 +502,6 @@ HWY_INLINE size_t PackedIntGroupChunks(const PackedIntRowParams& row, size_t g, 
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
 HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
-  const hn::Repartition<int16_t, decltype(df)> di16;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
