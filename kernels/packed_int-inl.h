@@ -13,7 +13,9 @@
 // the other F16) output. Each takes one multiply by its scale, then
 // the rounding to the scale dtype (compressed-tensors computes in it), then
 // the output rounding; when the output type is the scale type the second
-// rounding is the identity and is skipped.
+// rounding is the identity and is skipped. A group with a finite BF16
+// scale in SplitBf16Product's range takes the product and the rounding to
+// BF16 together, in floating point (PackedIntGroupChunks).
 #if defined(AMN_KERNELS_PACKED_INT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_PACKED_INT_INL_H_
 #undef AMN_KERNELS_PACKED_INT_INL_H_
@@ -85,18 +87,25 @@ HWY_INLINE size_t ChunkLaneOf(size_t k, size_t n) {
   return kElementOrder<kOut> ? k : LaneOf<kOut>(k, n);
 }
 
-// One chunk of 2n elements: codes at `bytes`, zeros (element order) in
-// `zero`, scales in the ChunkLaneOf layout (scale_a, scale_b).
-template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, class DF,
-          typename TOut>
-HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
-                               hn::Vec<hn::Repartition<int16_t, DF>> zero, hn::Vec<DF> scale_a,
-                               hn::Vec<DF> scale_b, TOut* HWY_RESTRICT out) {
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const hn::Repartition<int16_t, DF> di16;
+// The i32 differences code - zero of a chunk's elements: [0, n) and [n, 2n)
+// when kElementOrder, else the even and odd elements.
+template <DequantOut kOut, uint32_t kBits, class DI>
+HWY_INLINE void ChunkDiffs(DI di, const uint8_t* HWY_RESTRICT bytes,
+                           hn::Vec<hn::Repartition<int16_t, DI>> zero, hn::Vec<DI>& a,
+                           hn::Vec<DI>& b) {
+  const hn::RebindToUnsigned<DI> du;
+  const hn::Repartition<int16_t, DI> di16;
+  if constexpr (kBits == 8 && kElementOrder<kOut>) {
+    // Each half widened straight from memory (vpmovzxbd on AVX2), not
+    // widened to u16, subtracted and split (one instruction fewer per chunk).
+    const hn::Rebind<uint8_t, DI> d8;
+    const auto zero32 = hn::PromoteTo(di, hn::LowerHalf(hn::Half<decltype(di16)>(), zero));
+    a = hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, bytes))), zero32);
+    b = hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, bytes + hn::Lanes(di)))),
+                hn::PromoteTo(di, hn::UpperHalf(hn::Half<decltype(di16)>(), zero)));
+    return;
+  }
   const auto diff = hn::Sub(hn::BitCast(di16, UnpackCodes<kBits>(du, bytes)), zero);
-  hn::Vec<decltype(di)> a, b;
   if constexpr (kElementOrder<kOut>) {
     const hn::Half<decltype(di16)> dh;
     a = hn::PromoteTo(di, hn::LowerHalf(dh, diff));
@@ -106,8 +115,77 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
     a = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs));  // even elements, sign-extended
     b = hn::ShiftRight<16>(pairs);                     // odd elements
   }
-  const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scale_a));
-  const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scale_b));
+}
+
+// A BF16 scale whose exponent field is at most kSplitMaxExponent lets
+// SplitBf16Product round diff * scale to BF16 with floating-point
+// arithmetic (4 instructions per vector, against a multiply and 5 integer
+// instructions for NonNanToBf16Upper and the mask). Above it diff * scale *
+// 65537 overflows for some |diff| <= 255; up to it the result is the
+// reference's round to nearest even for every |diff| <= 255 and every such
+// scale, ties and subnormal products included (exhaustive test
+// PackedIntTest.Bf16SplitRoundingExhaustive).
+inline constexpr uint32_t kSplitMaxExponent = 230;
+
+inline bool Bf16SplitSafe(float scale) {
+  return ((std::bit_cast<uint32_t>(scale) >> 23) & 0xFF) <= kSplitMaxExponent;
+}
+
+// diff * scale rounded to 8 significant bits (Veltkamp's split with
+// 2^16 + 1): scale_split = scale * 65537 is exact in F32 (8 + 17 bits), so
+// c = diff * scale_split is fl(x * 65537) for the exact x = diff * scale,
+// and c - (c - x) is x's upper 8 bits, rounded. Never fused
+// (-ffp-contract=off), never reassociated (no -ffast-math).
+template <class V>
+HWY_INLINE V SplitBf16Product(V diff, V scale, V scale_split) {
+  const auto x = hn::Mul(diff, scale);
+  const auto c = hn::Mul(diff, scale_split);
+  return hn::Sub(c, hn::Sub(c, x));
+}
+
+// Stores A and B, F32 bits of values that are exact BF16 (SplitBf16Product),
+// as for a BF16 scale: BF16 output is their upper halves (no rounding), F16
+// and F32 output as kOutIsScaleType's store.
+template <DequantOut kOut, class DU, typename TOut>
+HWY_INLINE void StoreBf16Exact(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
+  if constexpr (kOut == DequantOut::kBf16) {
+    const hn::Repartition<uint16_t, DU> d16;
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, b), hn::BitCast(d16, hn::ShiftRight<16>(a))), d16,
+               out);
+  } else if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
+    StoreF16Pair(du, a, b, out);
+  } else {
+    StoreOut<kOut, false>(du, a, b, out);
+  }
+}
+
+// The scales of a chunk in the ChunkLaneOf layout; split_a, split_b (scale *
+// 65537, SplitBf16Product) only where the chunk takes the split.
+template <class DF>
+struct ChunkScales {
+  hn::Vec<DF> a, b, split_a, split_b;
+};
+
+// One chunk of 2n elements: codes at `bytes`, zeros (element order) in
+// `zero`. kSplit: a finite BF16 scale that Bf16SplitSafe accepts.
+template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, bool kSplit = false,
+          class DF, typename TOut>
+HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
+                               hn::Vec<hn::Repartition<int16_t, DF>> zero,
+                               const ChunkScales<DF>& scales, TOut* HWY_RESTRICT out) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  hn::Vec<decltype(di)> a, b;
+  ChunkDiffs<kOut, kBits>(di, bytes, zero, a, b);
+  if constexpr (kSplit) {
+    static_assert(kScale == ElemType::kBf16 && !kMayBeNan);
+    StoreBf16Exact<kOut>(
+        du, hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, a), scales.a, scales.split_a)),
+        hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, b), scales.b, scales.split_b)), out);
+    return;
+  }
+  const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scales.a));
+  const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scales.b));
   if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
     if constexpr (kOutIsScaleType<kOut, kScale>) {
       StoreF16Pair(du, pa, pb, out);
@@ -121,6 +199,13 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
     StoreOut<kOut, kMayBeNan>(du, RoundToScaleLanes<kScale, kMayBeNan>(du, pa),
                               RoundToScaleLanes<kScale, kMayBeNan>(du, pb), out);
   }
+}
+
+// The byte of element e's code (a whole-byte offset without e * kBits / 8,
+// whose multiply could overflow and which GCC keeps as a shift and a mask).
+template <uint32_t kBits>
+HWY_INLINE const uint8_t* CodesAt(const uint8_t* codes, size_t e) {
+  return codes + e / (8 / kBits);
 }
 
 // Where one row finds its scales and zeros.
@@ -150,9 +235,12 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
     lane_scale[ChunkLaneOf<kOut>(k, n)] = row.group_scale[g];
     lane_zero[k] = row.group_zero[g];
   }
+  const auto scale_a = hn::Load(df, lane_scale);
+  const auto scale_b = hn::Load(df, lane_scale + n);
   PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Load(di16, lane_zero),
-                                                 hn::Load(df, lane_scale),
-                                                 hn::Load(df, lane_scale + n), out);
+                                                 ChunkScales<hn::ScalableTag<float>>{scale_a, scale_b,
+                                                                           scale_a, scale_b},
+                                                 out);
 }
 
 // x86 from SSSE3 up: an int4 group has only 16 possible outputs, so they are
@@ -375,11 +463,45 @@ HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
+// Whether PackedIntGroupChunks runs two chunks per loop iteration: the loop
+// control is 4 of about 22 instructions per chunk on AVX2. Three sets of
+// interleaved rounds on 2026-11-26 (docs/performance.md, "`ct_int8` on
+// AVX2"): AVX2 int8 BF16 7-10 % faster, F16 and F32 1-3 %, in every set;
+// on AVX3/AVX3_DL/SSE4/SSSE3 the sets disagreed (-5 % to +6 %), so those
+// keep one chunk per iteration.
+inline constexpr bool kTwoChunksPerIteration = HWY_TARGET == HWY_AVX2;
+
+// The whole chunks of group g from element e up to group_end, with its
+// broadcast zero and scale; returns the element after the last chunk.
+template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, bool kSplit,
+          typename TOut>
+HWY_INLINE size_t PackedIntGroupChunks(const PackedIntRowParams& row, size_t g, size_t e,
+                                       size_t group_end, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::Repartition<int16_t, decltype(df)> di16;
+  const size_t chunk = 2 * hn::Lanes(df);
+  const auto scale = hn::Set(df, row.group_scale[g]);
+  const auto split = hn::Set(df, kSplit ? row.group_scale[g] * 65537.0f : 0.0f);
+  const ChunkScales<hn::ScalableTag<float>> scales{scale, scale, split, split};
+  const auto zero = hn::Set(di16, row.group_zero[g]);
+  const auto one_chunk = [&](size_t at) {
+    PackedIntChunk<kOut, kScale, kBits, kMayBeNan, kSplit>(df, CodesAt<kBits>(row.codes, at), zero,
+                                                           scales, out + at);
+  };
+  if constexpr (kTwoChunksPerIteration) {
+    for (; e + 2 * chunk <= group_end; e += 2 * chunk) {
+      one_chunk(e);
+      one_chunk(e + chunk);
+    }
+  }
+  for (; e + chunk <= group_end; e += chunk) one_chunk(e);
+  return e;
+}
+
 // One row of `cols` outputs; the last partial chunk from zero-padded copies.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, typename TOut>
 HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
-  const hn::Repartition<int16_t, decltype(df)> di16;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
@@ -399,14 +521,15 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
     const size_t g = e / row.group_size;
     const size_t group_end = std::min(row.cols, (g + 1) * row.group_size);
     if (e + chunk <= group_end) {
-      const auto scale = hn::Set(df, row.group_scale[g]);
-      const auto zero = hn::Set(di16, row.group_zero[g]);
-      for (; e + chunk <= group_end; e += chunk) {
-        PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, row.codes + e * kBits / 8, zero, scale,
-                                                       scale, out + e);
+      if constexpr (kScale == ElemType::kBf16 && !kMayBeNan) {
+        if (Bf16SplitSafe(row.group_scale[g])) {
+          e = PackedIntGroupChunks<kOut, kScale, kBits, kMayBeNan, true>(row, g, e, group_end, out);
+          continue;
+        }
       }
+      e = PackedIntGroupChunks<kOut, kScale, kBits, kMayBeNan, false>(row, g, e, group_end, out);
     } else {
-      PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, row.codes + e * kBits / 8, e,
+      PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, CodesAt<kBits>(row.codes, e), e,
                                                           out + e);
       e += chunk;
     }
@@ -416,7 +539,7 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   constexpr size_t kMaxChunk = HWY_MAX_BYTES / sizeof(uint16_t);
   HWY_ALIGN uint8_t bytes_tail[kMaxChunk] = {};
   HWY_ALIGN TOut out_tail[kMaxChunk];
-  std::memcpy(bytes_tail, row.codes + e * kBits / 8, (rest * kBits + 7) / 8);
+  std::memcpy(bytes_tail, CodesAt<kBits>(row.codes, e), (rest * kBits + 7) / 8);
   PackedIntChunkLanes<kOut, kScale, kBits, kMayBeNan>(row, bytes_tail, e, out_tail);
   std::memcpy(out + e, out_tail, rest * sizeof(TOut));
 }

@@ -436,6 +436,59 @@ TEST_P(PackedIntTest, RandomLayersMatchReference) {
   }
 }
 
+// Every finite BF16 scale times every difference an int8 layer can make
+// (-255..255: codes 0..255 against the i8 zero points -128 and 127), all
+// three outputs, against the reference's rounding (ref::RoundToScaleType of
+// the F32 product, then the output's): about 33 M cases per output. The
+// kernels round diff * scale to BF16 by a floating-point split for scales
+// whose exponent field is at most 230 (packed_int-inl.h, Bf16SplitSafe) and
+// integer arithmetic above; this covers both sides of that bound, ties and
+// subnormal products. One batch per scale high byte (256 scales, two rows
+// each, per channel); under emulation one batch in 17.
+TEST_P(PackedIntTest, Bf16SplitRoundingExhaustive) {
+  constexpr size_t kCols = 256;
+  for (uint32_t high = 0; high < 256; ++high) {
+    if (!RunCase(high, 17)) continue;
+    CtData d;
+    d.cols = kCols;
+    d.group_size = kCols;
+    d.bits = 8;
+    d.zero_i8 = true;
+    d.scale_type = ElemType::kBf16;
+    for (uint32_t low = 0; low < 256; ++low) {
+      const uint32_t raw = high << 8 | low;
+      if ((raw & 0x7F80) == 0x7F80) continue;  // Inf, NaN
+      for (int8_t zero : {int8_t{-128}, int8_t{127}}) {
+        d.scale.push_back(raw);
+        d.zero.push_back(zero);
+        for (size_t c = 0; c < kCols; ++c) d.q.push_back(static_cast<int8_t>(c - 128));
+        ++d.rows;
+      }
+    }
+    if (d.rows == 0) continue;
+    Finish(d);
+    for (ElemType out : kOutTypes) {
+      std::vector<uint8_t> want;
+      want.reserve(d.rows * kCols * ElemTypeBytes(out));
+      for (size_t r = 0; r < d.rows; ++r) {
+        const float scale = ScaleValue(d.scale[r], ElemType::kBf16);
+        for (size_t c = 0; c < kCols; ++c) {
+          const float diff = static_cast<float>(d.q[r * kCols + c] - d.zero[r]);
+          const uint32_t value =
+              ref::RoundToScaleType(std::bit_cast<uint32_t>(diff * scale), ElemType::kBf16);
+          const uint32_t bits = OutBits(value, out);
+          for (size_t b = 0; b < ElemTypeBytes(out); ++b) {
+            want.push_back(static_cast<uint8_t>(bits >> (8 * b)));
+          }
+        }
+      }
+      ASSERT_TRUE(SameBytes(RunCt(d, 0, d.rows, out), want, ElemTypeBytes(out),
+                            "scales 0x" + std::to_string(high) + "xx (decimal high byte), out=" +
+                                std::string(ElemTypeName(out))));
+    }
+  }
+}
+
 TEST_P(PackedIntTest, PropertyMatchesReference) {
   const bool ok = rc::check("DequantPackedInt matches the reference", [] {
     const uint32_t bits = *rc::gen::element(4u, 8u);
