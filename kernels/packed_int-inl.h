@@ -159,20 +159,17 @@ HWY_INLINE void StoreBf16Exact(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RE
   }
 }
 
-// The scales of a chunk in the ChunkLaneOf layout; split_a, split_b (scale *
-// 65537, SplitBf16Product) only where the chunk takes the split.
-template <class DF>
-struct ChunkScales {
-  hn::Vec<DF> a, b, split_a, split_b;
-};
-
 // One chunk of 2n elements: codes at `bytes`, zeros (element order) in
-// `zero`. kSplit: a finite BF16 scale that Bf16SplitSafe accepts.
+// `zero`, scales in the ChunkLaneOf layout (scale_a, scale_b). kSplit: a
+// finite BF16 scale that Bf16SplitSafe accepts, with split_a, split_b its
+// scale * 65537 (SplitBf16Product); unused otherwise. (Separate parameters:
+// SVE vectors are sizeless and cannot be members of a struct.)
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, bool kSplit = false,
           class DF, typename TOut>
 HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
-                               hn::Vec<hn::Repartition<int16_t, DF>> zero,
-                               const ChunkScales<DF>& scales, TOut* HWY_RESTRICT out) {
+                               hn::Vec<hn::Repartition<int16_t, DF>> zero, hn::Vec<DF> scale_a,
+                               hn::Vec<DF> scale_b, hn::Vec<DF> split_a, hn::Vec<DF> split_b,
+                               TOut* HWY_RESTRICT out) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
   hn::Vec<decltype(di)> a, b;
@@ -180,12 +177,12 @@ HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
   if constexpr (kSplit) {
     static_assert(kScale == ElemType::kBf16 && !kMayBeNan);
     StoreBf16Exact<kOut>(
-        du, hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, a), scales.a, scales.split_a)),
-        hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, b), scales.b, scales.split_b)), out);
+        du, hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, a), scale_a, split_a)),
+        hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, b), scale_b, split_b)), out);
     return;
   }
-  const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scales.a));
-  const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scales.b));
+  const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scale_a));
+  const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scale_b));
   if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
     if constexpr (kOutIsScaleType<kOut, kScale>) {
       StoreF16Pair(du, pa, pb, out);
@@ -237,10 +234,8 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
   }
   const auto scale_a = hn::Load(df, lane_scale);
   const auto scale_b = hn::Load(df, lane_scale + n);
-  PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Load(di16, lane_zero),
-                                                 ChunkScales<hn::ScalableTag<float>>{scale_a, scale_b,
-                                                                           scale_a, scale_b},
-                                                 out);
+  PackedIntChunk<kOut, kScale, kBits, kMayBeNan>(df, bytes, hn::Load(di16, lane_zero), scale_a,
+                                                 scale_b, scale_a, scale_b, out);
 }
 
 // x86 from SSSE3 up: an int4 group has only 16 possible outputs, so they are
@@ -482,11 +477,10 @@ HWY_INLINE size_t PackedIntGroupChunks(const PackedIntRowParams& row, size_t g, 
   const size_t chunk = 2 * hn::Lanes(df);
   const auto scale = hn::Set(df, row.group_scale[g]);
   const auto split = hn::Set(df, kSplit ? row.group_scale[g] * 65537.0f : 0.0f);
-  const ChunkScales<hn::ScalableTag<float>> scales{scale, scale, split, split};
   const auto zero = hn::Set(di16, row.group_zero[g]);
   const auto one_chunk = [&](size_t at) {
     PackedIntChunk<kOut, kScale, kBits, kMayBeNan, kSplit>(df, CodesAt<kBits>(row.codes, at), zero,
-                                                           scales, out + at);
+                                                           scale, scale, split, split, out + at);
   };
   if constexpr (kTwoChunksPerIteration) {
     for (; e + 2 * chunk <= group_end; e += 2 * chunk) {
