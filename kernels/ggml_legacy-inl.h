@@ -451,35 +451,6 @@ constexpr bool GgmlUsesByteTables() {
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-// The 32 outputs of a block's 16 nibble bytes `qs` (element j: the low
-// nibble of qs[j], element j + 16 its high nibble) through byte tables of
-// 128 or 256 bits.
-template <class D8>
-HWY_INLINE void GgmlNibbleLookups(D8 d8, const Int4ByteTables<D8>& tables,
-                                  const uint8_t* HWY_RESTRICT qs, uint16_t* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, D8> d16;
-  const auto mask = hn::Set(d8, uint8_t{0x0F});
-  if constexpr (hn::MaxLanes(D8()) == 16) {
-    const auto x = hn::LoadU(d8, qs);
-    StoreInt4ByteLookups(d8, tables, hn::And(x, mask), out);
-    StoreInt4ByteLookups(d8, tables,
-                         hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask),
-                         out + 16);
-  } else {
-    // StoreInt4ByteLookups stores the lower 8 codes of both 128-bit blocks,
-    // then their upper 8: block 0 takes the low then high nibbles of qs[0..7]
-    // (elements 0..7, 16..23), block 1 those of qs[8..15] (8..15, 24..31).
-    const hn::Repartition<uint64_t, D8> d64;
-    const auto x = hn::LoadDup128(d8, qs);
-    const auto low = hn::BitCast(d64, hn::And(x, mask));
-    const auto high = hn::BitCast(
-        d64, hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask));
-    const auto codes = hn::ConcatUpperLower(d64, hn::InterleaveUpper(d64, low, high),
-                                            hn::InterleaveLower(d64, low, high));
-    StoreInt4ByteLookups(d8, tables, hn::BitCast(d8, codes), out);
-  }
-}
-
 // One block of a 4-bit type as 16-bit outputs: its 16 possible results
 // (Values on codes 0..15, the arithmetic of Chunk, then Encode) rounded once
 // into byte tables, and its 32 nibbles looked up. The tables hold exactly
@@ -494,17 +465,11 @@ HWY_INLINE void GgmlByteTableBlock(const uint8_t* HWY_RESTRICT x, const GgmlBloc
         const auto values = Decoder::template Values<kSpecial>(hn::BitCast(du, codes), s);
         return Encode()(du, hn::BitCast(du, values));
       });
-  if constexpr (hn::MaxLanes(D8()) > 32) {
-    // AVX-512: the tables are built at full width, looked up at 256 bits
-    // (a block is 32 outputs).
-    using DH = hn::Half<D8>;
-    const DH dh;
-    const Int4ByteTables<DH> half{hn::LowerHalf(dh, tables.low),
-                                            hn::LowerHalf(dh, tables.high)};
-    GgmlNibbleLookups(dh, half, x + Decoder::kQsOffset, out);
-  } else {
-    GgmlNibbleLookups(d8, tables, x + Decoder::kQsOffset, out);
-  }
+  // Element j: the low nibble of qs[j], element j + 16 its high nibble.
+  const Int4Lookup32Tag d32;
+  const auto qs = hn::LoadDup128(d32, x + Decoder::kQsOffset);
+  StoreInt4ByteLookups32(Int4Tables32(tables), Int4Nibbles<0>(d32, qs), Int4Nibbles<1>(d32, qs),
+                         out);
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 

@@ -94,6 +94,50 @@ HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn
   hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
 }
 
+// Tables for 32 outputs at a time (a GGUF block or sub-block): at most 256
+// bits (on AVX-512 the lower halves of the full-width tables).
+using Int4Lookup32Tag = hn::CappedTag<uint8_t, 32>;
+
+template <class D8>
+HWY_INLINE Int4ByteTables<Int4Lookup32Tag> Int4Tables32(const Int4ByteTables<D8>& tables) {
+  if constexpr (hn::MaxLanes(D8()) > 32) {
+    const Int4Lookup32Tag dh;
+    return {hn::LowerHalf(dh, tables.low), hn::LowerHalf(dh, tables.high)};
+  } else {
+    return tables;
+  }
+}
+
+// Looks up 32 codes, those of outputs 0..15 in c0 and of 16..31 in c1 (the
+// same 16 in every 128-bit block), and stores the 32 outputs in order. At
+// 256 bits StoreInt4ByteLookups stores the lower 8 codes of both blocks,
+// then their upper 8, so block 0 gets codes 0..7 and 16..23, block 1 codes
+// 8..15 and 24..31 (two 64-bit unpacks and a blend).
+HWY_INLINE void StoreInt4ByteLookups32(const Int4ByteTables<Int4Lookup32Tag>& tables,
+                                       hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1,
+                                       uint16_t* HWY_RESTRICT out) {
+  const Int4Lookup32Tag d8;
+  if constexpr (hn::MaxLanes(Int4Lookup32Tag()) == 16) {
+    StoreInt4ByteLookups(d8, tables, c0, out);
+    StoreInt4ByteLookups(d8, tables, c1, out + 16);
+  } else {
+    const hn::Repartition<uint64_t, Int4Lookup32Tag> d64;
+    const auto lo = hn::BitCast(d64, c0);
+    const auto hi = hn::BitCast(d64, c1);
+    const auto codes = hn::ConcatUpperLower(d64, hn::InterleaveUpper(d64, lo, hi),
+                                            hn::InterleaveLower(d64, lo, hi));
+    StoreInt4ByteLookups(d8, tables, hn::BitCast(d8, codes), out);
+  }
+}
+
+// Nibble kHigh (0: bits 0..3, 1: bits 4..7) of every byte of x.
+template <int kHigh, class D8>
+HWY_INLINE hn::Vec<D8> Int4Nibbles(D8 d8, hn::Vec<D8> x) {
+  const hn::Repartition<uint16_t, D8> d16;
+  if constexpr (kHigh) x = hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x)));
+  return hn::And(x, hn::Set(d8, uint8_t{0x0F}));
+}
+
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
 }  // namespace HWY_NAMESPACE
