@@ -16,6 +16,8 @@
 // variant with one IsNaN + IfThenElse per vector (chosen per block).
 // TQ1_0 to F16 skips both passes for blocks with a finite d: its only
 // results are -d, +0 · d and d, looked up per digit (Tq1F16Block).
+// Q4_K's 16-bit outputs on SSSE3/SSE4 (and BF16 on AVX2) skip pass 1's code
+// unpack: byte tables of each sub-block's 16 results (Q4KByteTableBlock).
 // Same bytes as the reference on every target; SCALAR (one-lane vectors,
 // no 16-byte table lookup) runs the reference.
 #if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)

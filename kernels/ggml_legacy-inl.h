@@ -7,6 +7,8 @@
 // integer encoders of kernels/float_convert-inl.h. NaN results follow the
 // reference's rule (kernels/ref/ggml_legacy_ref.h); blocks whose d or m is
 // Inf/NaN take a chunk variant that makes them canonical (chosen per block).
+// On x86 the 4-bit types' 16-bit outputs may instead go through a byte
+// table of the block's 16 possible results (GgmlUsesByteTables).
 //
 // A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
 // is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
