@@ -16,6 +16,8 @@
 // variant with one IsNaN + IfThenElse per vector (chosen per block).
 // TQ1_0 to F16 skips both passes for blocks with a finite d: its only
 // results are -d, +0 · d and d, looked up per digit (Tq1F16Block).
+// Q4_K's 16-bit outputs on SSSE3/SSE4 (and BF16 on AVX2) skip pass 1's code
+// unpack: byte tables of each sub-block's 16 results (Q4KByteTableBlock).
 // Same bytes as the reference on every target; SCALAR (one-lane vectors,
 // no 16-byte table lookup) runs the reference.
 #if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -35,6 +37,7 @@
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
+#include "kernels/int4_byte_table-inl.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 
@@ -427,6 +430,15 @@ HWY_INLINE hn::Vec<DF> PinNan(DF df, hn::Vec<DF> r, uint32_t nan_bits) {
   return hn::IfThenElse(hn::IsNaN(r), nan, r);
 }
 
+// float(q) · dl (- ml) for one factor group, NaN pinned with kSpecial.
+template <bool kHasMin, bool kSpecial, class DF>
+HWY_INLINE hn::Vec<DF> ScaledCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> q, float dl, float ml,
+                                   uint32_t nan_bits) {
+  auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dl));
+  if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, ml));
+  return PinNan<kSpecial>(df, r, nan_bits);
+}
+
 // kGroupShift: log2 of the elements per factor (16; Q4_K/Q5_K 32).
 template <bool kHasMin, bool kSpecial, int kBias, int kGroupShift = 4>
 struct Scaled {
@@ -437,9 +449,8 @@ struct Scaled {
     const hn::Rebind<int8_t, DF> d8;
     auto q = hn::PromoteTo(di, hn::LoadU(d8, dec.codes + i));
     if constexpr (kBias != 0) q = hn::Sub(q, hn::Set(di, kBias));
-    auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dec.dl[i >> kGroupShift]));
-    if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, dec.ml[i >> kGroupShift]));
-    return PinNan<kSpecial>(df, r, nan_bits);
+    return ScaledCodes<kHasMin, kSpecial>(df, q, dec.dl[i >> kGroupShift],
+                                          dec.ml[i >> kGroupShift], nan_bits);
   }
 };
 
@@ -468,20 +479,64 @@ HWY_INLINE void Store16(const Decoded& dec, uint32_t nan_bits, uint16_t* HWY_RES
   }
 }
 
+// The BF16 (kBf16) or F16 encoder; kMayBeNan false: the caller has proved
+// no result of the block is NaN, and BF16/F16 are rounded without the NaN
+// rule (ToBf16UpperNonNan, ToF16LowerNonNan; with F16C the F16 store is the
+// same instruction).
+template <bool kBf16, bool kMayBeNan>
+using Encoder16 =
+    std::conditional_t<kBf16, std::conditional_t<kMayBeNan, ToBf16Upper, ToBf16UpperNonNan>,
+                       std::conditional_t<kMayBeNan, ToF16Lower, ToF16LowerNonNan>>;
+
 // One decoded block to F32 (TOut float) or BF16/F16 (kBf16 picks).
-// kMayBeNan false: the caller has proved no result of the block is NaN, and
-// BF16/F16 are rounded without the NaN rule (ToBf16UpperNonNan,
-// ToF16LowerNonNan; with F16C the F16 store is the same instruction).
 template <class Value, typename TOut, bool kBf16, bool kMayBeNan>
 HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_RESTRICT y) {
   if constexpr (sizeof(TOut) == 4) {
     StoreF32<Value>(dec, nan_bits, y);
-  } else if constexpr (kBf16) {
-    Store16<Value, std::conditional_t<kMayBeNan, ToBf16Upper, ToBf16UpperNonNan>>(dec, nan_bits, y);
   } else {
-    Store16<Value, std::conditional_t<kMayBeNan, ToF16Lower, ToF16LowerNonNan>>(dec, nan_bits, y);
+    Store16<Value, Encoder16<kBf16, kMayBeNan>>(dec, nan_bits, y);
   }
 }
+
+// Q4_K's 16-bit outputs through byte tables (kernels/int4_byte_table-inl.h)
+// where that was faster: a 32-element sub-block j has one factor pair
+// (dl[j], ml[j]) and 4-bit codes, so at most 16 distinct outputs; they are
+// computed once (ScaledCodes on codes 0..15, the arithmetic of Scaled, then
+// the same encoder) and the sub-block's nibbles looked up, giving the same
+// bits as Store16. Taken where it was faster (docs/performance.md,
+// "Per-block tables for 4-bit GGUF types"): SSSE3/SSE4 (software F16
+// rounding) and AVX2's BF16; AVX2 F16 (0.97×) and AVX-512 (BF16 1.0×, F16
+// 0.65×) keep Store16.
+template <uint32_t kType, typename TOut, bool kBf16>
+constexpr bool KQuantUsesByteTables() {
+  return kType == kQ4K && sizeof(TOut) == 2 &&
+         (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || (HWY_TARGET == HWY_AVX2 && kBf16));
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// Sub-blocks 2c and 2c+1 are nibbles 0 and 1 of qs[32c .. 32c+31].
+template <class Encode, bool kSpecial>
+HWY_INLINE void Q4KByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decoded& dec,
+                                  uint32_t nan_bits, uint16_t* HWY_RESTRICT y) {
+  const hn::ScalableTag<uint8_t> d8;
+  const Int4Lookup32Tag d32;
+  const auto sub_block = [&](size_t j, hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1) {
+    const auto tables = MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&](auto du, auto codes) {
+      const hn::RebindToFloat<decltype(du)> df;
+      return Encode()(du, hn::BitCast(du, ScaledCodes<true, kSpecial>(df, codes, dec.dl[j],
+                                                                      dec.ml[j], nan_bits)));
+    });
+    StoreInt4ByteLookups32(Int4Tables32(tables), c0, c1, y + 32 * j);
+  };
+  for (size_t c = 0; c < 4; ++c) {
+    const uint8_t* qs = b + kq::q4k::kQs + 32 * c;
+    const auto q0 = hn::LoadDup128(d32, qs);
+    const auto q1 = hn::LoadDup128(d32, qs + 16);
+    sub_block(2 * c, Int4Nibbles<0>(d32, q0), Int4Nibbles<0>(d32, q1));
+    sub_block(2 * c + 1, Int4Nibbles<1>(d32, q0), Int4Nibbles<1>(d32, q1));
+  }
+}
+#endif
 
 template <uint32_t kType>
 HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
@@ -517,6 +572,18 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
         continue;
       }
     }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+    if constexpr (KQuantUsesByteTables<kType, TOut, kBf16>()) {
+      DecodeQ45KScales(b, kq::q4k::kScales, dec);
+      if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {
+        Q4KByteTableBlock<Encoder16<kBf16, true>, true>(b, dec, BlockNanBits<kType>(b),
+                                                        out + i * kQK);
+      } else {
+        Q4KByteTableBlock<Encoder16<kBf16, false>, false>(b, dec, 0, out + i * kQK);
+      }
+      continue;
+    }
+#endif
     Decode<kType>(b, dec);
     constexpr int kShift = kType == kQ4K || kType == kQ5K ? 5 : 4;
     using Plain = Scaled<kHasMin, false, 0, kShift>;

@@ -7,6 +7,8 @@
 // integer encoders of kernels/float_convert-inl.h. NaN results follow the
 // reference's rule (kernels/ref/ggml_legacy_ref.h); blocks whose d or m is
 // Inf/NaN take a chunk variant that makes them canonical (chosen per block).
+// On x86 the 4-bit types' 16-bit outputs may instead go through a byte
+// table of the block's 16 possible results (GgmlUsesByteTables).
 //
 // A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
 // is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
@@ -25,12 +27,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "amn/ggml_type.h"
 #include "kernels/kernel_args.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_blocks.h"
+#include "kernels/int4_byte_table-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -166,32 +170,46 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlPlusMin(hn::Vec<hn::RebindToFl
 
 // ---- Decoders: Scales(x) once per block, Chunk(x, j0, scales) per N elements.
 
-struct GgmlQ4_0 {
+// The 4-bit types (Q4_0, Q4_1, IQ4_NL, MXFP4): every output is
+// Decoder::Values(its nibble, the block's scales), the 16 nibble bytes at
+// byte kQsOffset of the block in ggml's order. So a block has at most 16
+// distinct outputs, which GgmlByteTableBlock uses.
+template <class Decoder>
+struct GgmlNibbleDecoder {
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
+                                                             const GgmlBlockScales& s) {
+    return Decoder::template Values<kSpecial>(GgmlNibbles(GgmlDU(), x + Decoder::kQsOffset, j0),
+                                              s);
+  }
+};
+
+struct GgmlQ4_0 : GgmlNibbleDecoder<GgmlQ4_0> {
   static constexpr size_t kBytes = ggml::kQ4_0Bytes;
+  static constexpr size_t kQsOffset = 2;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
   template <bool kSpecial>
-  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
-                                                             const GgmlBlockScales& s) {
-    const GgmlDU du;
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
+                                                              const GgmlBlockScales& s) {
     const hn::RebindToSigned<GgmlDU> di;
-    const auto q = hn::Sub(hn::BitCast(di, GgmlNibbles(du, x + 2, j0)), hn::Set(di, 8));
+    const auto q = hn::Sub(hn::BitCast(di, nibbles), hn::Set(di, 8));
     return GgmlScaled<kSpecial>(GgmlToF32(q), s);
   }
 };
 
-struct GgmlQ4_1 {
+struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
   static constexpr size_t kBytes = ggml::kQ4_1Bytes;
+  static constexpr size_t kQsOffset = 4;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), ggml::F16ScaleBits(ggml::LoadLe16(x + 2)));
   }
   template <bool kSpecial>
-  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
-                                                             const GgmlBlockScales& s) {
-    const GgmlDU du;
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
+                                                              const GgmlBlockScales& s) {
     const hn::RebindToSigned<GgmlDU> di;
-    const auto q = hn::BitCast(di, GgmlNibbles(du, x + 4, j0));
+    const auto q = hn::BitCast(di, nibbles);
     return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(q), s), s);
   }
 };
@@ -244,30 +262,30 @@ struct GgmlQ8 {
 using GgmlQ8_0 = GgmlQ8<ggml::kQ8_0Bytes, 2>;
 using GgmlQ8_1 = GgmlQ8<ggml::kQ8_1Bytes, 4>;
 
-struct GgmlIq4Nl {
+struct GgmlIq4Nl : GgmlNibbleDecoder<GgmlIq4Nl> {
   static constexpr size_t kBytes = ggml::kIq4NlBytes;
+  static constexpr size_t kQsOffset = 2;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
   template <bool kSpecial>
-  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
-                                                             const GgmlBlockScales& s) {
-    const GgmlDU du;
-    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 2, j0), ggml::kIq4NlValues.data());
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
+                                                              const GgmlBlockScales& s) {
+    const auto k = GgmlCodebook(GgmlDU(), nibbles, ggml::kIq4NlValues.data());
     return GgmlScaled<kSpecial>(GgmlToF32(k), s);
   }
 };
 
-struct GgmlMxfp4 {
+struct GgmlMxfp4 : GgmlNibbleDecoder<GgmlMxfp4> {
   static constexpr size_t kBytes = ggml::kMxfp4Bytes;
+  static constexpr size_t kQsOffset = 1;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::Mxfp4HalfScaleBits(x[0]), 0);
   }
   template <bool kSpecial>
-  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
-                                                             const GgmlBlockScales& s) {
-    const GgmlDU du;
-    const auto k = GgmlCodebook(du, GgmlNibbles(du, x + 1, j0), ggml::kMxfp4Values.data());
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
+                                                              const GgmlBlockScales& s) {
+    const auto k = GgmlCodebook(GgmlDU(), nibbles, ggml::kMxfp4Values.data());
     return GgmlScaled<kSpecial>(GgmlToF32(k), s);
   }
 };
@@ -379,6 +397,7 @@ struct GgmlStoreF32 {
 template <class Encode>
 struct GgmlStore16 {
   using T = uint16_t;
+  using Encoder = Encode;
   // The store for a block that is not special (float_convert-inl.h: BF16
   // and, without F16C, F16 without the NaN rule).
   using Finite = GgmlStore16<typename Encode::Finite>;
@@ -408,18 +427,81 @@ struct GgmlStore16 {
 using GgmlStoreBf16 = GgmlStore16<ToBf16Upper>;
 using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
 
+// ---- Per-block byte tables for the 4-bit types' 16-bit outputs.
+
+// Which (4-bit type, 16-bit output, target) combinations take
+// GgmlByteTableBlock instead of rounding every element: the one place that
+// chooses, from best-of-3 interleaved timings (docs/performance.md,
+// "Per-block tables for 4-bit GGUF types"). SSSE3/SSE4: every type and
+// both outputs (F16 is rounded in software there). AVX2: BF16, and F16 but
+// for Q4_1 (vcvtps2ph per element was as fast). AVX-512: BF16 of the
+// codebook types only; its per-element F16 (vcvtps2ph) and Q4_0/Q4_1 BF16
+// were faster than or as fast as the tables.
+template <class Decoder, class Store>
+constexpr bool GgmlUsesByteTables() {
+  if constexpr (!requires { Decoder::kQsOffset; } || sizeof(typename Store::T) != 2) {
+    return false;
+  } else {
+    constexpr bool kBf16 = Store::Encoder::kUpperHalf;
+    constexpr bool kCodebook =
+        std::is_same_v<Decoder, GgmlIq4Nl> || std::is_same_v<Decoder, GgmlMxfp4>;
+    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) return true;
+    if (HWY_TARGET == HWY_AVX2) return kBf16 || !std::is_same_v<Decoder, GgmlQ4_1>;
+    if (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) return kBf16 && kCodebook;
+    return false;
+  }
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// One block of a 4-bit type as 16-bit outputs: its 16 possible results
+// (Values on codes 0..15, the arithmetic of Chunk, then Encode) rounded once
+// into byte tables, and its 32 nibbles looked up. The tables hold exactly
+// what Chunk + Encode give each code, so the outputs are the same bits.
+template <class Decoder, class Encode, bool kSpecial>
+HWY_INLINE void GgmlByteTableBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& s,
+                                   uint16_t* HWY_RESTRICT out) {
+  using D8 = hn::ScalableTag<uint8_t>;
+  const D8 d8;
+  const auto tables =
+      MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&s](auto du, auto codes) {
+        const auto values = Decoder::template Values<kSpecial>(hn::BitCast(du, codes), s);
+        return Encode()(du, hn::BitCast(du, values));
+      });
+  // Element j: the low nibble of qs[j], element j + 16 its high nibble.
+  const Int4Lookup32Tag d32;
+  const auto qs = hn::LoadDup128(d32, x + Decoder::kQsOffset);
+  StoreInt4ByteLookups32(Int4Tables32(tables), Int4Nibbles<0>(d32, qs), Int4Nibbles<1>(d32, qs),
+                         out);
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+
+// One block's kElems outputs at y with Store (kSpecial: the NaN rule).
+template <class Decoder, class Store, bool kSpecial>
+HWY_INLINE void GgmlBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& scales,
+                          typename Store::T* HWY_RESTRICT y) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  if constexpr (GgmlUsesByteTables<Decoder, Store>()) {
+    GgmlByteTableBlock<Decoder, typename Store::Encoder, kSpecial>(x, scales, y);
+    return;
+  }
+#endif
+  // Two chunks per store: 2N <= 32 divides the block.
+  const size_t lanes = hn::Lanes(GgmlDU());
+  for (size_t j0 = 0; j0 < GgmlBlockElems<Decoder>(); j0 += 2 * lanes) {
+    Store().Pair(Decoder::template Chunk<kSpecial>(x, j0, scales),
+                 Decoder::template Chunk<kSpecial>(x, j0 + lanes, scales), y + j0);
+  }
+}
+
 // n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                                         typename Store::T* HWY_RESTRICT out) {
   constexpr size_t kElems = GgmlBlockElems<Decoder>();
-  const size_t lanes = hn::Lanes(GgmlDU());
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* x = blocks + b * Decoder::kBytes;
     const GgmlBlockScales scales = Decoder::Scales(x);
     typename Store::T* y = out + b * kElems;
-    // Two chunks per store: 2N <= 32 divides the block.
-    //
     // Why the finite path may store with Store::Finite (BF16, and F16 on the
     // targets without F16C, without the NaN rule): scales.special is false only when d and m are both finite, for
     // every bit pattern (GgmlMakeScales tests the exponent field, and an Inf
@@ -433,16 +515,9 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     // never NaN (that needs Inf - Inf). So no finite-path lane is NaN, and
     // the NaN-free rounding gives the reference's bits, Inf included.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
-      for (size_t j0 = 0; j0 < kElems; j0 += 2 * lanes) {
-        Store().Pair(Decoder::template Chunk<true>(x, j0, scales),
-                     Decoder::template Chunk<true>(x, j0 + lanes, scales), y + j0);
-      }
+      GgmlBlock<Decoder, Store, true>(x, scales, y);
     } else {
-      for (size_t j0 = 0; j0 < kElems; j0 += 2 * lanes) {
-        typename Store::Finite().Pair(Decoder::template Chunk<false>(x, j0, scales),
-                                      Decoder::template Chunk<false>(x, j0 + lanes, scales),
-                                      y + j0);
-      }
+      GgmlBlock<Decoder, typename Store::Finite, false>(x, scales, y);
     }
   }
 }

@@ -32,6 +32,7 @@
 #include "amn/elem_type.h"
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
+#include "kernels/int4_byte_table-inl.h"
 #include "kernels/packed_int_store-inl.h"
 #include "kernels/ref/packed_int_ref.h"
 #include "kernels/ref/packed_words.h"
@@ -321,83 +322,13 @@ HWY_INLINE size_t Int4TableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT
 }
 #endif  // HWY_TARGET <= HWY_AVX2
 
-// BF16/F16 output: a 16-bit output is two bytes, and TableLookupBytes
-// (pshufb) looks up 16 byte entries per 128-bit block at once, so the
-// group's 16 results become a table of their low bytes and one of their
-// high bytes (in every block), and a chunk of codes takes the nibble split
-// (3 instructions), one unpack to element order, two lookups and two
-// unpacks back to 16-bit lanes. This replaces, per output, the whole
-// formula on SSSE3/SSE4 (with the software F16 rounding: no F16C there)
-// and the CodeTable16 permutes on AVX2 (two vpermd, a test and a blend per
-// 8 outputs) and AVX-512 (a vpermd per 16).
-template <class D8>
-struct Int4ByteTables {
-  hn::Vec<D8> low;   // byte u: low byte of entry u, in every block
-  hn::Vec<D8> high;  // byte u: high byte of entry u, in every block
-};
-
-// The group's 16 byte tables from its entries (Int4Entries): a
-// TableLookupBytes gathers, in each 128-bit block of entries (4 of them),
-// their low bytes into u32 lane 0 and their high bytes into lane 1; lane
-// permutes or unpacks then put the four blocks' lane 0s together (low) and
-// their lane 1s (high), in every block. 3 instructions after the entries on
-// AVX-512, 6 on AVX2, 8 on SSSE3/SSE4.
-template <DequantOut kOut, ElemType kScale, bool kMayBeNan, class D8>
-HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, int16_t zero, float scale) {
-  const Int4Entries<kOut, kScale, kMayBeNan> entries{zero, scale};
-  const hn::Repartition<uint32_t, D8> du;
-  const hn::RebindToSigned<decltype(du)> di;
-  // The 16-bit result is bytes 2, 3 of the lane for BF16, bytes 0, 1 for F16.
-  constexpr uint8_t b = kOut == DequantOut::kBf16 ? 2 : 0;
-  alignas(16) static constexpr uint8_t kSplit[16] = {
-      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
-      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
-  const auto split = hn::LoadDup128(d8, kSplit);
-  const auto gather = [&](hn::Vec<decltype(du)> v) {
-    return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
-  };
-#if HWY_TARGET <= HWY_AVX3
-  const auto p = gather(entries(du, hn::Iota(di, 0)));  // block q: entries 4q..4q+3
-  alignas(64) static constexpr int32_t kLow[16] = {0, 4, 8, 12, 0, 4, 8, 12,
-                                                   0, 4, 8, 12, 0, 4, 8, 12};
-  alignas(64) static constexpr int32_t kHigh[16] = {1, 5, 9, 13, 1, 5, 9, 13,
-                                                    1, 5, 9, 13, 1, 5, 9, 13};
-  return {hn::BitCast(d8, hn::TableLookupLanes(p, hn::SetTableIndices(du, kLow))),
-          hn::BitCast(d8, hn::TableLookupLanes(p, hn::SetTableIndices(du, kHigh)))};
-#else
-#if HWY_TARGET == HWY_AVX2
-  // [low 0..3, low 4..7, high 0..3, high 4..7] in both blocks, and the same
-  // for entries 8..15.
-  alignas(32) static constexpr int32_t kPairs[8] = {0, 4, 1, 5, 0, 4, 1, 5};
-  const auto pairs = hn::SetTableIndices(du, kPairs);
-  const auto first = hn::TableLookupLanes(gather(entries(du, hn::Iota(di, 0))), pairs);
-  const auto second = hn::TableLookupLanes(gather(entries(du, hn::Iota(di, 8))), pairs);
-#else
-  const auto first = hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 0))),
-                                         gather(entries(du, hn::Iota(di, 4))));
-  const auto second = hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 8))),
-                                          gather(entries(du, hn::Iota(di, 12))));
-#endif
-  const hn::Repartition<uint64_t, D8> d64;
-  return {hn::BitCast(d8, hn::InterleaveLower(d64, hn::BitCast(d64, first),
-                                              hn::BitCast(d64, second))),
-          hn::BitCast(d8, hn::InterleaveUpper(d64, hn::BitCast(d64, first),
-                                              hn::BitCast(d64, second)))};
-#endif
-}
-
-// Looks up codes (one per byte, element order within each 128-bit block)
-// and stores the outputs of the blocks' lower 8 codes, then those of their
-// upper 8 codes.
-template <class D8>
-HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn::Vec<D8> codes,
-                                     uint16_t* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, D8> d16;
-  const auto low = hn::TableLookupBytes(tables.low, codes);
-  const auto high = hn::TableLookupBytes(tables.high, codes);
-  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, low, high)), d16, out);
-  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
-}
+// BF16/F16 output: the group's 16 results as byte tables
+// (kernels/int4_byte_table-inl.h) replace, per output, the whole formula on
+// SSSE3/SSE4 (with the software F16 rounding: no F16C there) and the
+// CodeTable16 permutes on AVX2 (two vpermd, a test and a blend per 8
+// outputs) and AVX-512 (a vpermd per 16). A chunk of codes takes the
+// nibble split (3 instructions), one unpack to element order, two lookups
+// and two unpacks back to 16-bit lanes.
 
 // Codes per Int4ByteTableChunk: 32 on SSSE3/SSE4 and AVX2, 64 on AVX-512.
 inline constexpr size_t kInt4ByteChunk = HWY_MAX(32, HWY_MAX_BYTES);
@@ -447,8 +378,8 @@ HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_
   if (row.group_size % kInt4ByteChunk != 0) return 0;
   const size_t done = row.cols / kInt4ByteChunk * kInt4ByteChunk;
   for (size_t g0 = 0, g = 0; g0 < done; g0 += row.group_size, ++g) {
-    const auto tables =
-        MakeInt4ByteTables<kOut, kScale, kMayBeNan>(d8, row.group_zero[g], row.group_scale[g]);
+    const auto tables = MakeInt4ByteTables<kOut == DequantOut::kBf16>(
+        d8, Int4Entries<kOut, kScale, kMayBeNan>{row.group_zero[g], row.group_scale[g]});
     const size_t g1 = std::min(done, g0 + row.group_size);
     for (size_t e = g0; e < g1; e += kInt4ByteChunk) {
       Int4ByteTableChunk(d8, tables, row.codes + e / 2, out + e);

@@ -1,0 +1,147 @@
+// x86 (SSSE3 and up) lookups of 16-bit outputs that are a function of a
+// 4-bit code with one set of parameters per group or block, Highway 1.0.3:
+// a 16-bit output is two bytes, and TableLookupBytes (pshufb) looks up 16
+// byte entries per 128-bit block at once, so the 16 possible results become
+// a table of their low bytes and one of their high bytes (in every block).
+// Used by the compressed-tensors int4 kernels (packed_int-inl.h) and the
+// GGUF 4-bit block types (ggml_legacy-inl.h), which differ only in where
+// each code's nibble sits.
+#if defined(AMN_KERNELS_INT4_BYTE_TABLE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
+#undef AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
+#else
+#define AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+
+template <class D8>
+struct Int4ByteTables {
+  hn::Vec<D8> low;   // byte u: low byte of entry u, in every block
+  hn::Vec<D8> high;  // byte u: high byte of entry u, in every block
+};
+
+// The 16 byte tables, for D8 the target's full vector, from `entries`, a
+// functor (du, i32 codes 0..15) -> u32 lanes whose bytes 2, 3 (kUpperHalf:
+// BF16) or 0, 1 (F16) are each code's 16-bit output. A TableLookupBytes
+// gathers, in each 128-bit block of entries (4 of them), their low bytes
+// into u32 lane 0 and their high bytes into lane 1; lane permutes or
+// unpacks then put the four blocks' lane 0s together (low) and their lane
+// 1s (high), in every block. 3 instructions after the entries on
+// AVX-512, 6 on AVX2, 8 on SSSE3/SSE4.
+template <bool kUpperHalf, class D8, class Entries>
+HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, const Entries& entries) {
+  const hn::Repartition<uint32_t, D8> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  constexpr uint8_t b = kUpperHalf ? 2 : 0;
+  alignas(16) static constexpr uint8_t kSplit[16] = {
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
+  const auto split = hn::LoadDup128(d8, kSplit);
+  const auto gather = [&](hn::Vec<decltype(du)> v) {
+    return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
+  };
+#if HWY_TARGET <= HWY_AVX3
+  const auto p = gather(entries(du, hn::Iota(di, 0)));  // block q: entries 4q..4q+3
+  alignas(64) static constexpr int32_t kLow[16] = {0, 4, 8, 12, 0, 4, 8, 12,
+                                                   0, 4, 8, 12, 0, 4, 8, 12};
+  alignas(64) static constexpr int32_t kHigh[16] = {1, 5, 9, 13, 1, 5, 9, 13,
+                                                    1, 5, 9, 13, 1, 5, 9, 13};
+  return {hn::BitCast(d8, hn::TableLookupLanes(p, hn::SetTableIndices(du, kLow))),
+          hn::BitCast(d8, hn::TableLookupLanes(p, hn::SetTableIndices(du, kHigh)))};
+#else
+#if HWY_TARGET == HWY_AVX2
+  // [low 0..3, low 4..7, high 0..3, high 4..7] in both blocks, and the same
+  // for entries 8..15.
+  alignas(32) static constexpr int32_t kPairs[8] = {0, 4, 1, 5, 0, 4, 1, 5};
+  const auto pairs = hn::SetTableIndices(du, kPairs);
+  const auto first = hn::TableLookupLanes(gather(entries(du, hn::Iota(di, 0))), pairs);
+  const auto second = hn::TableLookupLanes(gather(entries(du, hn::Iota(di, 8))), pairs);
+#else
+  const auto first = hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 0))),
+                                         gather(entries(du, hn::Iota(di, 4))));
+  const auto second = hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 8))),
+                                          gather(entries(du, hn::Iota(di, 12))));
+#endif
+  const hn::Repartition<uint64_t, D8> d64;
+  return {hn::BitCast(d8, hn::InterleaveLower(d64, hn::BitCast(d64, first),
+                                              hn::BitCast(d64, second))),
+          hn::BitCast(d8, hn::InterleaveUpper(d64, hn::BitCast(d64, first),
+                                              hn::BitCast(d64, second)))};
+#endif
+}
+
+// Looks up codes (one per byte, element order within each 128-bit block)
+// and stores the outputs of the blocks' lower 8 codes, then those of their
+// upper 8 codes.
+template <class D8>
+HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn::Vec<D8> codes,
+                                     uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, D8> d16;
+  const auto low = hn::TableLookupBytes(tables.low, codes);
+  const auto high = hn::TableLookupBytes(tables.high, codes);
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, low, high)), d16, out);
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
+}
+
+// Tables for 32 outputs at a time (a GGUF block or sub-block): at most 256
+// bits (on AVX-512 the lower halves of the full-width tables).
+using Int4Lookup32Tag = hn::CappedTag<uint8_t, 32>;
+
+template <class D8>
+HWY_INLINE Int4ByteTables<Int4Lookup32Tag> Int4Tables32(const Int4ByteTables<D8>& tables) {
+  if constexpr (hn::MaxLanes(D8()) > 32) {
+    const Int4Lookup32Tag dh;
+    return {hn::LowerHalf(dh, tables.low), hn::LowerHalf(dh, tables.high)};
+  } else {
+    return tables;
+  }
+}
+
+// Looks up 32 codes, those of outputs 0..15 in c0 and of 16..31 in c1 (the
+// same 16 in every 128-bit block), and stores the 32 outputs in order. At
+// 256 bits StoreInt4ByteLookups stores the lower 8 codes of both blocks,
+// then their upper 8, so block 0 gets codes 0..7 and 16..23, block 1 codes
+// 8..15 and 24..31 (two 64-bit unpacks and a blend).
+HWY_INLINE void StoreInt4ByteLookups32(const Int4ByteTables<Int4Lookup32Tag>& tables,
+                                       hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1,
+                                       uint16_t* HWY_RESTRICT out) {
+  const Int4Lookup32Tag d8;
+  if constexpr (hn::MaxLanes(Int4Lookup32Tag()) == 16) {
+    StoreInt4ByteLookups(d8, tables, c0, out);
+    StoreInt4ByteLookups(d8, tables, c1, out + 16);
+  } else {
+    const hn::Repartition<uint64_t, Int4Lookup32Tag> d64;
+    const auto lo = hn::BitCast(d64, c0);
+    const auto hi = hn::BitCast(d64, c1);
+    const auto codes = hn::ConcatUpperLower(d64, hn::InterleaveUpper(d64, lo, hi),
+                                            hn::InterleaveLower(d64, lo, hi));
+    StoreInt4ByteLookups(d8, tables, hn::BitCast(d8, codes), out);
+  }
+}
+
+// Nibble kHigh (0: bits 0..3, 1: bits 4..7) of every byte of x.
+template <int kHigh, class D8>
+HWY_INLINE hn::Vec<D8> Int4Nibbles(D8 d8, hn::Vec<D8> x) {
+  const hn::Repartition<uint16_t, D8> d16;
+  if constexpr (kHigh) x = hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x)));
+  return hn::And(x, hn::Set(d8, uint8_t{0x0F}));
+}
+
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+
+}  // namespace HWY_NAMESPACE
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
