@@ -498,12 +498,12 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
   }
 }
 
-// Q4_K's 16-bit outputs through byte tables (kernels/int4_byte_table-inl.h)
-// where that was faster: a 32-element sub-block j has one factor pair
-// (dl[j], ml[j]) and 4-bit codes, so at most 16 distinct outputs; they are
-// computed once (ScaledCodes on codes 0..15, the arithmetic of Scaled, then
-// the same encoder) and the sub-block's nibbles looked up, giving the same
-// bits as Store16. Taken where it was faster (docs/performance.md,
+// Q4_K's 16-bit outputs through byte tables (kernels/int4_byte_table-inl.h):
+// a 32-element sub-block j has one factor pair (dl[j], ml[j]) and 4-bit
+// codes, so at most 16 distinct outputs; they are computed once
+// (ScaledCodes on codes 0..15, the arithmetic of Scaled, then the same
+// encoder) and the sub-block's nibbles looked up, giving the same bits as
+// Store16. Taken where it was faster (docs/performance.md,
 // "Per-block tables for 4-bit GGUF types"): SSSE3/SSE4 (software F16
 // rounding) and AVX2's BF16; AVX2 F16 (0.97×) and AVX-512 (BF16 1.0×, F16
 // 0.65×) keep Store16.
