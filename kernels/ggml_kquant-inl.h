@@ -520,13 +520,13 @@ constexpr int GroupShiftOf() {
 // through its codebook: the arithmetic of Scaled, then the same encoder)
 // and the sub-block's nibbles looked up, giving the same bits as Store16.
 // Taken where it was faster (docs/performance.md, "Per-block tables for
-// 4-bit GGUF types"): Q4_K on SSSE3/SSE4 (software F16 rounding) and AVX2's
-// BF16; AVX2 F16 (0.97×) and AVX-512 (BF16 1.0×, F16 0.65×) keep Store16.
-// IQ4_XS: MEASURING (every x86 target, both outputs).
+// 4-bit GGUF types"), the same combinations for both types: SSSE3/SSE4
+// (software F16 rounding; Q4_K 1.7–2.2×, IQ4_XS 1.5–2.0×) and AVX2's BF16
+// (1.42×, 1.26×); AVX2 F16 (Q4_K 0.97×, IQ4_XS 0.83×) and AVX-512 (BF16
+// 1.0×, 0.96×; F16 0.65×, 0.64×) keep Store16.
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
-  if constexpr (kType == kIq4Xs) return sizeof(TOut) == 2 && HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3;
-  return kType == kQ4K && sizeof(TOut) == 2 &&
+  return (kType == kQ4K || kType == kIq4Xs) && sizeof(TOut) == 2 &&
          (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || (HWY_TARGET == HWY_AVX2 && kBf16));
 }
 
