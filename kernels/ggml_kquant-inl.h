@@ -563,7 +563,9 @@ HWY_INLINE void KQuantByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decode
     const size_t slot = (32 * j) >> GroupShiftOf<kType>();
     const auto tables = MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&](auto du, auto codes) {
       const hn::RebindToFloat<decltype(du)> df;
-      if constexpr (kType == kIq4Xs) codes = Iq4CodebookValues(hn::RebindToSigned<decltype(du)>(), codes);
+      if constexpr (kType == kIq4Xs) {
+        codes = Iq4CodebookValues(hn::RebindToSigned<decltype(du)>(), codes);
+      }
       return Encode()(du, hn::BitCast(du, ScaledCodes<kType == kQ4K, kSpecial>(
                                               df, codes, dec.dl[slot], dec.ml[slot], nan_bits)));
     });
