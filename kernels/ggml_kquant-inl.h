@@ -16,8 +16,9 @@
 // variant with one IsNaN + IfThenElse per vector (chosen per block).
 // TQ1_0 to F16 skips both passes for blocks with a finite d: its only
 // results are -d, +0 · d and d, looked up per digit (Tq1F16Block).
-// Q4_K's 16-bit outputs on SSSE3/SSE4 (and BF16 on AVX2) skip pass 1's code
-// unpack: byte tables of each sub-block's 16 results (Q4KByteTableBlock).
+// Q4_K's and IQ4_XS's 16-bit outputs on some x86 targets (KQuantUsesByteTables)
+// skip pass 1's code unpack: byte tables of each sub-block's 16 results
+// (KQuantByteTableBlock).
 // Same bytes as the reference on every target; SCALAR (one-lane vectors,
 // no 16-byte table lookup) runs the reference.
 #if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -243,11 +244,10 @@ HWY_INLINE void DecodeQ6K(const uint8_t* b, Decoded& out) {
   }
 }
 
-// IQ4_XS: sub-block j, q = K[nibble] (low nibbles of qs[16j..] first); factor
-// d·(ls-32).
-HWY_INLINE void DecodeIq4Xs(const uint8_t* b, Decoded& out) {
+// IQ4_XS factors: d·(ls_j-32) for sub-block j, in dl[2j] and dl[2j+1] (pass
+// 2 indexes them per 16 elements).
+HWY_INLINE void DecodeIq4XsScales(const uint8_t* b, Decoded& out) {
   using namespace kq::iq4xs;
-  const D8 d8;
   const float d = F16At(b + kD);
   const uint16_t scales_h = kq::LoadLe16(b + kScalesH);
   for (int j = 0; j < 8; ++j) {
@@ -255,6 +255,14 @@ HWY_INLINE void DecodeIq4Xs(const uint8_t* b, Decoded& out) {
         ((b[kScalesL + j / 2] >> (4 * (j % 2))) & 15) | (((scales_h >> (2 * j)) & 3) << 4);
     out.dl[2 * j] = out.dl[2 * j + 1] = d * static_cast<float>(ls - 32);
   }
+}
+
+// IQ4_XS: sub-block j, q = K[nibble] (low nibbles of qs[16j..] first); factor
+// d·(ls-32).
+HWY_INLINE void DecodeIq4Xs(const uint8_t* b, Decoded& out) {
+  using namespace kq::iq4xs;
+  const D8 d8;
+  DecodeIq4XsScales(b, out);
   uint8_t table_bytes[16];
   std::memcpy(table_bytes, kq::kIq4Values.data(), 16);
   const auto table = hn::LoadU(d8, table_bytes);
@@ -498,42 +506,84 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
   }
 }
 
-// Q4_K's 16-bit outputs through byte tables (kernels/int4_byte_table-inl.h):
-// a 32-element sub-block j has one factor pair (dl[j], ml[j]) and 4-bit
-// codes, so at most 16 distinct outputs; they are computed once
-// (ScaledCodes on codes 0..15, the arithmetic of Scaled, then the same
-// encoder) and the sub-block's nibbles looked up, giving the same bits as
-// Store16. Taken where it was faster (docs/performance.md,
-// "Per-block tables for 4-bit GGUF types"): SSSE3/SSE4 (software F16
-// rounding) and AVX2's BF16; AVX2 F16 (0.97×) and AVX-512 (BF16 1.0×, F16
-// 0.65×) keep Store16.
+// log2 of the elements per factor slot of Decoded::dl/ml: 16, except
+// Q4_K/Q5_K's per-32 factors.
+template <uint32_t kType>
+constexpr int GroupShiftOf() {
+  return kType == kQ4K || kType == kQ5K ? 5 : 4;
+}
+
+// Q4_K's and IQ4_XS's 16-bit outputs through byte tables
+// (kernels/int4_byte_table-inl.h): a 32-element sub-block j has one factor
+// (Q4_K: and a min) and 4-bit codes, so at most 16 distinct outputs; they
+// are computed once (ScaledCodes on codes 0..15, IQ4_XS's first mapped
+// through its codebook: the arithmetic of Scaled, then the same encoder)
+// and the sub-block's nibbles looked up, giving the same bits as Store16.
+// Taken where it was faster (docs/performance.md, "Per-block tables for
+// 4-bit GGUF types"), the same combinations for both types: SSSE3/SSE4
+// (software F16 rounding; Q4_K 1.7–2.2×, IQ4_XS 1.5–2.0×) and AVX2's BF16
+// (1.42×, 1.26×); AVX2 F16 (Q4_K 0.97×, IQ4_XS 0.83×) and AVX-512 (BF16
+// 1.0×, 0.96×; F16 0.65×, 0.64×) keep Store16.
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
-  return kType == kQ4K && sizeof(TOut) == 2 &&
+  return (kType == kQ4K || kType == kIq4Xs) && sizeof(TOut) == 2 &&
          (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || (HWY_TARGET == HWY_AVX2 && kBf16));
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-// Sub-blocks 2c and 2c+1 are nibbles 0 and 1 of qs[32c .. 32c+31].
-template <class Encode, bool kSpecial>
-HWY_INLINE void Q4KByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decoded& dec,
-                                  uint32_t nan_bits, uint16_t* HWY_RESTRICT y) {
+// kIq4Values[code] in each i32 lane (codes 0..15): a byte lookup of the
+// codebook into byte 0 (bytes 1..3 index with the top bit set, giving 0),
+// sign-extended.
+template <class DI>
+HWY_INLINE hn::Vec<DI> Iq4CodebookValues(DI di, hn::Vec<DI> codes) {
+  const hn::Repartition<uint8_t, DI> d8;
+  const auto codebook = hn::LoadDup128(d8, reinterpret_cast<const uint8_t*>(kq::kIq4Values.data()));
+  const auto index = hn::BitCast(d8, hn::Or(codes, hn::Set(di, static_cast<int32_t>(0x80808000u))));
+  const auto low_byte = hn::BitCast(di, hn::TableLookupBytes(codebook, index));
+  return hn::ShiftRight<24>(hn::ShiftLeft<24>(low_byte));
+}
+
+// The factors of a block taking byte tables, in Decoded::dl/ml.
+template <uint32_t kType>
+HWY_INLINE void DecodeByteTableScales(const uint8_t* b, Decoded& dec) {
+  if constexpr (kType == kQ4K) DecodeQ45KScales(b, kq::q4k::kScales, dec);
+  if constexpr (kType == kIq4Xs) DecodeIq4XsScales(b, dec);
+}
+
+// One block (factors already in dec) through the byte tables. Q4_K:
+// sub-blocks 2c and 2c+1 are nibbles 0 and 1 of qs[32c .. 32c+31]; IQ4_XS:
+// sub-block j's outputs 0..15 are the low nibbles of qs[16j .. 16j+15],
+// 16..31 their high nibbles.
+template <uint32_t kType, class Encode, bool kSpecial>
+HWY_INLINE void KQuantByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decoded& dec,
+                                     uint32_t nan_bits, uint16_t* HWY_RESTRICT y) {
   const hn::ScalableTag<uint8_t> d8;
   const Int4Lookup32Tag d32;
   const auto sub_block = [&](size_t j, hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1) {
+    const size_t slot = (32 * j) >> GroupShiftOf<kType>();
     const auto tables = MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&](auto du, auto codes) {
       const hn::RebindToFloat<decltype(du)> df;
-      return Encode()(du, hn::BitCast(du, ScaledCodes<true, kSpecial>(df, codes, dec.dl[j],
-                                                                      dec.ml[j], nan_bits)));
+      if constexpr (kType == kIq4Xs) {
+        codes = Iq4CodebookValues(hn::RebindToSigned<decltype(du)>(), codes);
+      }
+      return Encode()(du, hn::BitCast(du, ScaledCodes<kType == kQ4K, kSpecial>(
+                                              df, codes, dec.dl[slot], dec.ml[slot], nan_bits)));
     });
     StoreInt4ByteLookups32(Int4Tables32(tables), c0, c1, y + 32 * j);
   };
-  for (size_t c = 0; c < 4; ++c) {
-    const uint8_t* qs = b + kq::q4k::kQs + 32 * c;
-    const auto q0 = hn::LoadDup128(d32, qs);
-    const auto q1 = hn::LoadDup128(d32, qs + 16);
-    sub_block(2 * c, Int4Nibbles<0>(d32, q0), Int4Nibbles<0>(d32, q1));
-    sub_block(2 * c + 1, Int4Nibbles<1>(d32, q0), Int4Nibbles<1>(d32, q1));
+  if constexpr (kType == kQ4K) {
+    for (size_t c = 0; c < 4; ++c) {
+      const uint8_t* qs = b + kq::q4k::kQs + 32 * c;
+      const auto q0 = hn::LoadDup128(d32, qs);
+      const auto q1 = hn::LoadDup128(d32, qs + 16);
+      sub_block(2 * c, Int4Nibbles<0>(d32, q0), Int4Nibbles<0>(d32, q1));
+      sub_block(2 * c + 1, Int4Nibbles<1>(d32, q0), Int4Nibbles<1>(d32, q1));
+    }
+  } else {
+    for (size_t j = 0; j < 8; ++j) {
+      const auto q = hn::LoadDup128(d32, b + kq::iq4xs::kQs + 16 * j);
+      sub_block(j, Int4Nibbles<0>(d32, q), Int4Nibbles<1>(d32, q));
+    }
   }
 }
 #endif
@@ -574,18 +624,18 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
     if constexpr (KQuantUsesByteTables<kType, TOut, kBf16>()) {
-      DecodeQ45KScales(b, kq::q4k::kScales, dec);
+      DecodeByteTableScales<kType>(b, dec);
       if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {
-        Q4KByteTableBlock<Encoder16<kBf16, true>, true>(b, dec, BlockNanBits<kType>(b),
-                                                        out + i * kQK);
+        KQuantByteTableBlock<kType, Encoder16<kBf16, true>, true>(b, dec, BlockNanBits<kType>(b),
+                                                                  out + i * kQK);
       } else {
-        Q4KByteTableBlock<Encoder16<kBf16, false>, false>(b, dec, 0, out + i * kQK);
+        KQuantByteTableBlock<kType, Encoder16<kBf16, false>, false>(b, dec, 0, out + i * kQK);
       }
       continue;
     }
 #endif
     Decode<kType>(b, dec);
-    constexpr int kShift = kType == kQ4K || kType == kQ5K ? 5 : 4;
+    constexpr int kShift = GroupShiftOf<kType>();
     using Plain = Scaled<kHasMin, false, 0, kShift>;
     using Special = Scaled<kHasMin, true, 0, kShift>;
     // The plain path's results are never NaN, for every bit pattern, so its
