@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <chrono>
@@ -97,7 +96,7 @@ class Pipeline {
   struct Slot {
     Buffer in, out, scratch;
     QuantError error;              // encode chunks: what quantization took
-    uint64_t in_file = 0;          // leading bytes a worker already copied file to file
+    bool deferred = false;         // a kCopy chunk the writer copies itself (CopyChunk)
     size_t free_for = 0;           // the next chunk allowed to fill this slot
     size_t ready = SIZE_MAX;       // the chunk filled and waiting to be written
     std::condition_variable freed;  // free_for changed (workers wait on it)
@@ -302,11 +301,14 @@ Capacity ChunkCapacity(const OutputShard& shard, const std::vector<Chunk>& chunk
 
 // Produces chunks [0, n) into the ring and consumes them in order on the
 // calling thread. threads 1 creates no thread: each chunk is produced just
-// before it is consumed. The first failure (of either) stops both and is
-// returned.
+// before it is consumed. Chunks `on_caller` names (when given) are left by
+// the workers and produced on the calling thread too, in turn, so a run of
+// them costs no hand-over between threads. The first failure (of either)
+// stops both and is returned.
 using SlotStep = std::function<Status(size_t c, Pipeline::Slot& slot)>;
 Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep& produce,
-                  const SlotStep& consume) {
+                  const SlotStep& consume,
+                  const std::function<bool(size_t c)>& on_caller = nullptr) {
   auto finish = [&](size_t c, Pipeline::Slot* slot) {
     Status status = consume(c, *slot);
     if (!status.ok()) {
@@ -341,6 +343,7 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
       size_t c;
       {
         std::lock_guard<std::mutex> lock(next_mutex);
+        while (next_chunk < n && on_caller && on_caller(next_chunk)) ++next_chunk;
         if (next_chunk >= n) return;
         c = next_chunk++;
       }
@@ -357,6 +360,10 @@ Status RunOrdered(size_t n, unsigned threads, Pipeline& pipeline, const SlotStep
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < threads; ++i) workers.emplace_back(work);
   for (size_t c = 0; c < n; ++c) {
+    if (on_caller && on_caller(c)) {
+      if (!here(c)) break;
+      continue;
+    }
     Pipeline::Slot* slot = pipeline.AwaitReady(c);
     if (slot == nullptr || !finish(c, slot)) break;
   }
@@ -387,40 +394,26 @@ bool CopiesInKernel(const EngineOptions& options) {
   return env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0;
 }
 
-// Whether chunk `chunk` of `out` goes file to file (CopyKeptChunk): a
-// kept tensor's bytes, with copies in the kernel allowed.
-bool KeptChunk(const OutputTensor& out, const Chunk& chunk, bool copies_in_kernel) {
-  return copies_in_kernel && out.decode == Decode::kCopy && out.permute_heads == 0 &&
-         chunk.out_bytes > 0;
-}
-
-// Copies kept chunk `chunk` of `out` file to file into the output at
-// `out_at` (positioned: any worker, in any order) while `in_kernel` holds,
-// and says how many of its leading bytes are there now. The first copy that
-// fails or stops short clears `in_kernel`: the caller reads and writes the
-// rest of that chunk, and the chunks after it are read and written too.
-Result<uint64_t> CopyKeptChunk(EngineInputs& inputs, const OutputTensor& out, const Chunk& chunk,
-                               int out_fd, uint64_t out_at, CopyRangeCall call,
-                               std::atomic<bool>& in_kernel) {
-  if (!in_kernel.load(std::memory_order_relaxed)) return uint64_t{0};
-  AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
-                       inputs.CopyRange(out.input_file, out.input_offset + chunk.in_begin,
-                                        chunk.out_bytes, out_fd, call, out_at));
-  if (!copy.complete(chunk.out_bytes)) in_kernel.store(false, std::memory_order_relaxed);
-  return copy.copied;
-}
-
-// Where each chunk starts in the output: its tensor's planned offset after
-// the header, then back to back within the tensor.
-std::vector<uint64_t> ChunkOffsets(const OutputShard& shard, const std::vector<Chunk>& chunks) {
-  const uint64_t header = shard.header_bytes.size();
-  std::vector<uint64_t> at(chunks.size());
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    const bool first = c == 0 || chunks[c - 1].tensor != chunks[c].tensor;
-    at[c] = first ? header + shard.tensors[chunks[c].tensor].data_begin
-                  : at[c - 1] + chunks[c - 1].out_bytes;
+// Writes kCopy chunk `chunk` of `out` at the output's position (`written`)
+// file to file while `in_kernel` holds; what that leaves (the call failed or
+// stopped short) is read into `buffer` and written, and `in_kernel` is
+// cleared so the chunks after it are read and written here too.
+Status CopyChunk(EngineInputs& inputs, const OutputTensor& out, const Chunk& chunk, int out_fd,
+                 uint64_t written, const std::string& out_name, CopyRangeCall call,
+                 bool& in_kernel, std::span<std::byte> buffer) {
+  const uint64_t at = out.input_offset + chunk.in_begin;
+  uint64_t copied = 0;
+  if (in_kernel) {
+    AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
+                         inputs.CopyRange(out.input_file, at, chunk.out_bytes, out_fd, call));
+    if (copy.complete(chunk.out_bytes)) return Status::Ok();
+    in_kernel = false;
+    copied = copy.copied;
   }
-  return at;
+  const std::span<std::byte> rest = buffer.first(chunk.out_bytes - copied);
+  Status status = inputs.Read(out.input_file, at + copied, rest);
+  if (!status.ok()) return std::move(status).WithTensor(out.name);
+  return WriteAll(out_fd, rest.data(), rest.size(), written + copied, out_name);
 }
 
 // The ring writer: the header, then every chunk written in order by the
@@ -437,30 +430,23 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
                                shard.header_bytes.size(), 0, out_name));
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
-  // Chunks of tensors kept as stored go file to file from the workers, each
-  // at its own offset, so several copies run at once (one thread copying
-  // every chunk in turn was slower: docs/performance.md, "remember of kept
-  // tensors against cp"). The writer then only moves past them, and writes
-  // whatever a copy left over.
+  // Chunks of tensors kept as stored are the writer's own: it copies them
+  // file to file (CopyChunk) in turn, with no worker and no hand-over.
   const bool copies_in_kernel = CopiesInKernel(options);
-  std::atomic<bool> in_kernel{copies_in_kernel};  // cleared by the first copy that fails
-  const std::vector<uint64_t> at = ChunkOffsets(shard, chunks);
+  bool in_kernel = copies_in_kernel;  // the writer's; cleared by the first copy that fails
+  auto writer_copies = [&](size_t c) {
+    const OutputTensor& out = shard.tensors[chunks[c].tensor];
+    return copies_in_kernel && out.decode == Decode::kCopy && out.permute_heads == 0 &&
+           chunks[c].out_bytes > 0;
+  };
   auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
     const Chunk& chunk = chunks[c];
-    const OutputTensor& out = shard.tensors[chunk.tensor];
-    slot.in_file = 0;
-    if (KeptChunk(out, chunk, copies_in_kernel)) {
-      AMN_ASSIGN_OR_RETURN(slot.in_file, CopyKeptChunk(inputs, out, chunk, out_fd, at[c],
-                                                       options.copy_range, in_kernel));
-      if (slot.in_file > 0) {  // the rest, if any, read here and written in consume
-        const std::span<std::byte> rest(slot.out.data(), chunk.out_bytes - slot.in_file);
-        Status status = inputs.Read(out.input_file, out.input_offset + chunk.in_begin + slot.in_file, rest);
-        return status.ok() ? status : std::move(status).WithTensor(out.name);
-      }
-    }
+    slot.deferred = writer_copies(c);
+    if (slot.deferred) return Status::Ok();  // CopyChunk in consume
     Status status = decoder.Produce(chunk, slot.in, slot.scratch,
                                     std::span(slot.out.data(), chunk.out_bytes), &slot.error);
     // A side tensor's failure (a NaN in the weight) names the weight.
+    const OutputTensor& out = shard.tensors[chunk.tensor];
     if (!status.ok()) {
       return std::move(status).WithTensor(out.decode == Decode::kSide ? out.source->name : out.name);
     }
@@ -472,13 +458,14 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
     // (safetensors plans them back to back and never pads).
     AMN_RETURN_IF_ERROR(PadTo(out_fd, shard.header_bytes.size() + shard.tensors[chunks[c].tensor].data_begin,
                               written, out_name));
-    if (slot.in_file > 0 && ::lseek(out_fd, static_cast<off_t>(written + slot.in_file), SEEK_SET) < 0) {
-      return Status(StatusCode::kIo, out_name + ": seek failed: " + std::strerror(errno))
-          .WithByteOffset(written + slot.in_file);
+    if (slot.deferred) {
+      AMN_RETURN_IF_ERROR(CopyChunk(inputs, shard.tensors[chunks[c].tensor], chunks[c], out_fd,
+                                    written, out_name, options.copy_range, in_kernel,
+                                    std::span(slot.out.data(), chunks[c].out_bytes)));
+    } else {
+      AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
     }
-    AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes - slot.in_file,
-                                 written + slot.in_file, out_name));
-    if (options.on_chunk) {  // never with a chunk copied file to file (CopiesInKernel)
+    if (options.on_chunk) {  // never with a deferred chunk (CopiesInKernel)
       options.on_chunk(chunks[c].tensor,
                        std::span<const std::byte>(slot.out.data(), chunks[c].out_bytes));
     }
@@ -497,7 +484,7 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
     if (Cancelled(options.cancel)) return Status(StatusCode::kCancelled, out_name + ": interrupted");
     return Status::Ok();
   };
-  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume));
+  AMN_RETURN_IF_ERROR(RunOrdered(chunks.size(), threads, pipeline, produce, consume, writer_copies));
   // GGUF pads the last tensor to the alignment too (its loader reads the
   // padded size of every tensor).
   return PadTo(out_fd, shard.header_bytes.size() + shard.data_bytes, written, out_name);
@@ -531,13 +518,13 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
   // Where each chunk goes, and what finishing it adds to the progress: its
   // bytes and, for a tensor's first chunk, the padding before the tensor, so
   // the sum over all chunks is what the ring writer reports after its last.
-  const std::vector<uint64_t> at = ChunkOffsets(shard, chunks);
-  std::vector<uint64_t> credit(chunks.size());
+  std::vector<uint64_t> at(chunks.size()), credit(chunks.size());
   std::vector<std::atomic<size_t>> left(shard.tensors.size());  // chunks of a tensor not done
   uint64_t end = 0;  // of the chunk before, from the data's start
   for (size_t c = 0; c < chunks.size(); ++c) {
     const uint64_t begin = shard.tensors[chunks[c].tensor].data_begin;
     const bool first = c == 0 || chunks[c - 1].tensor != chunks[c].tensor;
+    at[c] = first ? header + begin : at[c - 1] + chunks[c - 1].out_bytes;
     credit[c] = (first && begin > end ? begin - end : 0) + chunks[c].out_bytes;
     end = at[c] - header + chunks[c].out_bytes;
     if (at[c] + chunks[c].out_bytes > total) {
@@ -562,10 +549,14 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
     if (chunk.out_bytes == 0) return Status::Ok();
     const uint64_t from = out.input_offset + chunk.in_begin;  // kept tensors
     uint64_t copied = 0;
-    if (KeptChunk(out, chunk, copies_in_kernel)) {
-      AMN_ASSIGN_OR_RETURN(copied, CopyKeptChunk(inputs, out, chunk, out_fd, at[c],
-                                                 options.copy_range, in_kernel));
-      if (copied == chunk.out_bytes) return Status::Ok();
+    if (out.decode == Decode::kCopy && out.permute_heads == 0 && copies_in_kernel &&
+        in_kernel.load(std::memory_order_relaxed)) {
+      AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
+                           inputs.CopyRange(out.input_file, from, chunk.out_bytes, out_fd,
+                                            options.copy_range, at[c]));
+      if (copy.complete(chunk.out_bytes)) return Status::Ok();
+      in_kernel.store(false, std::memory_order_relaxed);  // later chunks are read and written
+      copied = copy.copied;
     }
     const uint64_t bytes = chunk.out_bytes - copied;
     const std::span<std::byte> pages = map.Prepare(at[c] + copied, bytes);

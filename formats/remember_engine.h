@@ -5,9 +5,9 @@
 // * the ring writer: worker threads read and dequantize chunks into a
 //   bounded ring of buffers; the calling thread writes them in order. With
 //   one thread, no worker starts: the calling thread fills each chunk itself
-//   before writing it. Chunks of tensors kept as stored are copied file to
-//   file (EngineOptions::copy_range) by the workers, each at its own offset;
-//   the calling thread moves past them.
+//   before writing it. Chunks of tensors kept as stored skip the workers:
+//   the writing thread copies them file to file (EngineOptions::copy_range)
+//   in their turn.
 // * the mapped writer (formats/mapped_output.h; AMN_OUTPUT_WRITER=mapped or
 //   EngineOptions::writer, not the default: see ChosenWriter): the output
 //   is sized and its space reserved up front and mapped once, and the

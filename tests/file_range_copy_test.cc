@@ -220,9 +220,8 @@ EngineOptions Options(unsigned threads, CopyRangeCall call,
 }
 constexpr int kCopiedChunks = 16 + 6 + 79;
 
-// Both writers: the workers of each copy at each chunk's offset, in any
-// order (the ring's writer then moves past those bytes and writes what a
-// failed copy left).
+// Both writers: the ring's writing thread copies in order; the mapped
+// writer's workers copy at each chunk's offset, in any order.
 constexpr OutputWriter kWriters[] = {OutputWriter::kRing, OutputWriter::kMapped};
 const char* WriterName(OutputWriter w) { return w == OutputWriter::kRing ? "ring" : "mapped"; }
 
