@@ -4,9 +4,11 @@
 // kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
 // float_convert-inl.h. F16 output on F16C targets takes a shorter route for
 // whole chunks inside one block (DequantF16DirectSpan: codes to F16 bits,
-// vcvtph2ps, the same one Mul, vcvtps2ph). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
-// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
-// that reference.
+// vcvtph2ps, the same one Mul, vcvtps2ph). BF16/F16 output on SSE4/SSSE3
+// takes 256-entry per-scale tables, made by the chunk code, when a scale
+// covers >= kFp8LookupMinElems elements (DequantByTables). Same bytes as
+// kernels/ref/fp8_dequant_ref.cc on every target; the SCALAR target
+// (one-lane vectors, no 16-byte table lookup) runs that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
 #undef AMN_KERNELS_FP8_DEQUANT_INL_H_
@@ -309,10 +311,13 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
 // 256-entry table made by DequantChunk itself over the codes 0..255 (the
 // same decode, Mul, NaN rule and rounding: the same bits by construction),
 // and then each output is one byte -> u16 load. Taken only where it measured
-// faster (docs/performance.md, "Per-scale lookup tables"): SSE4 and SSSE3,
-// whose F32 -> F16 rounding is done in software (F16: 4.5-7.4x, BF16:
-// 1.9-2.6x faster on the 2-core AVX-512 development VM). The F16C targets'
-// direct path (DequantF16DirectSpan) and every F32 output stay as they are.
+// faster (docs/performance.md, "Per-scale lookup tables"): BF16 and F16 on
+// SSE4 and SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`,
+// 65,536 elements in 128-column blocks, 2-core AVX-512 development VM: F16
+// 3.7-4.3x, BF16 2.0-2.4x faster, all four about 0.25 ns/element). AVX2 BF16
+// measured no faster with tables (0.33 ns/element either way), the F16C
+// targets' F16 (DequantF16DirectSpan) is 2.5x faster than a lookup, and the
+// F32 outputs write twice the bytes: these keep the vector path.
 template <DequantOut kOut>
 constexpr bool kFp8LookupTables =
     (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) && kOut != DequantOut::kF32;

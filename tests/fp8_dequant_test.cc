@@ -313,9 +313,9 @@ TEST_P(Fp8DequantTest, ManyElementsPerScale) {
   struct Shape {
     size_t rows, cols, block_cols;
   };
-  constexpr std::array kOneScale = {Shape{1, 255, 255},   Shape{1, 1023, 1023}, Shape{1, 1024, 1024},
-                                    Shape{3, 341, 341},   Shape{4, 256, 256},   Shape{5, 205, 205},
-                                    Shape{16, 1025, 2000}, Shape{1, 3000, 3000}};
+  constexpr std::array kOneScale = {
+      Shape{1, 255, 255}, Shape{1, 1023, 1023}, Shape{1, 1024, 1024},  Shape{3, 341, 341},
+      Shape{4, 256, 256}, Shape{5, 205, 205},   Shape{16, 1025, 2000}, Shape{1, 3000, 3000}};
   // rows x 128 per whole block: 896, 1152, 2048; the last block 37 columns.
   constexpr std::array kBlocks = {Shape{7, 421, 128}, Shape{9, 421, 128}, Shape{16, 421, 128}};
   for (ElemType code_type : kCodeTypes) {
