@@ -4,9 +4,11 @@
 // kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
 // float_convert-inl.h. F16 output on F16C targets takes a shorter route for
 // whole chunks inside one block (DequantF16DirectSpan: codes to F16 bits,
-// vcvtph2ps, the same one Mul, vcvtps2ph). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
-// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
-// that reference.
+// vcvtph2ps, the same one Mul, vcvtps2ph). BF16/F16 output on SSE4/SSSE3
+// takes 256-entry per-scale tables, made by the chunk code, when a scale
+// covers >= kFp8LookupMinElems elements (DequantByTables). Same bytes as
+// kernels/ref/fp8_dequant_ref.cc on every target; the SCALAR target
+// (one-lane vectors, no 16-byte table lookup) runs that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
 #undef AMN_KERNELS_FP8_DEQUANT_INL_H_
@@ -15,6 +17,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -302,6 +305,80 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
   std::memcpy(out + i, out_tail, rest * sizeof(TOut));
 }
 
+// Per-scale lookup tables (issue 18). An FP8 code has 256 values, and every
+// element under one scale maps its code through the same function, so when a
+// scale covers enough elements the kernel computes that function once, as a
+// 256-entry table made by DequantChunk itself over the codes 0..255 (the
+// same decode, Mul, NaN rule and rounding: the same bits by construction),
+// and then each output is one byte -> u16 load. Taken only where it measured
+// faster (docs/performance.md, "Per-scale lookup tables"): BF16 and F16 on
+// SSE4 and SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`,
+// 65,536 elements in 128-column blocks, 2-core AVX-512 development VM: F16
+// 3.7-4.3x, BF16 2.0-2.4x faster, all four about 0.25 ns/element). AVX2 BF16
+// measured no faster with tables (0.33 ns/element either way), the F16C
+// targets' F16 (DequantF16DirectSpan) is 2.5x faster than a lookup, and the
+// F32 outputs write twice the bytes: these keep the vector path.
+template <DequantOut kOut>
+constexpr bool kFp8LookupTables =
+    (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) && kOut != DequantOut::kF32;
+// The fewest elements a scale must cover for its table to pay: building one
+// costs about as much as 256 outputs of the vector path, and the break-even
+// from the measured per-element times comes to about 330 elements (F16) and
+// 410-460 (BF16); 1024 keeps a margin.
+constexpr size_t kFp8LookupMinElems = 1024;
+
+// The codes 0..255, the input a table is made from.
+alignas(64) inline constexpr auto kFp8AllCodes = [] {
+  std::array<uint8_t, 256> codes{};
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>(i);
+  return codes;
+}();
+
+// table[code] = the output of `code` under `scale`, by the vector path.
+template <class Decode, DequantOut kOut, typename TOut>
+HWY_INLINE void BuildCodeTable(float scale, TOut* HWY_RESTRICT table) {
+  const hn::ScalableTag<float> df;
+  const size_t chunk = 2 * hn::Lanes(df);  // divides 256 on every target
+  const auto scale_v = hn::Set(df, scale);
+  const auto nan = ProductNan(df, scale_v);
+  for (size_t i = 0; i < kFp8AllCodes.size(); i += chunk) {
+    DequantChunk<Decode, kOut>(df, kFp8AllCodes.data() + i, scale_v, nan, scale_v, nan, table + i);
+  }
+}
+
+// out[k] = table[codes[k]] for k in [0, n).
+template <typename TOut>
+HWY_INLINE void LookupCodes(const uint8_t* HWY_RESTRICT codes, size_t n,
+                            const TOut* HWY_RESTRICT table, TOut* HWY_RESTRICT out) {
+  for (size_t k = 0; k < n; ++k) out[k] = table[codes[k]];
+}
+
+// Rows x cols by one table per column block. The tables of up to kGroup
+// blocks are built first, then those blocks are done row by row, so memory
+// is read and written in order (a whole column of blocks at a time would
+// pass over a large call's input once per block).
+template <class Decode, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantByTables(const uint8_t* HWY_RESTRICT codes, size_t rows, size_t cols,
+                                const float* HWY_RESTRICT col_scales, size_t block_cols,
+                                TOut* HWY_RESTRICT out) {
+  constexpr size_t kGroup = 16;  // 8 KiB of tables
+  HWY_ALIGN TOut tables[kGroup][256];
+  const size_t n_blocks = (cols - 1) / block_cols + 1;
+  for (size_t group = 0; group < n_blocks; group += kGroup) {
+    const size_t group_end = std::min(n_blocks, group + kGroup);
+    for (size_t b = group; b < group_end; ++b) {
+      BuildCodeTable<Decode, kOut>(col_scales[b], tables[b - group]);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t b = group; b < group_end; ++b) {
+        const size_t first = r * cols + b * block_cols;
+        const size_t width = std::min(block_cols, cols - b * block_cols);
+        LookupCodes(codes + first, width, tables[b - group], out + first);
+      }
+    }
+  }
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // Whole rows: SCALAR runs the reference; other targets run row by row, or
@@ -317,6 +394,15 @@ HWY_INLINE void Fp8DequantRows(void (*reference)(const uint8_t*, size_t, size_t,
 #else
   (void)reference;
   if (rows == 0 || cols == 0) return;
+  if constexpr (kFp8LookupTables<kOut>) {
+    if (rows * std::min(block_cols, cols) >= kFp8LookupMinElems) {
+      // One scale over all rows is one block of rows * cols columns.
+      const bool one_block = block_cols >= cols;
+      DequantByTables<Decode, kOut>(codes, one_block ? 1 : rows, one_block ? rows * cols : cols,
+                                    col_scales, one_block ? rows * cols : block_cols, out);
+      return;
+    }
+  }
   if (block_cols >= cols) {
     const size_t n = rows * cols;
     DequantRun<Decode, kOut>(codes, n, BlockCursor{col_scales, 1, n}, out);

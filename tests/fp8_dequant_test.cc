@@ -297,6 +297,45 @@ TEST_P(Fp8DequantTest, LongRowsIn128Blocks) {
   }
 }
 
+// Calls whose scales each cover from a few hundred to tens of thousands of
+// elements, on both sides of the size from which SSE4/SSSE3 build one
+// 256-entry table per scale and look the outputs up (fp8_dequant-inl.h,
+// kFp8LookupMinElems): per-tensor (one scale over rows x cols), per-channel
+// (one row, one scale), and 128-column blocks over several rows with a
+// partial last block; every special scale, every code, misaligned buffers.
+TEST_P(Fp8DequantTest, ManyElementsPerScale) {
+  const std::vector<float> special = SpecialScales();
+  std::vector<uint8_t> codes(16 * 1025);
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>(i * 97 + i / 256);
+  const auto first = [&codes](size_t n) {
+    return std::vector<uint8_t>(codes.begin(), codes.begin() + static_cast<ptrdiff_t>(n));
+  };
+  struct Shape {
+    size_t rows, cols, block_cols;
+  };
+  constexpr std::array kOneScale = {
+      Shape{1, 255, 255}, Shape{1, 1023, 1023}, Shape{1, 1024, 1024},  Shape{3, 341, 341},
+      Shape{4, 256, 256}, Shape{5, 205, 205},   Shape{16, 1025, 2000}, Shape{1, 3000, 3000}};
+  // rows x 128 per whole block: 896, 1152, 2048; the last block 37 columns.
+  constexpr std::array kBlocks = {Shape{7, 421, 128}, Shape{9, 421, 128}, Shape{16, 421, 128}};
+  for (ElemType code_type : kCodeTypes) {
+    for (ElemType out_type : kOutTypes) {
+      for (size_t s = 0; s < special.size(); ++s) {
+        for (const Shape& shape : kOneScale) {
+          EXPECT_TRUE(DequantMatchesReference(
+              {code_type, out_type, shape.cols, shape.block_cols, s % 5, s % 3, (s * 3) % 64},
+              first(shape.rows * shape.cols), {special[s]}));
+        }
+        for (const Shape& shape : kBlocks) {
+          EXPECT_TRUE(DequantMatchesReference(
+              {code_type, out_type, shape.cols, shape.block_cols, s % 5, s % 3, (s * 3) % 64},
+              first(shape.rows * shape.cols), CyclingScales(4, s)));
+        }
+      }
+    }
+  }
+}
+
 // Blocks of finite codes only (E4M3 without NaN; E5M2 without Inf and NaN),
 // one block per special scale: the F16C targets take their direct F16 path
 // (fp8_dequant-inl.h, DequantF16DirectSpan) for every block whose scale is
