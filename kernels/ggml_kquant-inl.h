@@ -546,12 +546,13 @@ constexpr int GroupShiftOf() {
 // slot (TQ2_0: per block), several slots to a table.
 // Taken where it was faster (docs/performance.md, "Per-block tables for
 // 4-bit GGUF types" and "Q2_K, Q3_K and TQ2_0 through byte tables"):
-// SSSE3/SSE4 for all five types (software F16 rounding; 1.5–6.6×); AVX2
-// BF16 for Q4_K, IQ4_XS, Q2_K, TQ2_0 (1.26–2.7×) and F16 for TQ2_0 (1.86×);
-// AVX-512 both outputs of Q2_K (BF16 1.6×, F16 1.2×) and TQ2_0 (1.6×,
-// 1.1×). The others keep Store16: Q4_K/IQ4_XS AVX2 F16 (0.97×, 0.83×) and
-// AVX-512 (BF16 1.0×, 0.96×; F16 0.65×, 0.64×), Q2_K AVX2 F16 (1.06×,
-// within noise), Q3_K on AVX2/AVX-512 (8 tables per block: 0.77–0.93×).
+// SSSE3/SSE4 for all five types (software F16 rounding; 1.2–6×); AVX2
+// BF16 for Q4_K, IQ4_XS, Q2_K, TQ2_0 (1.26–2.7×) and F16 for TQ2_0 (1.7×);
+// AVX-512 BF16 of Q2_K and TQ2_0 (1.55×) and F16 of Q2_K (1.2×). The
+// others keep Store16: Q4_K/IQ4_XS AVX2 F16 (0.97×, 0.83×) and AVX-512
+// (BF16 1.0×, 0.96×; F16 0.65×, 0.64×), Q2_K AVX2 F16 (1.01–1.07×) and
+// TQ2_0 AVX-512 F16 (1.02–1.18×), within noise, and Q3_K on AVX2/AVX-512
+// (8 tables per block: 0.77–0.93×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
   constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
@@ -563,7 +564,7 @@ constexpr bool KQuantUsesByteTables() {
     case kIq4Xs: return kSse || (kAvx2 && kBf16);
     case kQ2K: return kSse || kAvx3 || (kAvx2 && kBf16);
     case kQ3K: return kSse;
-    case kTq2: return kSse || kAvx2 || kAvx3;
+    case kTq2: return kSse || kAvx2 || (kAvx3 && kBf16);
     default: return false;
   }
 }
