@@ -546,13 +546,13 @@ constexpr int GroupShiftOf() {
 // slot (TQ2_0: per block), several slots to a table.
 // Taken where it was faster (docs/performance.md, "Per-block tables for
 // 4-bit GGUF types" and "Q2_K, Q3_K and TQ2_0 through byte tables"):
-// SSSE3/SSE4 for all five types (software F16 rounding; 1.2–6×); AVX2
-// BF16 for Q4_K, IQ4_XS, Q2_K, TQ2_0 (1.26–2.7×) and F16 for TQ2_0 (1.7×);
+// SSSE3/SSE4 for all five types (software F16 rounding; 1.5–6.4×); AVX2
+// BF16 for all five (1.18–2.7×) and F16 for TQ2_0 (1.7×);
 // AVX-512 BF16 of Q2_K and TQ2_0 (1.55×) and F16 of Q2_K (1.2×). The
 // others keep Store16: Q4_K/IQ4_XS AVX2 F16 (0.97×, 0.83×) and AVX-512
 // (BF16 1.0×, 0.96×; F16 0.65×, 0.64×), Q2_K AVX2 F16 (1.01–1.07×) and
-// TQ2_0 AVX-512 F16 (1.02–1.18×), within noise, and Q3_K on AVX2/AVX-512
-// (8 tables per block: 0.77–0.93×).
+// TQ2_0 AVX-512 F16 (1.02–1.18×), within noise, Q3_K AVX2 F16 and AVX-512
+// (8 tables per block: 0.93–0.97×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
   constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
@@ -563,7 +563,7 @@ constexpr bool KQuantUsesByteTables() {
     case kQ4K:
     case kIq4Xs: return kSse || (kAvx2 && kBf16);
     case kQ2K: return kSse || kAvx3 || (kAvx2 && kBf16);
-    case kQ3K: return kSse;
+    case kQ3K: return kSse || (kAvx2 && kBf16);
     case kTq2: return kSse || kAvx2 || (kAvx3 && kBf16);
     default: return false;
   }
@@ -646,14 +646,19 @@ constexpr size_t PlaneGroupsPerTable() {
 }
 
 // f[s0 + (c >> kShift)] in each i32 lane of entry c (c < 16, f one of
-// Decoded's 16 factor arrays), by byte lookups in a 128-bit load of 4
-// factors around s0 (in bounds: it starts at s0 rounded down to 4, and
-// s0 + (15 >> kShift) lies in the same 4).
+// Decoded's 16 factor arrays): one slot a broadcast, two (Q3_K) a select
+// (cheaper than the lookup: Q3_K 1.2x on SSE4), four (Q2_K) byte lookups in
+// a 128-bit load of 4 factors around s0 (in bounds: it starts at s0
+// rounded down to 4, and s0 + (15 >> kShift) lies in the same 4).
 template <int kShift, class DF>
 HWY_INLINE hn::Vec<DF> SlotFactors(DF df, hn::Vec<hn::RebindToSigned<DF>> c, const float* f,
                                    size_t s0) {
   if constexpr (kShift >= 4) {
     return hn::Set(df, f[s0]);
+  } else if constexpr (kShift == 3) {
+    const hn::RebindToSigned<DF> di;
+    return hn::IfThenElse(hn::RebindMask(df, hn::Gt(c, hn::Set(di, 7))), hn::Set(df, f[s0 + 1]),
+                          hn::Set(df, f[s0]));
   } else {
     const hn::Repartition<uint8_t, DF> d8;
     const hn::RebindToSigned<DF> di;
