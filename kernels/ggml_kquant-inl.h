@@ -16,9 +16,9 @@
 // variant with one IsNaN + IfThenElse per vector (chosen per block).
 // TQ1_0 to F16 skips both passes for blocks with a finite d: its only
 // results are -d, +0 · d and d, looked up per digit (Tq1F16Block).
-// Q4_K's and IQ4_XS's 16-bit outputs on some x86 targets (KQuantUsesByteTables)
-// skip pass 1's code unpack: byte tables of each sub-block's 16 results
-// (KQuantByteTableBlock).
+// Q4_K's, IQ4_XS's, Q2_K's, Q3_K's and TQ2_0's 16-bit outputs on some x86
+// targets (KQuantUsesByteTables) skip pass 1's code unpack: byte tables of
+// each sub-block's few results (KQuantByteTableBlock, PlaneByteTableBlock).
 // Same bytes as the reference on every target; SCALAR (one-lane vectors,
 // no 16-byte table lookup) runs the reference.
 #if defined(AMN_KERNELS_GGML_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -106,16 +106,22 @@ HWY_INLINE V MoveBit(D32 d8, V v) {
   if constexpr (from > to) return ShrAnd<from - to>(d8, v, kMask);
 }
 
-// Q2_K: q = (qs[32h+l] >> 2k) & 3; factors d·(sc&15), dmin·(sc>>4).
-HWY_INLINE void DecodeQ2K(const uint8_t* b, Decoded& out) {
+// Q2_K factors d·(sc&15), dmin·(sc>>4) per 16 elements.
+HWY_INLINE void DecodeQ2KScales(const uint8_t* b, Decoded& out) {
   using namespace kq::q2k;
-  const D8 d8;
   const float d = F16At(b + kD), dmin = F16At(b + kDmin);
   for (size_t s = 0; s < 16; ++s) {
     const uint8_t sc = b[kScales + s];
     out.dl[s] = d * static_cast<float>(sc & 0xF);
     out.ml[s] = dmin * static_cast<float>(sc >> 4);
   }
+}
+
+// Q2_K: q = (qs[32h+l] >> 2k) & 3.
+HWY_INLINE void DecodeQ2K(const uint8_t* b, Decoded& out) {
+  using namespace kq::q2k;
+  const D8 d8;
+  DecodeQ2KScales(b, out);
   const auto three = hn::Set(d8, 3);
   for (size_t h = 0; h < 2; ++h) {
     for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
@@ -127,14 +133,20 @@ HWY_INLINE void DecodeQ2K(const uint8_t* b, Decoded& out) {
   }
 }
 
-// Q3_K: q = ((qs >> 2k) & 3) - (hmask bit (4h+k) ? 0 : 4); factor d·(scale-32).
-HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
+// Q3_K factors d·(scale-32) per 16 elements.
+HWY_INLINE void DecodeQ3KScales(const uint8_t* b, Decoded& out) {
   using namespace kq::q3k;
-  const D8 d8;
   const float d = F16At(b + kD);
   for (int s = 0; s < 16; ++s) {
     out.dl[s] = d * static_cast<float>(kq::Q3KScale(s, b + kScales));
   }
+}
+
+// Q3_K: q = ((qs >> 2k) & 3) - (hmask bit (4h+k) ? 0 : 4).
+HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
+  using namespace kq::q3k;
+  const D8 d8;
+  DecodeQ3KScales(b, out);
   const auto three = hn::Set(d8, 3), one = hn::Set(d8, 1);
   for (size_t h = 0; h < 2; ++h) {
     for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
@@ -276,12 +288,17 @@ HWY_INLINE void DecodeIq4Xs(const uint8_t* b, Decoded& out) {
   }
 }
 
-// TQ2_0: q = ((qs[32h+l] >> 2k) & 3) - 1; factor d.
+// TQ2_0's one factor d, in every slot.
+HWY_INLINE void DecodeTq2Scales(const uint8_t* b, Decoded& out) {
+  const float d = F16At(b + kq::tq2::kD);
+  for (float& f : out.dl) f = d;
+}
+
+// TQ2_0: q = ((qs[32h+l] >> 2k) & 3) - 1.
 HWY_INLINE void DecodeTq2(const uint8_t* b, Decoded& out) {
   using namespace kq::tq2;
   const D8 d8;
-  const float d = F16At(b + kD);
-  for (float& f : out.dl) f = d;
+  DecodeTq2Scales(b, out);
   const auto three = hn::Set(d8, 3), one = hn::Set(d8, 1);
   for (size_t h = 0; h < 2; ++h) {
     for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
@@ -438,13 +455,19 @@ HWY_INLINE hn::Vec<DF> PinNan(DF df, hn::Vec<DF> r, uint32_t nan_bits) {
   return hn::IfThenElse(hn::IsNaN(r), nan, r);
 }
 
-// float(q) · dl (- ml) for one factor group, NaN pinned with kSpecial.
+// float(q) · dl (- ml) per lane, NaN pinned with kSpecial.
+template <bool kHasMin, bool kSpecial, class DF>
+HWY_INLINE hn::Vec<DF> ScaledCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> q, hn::Vec<DF> dl,
+                                   hn::Vec<DF> ml, uint32_t nan_bits) {
+  auto r = hn::Mul(hn::ConvertTo(df, q), dl);
+  if constexpr (kHasMin) r = hn::Sub(r, ml);
+  return PinNan<kSpecial>(df, r, nan_bits);
+}
+// The same for one factor group.
 template <bool kHasMin, bool kSpecial, class DF>
 HWY_INLINE hn::Vec<DF> ScaledCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> q, float dl, float ml,
                                    uint32_t nan_bits) {
-  auto r = hn::Mul(hn::ConvertTo(df, q), hn::Set(df, dl));
-  if constexpr (kHasMin) r = hn::Sub(r, hn::Set(df, ml));
-  return PinNan<kSpecial>(df, r, nan_bits);
+  return ScaledCodes<kHasMin, kSpecial>(df, q, hn::Set(df, dl), hn::Set(df, ml), nan_bits);
 }
 
 // kGroupShift: log2 of the elements per factor (16; Q4_K/Q5_K 32).
@@ -513,21 +536,37 @@ constexpr int GroupShiftOf() {
   return kType == kQ4K || kType == kQ5K ? 5 : 4;
 }
 
-// Q4_K's and IQ4_XS's 16-bit outputs through byte tables
-// (kernels/int4_byte_table-inl.h): a 32-element sub-block j has one factor
-// (Q4_K: and a min) and 4-bit codes, so at most 16 distinct outputs; they
-// are computed once (ScaledCodes on codes 0..15, IQ4_XS's first mapped
-// through its codebook: the arithmetic of Scaled, then the same encoder)
-// and the sub-block's nibbles looked up, giving the same bits as Store16.
+// 16-bit outputs through byte tables (kernels/int4_byte_table-inl.h): where
+// a sub-block's outputs take few distinct values, they are computed once
+// (the arithmetic of Scaled, then the same encoder) and the codes looked up,
+// giving the same bits as Store16. Q4_K/IQ4_XS (KQuantByteTableBlock): a
+// 32-element sub-block has one factor (Q4_K: and a min) and 4-bit codes
+// (IQ4_XS's mapped through its codebook), at most 16 outputs. Q2_K, Q3_K,
+// TQ2_0 (PlaneByteTableBlock): 4, 8 and 4 outputs per 16-element factor
+// slot (TQ2_0: per block), several slots to a table.
 // Taken where it was faster (docs/performance.md, "Per-block tables for
-// 4-bit GGUF types"), the same combinations for both types: SSSE3/SSE4
-// (software F16 rounding; Q4_K 1.7–2.2×, IQ4_XS 1.5–2.0×) and AVX2's BF16
-// (1.42×, 1.26×); AVX2 F16 (Q4_K 0.97×, IQ4_XS 0.83×) and AVX-512 (BF16
-// 1.0×, 0.96×; F16 0.65×, 0.64×) keep Store16.
+// 4-bit GGUF types" and "Q2_K, Q3_K and TQ2_0 through byte tables"):
+// SSSE3/SSE4 for all five types (software F16 rounding; 1.5–6.4×); AVX2
+// BF16 for all five (1.18–2.7×) and F16 for TQ2_0 (1.7×);
+// AVX-512 BF16 of Q2_K and TQ2_0 (1.55×) and F16 of Q2_K (1.2×). The
+// others keep Store16: Q4_K/IQ4_XS AVX2 F16 (0.97×, 0.83×) and AVX-512
+// (BF16 1.0×, 0.96×; F16 0.65×, 0.64×), Q2_K AVX2 F16 (1.01–1.07×) and
+// TQ2_0 AVX-512 F16 (1.02–1.18×), within noise, Q3_K AVX2 F16 and AVX-512
+// (8 tables per block: 0.93–0.97×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
-  return (kType == kQ4K || kType == kIq4Xs) && sizeof(TOut) == 2 &&
-         (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || (HWY_TARGET == HWY_AVX2 && kBf16));
+  constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+  constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
+  constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
+  if constexpr (sizeof(TOut) != 2) return false;
+  switch (kType) {
+    case kQ4K:
+    case kIq4Xs: return kSse || (kAvx2 && kBf16);
+    case kQ2K: return kSse || kAvx3 || (kAvx2 && kBf16);
+    case kQ3K: return kSse || (kAvx2 && kBf16);
+    case kTq2: return kSse || kAvx2 || (kAvx3 && kBf16);
+    default: return false;
+  }
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
@@ -548,6 +587,9 @@ template <uint32_t kType>
 HWY_INLINE void DecodeByteTableScales(const uint8_t* b, Decoded& dec) {
   if constexpr (kType == kQ4K) DecodeQ45KScales(b, kq::q4k::kScales, dec);
   if constexpr (kType == kIq4Xs) DecodeIq4XsScales(b, dec);
+  if constexpr (kType == kQ2K) DecodeQ2KScales(b, dec);
+  if constexpr (kType == kQ3K) DecodeQ3KScales(b, dec);
+  if constexpr (kType == kTq2) DecodeTq2Scales(b, dec);
 }
 
 // One block (factors already in dec) through the byte tables. Q4_K:
@@ -584,6 +626,129 @@ HWY_INLINE void KQuantByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decode
       const auto q = hn::LoadDup128(d32, b + kq::iq4xs::kQs + 16 * j);
       sub_block(j, Int4Nibbles<0>(d32, q), Int4Nibbles<1>(d32, q));
     }
+  }
+}
+
+// Q2_K, Q3_K and TQ2_0 keep 2-bit codes in bit-planes: element 128h+32k+l
+// (32-element group g = 4h+k) is bits 2k, 2k+1 of qs[32h+l] (Q3_K: bit 2 of
+// its code is bit 4h+k of hmask[l]), in factor slot 2g + (l >= 16). So one
+// 16-entry table holds several slots' results, entry c being code
+// c & (2^shift - 1) of slot s0 + (c >> shift): Q2_K 4 codes of 4 slots
+// (groups g, g+1), Q3_K 8 codes of 2 slots (one group), TQ2_0 (one factor)
+// its 4 codes, one table per block.
+template <uint32_t kType>
+constexpr int PlaneSlotShift() {
+  return kType == kQ2K ? 2 : kType == kQ3K ? 3 : 4;
+}
+template <uint32_t kType>
+constexpr size_t PlaneGroupsPerTable() {
+  return kType == kTq2 ? 8 : size_t{8} >> PlaneSlotShift<kType>();
+}
+
+// f[s0 + (c >> kShift)] in each i32 lane of entry c (c < 16, f one of
+// Decoded's 16 factor arrays): one slot a broadcast, two (Q3_K) a select
+// (cheaper than the lookup: Q3_K 1.2x on SSE4), four (Q2_K) byte lookups in
+// a 128-bit load of 4 factors around s0 (in bounds: it starts at s0
+// rounded down to 4, and s0 + (15 >> kShift) lies in the same 4).
+template <int kShift, class DF>
+HWY_INLINE hn::Vec<DF> SlotFactors(DF df, hn::Vec<hn::RebindToSigned<DF>> c, const float* f,
+                                   size_t s0) {
+  if constexpr (kShift >= 4) {
+    return hn::Set(df, f[s0]);
+  } else if constexpr (kShift == 3) {
+    const hn::RebindToSigned<DF> di;
+    return hn::IfThenElse(hn::RebindMask(df, hn::Gt(c, hn::Set(di, 7))), hn::Set(df, f[s0 + 1]),
+                          hn::Set(df, f[s0]));
+  } else {
+    const hn::Repartition<uint8_t, DF> d8;
+    const hn::RebindToSigned<DF> di;
+    alignas(16) static constexpr uint8_t kSpread[16] = {0, 0, 0, 0, 4,  4,  4,  4,
+                                                        8, 8, 8, 8, 12, 12, 12, 12};
+    alignas(16) static constexpr uint8_t kBytes[16] = {0, 1, 2, 3, 0, 1, 2, 3,
+                                                       0, 1, 2, 3, 0, 1, 2, 3};
+    const auto offset = hn::ShiftLeft<2>(
+        hn::Add(hn::ShiftRight<kShift>(c), hn::Set(di, static_cast<int32_t>(s0 & 3))));
+    const auto index = hn::Add(hn::TableLookupBytes(hn::BitCast(d8, offset),
+                                                    hn::LoadDup128(d8, kSpread)),
+                               hn::LoadDup128(d8, kBytes));
+    const auto four = hn::LoadDup128(d8, reinterpret_cast<const uint8_t*>(f + (s0 & ~size_t{3})));
+    return hn::BitCast(df, hn::TableLookupBytes(four, index));
+  }
+}
+
+// Byte (0..3) shifted right by `shift` on u16 lanes, masked (the neighbour's
+// bits land at 8 - shift and up, outside mask for shift <= 6 with mask 3).
+HWY_INLINE hn::Vec<Int4Lookup32Tag> PlaneBits(hn::Vec<Int4Lookup32Tag> v, int shift,
+                                              uint8_t mask) {
+  const Int4Lookup32Tag d8;
+  const hn::Repartition<uint16_t, Int4Lookup32Tag> d16;
+  return hn::And(hn::BitCast(d8, hn::ShiftRightSame(hn::BitCast(d16, v), shift)),
+                 hn::Set(d8, mask));
+}
+
+// Table indices of the 16 elements of group g = 4h+k whose qs bytes are v
+// (and Q3_K's hmask bytes hm), half 0 (l < 16) or 1.
+template <uint32_t kType>
+HWY_INLINE hn::Vec<Int4Lookup32Tag> PlaneIndices(hn::Vec<Int4Lookup32Tag> v,
+                                                 hn::Vec<Int4Lookup32Tag> hm, size_t g,
+                                                 size_t half) {
+  const Int4Lookup32Tag d8;
+  const int k = static_cast<int>(g & 3);
+  auto code = PlaneBits(v, 2 * k, 3);
+  if constexpr (kType == kQ3K) {
+    const hn::Repartition<uint16_t, Int4Lookup32Tag> d16;
+    const auto bit = hn::ShiftLeft<2>(hn::ShiftRightSame(hn::BitCast(d16, hm), static_cast<int>(g)));
+    code = hn::Or(code, hn::And(hn::BitCast(d8, bit), hn::Set(d8, 4)));
+  }
+  if constexpr (kType == kTq2) return code;
+  const size_t slot = 2 * (g % PlaneGroupsPerTable<kType>()) + half;
+  return hn::Add(code, hn::Set(d8, static_cast<uint8_t>(slot << PlaneSlotShift<kType>())));
+}
+
+// One Q2_K, Q3_K or TQ2_0 block (factors already in dec) through the byte
+// tables: each table's entries are ScaledCodes of (c & mask) - bias with
+// their slots' factors, then the encoder, as Scaled and Store16 do.
+template <uint32_t kType, class Encode, bool kSpecial>
+HWY_INLINE void PlaneByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decoded& dec,
+                                    uint32_t nan_bits, uint16_t* HWY_RESTRICT y) {
+  constexpr int kShift = PlaneSlotShift<kType>();
+  constexpr size_t kGroups = PlaneGroupsPerTable<kType>();
+  constexpr bool kHasMin = kType == kQ2K;
+  constexpr int32_t kBias = kType == kQ3K ? 4 : kType == kTq2 ? 1 : 0;
+  const hn::ScalableTag<uint8_t> d8;
+  const Int4Lookup32Tag d32;
+  const uint8_t* qs = b + (kType == kQ2K ? kq::q2k::kQs : kType == kQ3K ? kq::q3k::kQs : kq::tq2::kQs);
+  const uint8_t* hmask = b + kq::q3k::kHmask;  // read only for Q3_K
+  for (size_t first = 0; first < 8; first += kGroups) {
+    const size_t s0 = 2 * first;
+    const auto tables = Int4Tables32(MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&](auto du, auto c) {
+      const hn::RebindToFloat<decltype(du)> df;
+      const hn::RebindToSigned<decltype(du)> di;
+      const auto q = hn::Sub(hn::And(c, hn::Set(di, (1 << kShift) - 1)), hn::Set(di, kBias));
+      const auto dl = SlotFactors<kShift>(df, c, dec.dl, s0);
+      const auto ml = kHasMin ? SlotFactors<kShift>(df, c, dec.ml, s0) : hn::Zero(df);
+      return Encode()(du, hn::BitCast(du, ScaledCodes<kHasMin, kSpecial>(df, q, dl, ml, nan_bits)));
+    }));
+    for (size_t g = first; g < first + kGroups; ++g) {
+      const size_t h = g >> 2;
+      const auto v0 = hn::LoadDup128(d32, qs + 32 * h);
+      const auto v1 = hn::LoadDup128(d32, qs + 32 * h + 16);
+      const auto hm0 = kType == kQ3K ? hn::LoadDup128(d32, hmask) : v0;
+      const auto hm1 = kType == kQ3K ? hn::LoadDup128(d32, hmask + 16) : v1;
+      StoreInt4ByteLookups32(tables, PlaneIndices<kType>(v0, hm0, g, 0),
+                             PlaneIndices<kType>(v1, hm1, g, 1), y + 32 * g);
+    }
+  }
+}
+
+// The byte-table path of kType (KQuantUsesByteTables).
+template <uint32_t kType, class Encode, bool kSpecial>
+HWY_INLINE void ByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decoded& dec,
+                               uint32_t nan_bits, uint16_t* HWY_RESTRICT y) {
+  if constexpr (kType == kQ2K || kType == kQ3K || kType == kTq2) {
+    PlaneByteTableBlock<kType, Encode, kSpecial>(b, dec, nan_bits, y);
+  } else {
+    KQuantByteTableBlock<kType, Encode, kSpecial>(b, dec, nan_bits, y);
   }
 }
 #endif
@@ -626,10 +791,10 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     if constexpr (KQuantUsesByteTables<kType, TOut, kBf16>()) {
       DecodeByteTableScales<kType>(b, dec);
       if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {
-        KQuantByteTableBlock<kType, Encoder16<kBf16, true>, true>(b, dec, BlockNanBits<kType>(b),
-                                                                  out + i * kQK);
+        ByteTableBlock<kType, Encoder16<kBf16, true>, true>(b, dec, BlockNanBits<kType>(b),
+                                                            out + i * kQK);
       } else {
-        KQuantByteTableBlock<kType, Encoder16<kBf16, false>, false>(b, dec, 0, out + i * kQK);
+        ByteTableBlock<kType, Encoder16<kBf16, false>, false>(b, dec, 0, out + i * kQK);
       }
       continue;
     }

@@ -4,8 +4,10 @@
 // byte entries per 128-bit block at once, so the 16 possible results become
 // a table of their low bytes and one of their high bytes (in every block).
 // Used by the compressed-tensors int4 kernels (packed_int-inl.h) and the
-// GGUF 4-bit block types (ggml_legacy-inl.h), which differ only in where
-// each code's nibble sits.
+// GGUF 4-bit block types (ggml_legacy-inl.h, Q4_K/IQ4_XS in
+// ggml_kquant-inl.h), which differ only in where each code's nibble sits,
+// and by Q2_K/Q3_K/TQ2_0 (ggml_kquant-inl.h), whose 2- and 3-bit codes of
+// several factor groups share one 16-entry table.
 #if defined(AMN_KERNELS_INT4_BYTE_TABLE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
 #undef AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
