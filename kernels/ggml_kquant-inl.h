@@ -570,18 +570,6 @@ constexpr bool KQuantUsesByteTables() {
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-// kIq4Values[code] in each i32 lane (codes 0..15): a byte lookup of the
-// codebook into byte 0 (bytes 1..3 index with the top bit set, giving 0),
-// sign-extended.
-template <class DI>
-HWY_INLINE hn::Vec<DI> Iq4CodebookValues(DI di, hn::Vec<DI> codes) {
-  const hn::Repartition<uint8_t, DI> d8;
-  const auto codebook = hn::LoadDup128(d8, reinterpret_cast<const uint8_t*>(kq::kIq4Values.data()));
-  const auto index = hn::BitCast(d8, hn::Or(codes, hn::Set(di, static_cast<int32_t>(0x80808000u))));
-  const auto low_byte = hn::BitCast(di, hn::TableLookupBytes(codebook, index));
-  return hn::ShiftRight<24>(hn::ShiftLeft<24>(low_byte));
-}
-
 // The factors of a block taking byte tables, in Decoded::dl/ml.
 template <uint32_t kType>
 HWY_INLINE void DecodeByteTableScales(const uint8_t* b, Decoded& dec) {
@@ -606,7 +594,7 @@ HWY_INLINE void KQuantByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decode
     const auto tables = MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&](auto du, auto codes) {
       const hn::RebindToFloat<decltype(du)> df;
       if constexpr (kType == kIq4Xs) {
-        codes = Iq4CodebookValues(hn::RebindToSigned<decltype(du)>(), codes);
+        codes = Codebook16(du, hn::BitCast(du, codes), kq::kIq4Values.data());
       }
       return Encode()(du, hn::BitCast(du, ScaledCodes<kType == kQ4K, kSpecial>(
                                               df, codes, dec.dl[slot], dec.ml[slot], nan_bits)));

@@ -122,24 +122,6 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<GgmlDU>> GgmlQ5SignedCodes(GgmlDU du, cons
   }
 }
 
-// table16[nibble] sign-extended to i32 lanes.
-HWY_INLINE hn::Vec<hn::RebindToSigned<GgmlDU>> GgmlCodebook(GgmlDU du, hn::Vec<GgmlDU> nibbles,
-                                                            const int8_t* table16) {
-  const hn::RebindToSigned<GgmlDU> di;
-#if HWY_TARGET == HWY_SCALAR
-  (void)du;
-  return hn::Set(di, static_cast<int32_t>(table16[hn::GetLane(nibbles)]));
-#else
-  // Byte 0 of each u32 lane indexes the 16-byte table (repeated in every
-  // 128-bit block); bytes 1..3 index entry 0 and are shifted out.
-  const hn::Repartition<int8_t, GgmlDU> d8;
-  const auto table = hn::LoadDup128(d8, table16);
-  const auto looked_up = hn::TableLookupBytes(table, hn::BitCast(d8, nibbles));
-  (void)du;
-  return hn::ShiftRight<24>(hn::ShiftLeft<24>(hn::BitCast(di, looked_up)));
-#endif
-}
-
 HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> GgmlScalar(uint32_t bits) {
   const GgmlDU du;
   return hn::BitCast(hn::RebindToFloat<GgmlDU>(), hn::Set(du, bits));
@@ -271,7 +253,7 @@ struct GgmlIq4Nl : GgmlNibbleDecoder<GgmlIq4Nl> {
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
                                                               const GgmlBlockScales& s) {
-    const auto k = GgmlCodebook(GgmlDU(), nibbles, ggml::kIq4NlValues.data());
+    const auto k = Codebook16(GgmlDU(), nibbles, ggml::kIq4NlValues.data());
     return GgmlScaled<kSpecial>(GgmlToF32(k), s);
   }
 };
@@ -285,7 +267,7 @@ struct GgmlMxfp4 : GgmlNibbleDecoder<GgmlMxfp4> {
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
                                                               const GgmlBlockScales& s) {
-    const auto k = GgmlCodebook(GgmlDU(), nibbles, ggml::kMxfp4Values.data());
+    const auto k = Codebook16(GgmlDU(), nibbles, ggml::kMxfp4Values.data());
     return GgmlScaled<kSpecial>(GgmlToF32(k), s);
   }
 };
@@ -316,7 +298,7 @@ struct GgmlNvfp4 {
     const auto high = hn::Ne(hn::LoadU(du, kHigh + (j0 & 15)), hn::Zero(du));
     const auto nibbles =
         hn::And(hn::IfThenElse(high, hn::ShiftRight<4>(bytes), bytes), hn::Set(du, 15u));
-    const auto k = GgmlCodebook(du, nibbles, ggml::kMxfp4Values.data());
+    const auto k = Codebook16(du, nibbles, ggml::kMxfp4Values.data());
     return hn::Mul(GgmlToF32(k), GgmlScalar(ggml::kUe4m3HalfBits[x[sub]]));
   }
 };

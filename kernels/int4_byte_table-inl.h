@@ -3,6 +3,7 @@
 // a 16-bit output is two bytes, and TableLookupBytes (pshufb) looks up 16
 // byte entries per 128-bit block at once, so the 16 possible results become
 // a table of their low bytes and one of their high bytes (in every block).
+// Codebook16 (every target) maps such a code through a 16-entry codebook.
 // Used by the compressed-tensors int4 kernels (packed_int-inl.h) and the
 // GGUF 4-bit block types (ggml_legacy-inl.h, Q4_K/IQ4_XS in
 // ggml_kquant-inl.h), which differ only in where each code's nibble sits,
@@ -24,6 +25,25 @@ HWY_BEFORE_NAMESPACE();
 namespace amn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// table16[code] sign-extended to i32, in each 32-bit lane of `codes` (code
+// 0..15 in byte 0, bytes 1..3 zero): one byte lookup of the table repeated
+// in every 128-bit block, whose bytes 1..3 (entry 0) are shifted out. Every
+// target: the GGUF codebooks (IQ4_NL, MXFP4, IQ4_XS).
+template <class D32>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D32>> Codebook16(D32 d, hn::Vec<D32> codes,
+                                                        const int8_t* table16) {
+  const hn::RebindToSigned<D32> di;
+#if HWY_TARGET == HWY_SCALAR
+  (void)d;
+  return hn::Set(di, static_cast<int32_t>(table16[hn::GetLane(codes)]));
+#else
+  const hn::Repartition<int8_t, D32> d8;
+  const auto looked_up = hn::TableLookupBytes(hn::LoadDup128(d8, table16), hn::BitCast(d8, codes));
+  (void)d;
+  return hn::ShiftRight<24>(hn::ShiftLeft<24>(hn::BitCast(di, looked_up)));
+#endif
+}
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
