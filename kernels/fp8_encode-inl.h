@@ -6,9 +6,8 @@
 // one byte per element in the same order, the group grid row-major with
 // partial edge groups. Per row, each group's column segment runs in tiles
 // of kEncodeTile elements: loaded to F32 (encode_common-inl.h), divided by
-// the group's scale, clamped, then rounded with integer ops. The quotient
-// is x * (1 / scale) where that provably gives the division's code, else
-// an IEEE Div (NearFp8Midpoint has the proof). The rounding:
+// the group's scale (Div: IEEE division on every target), clamped, then
+// rounded with integer ops:
 //   * |q| >= the format's smallest normal: RNE at the FP8 mantissa's last
 //     bit on the F32 bits (add half-ulp - 1 plus the kept lsb, shift), then
 //     rebias the exponent (a mantissa carry moves into the exponent);
@@ -58,11 +57,6 @@ struct Fp8Fmt {
   static constexpr uint32_t kMagicBits = static_cast<uint32_t>(127 + 24 - kBias - kMant) << 23;
   static constexpr float kMaxFinite = kE5m2 ? 57344.0f : 448.0f;
   static constexpr uint32_t kExpMask = kE5m2 ? 0x1Fu : 0x0Fu;
-  // NearFp8Midpoint: the margin (F32 units of q's binade) and, for the FP8
-  // subnormal range, st / 2 less the margin at the binade below 2^(1 - bias).
-  static constexpr uint32_t kMargin = 8;
-  static constexpr float kSubNear = static_cast<float>((1u << (23 - kMant)) - kMargin) /
-                                    static_cast<float>(1u << 23) / static_cast<float>(1u << kBias);
 };
 
 // Clamped, finite F32 lanes -> FP8 codes in u32 lanes, and the codes'
@@ -91,57 +85,6 @@ HWY_INLINE hn::Vec<EncDU> F32ToFp8Lanes(hn::Vec<EncDF> q, hn::Vec<EncDF>* value)
   return hn::Or(hn::IfThenElse(is_sub, sub, normal), hn::ShiftRight<24>(sign_bit));
 }
 
-// The quotient without a division per element (issue 15). The spec's q is
-// fl(x / scale); the fast path takes q' = fl(x * inv), inv = fl(1 / scale),
-// and keeps it only where it provably gives the same code. Let r = x / scale
-// exactly and u = 2^-24. While scale is in [2^-126, 2^126], 1 / scale is a
-// normal F32, so inv = (1 / scale)(1 + e1), |e1| <= u. Where |r| and
-// |x * inv| are >= 2^-126 (F32 normal) and finite: q = r(1 + e3) and
-// q' = r(1 + e1)(1 + e2), |e2|, |e3| <= u, so
-//   |q' - q| <= |r| (3u + u^2) <= |q'| (3u + u^2) / (1 - u)^2 < 3.01 u |q'|,
-// that is under 3.01 F32 units (2^(e - 23)) of q''s binade [2^e, 2^(e+1)).
-// Where |r| < 2^-126 both |q| and |q'| are below 2^-125, far under half the
-// smallest FP8 subnormal: both round to a zero with x's sign (both keep it).
-// Where x * inv overflows, |q| > 2^127 too, and both clamp to the same end.
-// The code is fp8_rne(clamp(v)) with v's sign: on |v| a step function whose
-// only jumps are the midpoints between neighbouring FP8 values up to
-// max_finite (clamp adds none: max_finite is a code, and it is monotone and
-// 1-Lipschitz). So the codes are equal when no midpoint lies within the
-// bound of clamp(q'); the filter asks for a margin of 8 units of that
-// binade (the bound is < 4):
-//   * |q'| >= the smallest FP8 normal: the dropped mantissa bits (below the
-//     FP8 lsb) are more than 8 units from the half-ulp pattern, i.e. from
-//     every midpoint of the binade (the neighbouring binades' midpoints are
-//     at least 2^(kShift - 2) units away);
-//   * below (uniform FP8 subnormal step st, |q'| < 2^(1 - bias)): the
-//     residual q' - st * round(q' / st), exact in F32 (Sterbenz), is more
-//     than 8 units of the binade below 2^(1 - bias) short of st / 2.
-// A vector with any lane near a midpoint, or a scale outside [2^-126,
-// 2^126] (inv subnormal or infinite), takes the Div. Equal codes give an
-// equal x' (the code's own value), so the error sums are unchanged.
-template <bool kE5m2>
-HWY_INLINE hn::Mask<EncDF> NearFp8Midpoint(hn::Vec<EncDF> q) {
-  using F = Fp8Fmt<kE5m2>;
-  const EncDF df;
-  const EncDU du;
-  const hn::RebindToSigned<EncDU> di;
-  const auto abs = hn::AndNot(hn::Set(du, 0x80000000u), hn::BitCast(du, q));
-  // (dropped - half + margin) mod 2^kShift <= 2 margin. Also tried on FP8
-  // subnormal lanes, where a hit only costs a needless Div.
-  constexpr uint32_t kLow = (1u << F::kShift) - 1u;
-  const auto off = hn::And(hn::Add(abs, hn::Set(du, F::kMargin - (1u << (F::kShift - 1)))),
-                           hn::Set(du, kLow));
-  const auto near_normal = hn::RebindMask(
-      df, hn::Lt(hn::BitCast(di, off), hn::Set(di, static_cast<int32_t>(2 * F::kMargin + 1))));
-  const auto absf = hn::BitCast(df, abs);
-  const auto magic = hn::BitCast(df, hn::Set(du, F::kMagicBits));
-  const auto residual = hn::Sub(absf, hn::Sub(hn::Add(absf, magic), magic));
-  const auto near_sub = hn::Ge(hn::Abs(residual), hn::Set(df, F::kSubNear));
-  const auto is_sub = hn::RebindMask(
-      df, hn::Lt(hn::BitCast(di, abs), hn::Set(di, static_cast<int32_t>(F::kMinNormalBits))));
-  return hn::Or(hn::And(is_sub, near_sub), near_normal);
-}
-
 // Elements [i0, i0 + count) of the call (one segment of one group) with one
 // scale: codes to codes[i0..], errors added when `errors` is set.
 template <bool kE5m2>
@@ -156,9 +99,6 @@ HWY_INLINE uint64_t EncodeFp8Segment(const uint8_t* HWY_RESTRICT in, ElemType ty
   HWY_ALIGN float xq[kEncodeTile + kEncodePad];
   HWY_ALIGN uint8_t ct[kEncodeTile + kEncodePad];
   const auto vscale = hn::Set(df, scale);
-  // The product path needs a normal 1 / scale (see NearFp8Midpoint).
-  const bool product = scale >= 0x1p-126f && scale <= 0x1p126f;
-  const auto vinv = hn::Set(df, 1.0f / scale);
   const auto vmax = hn::Set(df, Fp8Fmt<kE5m2>::kMaxFinite);
   const auto vmin = hn::Neg(vmax);
   for (uint64_t done = 0; done < count; done += kEncodeTile) {
@@ -169,14 +109,9 @@ HWY_INLINE uint64_t EncodeFp8Segment(const uint8_t* HWY_RESTRICT in, ElemType ty
     uint8_t* HWY_RESTRICT out = codes + i0 + done;
     for (size_t k = 0; k < len; k += n) {
       const auto x = hn::Load(df, xs + k);
-      auto q = hn::Min(hn::Max(hn::Mul(x, vinv), vmin), vmax);
+      const auto q = hn::Min(hn::Max(hn::Div(x, vscale), vmin), vmax);
       hn::Vec<EncDF> value;
-      auto lanes = F32ToFp8Lanes<kE5m2>(q, &value);
-      if (!product || !hn::AllFalse(df, NearFp8Midpoint<kE5m2>(q))) {
-        q = hn::Min(hn::Max(hn::Div(x, vscale), vmin), vmax);
-        lanes = F32ToFp8Lanes<kE5m2>(q, &value);
-      }
-      const auto code = hn::DemoteTo(d8, hn::BitCast(di, lanes));
+      const auto code = hn::DemoteTo(d8, hn::BitCast(di, F32ToFp8Lanes<kE5m2>(q, &value)));
       // Whole vectors straight to the output; a last partial one via ct.
       if (k + n <= len) {
         hn::StoreU(code, d8, out + k);

@@ -311,11 +311,13 @@ TEST_P(QuantizeTest, Fp8TinySubnormalGroupsGetTheSmallestScale) {
   }
 }
 
-// ---- The product path's midpoint filter (fp8_encode-inl.h) ---------------
-// The kernels may take x * (1 / scale) where that provably rounds like
-// x / scale; these put x / scale on, and a few ulps either side of, every
-// rounding midpoint, one such lane per vector (the rest 0) so that no other
-// lane's fallback hides a lane the filter let through.
+// ---- x / scale on and next to every FP8 rounding midpoint ---------------
+// Where a quotient computed other than by one IEEE division (x * (1 / scale),
+// say) would round differently: these put x / scale on, and a few ulps
+// either side of, every rounding midpoint, one such lane per vector (the
+// rest 0), so a per-vector fallback taken for another lane cannot hide one.
+// A product path with a midpoint filter, which these caught when planted
+// wrong, is in performance.md ("The FP8 division", 2026-11-27).
 
 constexpr uint64_t kMidpointCols = 16;
 
@@ -402,8 +404,8 @@ TEST_P(QuantizeTest, Fp8XOnMidpointsTimesFixedScalesMatchReference) {
 }
 
 // Scales whose reciprocal is not a normal F32 (below 2^-126: 1 / scale
-// overflows or is near it; above 2^126: it is subnormal), the edges of the
-// product path's range, and values that clamp.
+// overflows or is near it; above 2^126: it is subnormal), the edges of that
+// range, and values that clamp.
 TEST_P(QuantizeTest, Fp8TinyAndHugeScalesMatchReference) {
   std::mt19937 rng(79);
   const float kMax = std::numeric_limits<float>::max();
@@ -466,9 +468,9 @@ TEST_P(QuantizeTest, EveryBf16MatchesReference) {
   const uint64_t n = bytes.size() / 2;
   Input in{ElemType::kBf16, 1, n, bytes, 0};
   for (const bool e5m2 : {false, true}) {
-    // The last ones: reciprocals with rounding error, the product path's
-    // range ends and beyond, and x / scale = x * 1.0625 / 1.5 (1.0625 an
-    // E4M3 midpoint) and x * 0.6875 / 3 (one of E5M2).
+    // The last ones: reciprocals with rounding error, the ends of the range
+    // with a normal 1 / scale and beyond, and x / scale = x * 1.0625 / 1.5
+    // (1.0625 an E4M3 midpoint) and x * 0.6875 / 3 (one of E5M2).
     for (const float scale :
          {1.0f, 0.5f, 3.0f, 1.0f / 448, 1e-30f, 7.5e4f, 1.0f / 3, 1.0f / 7, 0.1f, 1.1f,
           std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 0x1p-126f, 1e-39f, 0x1p126f,
