@@ -147,20 +147,10 @@ constexpr std::array kTypes = {ElemType::kBf16, ElemType::kF16, ElemType::kF32};
 
 // ---- The checks, one per encoder -----------------------------------------
 
-testing::AssertionResult Fp8Matches(const Input& in, uint64_t gr, uint64_t gc, bool e5m2) {
+// Codes and error sums with the given scales, one per group.
+testing::AssertionResult Fp8MatchesWithScales(const Input& in, uint64_t gr, uint64_t gc,
+                                              bool e5m2, const std::vector<float>& scales) {
   const Fp8Format format = e5m2 ? Fp8Format::kE5m2 : Fp8Format::kE4m3;
-  const uint64_t grid = ((in.rows + gr - 1) / gr) * ((in.cols + gc - 1) / gc);
-  std::vector<float> amax(grid), amax_ref(grid);
-  const Status s = AbsMaxGrid(in.rows_view(), gr, gc, amax);
-  const uint64_t bad_ref =
-      ref::AbsMaxGridRef(in.data(), in.type, in.rows, in.cols, gr, gc, amax_ref.data());
-  if (!s.ok()) return testing::AssertionFailure() << "AbsMaxGrid: " << s.ToString();
-  if (bad_ref != kernels::kAllFinite) return testing::AssertionFailure() << "ref refused";
-  if (std::memcmp(amax.data(), amax_ref.data(), 4 * grid) != 0) {
-    return testing::AssertionFailure() << "amax differs";
-  }
-  std::vector<float> scales;
-  for (float a : amax) scales.push_back(Fp8ScaleFromAmax(a, format));
   const uint64_t n = in.rows * in.cols;
   std::vector<std::byte> codes(n);
   std::vector<uint8_t> codes_ref(n);
@@ -179,6 +169,24 @@ testing::AssertionResult Fp8Matches(const Input& in, uint64_t gr, uint64_t gc, b
   }
   if (!SameSums(err, sums, n)) return testing::AssertionFailure() << "error sums differ";
   return testing::AssertionSuccess();
+}
+
+// With the scales of Fp8ScaleFromAmax, after checking AbsMaxGrid.
+testing::AssertionResult Fp8Matches(const Input& in, uint64_t gr, uint64_t gc, bool e5m2) {
+  const Fp8Format format = e5m2 ? Fp8Format::kE5m2 : Fp8Format::kE4m3;
+  const uint64_t grid = ((in.rows + gr - 1) / gr) * ((in.cols + gc - 1) / gc);
+  std::vector<float> amax(grid), amax_ref(grid);
+  const Status s = AbsMaxGrid(in.rows_view(), gr, gc, amax);
+  const uint64_t bad_ref =
+      ref::AbsMaxGridRef(in.data(), in.type, in.rows, in.cols, gr, gc, amax_ref.data());
+  if (!s.ok()) return testing::AssertionFailure() << "AbsMaxGrid: " << s.ToString();
+  if (bad_ref != kernels::kAllFinite) return testing::AssertionFailure() << "ref refused";
+  if (std::memcmp(amax.data(), amax_ref.data(), 4 * grid) != 0) {
+    return testing::AssertionFailure() << "amax differs";
+  }
+  std::vector<float> scales;
+  for (float a : amax) scales.push_back(Fp8ScaleFromAmax(a, format));
+  return Fp8MatchesWithScales(in, gr, gc, e5m2, scales);
 }
 
 testing::AssertionResult Bnb4Matches(const Input& in, uint64_t bs, bool fp4, bool given,
@@ -303,6 +311,129 @@ TEST_P(QuantizeTest, Fp8TinySubnormalGroupsGetTheSmallestScale) {
   }
 }
 
+// ---- x / scale on and next to every FP8 rounding midpoint ---------------
+// Where a quotient computed other than by one IEEE division (x * (1 / scale),
+// say) would round differently: these put x / scale on, and a few ulps
+// either side of, every rounding midpoint, one such lane per vector (the
+// rest 0), so a per-vector fallback taken for another lane cannot hide one.
+// A product path with a midpoint filter, which these caught when planted
+// wrong, is in performance.md ("The FP8 division", 2026-11-27).
+
+constexpr uint64_t kMidpointCols = 16;
+
+// Every midpoint between neighbouring FP8 values up to max_finite, > 0.
+std::vector<float> Fp8Midpoints(bool e5m2) {
+  const uint8_t top = e5m2 ? 0x7B : 0x7E;  // max_finite's code
+  std::vector<float> mids;
+  for (uint8_t c = 0; c < top; ++c) {
+    const auto value = [e5m2](uint8_t code) {
+      return FromBits(e5m2 ? ref::E5m2ToF32Bits(code) : ref::E4m3ToF32Bits(code));
+    };
+    mids.push_back((value(c) + value(static_cast<uint8_t>(c + 1))) / 2);  // exact
+  }
+  return mids;
+}
+
+// Rows of kMidpointCols elements, each with `x` at a random lane and 0
+// elsewhere, and one scale per row.
+struct MidpointRows {
+  Input in;
+  std::vector<float> scales;
+  void Add(std::mt19937& rng, float x, float scale) {
+    const uint64_t lane = rng() % kMidpointCols;
+    for (uint64_t k = 0; k < kMidpointCols; ++k) AppendAs(in.type, k == lane ? x : 0.0f, in.storage);
+    scales.push_back(scale);
+    ++in.rows;
+  }
+  testing::AssertionResult Matches(bool e5m2) const {
+    return Fp8MatchesWithScales(in, 1, kMidpointCols, e5m2, scales);
+  }
+};
+
+// The input type's value nearest below or at v (BF16: truncated).
+float AsType(ElemType type, float v) {
+  return type == ElemType::kBf16 ? FromBits(Bits(v) & 0xFFFF0000u) : v;
+}
+
+// x random (BF16 or F32 values, both signs, 2^-30..2^30), scale = |x| / m
+// and its neighbours up to 3 ulps away: x / scale on or next to +-m.
+TEST_P(QuantizeTest, Fp8ScalesPuttingXOnMidpointsMatchReference) {
+  std::mt19937 rng(77);
+  for (const ElemType type : {ElemType::kBf16, ElemType::kF32}) {
+    for (const bool e5m2 : {false, true}) {
+      MidpointRows rows{{type, 0, kMidpointCols, {}, 1}, {}};
+      rows.in.storage.assign(1, 0xEE);
+      for (const float m : Fp8Midpoints(e5m2)) {
+        for (int trial = 0; trial < 4; ++trial) {
+          const int e = static_cast<int>(rng() % 61) - 30;
+          const float mag = AsType(type, std::ldexp(1.0f + (rng() % 0x800000u) * 0x1p-23f, e));
+          const float x = (rng() & 1) ? mag : -mag;
+          float scale = mag / m;
+          for (int k = 0; k < 3; ++k) scale = std::nextafter(scale, 0.0f);
+          for (int k = -3; k <= 3; ++k, scale = std::nextafter(scale, 1e30f)) {
+            rows.Add(rng, x, scale);
+          }
+        }
+      }
+      EXPECT_TRUE(rows.Matches(e5m2)) << ElemTypeName(type) << " e5m2 " << e5m2;
+    }
+  }
+}
+
+// Fixed scales (powers of two, 3, 1/3, 7, 1/7, 0.1), x = m * scale in the
+// input type and its neighbours up to 3 ulps away.
+TEST_P(QuantizeTest, Fp8XOnMidpointsTimesFixedScalesMatchReference) {
+  std::mt19937 rng(78);
+  for (const ElemType type : {ElemType::kBf16, ElemType::kF32}) {
+    const uint32_t step = type == ElemType::kBf16 ? 0x10000u : 1u;  // one ulp, in F32 bits
+    for (const bool e5m2 : {false, true}) {
+      MidpointRows rows{{type, 0, kMidpointCols, {}, 2}, {}};
+      rows.in.storage.assign(2, 0xEE);
+      for (const float scale : {1.0f, 0x1p-5f, 0x1p7f, 3.0f, 1.0f / 3, 7.0f, 1.0f / 7, 0.1f}) {
+        for (const float m : Fp8Midpoints(e5m2)) {
+          const uint32_t mid = Bits(AsType(type, m * scale));
+          for (int k = -3; k <= 3; ++k) {
+            const float x = FromBits(mid + static_cast<uint32_t>(k) * step);
+            rows.Add(rng, (rng() & 1) ? x : -x, scale);
+          }
+        }
+      }
+      EXPECT_TRUE(rows.Matches(e5m2)) << ElemTypeName(type) << " e5m2 " << e5m2;
+    }
+  }
+}
+
+// Scales whose reciprocal is not a normal F32 (below 2^-126: 1 / scale
+// overflows or is near it; above 2^126: it is subnormal), the edges of that
+// range, and values that clamp.
+TEST_P(QuantizeTest, Fp8TinyAndHugeScalesMatchReference) {
+  std::mt19937 rng(79);
+  const float kMax = std::numeric_limits<float>::max();
+  const std::vector<float> scales = {
+      FromBits(1),          0x1p-140f,       3 * 0x1p-135f,     0x1p-127f,
+      FromBits(0x7FFFFFu),  0x1p-126f,       FromBits(0x800001u), 0x1p-125f,
+      0x1p125f,             0x1p126f,        FromBits(0x7E800001u), 0x1p127f,
+      3e38f,                kMax};
+  for (const ElemType type : {ElemType::kBf16, ElemType::kF32}) {
+    for (const bool e5m2 : {false, true}) {
+      MidpointRows rows{{type, 0, kMidpointCols, {}, 0}, {}};
+      for (const float scale : scales) {
+        for (const float m : Fp8Midpoints(e5m2)) {
+          const float mid = AsType(type, m * scale);
+          if (!std::isfinite(mid)) continue;
+          for (const float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, kMax)}) {
+            rows.Add(rng, AsType(type, (rng() & 1) ? x : -x), scale);
+          }
+        }
+        for (const float x : {kMax, 1e30f, 1.0f, 0x1p-126f, FromBits(1)}) {
+          rows.Add(rng, AsType(type, (rng() & 1) ? x : -x), scale);
+        }
+      }
+      EXPECT_TRUE(rows.Matches(e5m2)) << ElemTypeName(type) << " e5m2 " << e5m2;
+    }
+  }
+}
+
 TEST_P(QuantizeTest, PropertyMatchesReference) {
   const bool ok = rc::check("every encoder matches its reference", [] {
     std::mt19937 rng(*rc::gen::arbitrary<uint32_t>());
@@ -337,7 +468,13 @@ TEST_P(QuantizeTest, EveryBf16MatchesReference) {
   const uint64_t n = bytes.size() / 2;
   Input in{ElemType::kBf16, 1, n, bytes, 0};
   for (const bool e5m2 : {false, true}) {
-    for (const float scale : {1.0f, 0.5f, 3.0f, 1.0f / 448, 1e-30f, 7.5e4f}) {
+    // The last ones: reciprocals with rounding error, the ends of the range
+    // with a normal 1 / scale and beyond, and x / scale = x * 1.0625 / 1.5
+    // (1.0625 an E4M3 midpoint) and x * 0.6875 / 3 (one of E5M2).
+    for (const float scale :
+         {1.0f, 0.5f, 3.0f, 1.0f / 448, 1e-30f, 7.5e4f, 1.0f / 3, 1.0f / 7, 0.1f, 1.1f,
+          std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 0x1p-126f, 1e-39f, 0x1p126f,
+          3e38f, 1.5f / 1.0625f, 3.0f / 0.6875f}) {
       std::vector<std::byte> codes(n);
       std::vector<uint8_t> codes_ref(n);
       const std::vector<float> scales = {scale};
