@@ -147,9 +147,9 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
 // kBatch super-blocks per search: search(xs, qws, blocks, codes, sub) does
 // stage 1 of the batch (qws: each super-block's importance values, or null
 // without importance matrix), then each super-block is requantized and
-// pack(codes, block) packs it. A short last batch searches zeros in the
-// missing super-blocks (block and importance values null) and writes
-// nothing for them. Non-finite input: the super-blocks before the bad one
+// pack(codes, block) packs it. A short last batch marks its missing
+// super-blocks (block and importance values null; their tiles are not
+// read) and writes nothing for them. Non-finite input: the super-blocks before the bad one
 // are written first, as elsewhere.
 template <size_t kBatch, class Search, class Pack>
 HWY_INLINE uint64_t EncodeKQuantBatched(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
@@ -177,7 +177,6 @@ HWY_INLINE uint64_t EncodeKQuantBatched(const kernels::GgmlQuantArgs& a, kernels
       qw[nb] = a.imatrix != nullptr ? a.imatrix + i0 % a.x.cols : nullptr;
     }
     for (size_t b = nb; b < kBatch; ++b) {
-      for (size_t k = 0; k < kEncodeTile; ++k) xs[b][k] = 0.0f;
       blocks[b] = nullptr;
       qw[b] = nullptr;
     }

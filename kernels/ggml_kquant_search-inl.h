@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/ref/ggml_kquant_encode_ref.h"
@@ -36,18 +37,18 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> NearestIntVec(DF df, hn::Vec<DF> v) {
   return hn::Sub(hn::And(bits, hn::Set(di, 0x007fffff)), hn::Set(di, 0x00400000));
 }
 
-// make_qkx2_quants for lanes g .. g + 2 * Lanes(df) - 1 of a transposed
-// tile of kSubs sub-blocks of kLen elements (xt[i * kSubs + s]: element i
-// of sub-block s), as two vectors of lanes whose element loops interleave:
-// a lane's sums are chains of dependent adds (32 of them per candidate
-// scale), so a single vector leaves the core waiting on latency; two
-// independent ones fill that time. Weights: wt_given (transposed like xt:
+// make_qkx2_quants for lanes g .. g + kVecs * Lanes(df) - 1 of a
+// transposed tile of kSubs sub-blocks of kLen elements (xt[i * kSubs + s]:
+// element i of sub-block s), as kVecs (1 or 2) vectors of lanes whose
+// element loops interleave: a lane's sums are chains of dependent adds (32
+// of them per candidate scale), so a single vector leaves the core waiting
+// on latency; two independent ones fill that time. Weights: wt_given (transposed like xt:
 // the imatrix weights, where make_qkx3_quants is this search) when not
 // null, else av_x + |x| (Q4_K/Q5_K, kAvWeights) or |x| (Q2_K); error:
 // w * d^2 or w * |d| (kMad). Writes scale and -min per sub-block and the
-// chosen codes transposed (lt[i * kSubs + s]). 2 * Lanes(df) must divide
+// chosen codes transposed (lt[i * kSubs + s]). g + kVecs * Lanes(df) <=
 // kSubs.
-template <size_t kSubs, size_t kLen, bool kAvWeights, bool kMad, class DF>
+template <size_t kVecs, size_t kSubs, size_t kLen, bool kAvWeights, bool kMad, class DF>
 HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nmax, float rmin,
                           float rdelta, int nstep, const float* HWY_RESTRICT wt_given,
                           float* HWY_RESTRICT scale_out, float* HWY_RESTRICT min_out,
@@ -58,18 +59,19 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
   const auto zero = hn::Zero(df);
   const auto zero_i = hn::Zero(di);
   const auto nmax_i = hn::Set(di, nmax);
-  // Vector v (0 or 1) holds lanes g + v * n ...; scratch rows keep element
-  // i of vector v at (2 * i + v) * n, per-vector state at v * n (the hot
-  // element loops keep their sums in registers, SumPair and Acc).
+  static_assert(kVecs == 1 || kVecs == 2, "one or two vectors");
+  // Vector v (< kVecs) holds lanes g + v * n ...; scratch rows keep element
+  // i of vector v at (kVecs * i + v) * n, per-vector state at v * n (the
+  // hot element loops keep their sums in registers, SumPair and Acc).
   auto X = [&](size_t v, size_t i) { return hn::LoadU(df, xt + i * kSubs + g + v * n); };
-  auto At = [&](size_t v, size_t i) { return (2 * i + v) * n; };
+  auto At = [&](size_t v, size_t i) { return (kVecs * i + v) * n; };
   auto Ld = [&](const float* state, size_t v) { return hn::Load(df, state + v * n); };
   auto St = [&](V value, float* state, size_t v) { hn::Store(value, df, state + v * n); };
-  // s_v += term(v, i) for every element in order, both vectors per element.
+  // s_v += term(v, i) for every element in order, all vectors per element.
   auto SumPair = [&](V& s0, V& s1, auto term) {
     for (size_t i = 0; i < kLen; ++i) {
       s0 = hn::Add(s0, term(0, i));
-      s1 = hn::Add(s1, term(1, i));
+      if constexpr (kVecs == 2) s1 = hn::Add(s1, term(1, i));
     }
   };
   HWY_ALIGN float min_s[kSubs], min0_s[kSubs], max_s[kSubs], sum_w_s[kSubs], sum_x_s[kSubs];
@@ -81,7 +83,7 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
   HWY_ALIGN float wt[kLen * kSubs];
   if (wt_given != nullptr) {
     for (size_t i = 0; i < kLen; ++i) {
-      for (size_t v = 0; v < 2; ++v) {
+      for (size_t v = 0; v < kVecs; ++v) {
         hn::Store(hn::LoadU(df, wt_given + i * kSubs + g + v * n), df, wt + At(v, i));
       }
     }
@@ -90,15 +92,15 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
     SumPair(sum_x2_0, sum_x2_1, [&](size_t v, size_t i) { return hn::Mul(X(v, i), X(v, i)); });
     const V len = hn::Set(df, static_cast<float>(kLen));
     St(hn::Sqrt(hn::Div(sum_x2_0, len)), scale_s, 0);  // av_x, scale_s as scratch
-    St(hn::Sqrt(hn::Div(sum_x2_1, len)), scale_s, 1);
+    if constexpr (kVecs == 2) St(hn::Sqrt(hn::Div(sum_x2_1, len)), scale_s, 1);
     for (size_t i = 0; i < kLen; ++i) {
-      for (size_t v = 0; v < 2; ++v) {
+      for (size_t v = 0; v < kVecs; ++v) {
         hn::Store(hn::Add(Ld(scale_s, v), hn::Abs(X(v, i))), df, wt + At(v, i));
       }
     }
   } else {
     for (size_t i = 0; i < kLen; ++i) {
-      for (size_t v = 0; v < 2; ++v) hn::Store(hn::Abs(X(v, i)), df, wt + At(v, i));
+      for (size_t v = 0; v < kVecs; ++v) hn::Store(hn::Abs(X(v, i)), df, wt + At(v, i));
     }
   }
   auto W = [&](size_t v, size_t i) { return hn::Load(df, wt + At(v, i)); };
@@ -109,7 +111,7 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
     return hn::Min(nmax_i, hn::Max(zero_i, NearestIntVec(df, scaled)));
   };
 
-  for (size_t v = 0; v < 2; ++v) {
+  for (size_t v = 0; v < kVecs; ++v) {
     V min = X(v, 0), max = X(v, 0);
     V sum_w = W(v, 0);
     V sum_x = hn::Mul(sum_w, X(v, 0));
@@ -142,7 +144,7 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
     return Err(W(v, i), diff);
   });
   St(best0, best_s, 0);
-  St(best1, best_s, 1);
+  if constexpr (kVecs == 2) St(best1, best_s, 1);
 
   HWY_ALIGN float laux[kLen * kSubs];
   // Codes of the candidate for element i of vector v, and the ordered sums
@@ -188,17 +190,17 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
     // max - min with the min of the best candidate so far (ggml updates
     // min when a candidate wins, and later candidates use it).
     const float num = rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax);
-    for (size_t v = 0; v < 2; ++v) {
+    for (size_t v = 0; v < kVecs; ++v) {
       St(hn::Div(hn::Set(df, num), hn::Sub(Ld(max_s, v), Ld(min_s, v))), iscale_s, v);
     }
     V sum_l0 = zero, sum_l2_0 = zero, sum_xl0 = zero;
     V sum_l1 = zero, sum_l2_1 = zero, sum_xl1 = zero;
     for (size_t i = 0; i < kLen; ++i) {
       Acc(0, i, sum_l0, sum_l2_0, sum_xl0);
-      Acc(1, i, sum_l1, sum_l2_1, sum_xl1);
+      if constexpr (kVecs == 2) Acc(1, i, sum_l1, sum_l2_1, sum_xl1);
     }
     Solve(0, sum_l0, sum_l2_0, sum_xl0);
-    Solve(1, sum_l1, sum_l2_1, sum_xl1);
+    if constexpr (kVecs == 2) Solve(1, sum_l1, sum_l2_1, sum_xl1);
     V cur0 = zero, cur1 = zero;
     SumPair(cur0, cur1, [&](size_t v, size_t i) {
       const V l = hn::Load(df, laux + At(v, i));
@@ -206,9 +208,9 @@ HWY_INLINE void Qkx2Lanes(DF df, const float* HWY_RESTRICT xt, size_t g, int nma
       return Err(W(v, i), diff);
     });
     Take(0, cur0);
-    Take(1, cur1);
+    if constexpr (kVecs == 2) Take(1, cur1);
   }
-  for (size_t v = 0; v < 2; ++v) {
+  for (size_t v = 0; v < kVecs; ++v) {
     const auto flat = hn::Eq(Ld(max_s, v), Ld(min0_s, v));
     const V min = hn::IfThenElse(flat, Ld(min0_s, v), Ld(min_s, v));
     hn::StoreU(hn::IfThenZeroElse(flat, Ld(scale_s, v)), df, scale_out + g + v * n);
@@ -413,14 +415,29 @@ HWY_INLINE void TransposeTile(const float* HWY_RESTRICT x, float* HWY_RESTRICT x
   }
 }
 // The same for kBatch super-blocks of kPer sub-blocks (xs[b]: super-block
-// b): sub-block j of super-block b is lane kPer * b + j.
+// b): sub-block j of super-block b is lane kPer * b + j. Only the first
+// `present` super-blocks are read (a short batch's missing ones are not
+// there); lanes kPer * present .. lanes_end - 1 become zeros.
 template <size_t kBatch, size_t kPer, size_t kLen>
-HWY_INLINE void TransposeBatch(const float* const* HWY_RESTRICT xs, float* HWY_RESTRICT xt) {
-  for (size_t b = 0; b < kBatch; ++b) {
+HWY_INLINE void TransposeBatch(const float* const* HWY_RESTRICT xs, size_t present,
+                               size_t lanes_end, float* HWY_RESTRICT xt) {
+  constexpr size_t kSubs = kBatch * kPer;
+  for (size_t b = 0; b < present; ++b) {
     for (size_t j = 0; j < kPer; ++j) {
-      for (size_t i = 0; i < kLen; ++i) xt[i * kBatch * kPer + kPer * b + j] = xs[b][kLen * j + i];
+      for (size_t i = 0; i < kLen; ++i) xt[i * kSubs + kPer * b + j] = xs[b][kLen * j + i];
     }
   }
+  for (size_t i = 0; i < kLen; ++i) {
+    for (size_t s = kPer * present; s < lanes_end; ++s) xt[i * kSubs + s] = 0.0f;
+  }
+}
+// The super-blocks present in a batch: blocks[b] is null from the first
+// missing one on.
+template <size_t kBatch>
+HWY_INLINE size_t PresentBlocks(uint8_t* const* HWY_RESTRICT blocks) {
+  size_t present = 0;
+  while (present < kBatch && blocks[present] != nullptr) ++present;
+  return present;
 }
 // Super-block b's codes from the batch's transposed ones.
 template <size_t kBatch, size_t kPer, size_t kLen>
@@ -468,30 +485,54 @@ HWY_INLINE void SearchQkx2Batch(const float* const* HWY_RESTRICT xs,
   constexpr size_t kPer = kSubs / kBatch, kLen = 256 / kPer;
   constexpr int kNmax = kQ2 ? 3 : kType == GgmlType::kQ4_K ? 15 : 31;
   const hn::CappedTag<float, 16> df;
+  const hn::CappedTag<float, 8> d8;
+  const size_t present = PresentBlocks<kBatch>(blocks);
+  // Pairs of vectors over the super-blocks present; the rest of a short
+  // batch (the caller's last, or a one-row call of one super-block, as
+  // `forget` and the registry samples make) in one vector, at most 8 lanes
+  // wide where that covers it (one Q4_K/Q5_K super-block: AVX-512's
+  // 256-bit vectors, as fast per lane as AVX2's and twice the 512-bit ones'
+  // share of the ports). Step s covers lanes g .. g + width - 1.
+  const size_t n = hn::Lanes(df), n8 = hn::Lanes(d8), need = kPer * present;
+  auto Width = [&](size_t g) { return need - g > n ? 2 * n : need - g > n8 ? n : n8; };
+  size_t lanes_end = 0;
+  while (lanes_end < need) lanes_end += Width(lanes_end);
   HWY_ALIGN float xt[kLen * kSubs];
-  TransposeBatch<kBatch, kPer, kLen>(xs, xt);
+  TransposeBatch<kBatch, kPer, kLen>(xs, present, lanes_end, xt);
   HWY_ALIGN float wt[kLen * kSubs];
   float sw[kBatch][kPer];
   if (qws != nullptr) {
-    float weights[kBatch][256] = {};
+    float weights[kBatch][256];
     const float* wp[kBatch];
-    for (size_t b = 0; b < kBatch; ++b) {
-      if (qws[b] != nullptr) ref::ImatrixWeights(kType, xs[b], qws[b], weights[b], sw[b]);
+    for (size_t b = 0; b < present; ++b) {
+      ref::ImatrixWeights(kType, xs[b], qws[b], weights[b], sw[b]);
       wp[b] = weights[b];
     }
-    TransposeBatch<kBatch, kPer, kLen>(wp, wt);
+    TransposeBatch<kBatch, kPer, kLen>(wp, present, lanes_end, wt);
   }
   float scales[kSubs], mins[kSubs];
   HWY_ALIGN int32_t lt[kLen * kSubs];
-  for (size_t g = 0; g < kSubs; g += 2 * hn::Lanes(df)) {
+  auto Search = [&](auto d, auto vecs, size_t g) {
+    constexpr size_t kVecs = decltype(vecs)::value;
     if (qws != nullptr) {
-      Qkx2Lanes<kSubs, kLen, false, false>(df, xt, g, kNmax, -0.9f, 0.05f, 36, wt, scales, mins,
-                                           lt);
+      Qkx2Lanes<kVecs, kSubs, kLen, false, false>(d, xt, g, kNmax, -0.9f, 0.05f, 36, wt, scales,
+                                                  mins, lt);
     } else {
       const float rmin = kType == GgmlType::kQ4_K ? -1.0f : -0.5f;
       const int nstep = kType == GgmlType::kQ4_K ? 20 : 15;
-      Qkx2Lanes<kSubs, kLen, !kQ2, kQ2>(df, xt, g, kNmax, rmin, 0.1f, nstep, nullptr, scales,
-                                         mins, lt);
+      Qkx2Lanes<kVecs, kSubs, kLen, !kQ2, kQ2>(d, xt, g, kNmax, rmin, 0.1f, nstep, nullptr,
+                                                scales, mins, lt);
+    }
+  };
+  using One = std::integral_constant<size_t, 1>;
+  using Two = std::integral_constant<size_t, 2>;
+  for (size_t g = 0; g < need; g += Width(g)) {
+    if (Width(g) == 2 * n) {
+      Search(df, Two(), g);
+    } else if (Width(g) == n && n != n8) {
+      Search(df, One(), g);
+    } else {
+      Search(d8, One(), g);
     }
   }
   for (size_t b = 0; b < kBatch; ++b) {
@@ -524,7 +565,7 @@ HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs,
   constexpr size_t kSubs = 16 * kQ3Batch;
   const hn::CappedTag<float, 16> df;
   HWY_ALIGN float xt[16 * kSubs];
-  TransposeBatch<kQ3Batch, 16, 16>(xs, xt);
+  TransposeBatch<kQ3Batch, 16, 16>(xs, PresentBlocks<kQ3Batch>(blocks), kSubs, xt);
   float scales[kSubs];
   HWY_ALIGN int32_t lt[16 * kSubs];
   Q3Search<kSubs>(df, xt, scales, lt);
