@@ -115,8 +115,15 @@ inline std::vector<KQuantCase> KQuantCases(uint32_t stride = 1) {
 // For the batched searches (several super-blocks in one search: Q2_K,
 // Q3_K, Q4_K, Q5_K): a special super-block (all zero, huge, subnormal, one
 // outlier) at every position of a batch of four (so also of two), one per
-// batch among Gaussian ones, then a short last batch of three special ones.
-inline KQuantCase KQuantBatchCase() {
+// batch among Gaussian ones, then a short last batch of three special ones;
+// and Gaussian rows of 1, 2, 3, 5, 6, 7 super-blocks (short batches that
+// search ordinary values, alone or after a full batch).
+inline std::vector<KQuantCase> KQuantBatchCases() {
+  std::vector<KQuantCase> cases;
+  for (uint32_t blocks : {1u, 2u, 3u, 5u, 6u, 7u}) {
+    cases.push_back({"gaussian, " + std::to_string(blocks) + " super-blocks",
+                     GaussianRow(60 + blocks, 256 * blocks, 1.0f)});
+  }
   std::vector<float> x;
   for (uint32_t q = 0; q < 17; ++q) {
     for (uint32_t p = 0; p < (q < 16 ? 4u : 3u); ++p) {
@@ -132,7 +139,8 @@ inline KQuantCase KQuantBatchCase() {
       x.insert(x.end(), sb.begin(), sb.end());
     }
   }
-  return {"batch positions", x};
+  cases.push_back({"batch positions", x});
+  return cases;
 }
 
 // Importance vectors of n columns (what llama.cpp's imatrix tool stores:
