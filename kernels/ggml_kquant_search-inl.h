@@ -492,7 +492,7 @@ HWY_INLINE void SearchQkx2Batch(const float* const* HWY_RESTRICT xs,
   // `forget` and the registry samples make) in one vector, at most 8 lanes
   // wide where that covers it (one Q4_K/Q5_K super-block: AVX-512's
   // 256-bit vectors, as fast per lane as AVX2's and twice the 512-bit ones'
-  // share of the ports). Step s covers lanes g .. g + width - 1.
+  // share of the ports). The search at g covers lanes g .. g + Width(g) - 1.
   const size_t n = hn::Lanes(df), n8 = hn::Lanes(d8), need = kPer * present;
   auto Width = [&](size_t g) { return need - g > n ? 2 * n : need - g > n8 ? n : n8; };
   size_t lanes_end = 0;
