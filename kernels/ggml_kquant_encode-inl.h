@@ -148,10 +148,10 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
 // stage 1 of the batch (qws: each super-block's importance values, or null
 // without importance matrix), then each super-block is requantized and
 // pack(codes, block) packs it. A short last batch marks its missing
-// super-blocks (block and importance values null; their tiles are not
-// read) and writes nothing for them. Non-finite input: the super-blocks before the bad one
+// super-blocks (block and importance values null; their tiles zeros if
+// kZeroMissing, else not to be read) and writes nothing for them. Non-finite input: the super-blocks before the bad one
 // are written first, as elsewhere.
-template <size_t kBatch, class Search, class Pack>
+template <size_t kBatch, bool kZeroMissing, class Search, class Pack>
 HWY_INLINE uint64_t EncodeKQuantBatched(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
                                         const Search& search, const Pack& pack) {
   const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
@@ -177,6 +177,9 @@ HWY_INLINE uint64_t EncodeKQuantBatched(const kernels::GgmlQuantArgs& a, kernels
       qw[nb] = a.imatrix != nullptr ? a.imatrix + i0 % a.x.cols : nullptr;
     }
     for (size_t b = nb; b < kBatch; ++b) {
+      if (kZeroMissing) {
+        for (size_t k = 0; k < kEncodeTile; ++k) xs[b][k] = 0.0f;
+      }
       blocks[b] = nullptr;
       qw[b] = nullptr;
     }
@@ -200,23 +203,23 @@ HWY_INLINE bool EncodeBatchedType(const kernels::GgmlQuantArgs& a, kernels::Erro
   using Codes = uint8_t(*)[256];
   switch (a.type) {
     case GgmlType::kQ2_K:
-      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ2_K>>(
+      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ2_K>, false>(
           a, errors, SearchQkx2Batch<GgmlType::kQ2_K>, ref::PackQ2_K);
       return true;
     case GgmlType::kQ3_K:
       if (a.imatrix != nullptr) return false;
-      result = EncodeKQuantBatched<kQ3Batch>(
+      result = EncodeKQuantBatched<kQ3Batch, true>(
           a, errors,
           [](const float* const* xs, const float* const*, uint8_t* const* blocks, Codes codes,
              ref::KQuantSub* sub) { SearchQ3KBatch(xs, blocks, codes, sub); },
           PackQ3KVec);
       return true;
     case GgmlType::kQ4_K:
-      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ4_K>>(
+      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ4_K>, false>(
           a, errors, SearchQkx2Batch<GgmlType::kQ4_K>, ref::PackQ4_K);
       return true;
     case GgmlType::kQ5_K:
-      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ5_K>>(
+      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ5_K>, false>(
           a, errors, SearchQkx2Batch<GgmlType::kQ5_K>, ref::PackQ5_K);
       return true;
     default: return false;

@@ -555,7 +555,7 @@ HWY_INLINE void SearchQkx2Batch(const float* const* HWY_RESTRICT xs,
 }
 
 // Stage 1 of Q3_K for kQ3Batch super-blocks (xs[b]: super-block b's 256
-// elements): the 16 * kQ3Batch make_q3_quants in lanes (Q3Search), then
+// elements, zeros for a missing one): the 16 * kQ3Batch make_q3_quants in lanes (Q3Search), then
 // the reference's super-block part of each; codes[b], sub[b] as
 // SearchQ2KLanes's.
 HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs,
@@ -565,7 +565,7 @@ HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs,
   constexpr size_t kSubs = 16 * kQ3Batch;
   const hn::CappedTag<float, 16> df;
   HWY_ALIGN float xt[16 * kSubs];
-  TransposeBatch<kQ3Batch, 16, 16>(xs, PresentBlocks<kQ3Batch>(blocks), kSubs, xt);
+  TransposeBatch<kQ3Batch, 16, 16>(xs, kQ3Batch, kSubs, xt);
   float scales[kSubs];
   HWY_ALIGN int32_t lt[16 * kSubs];
   Q3Search<kSubs>(df, xt, scales, lt);
