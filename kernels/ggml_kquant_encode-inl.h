@@ -10,7 +10,8 @@
 //   * the scale searches accumulate ordered sums: Q2_K, Q4_K, Q5_K and
 //     Q6_K's run with one lane per sub-block (kernels/ggml_kquant_search-
 //     inl.h), each lane doing exactly the scalar recurrence, so every sum
-//     keeps its order; so do Q3_K's (the coordinate descent too; without
+//     keeps its order, 32 sub-blocks per search (four super-blocks of
+//     Q4_K/Q5_K, two of Q2_K: kQkx2Batch); so do Q3_K's (the coordinate descent too; without
 //     importance matrix four super-blocks per search, kQ3Batch) and
 //     IQ4_XS's (kernels/ggml_iq4xs_search-inl.h);
 //   * the final requantization clamp(nearest_int((x + dm) / d)) is per
@@ -97,30 +98,16 @@ HWY_INLINE void PackQ3KVec(const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTR
 
 // One super-block of `type` from the F32 tile xs with importance values qw
 // (256, not null): the weighted searches (ggml's quantize_row_<type>_impl).
+// Q2_K, Q4_K and Q5_K: EncodeKQuantBatched.
 HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
                                    const float* HWY_RESTRICT qw, uint8_t* HWY_RESTRICT block) {
   HWY_ALIGN uint8_t codes[256];
   ref::KQuantSub sub;
   switch (type) {
-    case GgmlType::kQ2_K:
-      SearchQ2KLanesW(xs, qw, block, codes, sub);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ2_K(codes, block);
-      break;
     case GgmlType::kQ3_K:
       SearchQ3KLanesW(xs, qw, block, codes, sub);
       RequantAffineVec(xs, sub, codes);
       PackQ3KVec(codes, block);
-      break;
-    case GgmlType::kQ4_K:
-      SearchQ45KLanesW(xs, qw, block, codes, sub, 15);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ4_K(codes, block);
-      break;
-    case GgmlType::kQ5_K:
-      SearchQ45KLanesW(xs, qw, block, codes, sub, 31);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ5_K(codes, block);
       break;
     case GgmlType::kQ6_K:
       SearchQ6KLanesW(xs, qw, block, codes, sub);
@@ -136,27 +123,13 @@ HWY_INLINE void EncodeKQuantBlockW(GgmlType type, const float* HWY_RESTRICT xs,
   }
 }
 
-// One super-block of `type` from the F32 tile xs.
+// One super-block of `type` from the F32 tile xs (Q2_K, Q3_K, Q4_K, Q5_K:
+// EncodeKQuantBatched).
 HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
                                   uint8_t* HWY_RESTRICT block) {
   HWY_ALIGN uint8_t codes[256];
   ref::KQuantSub sub;
   switch (type) {
-    case GgmlType::kQ2_K:
-      SearchQ2KLanes(xs, block, codes, sub);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ2_K(codes, block);
-      break;
-    case GgmlType::kQ4_K:
-      SearchQ45KLanes(xs, block, codes, sub, 15, -1.0f, 20);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ4_K(codes, block);
-      break;
-    case GgmlType::kQ5_K:
-      SearchQ45KLanes(xs, block, codes, sub, 31, -0.5f, 15);
-      RequantAffineVec(xs, sub, codes);
-      ref::PackQ5_K(codes, block);
-      break;
     case GgmlType::kQ6_K:
       SearchQ6KLanes(xs, block, codes, sub);
       RequantAffineVec(xs, sub, codes);
@@ -171,39 +144,49 @@ HWY_INLINE void EncodeKQuantBlock(GgmlType type, const float* HWY_RESTRICT xs,
   }
 }
 
-// Q3_K without importance matrix, kQ3Batch super-blocks per search
-// (SearchQ3KBatch); a short last batch searches zeros in the missing
-// super-blocks and writes nothing for them. Non-finite input: the
-// super-blocks before the bad one are written first, as elsewhere.
-HWY_INLINE uint64_t EncodeQ3KBatched(const kernels::GgmlQuantArgs& a,
-                                     kernels::ErrorSums* errors) {
+// kBatch super-blocks per search: search(xs, qws, blocks, codes, sub) does
+// stage 1 of the batch (qws: each super-block's importance values, or null
+// without importance matrix), then each super-block is requantized and
+// pack(codes, block) packs it. A short last batch marks its missing
+// super-blocks (block and importance values null; their tiles zeros if
+// kZeroMissing, else not to be read) and writes nothing for them. Non-finite input: the super-blocks before the bad one
+// are written first, as elsewhere.
+template <size_t kBatch, bool kZeroMissing, class Search, class Pack>
+HWY_INLINE uint64_t EncodeKQuantBatched(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
+                                        const Search& search, const Pack& pack) {
   const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
-  HWY_ALIGN float xs[kQ3Batch][kEncodeTile + kEncodePad];
-  HWY_ALIGN uint8_t codes[kQ3Batch][256];
-  ref::KQuantSub sub[kQ3Batch];
-  const float* xp[kQ3Batch];
-  uint8_t* blocks[kQ3Batch];
-  for (size_t b = 0; b < kQ3Batch; ++b) xp[b] = xs[b];
+  HWY_ALIGN float xs[kBatch][kEncodeTile + kEncodePad];
+  HWY_ALIGN uint8_t codes[kBatch][256];
+  ref::KQuantSub sub[kBatch];
+  const float* xp[kBatch];
+  const float* qw[kBatch];
+  uint8_t* blocks[kBatch];
+  for (size_t b = 0; b < kBatch; ++b) xp[b] = xs[b];
   const uint64_t n = a.x.rows * a.x.cols;
-  for (uint64_t i = 0; i < n; i += kQ3Batch * kEncodeTile) {
+  for (uint64_t i = 0; i < n; i += kBatch * kEncodeTile) {
     uint64_t bad = kernels::kAllFinite;
     size_t nb = 0;
-    for (; nb < kQ3Batch && i + nb * kEncodeTile < n; ++nb) {
+    for (; nb < kBatch && i + nb * kEncodeTile < n; ++nb) {
       const uint64_t i0 = i + nb * kEncodeTile;
       if (!LoadEncodeTile(a.x.in, a.x.type, i0, kEncodeTile, xs[nb])) {
         bad = FirstNonFinite(a.x.in, a.x.type, i0, kEncodeTile);
         break;
       }
       blocks[nb] = a.out + i0 / kEncodeTile * block_bytes;
+      // Importance values are per column; cols is a multiple of 256.
+      qw[nb] = a.imatrix != nullptr ? a.imatrix + i0 % a.x.cols : nullptr;
     }
-    for (size_t b = nb; b < kQ3Batch; ++b) {
-      for (size_t k = 0; k < kEncodeTile; ++k) xs[b][k] = 0.0f;
+    for (size_t b = nb; b < kBatch; ++b) {
+      if (kZeroMissing) {
+        for (size_t k = 0; k < kEncodeTile; ++k) xs[b][k] = 0.0f;
+      }
       blocks[b] = nullptr;
+      qw[b] = nullptr;
     }
-    SearchQ3KBatch(xp, blocks, codes, sub);
+    search(xp, a.imatrix != nullptr ? qw : nullptr, blocks, codes, sub);
     for (size_t b = 0; b < nb; ++b) {
       RequantAffineVec(xs[b], sub[b], codes[b]);
-      PackQ3KVec(codes[b], blocks[b]);
+      pack(codes[b], blocks[b]);
       if (errors != nullptr) {
         ref::AddKQuantErrors(a.type, blocks[b], xs[b], i + b * kEncodeTile, *errors);
       }
@@ -213,6 +196,36 @@ HWY_INLINE uint64_t EncodeQ3KBatched(const kernels::GgmlQuantArgs& a,
   return kernels::kAllFinite;
 }
 
+// The batched types: Q3_K without importance matrix (SearchQ3KBatch), Q2_K,
+// Q4_K and Q5_K (SearchQkx2Batch). Returns false for the others.
+HWY_INLINE bool EncodeBatchedType(const kernels::GgmlQuantArgs& a, kernels::ErrorSums* errors,
+                                  uint64_t& result) {
+  using Codes = uint8_t(*)[256];
+  switch (a.type) {
+    case GgmlType::kQ2_K:
+      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ2_K>, false>(
+          a, errors, SearchQkx2Batch<GgmlType::kQ2_K>, ref::PackQ2_K);
+      return true;
+    case GgmlType::kQ3_K:
+      if (a.imatrix != nullptr) return false;
+      result = EncodeKQuantBatched<kQ3Batch, true>(
+          a, errors,
+          [](const float* const* xs, const float* const*, uint8_t* const* blocks, Codes codes,
+             ref::KQuantSub* sub) { SearchQ3KBatch(xs, blocks, codes, sub); },
+          PackQ3KVec);
+      return true;
+    case GgmlType::kQ4_K:
+      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ4_K>, false>(
+          a, errors, SearchQkx2Batch<GgmlType::kQ4_K>, ref::PackQ4_K);
+      return true;
+    case GgmlType::kQ5_K:
+      result = EncodeKQuantBatched<kQkx2Batch<GgmlType::kQ5_K>, false>(
+          a, errors, SearchQkx2Batch<GgmlType::kQ5_K>, ref::PackQ5_K);
+      return true;
+    default: return false;
+  }
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
@@ -220,7 +233,8 @@ inline uint64_t EncodeGgmlKQuantQuant(const kernels::GgmlQuantArgs& a,
 #if HWY_TARGET == HWY_SCALAR
   return ref::EncodeGgmlKQuantQuant(a, errors);
 #else
-  if (a.type == GgmlType::kQ3_K && a.imatrix == nullptr) return EncodeQ3KBatched(a, errors);
+  uint64_t batched = kernels::kAllFinite;
+  if (EncodeBatchedType(a, errors, batched)) return batched;
   const size_t block_bytes = ref::KQuantEncodeBlockBytes(a.type);
   HWY_ALIGN float xs[kEncodeTile + kEncodePad];
   uint8_t* out = a.out;

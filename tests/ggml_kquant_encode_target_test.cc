@@ -4,7 +4,9 @@
 // ggml_kquant_encode_test): the blocks byte for byte, for every type, every
 // input type (F32, and BF16/F16 from the same values), several rows per
 // call, misaligned input, the QuantError sums byte for byte, and NaN/Inf
-// refused at the same index with the same blocks written before it. The
+// refused at the same index with the same blocks written before it, and
+// the batched searches' short last batches (1 to 3 super-blocks left) and
+// special super-blocks at every position of a batch (KQuantBatchCases). The
 // probe proves which target ran.
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amn/targets.h"
@@ -76,7 +79,9 @@ class KQuantEncodePerTarget : public PerTarget {};
 TEST_P(KQuantEncodePerTarget, MatchesReferenceOnEveryType) {
   ASSERT_EQ(::amn::GgmlKQuantEncodeTarget(), GetParam());
   const ElemType in_types[] = {ElemType::kF32, ElemType::kBf16, ElemType::kF16};
-  for (const KQuantCase& c : KQuantCases(Emulated() ? 5 : 1)) {
+  std::vector<KQuantCase> cases = KQuantCases(Emulated() ? 5 : 1);
+  for (KQuantCase& c : KQuantBatchCases()) cases.push_back(std::move(c));
+  for (const KQuantCase& c : cases) {
     for (GgmlType type : kKQuantEncodeTypes) {
       for (ElemType in_type : in_types) {
         const size_t skew = c.x.size() % 3 + 1;
@@ -111,7 +116,8 @@ TEST_P(KQuantEncodePerTarget, MatchesReferenceOnEveryType) {
 TEST_P(KQuantEncodePerTarget, MatchesReferenceWithImatrix) {
   ASSERT_EQ(::amn::GgmlKQuantEncodeTarget(), GetParam());
   const ElemType in_types[] = {ElemType::kF32, ElemType::kBf16, ElemType::kF16};
-  const std::vector<KQuantCase> cases = KQuantCases(Emulated() ? 5 : 1);
+  std::vector<KQuantCase> cases = KQuantCases(Emulated() ? 5 : 1);
+  for (KQuantCase& c : KQuantBatchCases()) cases.push_back(std::move(c));
   for (size_t k = 0; k < cases.size(); ++k) {
     const KQuantCase& c = cases[k];
     const uint64_t cols = c.x.size() % 512 == 0 ? c.x.size() / 2 : c.x.size();

@@ -112,6 +112,37 @@ inline std::vector<KQuantCase> KQuantCases(uint32_t stride = 1) {
   return cases;
 }
 
+// For the batched searches (several super-blocks in one search: Q2_K,
+// Q3_K, Q4_K, Q5_K): a special super-block (all zero, huge, subnormal, one
+// outlier) at every position of a batch of four (so also of two), one per
+// batch among Gaussian ones, then a short last batch of three special ones;
+// and Gaussian rows of 1, 2, 3, 5, 6, 7 super-blocks (short batches that
+// search ordinary values, alone or after a full batch).
+inline std::vector<KQuantCase> KQuantBatchCases() {
+  std::vector<KQuantCase> cases;
+  for (uint32_t blocks : {1u, 2u, 3u, 5u, 6u, 7u}) {
+    cases.push_back({"gaussian, " + std::to_string(blocks) + " super-blocks",
+                     GaussianRow(60 + blocks, 256 * blocks, 1.0f)});
+  }
+  std::vector<float> x;
+  for (uint32_t q = 0; q < 17; ++q) {
+    for (uint32_t p = 0; p < (q < 16 ? 4u : 3u); ++p) {
+      std::vector<float> sb = GaussianRow(40 + 4 * q + p, 256, 1.0f);
+      const uint32_t kind = q < 16 ? (p == q % 4 ? q / 4 : 4) : p;
+      if (kind == 0) std::fill(sb.begin(), sb.end(), 0.0f);
+      if (kind == 1) for (float& v : sb) v *= 1e30f;
+      if (kind == 2) for (float& v : sb) v *= 1e-40f;
+      if (kind == 3) {
+        for (float& v : sb) v *= 0.01f;
+        sb[(37 * q + 11) % 256] = 1000.0f;
+      }
+      x.insert(x.end(), sb.begin(), sb.end());
+    }
+  }
+  cases.push_back({"batch positions", x});
+  return cases;
+}
+
 // Importance vectors of n columns (what llama.cpp's imatrix tool stores:
 // mean squared activations, so >= 0): random positive ones over seeds, a
 // flat one, one with zeros (every 5th column, and a whole 16-column
