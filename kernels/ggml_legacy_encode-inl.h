@@ -116,13 +116,14 @@ HWY_INLINE void BlockMinMax(const float* HWY_RESTRICT x, size_t n, float* min, f
   if (*max == 0.0f) *max = FirstEqual(x, n, 0.0f);
 }
 
-// roundf: half away from zero. q - Trunc(q) is exact, so comparing its
-// magnitude with 0.5 decides the tie as C does (q + 0.5 would round first).
+// roundf: half away from zero (q + 0.5 would round first). The fraction
+// f = q - Trunc(q) is exact and so is 2f (|2f| < 2); Trunc(2f) is ±1 (the
+// sign of q) exactly when |f| >= 0.5, else 0, and adding it to the integer
+// Trunc(q) is exact. (A zero result may be -0.0: callers convert it.)
 HWY_INLINE hn::Vec<GeDF> RoundHalfAway(hn::Vec<GeDF> q) {
-  const GeDF df;
   const auto t = hn::Trunc(q);
-  const auto up = hn::Ge(hn::Abs(hn::Sub(q, t)), hn::Set(df, 0.5f));
-  return hn::IfThenElse(up, hn::Add(t, hn::CopySign(hn::Set(df, 1.0f), q)), t);
+  const auto f = hn::Sub(q, t);
+  return hn::Add(t, hn::Trunc(hn::Add(f, f)));
 }
 
 // codes[k] = min(cap, trunc((x[k] - sub) * id + bias)) for k < n, as bytes;
@@ -193,35 +194,97 @@ HWY_INLINE void DecodeCodes(const uint8_t* HWY_RESTRICT codes, size_t n, int32_t
   }
 }
 
+// Up to kScaleBatch blocks' scalars (d, 1/d, the F16 bits of d and their
+// F32 value as the decoders widen it) computed in vector lanes, one lane per
+// block: one vector division each for d and 1/d and one vector F16
+// rounding (float_convert-inl.h, the reference's RNE) instead of scalar
+// ones per block. Div is the same IEEE operation as the scalar `/`, so the
+// lanes equal the reference's scalars.
+inline constexpr size_t kScaleBatch = kEncodeTile / 32;
+using GeDS = hn::CappedTag<float, kScaleBatch>;
+
+struct BlockScales {
+  HWY_ALIGN float id[kScaleBatch];  // d != 0 ? 1 / d : 0
+  HWY_ALIGN float ds[kScaleBatch];  // the stored F16 d, widened
+  HWY_ALIGN uint32_t h[kScaleBatch];  // the F16 bits of d
+};
+
+// num[b] / div for every lane b < kScaleBatch (num is fully written).
+HWY_INLINE void ScalesFromNumerators(const float* HWY_RESTRICT num, float div, BlockScales& s) {
+  const GeDS df;
+  const hn::RebindToUnsigned<GeDS> du;
+  for (size_t b = 0; b < kScaleBatch; b += hn::Lanes(df)) {
+    const auto d = hn::Div(hn::Load(df, num + b), hn::Set(df, div));
+    const auto id = hn::IfThenZeroElse(hn::Eq(d, hn::Zero(df)), hn::Div(hn::Set(df, 1.0f), d));
+    const auto h = F32BitsToF16Lanes(du, hn::BitCast(du, d));
+    hn::Store(id, df, s.id + b);
+    hn::Store(h, du, s.h + b);
+    hn::Store(hn::BitCast(df, F16BitsToF32Lanes(du, h)), df, s.ds + b);
+  }
+}
+
+HWY_INLINE void StoreF16BitsLe(uint32_t h, uint8_t* p) {
+  p[0] = static_cast<uint8_t>(h);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
 // Each block encoder below writes x' to xq (when not null) and returns
 // true, or returns false when the block went through the reference or its
 // stored scale is not finite: the caller then decodes it with the reference.
-HWY_INLINE bool EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                float* HWY_RESTRICT xq) {
-  const float d = BlockAbsMax(x, 32) / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) {
+// Q8_0 block b of a batch (scales from ScalesFromNumerators). |x * id| is
+// at most 127 plus a few ulp, so the rounded r is an integer in [-127, 127]:
+// r + 1.5 * 2^23 is exact, and its bits minus those of 1.5 * 2^23 are r as
+// an int32 (one integer subtraction instead of ConvertTo's truncation and
+// overflow fix-ups; Highway 1.0.3's TruncateTo u32 -> u8 is wrong on
+// AVX3_DL, so the code bytes come from DemoteTo). The float minus 1.5 * 2^23
+// is f32(code), zero as +0.0, so x' = that * ds is the decoder's product.
+HWY_INLINE bool EncodeQ8_0Scaled(const float* HWY_RESTRICT x, const BlockScales& s, size_t b,
+                                 uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  if (!Finite(s.id[b])) {
     ref::QuantizeRowQ8_0(x, 32, out);
     return false;
   }
-  StoreF16Le(d, out);
+  StoreF16BitsLe(s.h[b], out);
   const GeDF df;
   const GeDI di;
   const hn::Rebind<int8_t, GeDI> d8;
-  const auto vid = hn::Set(df, id);
+  const auto vid = hn::Set(df, s.id[b]);
+  const auto magic = hn::Set(df, 12582912.0f);
+  const auto magic_bits = hn::BitCast(di, magic);
+  const bool decode = xq != nullptr && Finite(s.ds[b]);
+  const auto vd = hn::Set(df, s.ds[b]);
   for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
-    const auto q = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
-    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, q)), d8,
-               reinterpret_cast<int8_t*>(out + 2 + k));
+    const auto biased = hn::Add(RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid)), magic);
+    const auto c = hn::Sub(hn::BitCast(di, biased), magic_bits);
+    hn::StoreU(hn::DemoteTo(d8, c), d8, reinterpret_cast<int8_t*>(out + 2 + k));
+    if (decode) hn::StoreU(hn::Mul(hn::Sub(biased, magic), vd), df, xq + k);
   }
-  const float ds = StoredF16(out);
-  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  const auto vd = hn::Set(df, ds);
-  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
-    const auto c = hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(out + 2 + k)));
-    hn::StoreU(hn::Mul(hn::ConvertTo(df, c), vd), df, xq + k);
+  return xq == nullptr || decode;
+}
+
+// Q8_0, kScaleBatch blocks at a time: d = max |x| / 127 per block.
+// Returns whether some x' may be NaN (a stored scale that is not finite).
+HWY_INLINE bool EncodeQ8_0Blocks(const float* HWY_RESTRICT x, size_t n_blocks,
+                                 uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  constexpr size_t kBytes = ggml::kQ8_0Bytes;
+  bool maybe_nan = false;
+  for (size_t b0 = 0; b0 < n_blocks; b0 += kScaleBatch) {
+    const size_t nb = std::min(kScaleBatch, n_blocks - b0);
+    HWY_ALIGN float amax[kScaleBatch] = {};
+    for (size_t b = 0; b < nb; ++b) amax[b] = BlockAbsMax(x + 32 * (b0 + b), 32);
+    BlockScales s;
+    ScalesFromNumerators(amax, 127.0f, s);
+    for (size_t b = 0; b < nb; ++b) {
+      maybe_nan = maybe_nan || !Finite(s.ds[b]);
+      const float* xb = x + 32 * (b0 + b);
+      uint8_t* ob = out + kBytes * (b0 + b);
+      float* qb = xq == nullptr ? nullptr : xq + 32 * (b0 + b);
+      if (!EncodeQ8_0Scaled(xb, s, b, ob, qb) && qb != nullptr) {
+        ref::DequantGgmlEncodedBlocks(GgmlType::kQ8_0, ob, 1, qb);
+      }
+    }
   }
-  return true;
+  return maybe_nan;
 }
 
 HWY_INLINE bool EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
@@ -601,9 +664,11 @@ HWY_INLINE void AddTileErrors(const float* HWY_RESTRICT xs, const float* HWY_RES
   for (k = 0; k < count; ++k) kernels::AddError(sums, index + k, xs[k], xq[k]);
 }
 
-// n_blocks blocks of x to out; x' to xq when xq is not null.
-HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
+// n_blocks blocks of x to out; x' to xq when xq is not null. Returns
+// whether some x' may be NaN (then AddTileErrors checks).
+HWY_INLINE bool EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
                                  uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  if (type == GgmlType::kQ8_0) return EncodeQ8_0Blocks(x, n_blocks, out, xq);
   const size_t be = ref::GgmlEncodeBlockElems(type);
   const size_t bb = ref::GgmlEncodeBlockBytes(type);
   for (size_t b = 0; b < n_blocks; ++b) {
@@ -616,7 +681,6 @@ HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
       case GgmlType::kQ4_1: decoded = EncodeMinBlock<4>(xb, ob, qb); break;
       case GgmlType::kQ5_0: decoded = EncodeQ5_0Block(xb, ob, qb); break;
       case GgmlType::kQ5_1: decoded = EncodeMinBlock<5>(xb, ob, qb); break;
-      case GgmlType::kQ8_0: decoded = EncodeQ8_0Block(xb, ob, qb); break;
       case GgmlType::kMXFP4: decoded = EncodeMxfp4Block(xb, ob, qb); break;
       case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
       case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
@@ -631,6 +695,7 @@ HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
     }
     if (!decoded && qb != nullptr) ref::DequantGgmlEncodedBlocks(type, ob, 1, qb);
   }
+  return true;
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
@@ -660,8 +725,14 @@ inline uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a,
     if (!LoadEncodeTile(a.x.in, a.x.type, i0, t, xs)) {
       return FirstNonFinite(a.x.in, a.x.type, i0, t);
     }
-    EncodeGgmlBlocks(a.type, xs, t / be, a.out + i0 / be * bb, errors != nullptr ? xq : nullptr);
-    if (errors != nullptr) AddTileErrors(xs, xq, i0, t, *errors);
+    const bool maybe_nan =
+        EncodeGgmlBlocks(a.type, xs, t / be, a.out + i0 / be * bb, errors != nullptr ? xq : nullptr);
+    if (errors == nullptr) continue;
+    if (maybe_nan) {
+      AddTileErrors(xs, xq, i0, t, *errors);
+    } else {
+      AddEncodeErrors(xs, xq, i0, t, *errors);
+    }
   }
   return kernels::kAllFinite;
 #endif
