@@ -87,14 +87,24 @@ HWY_INLINE float FirstEqual(const float* x, size_t n, float v) {
 }
 
 // Q4_0 / Q5_0's max: the first element of largest magnitude, or +0.0.
+// From the block's vector max and min: only when both +amax and -amax
+// occur (or the block is all zeros) does the first one need a scan.
 HWY_INLINE float BlockSignedMax(const float* HWY_RESTRICT x, size_t n) {
   const GeDF df;
-  const float amax = BlockAbsMax(x, n);
-  if (amax == 0.0f) return 0.0f;
-  const auto va = hn::Set(df, amax);
-  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
-    const intptr_t at = hn::FindFirstTrue(df, hn::Eq(hn::Abs(hn::LoadU(df, x + k)), va));
-    if (at >= 0) return x[k + static_cast<size_t>(at)];
+  auto lo = hn::LoadU(df, x), hi = lo;
+  for (size_t k = hn::Lanes(df); k < n; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, x + k);
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  const float max = hn::GetLane(hn::MaxOfLanes(df, hi));
+  const float neg_min = -hn::GetLane(hn::MinOfLanes(df, lo));
+  // A select, not a branch: which sign wins is a coin toss on weights.
+  const float larger = max > neg_min ? max : -neg_min;
+  if (max != neg_min) return larger;
+  if (max == 0.0f) return 0.0f;
+  for (size_t k = 0; k < n; ++k) {
+    if (std::fabs(x[k]) == max) return x[k];
   }
   return 0.0f;  // not reached
 }
@@ -124,24 +134,6 @@ HWY_INLINE hn::Vec<GeDF> RoundHalfAway(hn::Vec<GeDF> q) {
   const auto t = hn::Trunc(q);
   const auto f = hn::Sub(q, t);
   return hn::Add(t, hn::Trunc(hn::Add(f, f)));
-}
-
-// codes[k] = min(cap, trunc((x[k] - sub) * id + bias)) for k < n, as bytes;
-// every value is in int32 range (the caller checked id is finite).
-template <bool kSub>
-HWY_INLINE void TruncCodes(const float* HWY_RESTRICT x, size_t n, float sub, float id, float bias,
-                           int32_t cap, uint8_t* HWY_RESTRICT codes) {
-  const GeDF df;
-  const GeDI di;
-  const GeD8 d8;
-  const auto vid = hn::Set(df, id), vb = hn::Set(df, bias), vs = hn::Set(df, sub);
-  const auto vcap = hn::Set(di, cap);
-  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
-    auto v = hn::LoadU(df, x + k);
-    if constexpr (kSub) v = hn::Sub(v, vs);
-    const auto c = hn::Min(hn::ConvertTo(di, hn::Add(hn::Mul(v, vid), vb)), vcap);
-    hn::StoreU(hn::DemoteTo(d8, c), d8, codes + k);
-  }
 }
 
 // 16 bytes: codes[j] | codes[j + 16] << 4 (the legacy nibble order).
@@ -194,32 +186,43 @@ HWY_INLINE void DecodeCodes(const uint8_t* HWY_RESTRICT codes, size_t n, int32_t
   }
 }
 
-// Up to kScaleBatch blocks' scalars (d, 1/d, the F16 bits of d and their
-// F32 value as the decoders widen it) computed in vector lanes, one lane per
+// Up to kScaleBatch blocks' scalars computed in vector lanes, one lane per
 // block: one vector division each for d and 1/d and one vector F16
-// rounding (float_convert-inl.h, the reference's RNE) instead of scalar
-// ones per block. Div is the same IEEE operation as the scalar `/`, so the
-// lanes equal the reference's scalars.
+// rounding and widening (float_convert-inl.h, the reference's RNE) instead
+// of scalar ones per block. Div is the same IEEE operation as the scalar
+// `/`, so every lane equals the reference's scalar.
 inline constexpr size_t kScaleBatch = kEncodeTile / 32;
 using GeDS = hn::CappedTag<float, kScaleBatch>;
 
 struct BlockScales {
-  HWY_ALIGN float id[kScaleBatch];  // d != 0 ? 1 / d : 0
-  HWY_ALIGN float ds[kScaleBatch];  // the stored F16 d, widened
+  HWY_ALIGN float num[kScaleBatch];   // d's numerator: max |x|, signed max or max - min
+  HWY_ALIGN float min[kScaleBatch];   // Q4_1 / Q5_1's min
+  HWY_ALIGN float id[kScaleBatch];    // d != 0 ? 1 / d : 0
+  HWY_ALIGN float ds[kScaleBatch];    // the stored F16 d, widened
+  HWY_ALIGN float ms[kScaleBatch];    // the stored F16 min, widened
   HWY_ALIGN uint32_t h[kScaleBatch];  // the F16 bits of d
+  HWY_ALIGN uint32_t hm[kScaleBatch];  // the F16 bits of min
 };
 
-// num[b] / div for every lane b < kScaleBatch (num is fully written).
-HWY_INLINE void ScalesFromNumerators(const float* HWY_RESTRICT num, float div, BlockScales& s) {
+// The F16 bits of v's lanes to h, and their value as the decoders widen it to w.
+HWY_INLINE void F16RoundTrip(hn::Vec<GeDS> v, uint32_t* HWY_RESTRICT h, float* HWY_RESTRICT w) {
   const GeDS df;
   const hn::RebindToUnsigned<GeDS> du;
+  const auto bits = F32BitsToF16Lanes(du, hn::BitCast(du, v));
+  hn::Store(bits, du, h);
+  hn::Store(hn::BitCast(df, F16BitsToF32Lanes(du, bits)), df, w);
+}
+
+// d = num / div for every lane (num and, with kMin, min fully written).
+template <bool kMin>
+HWY_INLINE void ScalesFromNumerators(float div, BlockScales& s) {
+  const GeDS df;
   for (size_t b = 0; b < kScaleBatch; b += hn::Lanes(df)) {
-    const auto d = hn::Div(hn::Load(df, num + b), hn::Set(df, div));
+    const auto d = hn::Div(hn::Load(df, s.num + b), hn::Set(df, div));
     const auto id = hn::IfThenZeroElse(hn::Eq(d, hn::Zero(df)), hn::Div(hn::Set(df, 1.0f), d));
-    const auto h = F32BitsToF16Lanes(du, hn::BitCast(du, d));
     hn::Store(id, df, s.id + b);
-    hn::Store(h, du, s.h + b);
-    hn::Store(hn::BitCast(df, F16BitsToF32Lanes(du, h)), df, s.ds + b);
+    F16RoundTrip(d, s.h + b, s.ds + b);
+    if constexpr (kMin) F16RoundTrip(hn::Load(df, s.min + b), s.hm + b, s.ms + b);
   }
 }
 
@@ -231,13 +234,14 @@ HWY_INLINE void StoreF16BitsLe(uint32_t h, uint8_t* p) {
 // Each block encoder below writes x' to xq (when not null) and returns
 // true, or returns false when the block went through the reference or its
 // stored scale is not finite: the caller then decodes it with the reference.
-// Q8_0 block b of a batch (scales from ScalesFromNumerators). |x * id| is
-// at most 127 plus a few ulp, so the rounded r is an integer in [-127, 127]:
-// r + 1.5 * 2^23 is exact, and its bits minus those of 1.5 * 2^23 are r as
-// an int32 (one integer subtraction instead of ConvertTo's truncation and
-// overflow fix-ups; Highway 1.0.3's TruncateTo u32 -> u8 is wrong on
-// AVX3_DL, so the code bytes come from DemoteTo). The float minus 1.5 * 2^23
-// is f32(code), zero as +0.0, so x' = that * ds is the decoder's product.
+
+// Q8_0 block b of a batch. |x * id| is at most 127 plus a few ulp, so the
+// rounded r is an integer in [-127, 127]: r + 1.5 * 2^23 is exact, and its
+// bits minus those of 1.5 * 2^23 are r as an int32 (one integer
+// subtraction instead of ConvertTo's truncation and overflow fix-ups;
+// Highway 1.0.3's TruncateTo u32 -> u8 is wrong on AVX3_DL, so the code
+// bytes come from DemoteTo). The float minus 1.5 * 2^23 is f32(code), zero
+// as +0.0, so x' = that * ds is the decoder's product, from registers.
 HWY_INLINE bool EncodeQ8_0Scaled(const float* HWY_RESTRICT x, const BlockScales& s, size_t b,
                                  uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
   if (!Finite(s.id[b])) {
@@ -262,100 +266,140 @@ HWY_INLINE bool EncodeQ8_0Scaled(const float* HWY_RESTRICT x, const BlockScales&
   return xq == nullptr || decode;
 }
 
-// Q8_0, kScaleBatch blocks at a time: d = max |x| / 127 per block.
-// Returns whether some x' may be NaN (a stored scale that is not finite).
-HWY_INLINE bool EncodeQ8_0Blocks(const float* HWY_RESTRICT x, size_t n_blocks,
-                                 uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
-  constexpr size_t kBytes = ggml::kQ8_0Bytes;
+// The 4- and 5-bit types: d = num / kDivisor, code = min(kCap,
+// trunc((x - min) * id + kBias)), x' = f32((code & kMask) - kCodeBias) * d
+// (+ m); the nibbles at kQs, bit 4 of each code at kQh. Q5_1 has no clamp
+// in ggml: its largest code is 31 anyway, so the cap of 255 only restates
+// the u8 cast.
+template <GgmlType kT>
+struct LegacyParams;
+template <>
+struct LegacyParams<GgmlType::kQ4_0> {
+  static constexpr bool kMin = false, kHighBits = false;
+  static constexpr float kDivisor = -8.0f, kBias = 8.5f;
+  static constexpr int32_t kCap = 15, kMask = 0x0F, kCodeBias = 8;
+  static constexpr size_t kQh = 0, kQs = 2, kBytes = ggml::kQ4_0Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ5_0> {
+  static constexpr bool kMin = false, kHighBits = true;
+  static constexpr float kDivisor = -16.0f, kBias = 16.5f;
+  static constexpr int32_t kCap = 31, kMask = 0x1F, kCodeBias = 16;
+  static constexpr size_t kQh = 2, kQs = 6, kBytes = ggml::kQ5_0Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ4_1> {
+  static constexpr bool kMin = true, kHighBits = false;
+  static constexpr float kDivisor = 15.0f, kBias = 0.5f;
+  static constexpr int32_t kCap = 15, kMask = 0x0F, kCodeBias = 0;
+  static constexpr size_t kQh = 0, kQs = 4, kBytes = ggml::kQ4_1Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ5_1> {
+  static constexpr bool kMin = true, kHighBits = true;
+  static constexpr float kDivisor = 31.0f, kBias = 0.5f;
+  static constexpr int32_t kCap = 255, kMask = 0x1F, kCodeBias = 0;
+  static constexpr size_t kQh = 4, kQs = 8, kBytes = ggml::kQ5_1Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ8_0> {
+  static constexpr bool kMin = false;
+  static constexpr float kDivisor = 127.0f;
+  static constexpr size_t kBytes = ggml::kQ8_0Bytes;
+};
+
+// The codes of one block (every value in int32 range: the caller checked
+// id is finite) to codes[32]; with xq, also x' from the codes in registers,
+// with ggml's dequantize_row_* formula (one rounding each, never fused) on
+// the finite stored d (ds) and m (ms).
+template <class P>
+HWY_INLINE void TruncCodes(const float* HWY_RESTRICT x, float min, float id, float ds, float ms,
+                           uint8_t* HWY_RESTRICT codes, float* HWY_RESTRICT xq) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id), vb = hn::Set(df, P::kBias), vmin = hn::Set(df, min);
+  const auto vcap = hn::Set(di, P::kCap);
+  const auto vd = hn::Set(df, ds), vm = hn::Set(df, ms);
+  const auto vmask = hn::Set(di, P::kMask), vcb = hn::Set(di, P::kCodeBias);
+  for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
+    auto v = hn::LoadU(df, x + k);
+    if constexpr (P::kMin) v = hn::Sub(v, vmin);
+    const auto c = hn::Min(hn::ConvertTo(di, hn::Add(hn::Mul(v, vid), vb)), vcap);
+    hn::StoreU(hn::DemoteTo(d8, c), d8, codes + k);
+    if (xq == nullptr) continue;
+    auto y = hn::Mul(hn::ConvertTo(df, hn::Sub(hn::And(c, vmask), vcb)), vd);
+    if constexpr (P::kMin) y = hn::Add(y, vm);
+    hn::StoreU(y, df, xq + k);
+  }
+}
+
+// Q4_0 / Q5_0 / Q4_1 / Q5_1 block b of a batch. A block whose 1/d (or, with
+// a min, max - min) overflows goes through the reference.
+template <GgmlType kT>
+HWY_INLINE bool EncodeLegacyScaled(const float* HWY_RESTRICT x, const BlockScales& s, size_t b,
+                                   uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  using P = LegacyParams<kT>;
+  if (!Finite(s.id[b]) || (P::kMin && !Finite(s.num[b]))) {
+    ref::QuantizeGgmlRow(kT, x, 32, out);
+    return false;
+  }
+  StoreF16BitsLe(s.h[b], out);
+  if constexpr (P::kMin) StoreF16BitsLe(s.hm[b], out + 2);
+  const bool decode = xq != nullptr && Finite(s.ds[b]) && (!P::kMin || Finite(s.ms[b]));
+  HWY_ALIGN uint8_t codes[32];
+  TruncCodes<P>(x, P::kMin ? s.min[b] : 0.0f, s.id[b], s.ds[b], P::kMin ? s.ms[b] : 0.0f, codes,
+                decode ? xq : nullptr);
+  if constexpr (P::kHighBits) StoreHighBits(codes, out + P::kQh);
+  PackNibbles(codes, out + P::kQs);
+  return xq == nullptr || decode;
+}
+
+// Block b's numerator of d (and min): Q8_0 max |x|, Q4_0 / Q5_0 the signed
+// max, Q4_1 / Q5_1 max - min (as ggml's scalar subtraction).
+template <GgmlType kT>
+HWY_INLINE void BlockNumerator(const float* HWY_RESTRICT x, BlockScales& s, size_t b) {
+  if constexpr (kT == GgmlType::kQ8_0) {
+    s.num[b] = BlockAbsMax(x, 32);
+  } else if constexpr (LegacyParams<kT>::kMin) {
+    float max;
+    BlockMinMax(x, 32, &s.min[b], &max);
+    s.num[b] = max - s.min[b];
+  } else {
+    s.num[b] = BlockSignedMax(x, 32);
+  }
+}
+
+// Q8_0 / Q4_0 / Q5_0 / Q4_1 / Q5_1, kScaleBatch blocks at a time. Returns
+// whether some x' may be NaN (a stored scale or min that is not finite).
+template <GgmlType kT>
+HWY_INLINE bool EncodeLegacyBlocks(const float* HWY_RESTRICT x, size_t n_blocks,
+                                   uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  using P = LegacyParams<kT>;
   bool maybe_nan = false;
   for (size_t b0 = 0; b0 < n_blocks; b0 += kScaleBatch) {
     const size_t nb = std::min(kScaleBatch, n_blocks - b0);
-    HWY_ALIGN float amax[kScaleBatch] = {};
-    for (size_t b = 0; b < nb; ++b) amax[b] = BlockAbsMax(x + 32 * (b0 + b), 32);
     BlockScales s;
-    ScalesFromNumerators(amax, 127.0f, s);
+    // The lanes of a partial batch's missing blocks: any finite value.
+    std::fill(s.num + nb, s.num + kScaleBatch, 0.0f);
+    std::fill(s.min + nb, s.min + kScaleBatch, 0.0f);
+    for (size_t b = 0; b < nb; ++b) BlockNumerator<kT>(x + 32 * (b0 + b), s, b);
+    ScalesFromNumerators<P::kMin>(P::kDivisor, s);
     for (size_t b = 0; b < nb; ++b) {
-      maybe_nan = maybe_nan || !Finite(s.ds[b]);
+      maybe_nan = maybe_nan || !Finite(s.ds[b]) || (P::kMin && !Finite(s.ms[b]));
       const float* xb = x + 32 * (b0 + b);
-      uint8_t* ob = out + kBytes * (b0 + b);
+      uint8_t* ob = out + P::kBytes * (b0 + b);
       float* qb = xq == nullptr ? nullptr : xq + 32 * (b0 + b);
-      if (!EncodeQ8_0Scaled(xb, s, b, ob, qb) && qb != nullptr) {
-        ref::DequantGgmlEncodedBlocks(GgmlType::kQ8_0, ob, 1, qb);
+      bool decoded;
+      if constexpr (kT == GgmlType::kQ8_0) {
+        decoded = EncodeQ8_0Scaled(xb, s, b, ob, qb);
+      } else {
+        decoded = EncodeLegacyScaled<kT>(xb, s, b, ob, qb);
       }
+      if (!decoded && qb != nullptr) ref::DequantGgmlEncodedBlocks(kT, ob, 1, qb);
     }
   }
   return maybe_nan;
-}
-
-HWY_INLINE bool EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                float* HWY_RESTRICT xq) {
-  const float d = BlockSignedMax(x, 32) / -8.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) {
-    ref::QuantizeRowQ4_0(x, 32, out);
-    return false;
-  }
-  StoreF16Le(d, out);
-  HWY_ALIGN uint8_t codes[32];
-  TruncCodes<false>(x, 32, 0.0f, id, 8.5f, 15, codes);
-  PackNibbles(codes, out + 2);
-  const float ds = StoredF16(out);
-  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, 32, 0x0F, 8, ds, 0.0f, xq);
-  return true;
-}
-
-HWY_INLINE bool EncodeQ5_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                float* HWY_RESTRICT xq) {
-  const float d = BlockSignedMax(x, 32) / -16.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) {
-    ref::QuantizeRowQ5_0(x, 32, out);
-    return false;
-  }
-  StoreF16Le(d, out);
-  HWY_ALIGN uint8_t codes[32];
-  TruncCodes<false>(x, 32, 0.0f, id, 16.5f, 31, codes);
-  StoreHighBits(codes, out + 2);
-  PackNibbles(codes, out + 6);
-  const float ds = StoredF16(out);
-  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, 32, 0x1F, 16, ds, 0.0f, xq);
-  return true;
-}
-
-// Q4_1 (bits 4, clamp 15) and Q5_1 (bits 5, no clamp in ggml: the largest
-// code is 31 anyway, so the int32 cap of 255 only restates the u8 cast).
-template <int kBits>
-HWY_INLINE bool EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                               float* HWY_RESTRICT xq) {
-  float min, max;
-  BlockMinMax(x, 32, &min, &max);
-  const float range = max - min;
-  const float d = range / static_cast<float>((1 << kBits) - 1);
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(range) || !Finite(id)) {
-    if constexpr (kBits == 4) {
-      ref::QuantizeRowQ4_1(x, 32, out);
-    } else {
-      ref::QuantizeRowQ5_1(x, 32, out);
-    }
-    return false;
-  }
-  StoreF16Le(d, out);
-  StoreF16Le(min, out + 2);
-  HWY_ALIGN uint8_t codes[32];
-  TruncCodes<true>(x, 32, min, id, 0.5f, kBits == 4 ? 15 : 255, codes);
-  if constexpr (kBits == 4) {
-    PackNibbles(codes, out + 4);
-  } else {
-    StoreHighBits(codes, out + 4);
-    PackNibbles(codes, out + 8);
-  }
-  const float ds = StoredF16(out), ms = StoredF16(out + 2);
-  if (xq == nullptr || !Finite(ds) || !Finite(ms)) return xq == nullptr;
-  DecodeCodes<true>(codes, 32, (1 << kBits) - 1, 0, ds, ms, xq);
-  return true;
 }
 
 // codes[k] = the first c minimising |value[c] - x[k]| (ggml's
@@ -668,7 +712,14 @@ HWY_INLINE void AddTileErrors(const float* HWY_RESTRICT xs, const float* HWY_RES
 // whether some x' may be NaN (then AddTileErrors checks).
 HWY_INLINE bool EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
                                  uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
-  if (type == GgmlType::kQ8_0) return EncodeQ8_0Blocks(x, n_blocks, out, xq);
+  switch (type) {
+    case GgmlType::kQ4_0: return EncodeLegacyBlocks<GgmlType::kQ4_0>(x, n_blocks, out, xq);
+    case GgmlType::kQ4_1: return EncodeLegacyBlocks<GgmlType::kQ4_1>(x, n_blocks, out, xq);
+    case GgmlType::kQ5_0: return EncodeLegacyBlocks<GgmlType::kQ5_0>(x, n_blocks, out, xq);
+    case GgmlType::kQ5_1: return EncodeLegacyBlocks<GgmlType::kQ5_1>(x, n_blocks, out, xq);
+    case GgmlType::kQ8_0: return EncodeLegacyBlocks<GgmlType::kQ8_0>(x, n_blocks, out, xq);
+    default: break;
+  }
   const size_t be = ref::GgmlEncodeBlockElems(type);
   const size_t bb = ref::GgmlEncodeBlockBytes(type);
   for (size_t b = 0; b < n_blocks; ++b) {
@@ -677,10 +728,6 @@ HWY_INLINE bool EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
     float* qb = xq == nullptr ? nullptr : xq + b * be;
     bool decoded;
     switch (type) {
-      case GgmlType::kQ4_0: decoded = EncodeQ4_0Block(xb, ob, qb); break;
-      case GgmlType::kQ4_1: decoded = EncodeMinBlock<4>(xb, ob, qb); break;
-      case GgmlType::kQ5_0: decoded = EncodeQ5_0Block(xb, ob, qb); break;
-      case GgmlType::kQ5_1: decoded = EncodeMinBlock<5>(xb, ob, qb); break;
       case GgmlType::kMXFP4: decoded = EncodeMxfp4Block(xb, ob, qb); break;
       case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
       case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
