@@ -5,14 +5,17 @@
 // ggml's evaluation order and its x86 conversion semantics there).
 //
 // The input is widened to F32 a tile at a time (encode_common-inl.h); each
-// block's scale is computed in scalar F32 exactly as the reference does,
-// and the per-element work is vectorised where it is the same IEEE
+// block's scale is computed in F32 exactly as the reference does (for
+// Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 in vector lanes, one lane per block of a tile's
+// eight: the same IEEE divisions and F16 roundings, in parallel), and the
+// per-element work is vectorised where it is the same IEEE
 // operation in the same order: max |x| and min/max (order-free: the sign of
-// a zero result and Q4_0/Q5_0's signed max are then recovered from the
-// first matching element, as ggml's strict-compare loop keeps it), x * id
+// a zero result and, when both signs reach max |x|, Q4_0/Q5_0's signed max
+// are then recovered from the first matching element, as ggml's
+// strict-compare loop keeps it), x * id
 // (+ bias), truncation (C casts; in range whenever 1/d is finite),
-// roundf/lroundf as Trunc + a compare of the exact fraction with 0.5 (half
-// away from zero; Highway's Round is half to even), and MXFP4's 16
+// roundf/lroundf as Trunc(2q) - Trunc(q) (half away from zero; Highway's
+// Round is half to even; SSSE3 compares the fraction with 0.5), and MXFP4's 16
 // candidate errors with a strict `<`. A block whose 1/d overflows (largest
 // magnitude below ~1e-36) or whose max - min overflows goes through the
 // reference, where out-of-range casts follow x86. IQ4_NL's scale search
@@ -21,7 +24,8 @@
 // choice (best_index_int8) and the products are per element, in vectors.
 // With an importance matrix the reference runs on every target.
 //
-// Errors (when asked): x' decoded from the codes just written, with ggml's
+// Errors (when asked): x' from the codes just computed (in registers for
+// the five batched types), with ggml's
 // dequantize_row_* formula ((code - bias) * d (+ m), d * K[code], M[code] *
 // scale) on the stored scale, or by the reference decoders where that scale
 // is not finite; summed with AddEncodeErrors. NaN/Inf input: the flat index of the
@@ -126,14 +130,23 @@ HWY_INLINE void BlockMinMax(const float* HWY_RESTRICT x, size_t n, float* min, f
   if (*max == 0.0f) *max = FirstEqual(x, n, 0.0f);
 }
 
-// roundf: half away from zero (q + 0.5 would round first). The fraction
-// f = q - Trunc(q) is exact and so is 2f (|2f| < 2); Trunc(2f) is ±1 (the
-// sign of q) exactly when |f| >= 0.5, else 0, and adding it to the integer
-// Trunc(q) is exact. (A zero result may be -0.0: callers convert it.)
+// roundf: half away from zero (q + 0.5 would round first), for |q| < 2^24
+// (the callers' q are at most 128). With t = Trunc(q) and the exact
+// fraction f: Trunc(2q) = 2t + Trunc(2f) (2q is exact, 2t an integer of
+// the same sign) and Trunc(2f) is ±1 exactly when |f| >= 0.5, so
+// Trunc(2q) - t = t + Trunc(2f) is the rounded value (an exact integer
+// subtraction). SSSE3 has no roundps and Highway emulates Trunc, so there
+// one Trunc and a compare of |f| with 0.5 cost less. A zero result may be
+// -0.0 (SSSE3): callers convert it.
 HWY_INLINE hn::Vec<GeDF> RoundHalfAway(hn::Vec<GeDF> q) {
+#if HWY_TARGET == HWY_SSSE3
+  const GeDF df;
   const auto t = hn::Trunc(q);
-  const auto f = hn::Sub(q, t);
-  return hn::Add(t, hn::Trunc(hn::Add(f, f)));
+  const auto up = hn::Ge(hn::Abs(hn::Sub(q, t)), hn::Set(df, 0.5f));
+  return hn::IfThenElse(up, hn::Add(t, hn::CopySign(hn::Set(df, 1.0f), q)), t);
+#else
+  return hn::Sub(hn::Trunc(hn::Add(q, q)), hn::Trunc(q));
+#endif
 }
 
 // 16 bytes: codes[j] | codes[j + 16] << 4 (the legacy nibble order).
