@@ -101,10 +101,11 @@ HWY_INLINE float BlockSignedMax(const float* HWY_RESTRICT x, size_t n) {
     lo = hn::Min(lo, v);
     hi = hn::Max(hi, v);
   }
-  const float max = hn::GetLane(hn::MaxOfLanes(df, hi));
-  const float neg_min = -hn::GetLane(hn::MinOfLanes(df, lo));
-  // A select, not a branch: which sign wins is a coin toss on weights.
-  const float larger = max > neg_min ? max : -neg_min;
+  const auto vmax = hn::MaxOfLanes(df, hi), vmin = hn::MinOfLanes(df, lo);
+  // A vector select (GCC branches on a scalar `?:`): which sign wins is a
+  // coin toss on weights.
+  const float larger = hn::GetLane(hn::IfThenElse(hn::Gt(vmax, hn::Neg(vmin)), vmax, vmin));
+  const float max = hn::GetLane(vmax), neg_min = -hn::GetLane(vmin);
   if (max != neg_min) return larger;
   if (max == 0.0f) return 0.0f;
   for (size_t k = 0; k < n; ++k) {
