@@ -5,14 +5,17 @@
 // ggml's evaluation order and its x86 conversion semantics there).
 //
 // The input is widened to F32 a tile at a time (encode_common-inl.h); each
-// block's scale is computed in scalar F32 exactly as the reference does,
-// and the per-element work is vectorised where it is the same IEEE
+// block's scale is computed in F32 exactly as the reference does (for
+// Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 in vector lanes, one lane per block of a tile's
+// eight: the same IEEE divisions and F16 roundings, in parallel), and the
+// per-element work is vectorised where it is the same IEEE
 // operation in the same order: max |x| and min/max (order-free: the sign of
-// a zero result and Q4_0/Q5_0's signed max are then recovered from the
-// first matching element, as ggml's strict-compare loop keeps it), x * id
+// a zero result and, when both signs reach max |x|, Q4_0/Q5_0's signed max
+// are then recovered from the first matching element, as ggml's
+// strict-compare loop keeps it), x * id
 // (+ bias), truncation (C casts; in range whenever 1/d is finite),
-// roundf/lroundf as Trunc + a compare of the exact fraction with 0.5 (half
-// away from zero; Highway's Round is half to even), and MXFP4's 16
+// roundf/lroundf as Trunc(2q) - Trunc(q) (half away from zero; Highway's
+// Round is half to even; SSSE3 compares the fraction with 0.5), and MXFP4's 16
 // candidate errors with a strict `<`. A block whose 1/d overflows (largest
 // magnitude below ~1e-36) or whose max - min overflows goes through the
 // reference, where out-of-range casts follow x86. IQ4_NL's scale search
@@ -21,7 +24,8 @@
 // choice (best_index_int8) and the products are per element, in vectors.
 // With an importance matrix the reference runs on every target.
 //
-// Errors (when asked): x' decoded from the codes just written, with ggml's
+// Errors (when asked): x' from the codes just computed (in registers for
+// the five batched types), with ggml's
 // dequantize_row_* formula ((code - bias) * d (+ m), d * K[code], M[code] *
 // scale) on the stored scale, or by the reference decoders where that scale
 // is not finite; summed with AddEncodeErrors. NaN/Inf input: the flat index of the
@@ -87,14 +91,25 @@ HWY_INLINE float FirstEqual(const float* x, size_t n, float v) {
 }
 
 // Q4_0 / Q5_0's max: the first element of largest magnitude, or +0.0.
+// From the block's vector max and min: only when both +amax and -amax
+// occur (or the block is all zeros) does the first one need a scan.
 HWY_INLINE float BlockSignedMax(const float* HWY_RESTRICT x, size_t n) {
   const GeDF df;
-  const float amax = BlockAbsMax(x, n);
-  if (amax == 0.0f) return 0.0f;
-  const auto va = hn::Set(df, amax);
-  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
-    const intptr_t at = hn::FindFirstTrue(df, hn::Eq(hn::Abs(hn::LoadU(df, x + k)), va));
-    if (at >= 0) return x[k + static_cast<size_t>(at)];
+  auto lo = hn::LoadU(df, x), hi = lo;
+  for (size_t k = hn::Lanes(df); k < n; k += hn::Lanes(df)) {
+    const auto v = hn::LoadU(df, x + k);
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  const auto vmax = hn::MaxOfLanes(df, hi), vmin = hn::MinOfLanes(df, lo);
+  // A vector select (GCC branches on a scalar `?:`): which sign wins is a
+  // coin toss on weights.
+  const float larger = hn::GetLane(hn::IfThenElse(hn::Gt(vmax, hn::Neg(vmin)), vmax, vmin));
+  const float max = hn::GetLane(vmax), neg_min = -hn::GetLane(vmin);
+  if (max != neg_min) return larger;
+  if (max == 0.0f) return 0.0f;
+  for (size_t k = 0; k < n; ++k) {
+    if (std::fabs(x[k]) == max) return x[k];
   }
   return 0.0f;  // not reached
 }
@@ -116,31 +131,23 @@ HWY_INLINE void BlockMinMax(const float* HWY_RESTRICT x, size_t n, float* min, f
   if (*max == 0.0f) *max = FirstEqual(x, n, 0.0f);
 }
 
-// roundf: half away from zero. q - Trunc(q) is exact, so comparing its
-// magnitude with 0.5 decides the tie as C does (q + 0.5 would round first).
+// roundf: half away from zero (q + 0.5 would round first), for |q| < 2^24
+// (the callers' q are at most 128). With t = Trunc(q) and the exact
+// fraction f: Trunc(2q) = 2t + Trunc(2f) (2q is exact, 2t an integer of
+// the same sign) and Trunc(2f) is ±1 exactly when |f| >= 0.5, so
+// Trunc(2q) - t = t + Trunc(2f) is the rounded value (an exact integer
+// subtraction). SSSE3 has no roundps and Highway emulates Trunc, so there
+// one Trunc and a compare of |f| with 0.5 cost less. A zero result may be
+// -0.0 (SSSE3): callers convert it.
 HWY_INLINE hn::Vec<GeDF> RoundHalfAway(hn::Vec<GeDF> q) {
+#if HWY_TARGET == HWY_SSSE3
   const GeDF df;
   const auto t = hn::Trunc(q);
   const auto up = hn::Ge(hn::Abs(hn::Sub(q, t)), hn::Set(df, 0.5f));
   return hn::IfThenElse(up, hn::Add(t, hn::CopySign(hn::Set(df, 1.0f), q)), t);
-}
-
-// codes[k] = min(cap, trunc((x[k] - sub) * id + bias)) for k < n, as bytes;
-// every value is in int32 range (the caller checked id is finite).
-template <bool kSub>
-HWY_INLINE void TruncCodes(const float* HWY_RESTRICT x, size_t n, float sub, float id, float bias,
-                           int32_t cap, uint8_t* HWY_RESTRICT codes) {
-  const GeDF df;
-  const GeDI di;
-  const GeD8 d8;
-  const auto vid = hn::Set(df, id), vb = hn::Set(df, bias), vs = hn::Set(df, sub);
-  const auto vcap = hn::Set(di, cap);
-  for (size_t k = 0; k < n; k += hn::Lanes(df)) {
-    auto v = hn::LoadU(df, x + k);
-    if constexpr (kSub) v = hn::Sub(v, vs);
-    const auto c = hn::Min(hn::ConvertTo(di, hn::Add(hn::Mul(v, vid), vb)), vcap);
-    hn::StoreU(hn::DemoteTo(d8, c), d8, codes + k);
-  }
+#else
+  return hn::Sub(hn::Trunc(hn::Add(q, q)), hn::Trunc(q));
+#endif
 }
 
 // 16 bytes: codes[j] | codes[j + 16] << 4 (the legacy nibble order).
@@ -193,106 +200,220 @@ HWY_INLINE void DecodeCodes(const uint8_t* HWY_RESTRICT codes, size_t n, int32_t
   }
 }
 
+// Up to kScaleBatch blocks' scalars computed in vector lanes, one lane per
+// block: one vector division each for d and 1/d and one vector F16
+// rounding and widening (float_convert-inl.h, the reference's RNE) instead
+// of scalar ones per block. Div is the same IEEE operation as the scalar
+// `/`, so every lane equals the reference's scalar.
+inline constexpr size_t kScaleBatch = kEncodeTile / 32;
+using GeDS = hn::CappedTag<float, kScaleBatch>;
+
+struct BlockScales {
+  HWY_ALIGN float num[kScaleBatch];   // d's numerator: max |x|, signed max or max - min
+  HWY_ALIGN float min[kScaleBatch];   // Q4_1 / Q5_1's min
+  HWY_ALIGN float id[kScaleBatch];    // d != 0 ? 1 / d : 0
+  HWY_ALIGN float ds[kScaleBatch];    // the stored F16 d, widened
+  HWY_ALIGN float ms[kScaleBatch];    // the stored F16 min, widened
+  HWY_ALIGN uint32_t h[kScaleBatch];  // the F16 bits of d
+  HWY_ALIGN uint32_t hm[kScaleBatch];  // the F16 bits of min
+};
+
+// The F16 bits of v's lanes to h, and their value as the decoders widen it to w.
+HWY_INLINE void F16RoundTrip(hn::Vec<GeDS> v, uint32_t* HWY_RESTRICT h, float* HWY_RESTRICT w) {
+  const GeDS df;
+  const hn::RebindToUnsigned<GeDS> du;
+  const auto bits = F32BitsToF16Lanes(du, hn::BitCast(du, v));
+  hn::Store(bits, du, h);
+  hn::Store(hn::BitCast(df, F16BitsToF32Lanes(du, bits)), df, w);
+}
+
+// d = num / div for every lane (num and, with kMin, min fully written).
+template <bool kMin>
+HWY_INLINE void ScalesFromNumerators(float div, BlockScales& s) {
+  const GeDS df;
+  for (size_t b = 0; b < kScaleBatch; b += hn::Lanes(df)) {
+    const auto d = hn::Div(hn::Load(df, s.num + b), hn::Set(df, div));
+    const auto id = hn::IfThenZeroElse(hn::Eq(d, hn::Zero(df)), hn::Div(hn::Set(df, 1.0f), d));
+    hn::Store(id, df, s.id + b);
+    F16RoundTrip(d, s.h + b, s.ds + b);
+    if constexpr (kMin) F16RoundTrip(hn::Load(df, s.min + b), s.hm + b, s.ms + b);
+  }
+}
+
+HWY_INLINE void StoreF16BitsLe(uint32_t h, uint8_t* p) {
+  p[0] = static_cast<uint8_t>(h);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
 // Each block encoder below writes x' to xq (when not null) and returns
 // true, or returns false when the block went through the reference or its
 // stored scale is not finite: the caller then decodes it with the reference.
-HWY_INLINE bool EncodeQ8_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                float* HWY_RESTRICT xq) {
-  const float d = BlockAbsMax(x, 32) / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) {
+
+// Q8_0 block b of a batch. |x * id| is at most 127 plus a few ulp, so the
+// rounded r is an integer in [-127, 127]: r + 1.5 * 2^23 is exact, and its
+// bits minus those of 1.5 * 2^23 are r as an int32 (one integer
+// subtraction instead of ConvertTo's truncation and overflow fix-ups;
+// Highway 1.0.3's TruncateTo u32 -> u8 is wrong on AVX3_DL, so the code
+// bytes come from DemoteTo). The float minus 1.5 * 2^23 is f32(code), zero
+// as +0.0, so x' = that * ds is the decoder's product, from registers.
+HWY_INLINE bool EncodeQ8_0Scaled(const float* HWY_RESTRICT x, const BlockScales& s, size_t b,
+                                 uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  if (!Finite(s.id[b])) {
     ref::QuantizeRowQ8_0(x, 32, out);
     return false;
   }
-  StoreF16Le(d, out);
+  StoreF16BitsLe(s.h[b], out);
   const GeDF df;
   const GeDI di;
   const hn::Rebind<int8_t, GeDI> d8;
-  const auto vid = hn::Set(df, id);
+  const auto vid = hn::Set(df, s.id[b]);
+  const auto magic = hn::Set(df, 12582912.0f);
+  const auto magic_bits = hn::BitCast(di, magic);
+  const bool decode = xq != nullptr && Finite(s.ds[b]);
+  const auto vd = hn::Set(df, s.ds[b]);
   for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
-    const auto q = RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid));
-    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, q)), d8,
-               reinterpret_cast<int8_t*>(out + 2 + k));
+    const auto biased = hn::Add(RoundHalfAway(hn::Mul(hn::LoadU(df, x + k), vid)), magic);
+    const auto c = hn::Sub(hn::BitCast(di, biased), magic_bits);
+    hn::StoreU(hn::DemoteTo(d8, c), d8, reinterpret_cast<int8_t*>(out + 2 + k));
+    if (decode) hn::StoreU(hn::Mul(hn::Sub(biased, magic), vd), df, xq + k);
   }
-  const float ds = StoredF16(out);
-  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  const auto vd = hn::Set(df, ds);
+  return xq == nullptr || decode;
+}
+
+// The 4- and 5-bit types: d = num / kDivisor, code = min(kCap,
+// trunc((x - min) * id + kBias)), x' = f32((code & kMask) - kCodeBias) * d
+// (+ m); the nibbles at kQs, bit 4 of each code at kQh. Q5_1 has no clamp
+// in ggml: its largest code is 31 anyway, so the cap of 255 only restates
+// the u8 cast.
+template <GgmlType kT>
+struct LegacyParams;
+template <>
+struct LegacyParams<GgmlType::kQ4_0> {
+  static constexpr bool kMin = false, kHighBits = false;
+  static constexpr float kDivisor = -8.0f, kBias = 8.5f;
+  static constexpr int32_t kCap = 15, kMask = 0x0F, kCodeBias = 8;
+  static constexpr size_t kQh = 0, kQs = 2, kBytes = ggml::kQ4_0Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ5_0> {
+  static constexpr bool kMin = false, kHighBits = true;
+  static constexpr float kDivisor = -16.0f, kBias = 16.5f;
+  static constexpr int32_t kCap = 31, kMask = 0x1F, kCodeBias = 16;
+  static constexpr size_t kQh = 2, kQs = 6, kBytes = ggml::kQ5_0Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ4_1> {
+  static constexpr bool kMin = true, kHighBits = false;
+  static constexpr float kDivisor = 15.0f, kBias = 0.5f;
+  static constexpr int32_t kCap = 15, kMask = 0x0F, kCodeBias = 0;
+  static constexpr size_t kQh = 0, kQs = 4, kBytes = ggml::kQ4_1Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ5_1> {
+  static constexpr bool kMin = true, kHighBits = true;
+  static constexpr float kDivisor = 31.0f, kBias = 0.5f;
+  static constexpr int32_t kCap = 255, kMask = 0x1F, kCodeBias = 0;
+  static constexpr size_t kQh = 4, kQs = 8, kBytes = ggml::kQ5_1Bytes;
+};
+template <>
+struct LegacyParams<GgmlType::kQ8_0> {
+  static constexpr bool kMin = false;
+  static constexpr float kDivisor = 127.0f;
+  static constexpr size_t kBytes = ggml::kQ8_0Bytes;
+};
+
+// The codes of one block (every value in int32 range: the caller checked
+// id is finite) to codes[32]; with xq, also x' from the codes in registers,
+// with ggml's dequantize_row_* formula (one rounding each, never fused) on
+// the finite stored d (ds) and m (ms).
+template <class P>
+HWY_INLINE void TruncCodes(const float* HWY_RESTRICT x, float min, float id, float ds, float ms,
+                           uint8_t* HWY_RESTRICT codes, float* HWY_RESTRICT xq) {
+  const GeDF df;
+  const GeDI di;
+  const GeD8 d8;
+  const auto vid = hn::Set(df, id), vb = hn::Set(df, P::kBias), vmin = hn::Set(df, min);
+  const auto vcap = hn::Set(di, P::kCap);
+  const auto vd = hn::Set(df, ds), vm = hn::Set(df, ms);
+  const auto vmask = hn::Set(di, P::kMask), vcb = hn::Set(di, P::kCodeBias);
   for (size_t k = 0; k < 32; k += hn::Lanes(df)) {
-    const auto c = hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(out + 2 + k)));
-    hn::StoreU(hn::Mul(hn::ConvertTo(df, c), vd), df, xq + k);
+    auto v = hn::LoadU(df, x + k);
+    if constexpr (P::kMin) v = hn::Sub(v, vmin);
+    const auto c = hn::Min(hn::ConvertTo(di, hn::Add(hn::Mul(v, vid), vb)), vcap);
+    hn::StoreU(hn::DemoteTo(d8, c), d8, codes + k);
+    if (xq == nullptr) continue;
+    auto y = hn::Mul(hn::ConvertTo(df, hn::Sub(hn::And(c, vmask), vcb)), vd);
+    if constexpr (P::kMin) y = hn::Add(y, vm);
+    hn::StoreU(y, df, xq + k);
   }
-  return true;
 }
 
-HWY_INLINE bool EncodeQ4_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                float* HWY_RESTRICT xq) {
-  const float d = BlockSignedMax(x, 32) / -8.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) {
-    ref::QuantizeRowQ4_0(x, 32, out);
+// Q4_0 / Q5_0 / Q4_1 / Q5_1 block b of a batch. A block whose 1/d (or, with
+// a min, max - min) overflows goes through the reference.
+template <GgmlType kT>
+HWY_INLINE bool EncodeLegacyScaled(const float* HWY_RESTRICT x, const BlockScales& s, size_t b,
+                                   uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  using P = LegacyParams<kT>;
+  if (!Finite(s.id[b]) || (P::kMin && !Finite(s.num[b]))) {
+    ref::QuantizeGgmlRow(kT, x, 32, out);
     return false;
   }
-  StoreF16Le(d, out);
+  StoreF16BitsLe(s.h[b], out);
+  if constexpr (P::kMin) StoreF16BitsLe(s.hm[b], out + 2);
+  const bool decode = xq != nullptr && Finite(s.ds[b]) && (!P::kMin || Finite(s.ms[b]));
   HWY_ALIGN uint8_t codes[32];
-  TruncCodes<false>(x, 32, 0.0f, id, 8.5f, 15, codes);
-  PackNibbles(codes, out + 2);
-  const float ds = StoredF16(out);
-  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, 32, 0x0F, 8, ds, 0.0f, xq);
-  return true;
+  TruncCodes<P>(x, P::kMin ? s.min[b] : 0.0f, s.id[b], s.ds[b], P::kMin ? s.ms[b] : 0.0f, codes,
+                decode ? xq : nullptr);
+  if constexpr (P::kHighBits) StoreHighBits(codes, out + P::kQh);
+  PackNibbles(codes, out + P::kQs);
+  return xq == nullptr || decode;
 }
 
-HWY_INLINE bool EncodeQ5_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                                float* HWY_RESTRICT xq) {
-  const float d = BlockSignedMax(x, 32) / -16.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(id)) {
-    ref::QuantizeRowQ5_0(x, 32, out);
-    return false;
-  }
-  StoreF16Le(d, out);
-  HWY_ALIGN uint8_t codes[32];
-  TruncCodes<false>(x, 32, 0.0f, id, 16.5f, 31, codes);
-  StoreHighBits(codes, out + 2);
-  PackNibbles(codes, out + 6);
-  const float ds = StoredF16(out);
-  if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, 32, 0x1F, 16, ds, 0.0f, xq);
-  return true;
-}
-
-// Q4_1 (bits 4, clamp 15) and Q5_1 (bits 5, no clamp in ggml: the largest
-// code is 31 anyway, so the int32 cap of 255 only restates the u8 cast).
-template <int kBits>
-HWY_INLINE bool EncodeMinBlock(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out,
-                               float* HWY_RESTRICT xq) {
-  float min, max;
-  BlockMinMax(x, 32, &min, &max);
-  const float range = max - min;
-  const float d = range / static_cast<float>((1 << kBits) - 1);
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  if (!Finite(range) || !Finite(id)) {
-    if constexpr (kBits == 4) {
-      ref::QuantizeRowQ4_1(x, 32, out);
-    } else {
-      ref::QuantizeRowQ5_1(x, 32, out);
-    }
-    return false;
-  }
-  StoreF16Le(d, out);
-  StoreF16Le(min, out + 2);
-  HWY_ALIGN uint8_t codes[32];
-  TruncCodes<true>(x, 32, min, id, 0.5f, kBits == 4 ? 15 : 255, codes);
-  if constexpr (kBits == 4) {
-    PackNibbles(codes, out + 4);
+// Block b's numerator of d (and min): Q8_0 max |x|, Q4_0 / Q5_0 the signed
+// max, Q4_1 / Q5_1 max - min (as ggml's scalar subtraction).
+template <GgmlType kT>
+HWY_INLINE void BlockNumerator(const float* HWY_RESTRICT x, BlockScales& s, size_t b) {
+  if constexpr (kT == GgmlType::kQ8_0) {
+    s.num[b] = BlockAbsMax(x, 32);
+  } else if constexpr (LegacyParams<kT>::kMin) {
+    float max;
+    BlockMinMax(x, 32, &s.min[b], &max);
+    s.num[b] = max - s.min[b];
   } else {
-    StoreHighBits(codes, out + 4);
-    PackNibbles(codes, out + 8);
+    s.num[b] = BlockSignedMax(x, 32);
   }
-  const float ds = StoredF16(out), ms = StoredF16(out + 2);
-  if (xq == nullptr || !Finite(ds) || !Finite(ms)) return xq == nullptr;
-  DecodeCodes<true>(codes, 32, (1 << kBits) - 1, 0, ds, ms, xq);
-  return true;
+}
+
+// Q8_0 / Q4_0 / Q5_0 / Q4_1 / Q5_1, kScaleBatch blocks at a time. Returns
+// whether some x' may be NaN (a stored scale or min that is not finite).
+template <GgmlType kT>
+HWY_INLINE bool EncodeLegacyBlocks(const float* HWY_RESTRICT x, size_t n_blocks,
+                                   uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  using P = LegacyParams<kT>;
+  bool maybe_nan = false;
+  for (size_t b0 = 0; b0 < n_blocks; b0 += kScaleBatch) {
+    const size_t nb = std::min(kScaleBatch, n_blocks - b0);
+    BlockScales s;
+    // The lanes of a partial batch's missing blocks: any finite value.
+    std::fill(s.num + nb, s.num + kScaleBatch, 0.0f);
+    std::fill(s.min + nb, s.min + kScaleBatch, 0.0f);
+    for (size_t b = 0; b < nb; ++b) BlockNumerator<kT>(x + 32 * (b0 + b), s, b);
+    ScalesFromNumerators<P::kMin>(P::kDivisor, s);
+    for (size_t b = 0; b < nb; ++b) {
+      maybe_nan = maybe_nan || !Finite(s.ds[b]) || (P::kMin && !Finite(s.ms[b]));
+      const float* xb = x + 32 * (b0 + b);
+      uint8_t* ob = out + P::kBytes * (b0 + b);
+      float* qb = xq == nullptr ? nullptr : xq + 32 * (b0 + b);
+      bool decoded;
+      if constexpr (kT == GgmlType::kQ8_0) {
+        decoded = EncodeQ8_0Scaled(xb, s, b, ob, qb);
+      } else {
+        decoded = EncodeLegacyScaled<kT>(xb, s, b, ob, qb);
+      }
+      if (!decoded && qb != nullptr) ref::DequantGgmlEncodedBlocks(kT, ob, 1, qb);
+    }
+  }
+  return maybe_nan;
 }
 
 // codes[k] = the first c minimising |value[c] - x[k]| (ggml's
@@ -601,9 +722,18 @@ HWY_INLINE void AddTileErrors(const float* HWY_RESTRICT xs, const float* HWY_RES
   for (k = 0; k < count; ++k) kernels::AddError(sums, index + k, xs[k], xq[k]);
 }
 
-// n_blocks blocks of x to out; x' to xq when xq is not null.
-HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
+// n_blocks blocks of x to out; x' to xq when xq is not null. Returns
+// whether some x' may be NaN (then AddTileErrors checks).
+HWY_INLINE bool EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, size_t n_blocks,
                                  uint8_t* HWY_RESTRICT out, float* HWY_RESTRICT xq) {
+  switch (type) {
+    case GgmlType::kQ4_0: return EncodeLegacyBlocks<GgmlType::kQ4_0>(x, n_blocks, out, xq);
+    case GgmlType::kQ4_1: return EncodeLegacyBlocks<GgmlType::kQ4_1>(x, n_blocks, out, xq);
+    case GgmlType::kQ5_0: return EncodeLegacyBlocks<GgmlType::kQ5_0>(x, n_blocks, out, xq);
+    case GgmlType::kQ5_1: return EncodeLegacyBlocks<GgmlType::kQ5_1>(x, n_blocks, out, xq);
+    case GgmlType::kQ8_0: return EncodeLegacyBlocks<GgmlType::kQ8_0>(x, n_blocks, out, xq);
+    default: break;
+  }
   const size_t be = ref::GgmlEncodeBlockElems(type);
   const size_t bb = ref::GgmlEncodeBlockBytes(type);
   for (size_t b = 0; b < n_blocks; ++b) {
@@ -612,11 +742,6 @@ HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
     float* qb = xq == nullptr ? nullptr : xq + b * be;
     bool decoded;
     switch (type) {
-      case GgmlType::kQ4_0: decoded = EncodeQ4_0Block(xb, ob, qb); break;
-      case GgmlType::kQ4_1: decoded = EncodeMinBlock<4>(xb, ob, qb); break;
-      case GgmlType::kQ5_0: decoded = EncodeQ5_0Block(xb, ob, qb); break;
-      case GgmlType::kQ5_1: decoded = EncodeMinBlock<5>(xb, ob, qb); break;
-      case GgmlType::kQ8_0: decoded = EncodeQ8_0Block(xb, ob, qb); break;
       case GgmlType::kMXFP4: decoded = EncodeMxfp4Block(xb, ob, qb); break;
       case GgmlType::kTQ1_0: decoded = EncodeTq1_0Block(xb, ob, qb); break;
       case GgmlType::kTQ2_0: decoded = EncodeTq2_0Block(xb, ob, qb); break;
@@ -631,6 +756,7 @@ HWY_INLINE void EncodeGgmlBlocks(GgmlType type, const float* HWY_RESTRICT x, siz
     }
     if (!decoded && qb != nullptr) ref::DequantGgmlEncodedBlocks(type, ob, 1, qb);
   }
+  return true;
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
@@ -660,8 +786,14 @@ inline uint64_t EncodeGgmlLegacyQuant(const kernels::GgmlQuantArgs& a,
     if (!LoadEncodeTile(a.x.in, a.x.type, i0, t, xs)) {
       return FirstNonFinite(a.x.in, a.x.type, i0, t);
     }
-    EncodeGgmlBlocks(a.type, xs, t / be, a.out + i0 / be * bb, errors != nullptr ? xq : nullptr);
-    if (errors != nullptr) AddTileErrors(xs, xq, i0, t, *errors);
+    const bool maybe_nan =
+        EncodeGgmlBlocks(a.type, xs, t / be, a.out + i0 / be * bb, errors != nullptr ? xq : nullptr);
+    if (errors == nullptr) continue;
+    if (maybe_nan) {
+      AddTileErrors(xs, xq, i0, t, *errors);
+    } else {
+      AddEncodeErrors(xs, xq, i0, t, *errors);
+    }
   }
   return kernels::kAllFinite;
 #endif

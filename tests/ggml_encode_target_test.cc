@@ -79,6 +79,24 @@ std::vector<float> Values(int cls, size_t n, uint32_t s) {
         x[i] = i % 32 == 0 ? -127.0f : all_mid ? kMid[(i + i / 32) % 15] : static_cast<float>(kv);
         break;
       }
+      case 6: {  // 32-element blocks of eight kinds; in a run of 8 blocks
+                 // (the encoders' batch of per-block scales) kind (p + r) % 8
+                 // at position p of run r, so over 8 runs every kind takes
+                 // every lane of the batch
+        const size_t blk = i / 32, kind = (blk % 8 + blk / 8) % 8;
+        const float v = g(rng);
+        switch (kind) {
+          case 0: x[i] = v * 0.02f; break;                          // weights
+          case 1: x[i] = i % 32 == 3 ? -0.0f : 0.0f; break;         // zero, d = 0
+          case 2: x[i] = v * 1e-38f; break;                         // 1/d overflows
+          case 3: x[i] = v * 1e37f; break;                          // F16 d overflows
+          case 4: x[i] = i % 32 == 7 ? -4.0f : v; break;            // negative signed max
+          case 5: x[i] = static_cast<float>(static_cast<int>(i % 32) - 16) + 0.5f; break;
+          case 6: x[i] = i % 2 == 0 ? 3e38f : -3e38f; break;        // max - min overflows
+          default: x[i] = v * 1e-6f; break;                         // F16-subnormal d
+        }
+        break;
+      }
       default: {  // any finite F32 bit pattern: huge, tiny, mixed in a block
         uint32_t bits;
         do bits = static_cast<uint32_t>(rng()); while ((bits & 0x7F800000u) == 0x7F800000u);
@@ -88,7 +106,7 @@ std::vector<float> Values(int cls, size_t n, uint32_t s) {
   }
   return x;
 }
-constexpr int kClasses = 7;
+constexpr int kClasses = 8;
 
 class GgmlEncodeTarget : public PerTarget {};
 
@@ -104,7 +122,8 @@ TEST_P(GgmlEncodeTarget, SameBytesAndErrorsAsReference) {
   for (GgmlType type : kTypes) {
     const uint64_t be = ref::GgmlEncodeBlockElems(type);
     const uint64_t bb = ref::GgmlEncodeBlockBytes(type);
-    const Shape shapes[] = {{1, be}, {3, 2 * be}, {2, 8 * be}, {1, 11 * be}};
+    // 67 blocks: 8 whole batches of per-block scales and a partial one.
+    const Shape shapes[] = {{1, be}, {3, 2 * be}, {2, 8 * be}, {1, 11 * be}, {1, 67 * be}};
     for (const Shape& shape : shapes) {
       for (int cls = 0; cls < kClasses; ++cls) {
         for (ElemType in_type : kInputs) {
