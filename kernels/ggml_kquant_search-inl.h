@@ -557,7 +557,7 @@ HWY_INLINE void SearchQkx2Batch(const float* const* HWY_RESTRICT xs,
 // Stage 1 of Q3_K for kQ3Batch super-blocks (xs[b]: super-block b's 256
 // elements, zeros for a missing one): the 16 * kQ3Batch make_q3_quants in lanes (Q3Search), then
 // the reference's super-block part of each; codes[b], sub[b] as
-// SearchQ2KLanes's.
+// SearchQkx2Batch's.
 HWY_INLINE void SearchQ3KBatch(const float* const* HWY_RESTRICT xs,
                                uint8_t* const* HWY_RESTRICT blocks,
                                uint8_t (*HWY_RESTRICT codes)[256],

@@ -181,22 +181,20 @@ HWY_INLINE float StoredF16(const uint8_t* p) {
 }
 
 // x' of n codes as ggml's dequantize_row_* computes them from the stored
-// block: f32((code & mask) - bias) * d, then + m when kMin (one rounding
-// each, never fused). Only for finite d and m: then nothing is NaN and the
+// block: f32((code & mask) - bias) * d, one rounding (TQ1_0, TQ2_0, Q2_0;
+// the five batched types take theirs from registers in TruncCodes and
+// EncodeQ8_0Scaled). Only for a finite d: then nothing is NaN and the
 // decoders' NaN rules do not come into it.
-template <bool kMin>
 HWY_INLINE void DecodeCodes(const uint8_t* HWY_RESTRICT codes, size_t n, int32_t mask,
-                            int32_t bias, float d, float m, float* HWY_RESTRICT xq) {
+                            int32_t bias, float d, float* HWY_RESTRICT xq) {
   const GeDF df;
   const GeDI di;
   const GeD8 d8;
-  const auto vd = hn::Set(df, d), vm = hn::Set(df, m);
+  const auto vd = hn::Set(df, d);
   const auto vmask = hn::Set(di, mask), vbias = hn::Set(di, bias);
   for (size_t k = 0; k < n; k += hn::Lanes(df)) {
     const auto c = hn::Sub(hn::And(hn::PromoteTo(di, hn::LoadU(d8, codes + k)), vmask), vbias);
-    auto y = hn::Mul(hn::ConvertTo(df, c), vd);
-    if constexpr (kMin) y = hn::Add(y, vm);
-    hn::StoreU(y, df, xq + k);
+    hn::StoreU(hn::Mul(hn::ConvertTo(df, c), vd), df, xq + k);
   }
 }
 
@@ -578,7 +576,7 @@ HWY_INLINE bool EncodeTq2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   }
   const float ds = StoredF16(out + kq::tq2::kD);
   if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, 256, 0xFF, 1, ds, 0.0f, xq);
+  DecodeCodes(codes, 256, 0xFF, 1, ds, xq);
   return true;
 }
 
@@ -615,7 +613,7 @@ HWY_INLINE bool EncodeTq1_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTR
   // The base-3 packing is exact both ways: the decoder's digits are these.
   const float ds = StoredF16(out + kq::tq1::kD);
   if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, 256, 0xFF, 1, ds, 0.0f, xq);
+  DecodeCodes(codes, 256, 0xFF, 1, ds, xq);
   return true;
 }
 
@@ -698,7 +696,7 @@ HWY_INLINE bool EncodeQ2_0Block(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRI
   }
   const float ds = StoredF16(out);
   if (xq == nullptr || !Finite(ds)) return xq == nullptr;
-  DecodeCodes<false>(codes, kN, 0xFF, 1, ds, 0.0f, xq);
+  DecodeCodes(codes, kN, 0xFF, 1, ds, xq);
   return true;
 }
 

@@ -17,12 +17,12 @@
 //
 //   store_floor [--llc SIZE] [--reps N] [--targets AVX3_DL,AVX2,SSE4]
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +80,7 @@ void WidenStream(const uint16_t* in, size_t n, float* out) { WidenBf16<true>(in,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "amn/targets.h"
 #include "perf/cpu_description.h"
 #include "perf/measure.h"
 
@@ -162,26 +163,24 @@ void TimeRow(Row& row, int64_t target, Buffers& b) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// The targets named in a comma-separated list (case-insensitive), or every
-// one this CPU runs when the list is empty.
-std::vector<int64_t> ChosenTargets(std::string_view list) {
+// The targets named in a comma-separated list (amn::FindTarget's names,
+// case-insensitive), or every one this CPU runs when the list is empty;
+// nullopt (after a message) for a name that is not one of those.
+std::optional<std::vector<int64_t>> ChosenTargets(std::string_view list) {
+  const std::vector<int64_t> runnable = hwy::SupportedAndGeneratedTargets();
+  if (list.empty()) return runnable;
   std::vector<int64_t> chosen;
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    if (list.empty()) {
-      chosen.push_back(target);
-      continue;
+  for (size_t pos = 0; pos <= list.size();) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string_view item = list.substr(pos, comma - pos);
+    pos = comma + 1;
+    const std::optional<TargetId> id = FindTarget(item);
+    if (!id || std::find(runnable.begin(), runnable.end(), *id) == runnable.end()) {
+      std::fprintf(stderr, "store_floor: '%.*s' is not a target compiled in that runs here\n",
+                   static_cast<int>(item.size()), item.data());
+      return std::nullopt;
     }
-    const std::string name = hwy::TargetName(target);
-    for (size_t pos = 0; pos <= list.size();) {
-      const size_t comma = std::min(list.find(',', pos), list.size());
-      const std::string_view item = list.substr(pos, comma - pos);
-      if (item.size() == name.size() &&
-          std::equal(item.begin(), item.end(), name.begin(),
-                     [](char a, char b) { return std::toupper(a) == std::toupper(b); })) {
-        chosen.push_back(target);
-      }
-      pos = comma + 1;
-    }
+    chosen.push_back(*id);
   }
   return chosen;
 }
@@ -211,12 +210,9 @@ int Run(int argc, char** argv) {
   // 4x the LLC (256 MiB when unknown), whole chunks.
   const size_t bytes =
       (MinFloorBytes(llc, kFloorBytes) + kChunkBytes - 1) / kChunkBytes * kChunkBytes;
-  const std::vector<int64_t> targets = ChosenTargets(targets_list);
-  if (targets.empty()) {
-    std::fprintf(stderr, "store_floor: no target of \"%s\" is compiled in and runs here\n",
-                 targets_list.c_str());
-    return 2;
-  }
+  const std::optional<std::vector<int64_t>> chosen = ChosenTargets(targets_list);
+  if (!chosen) return 2;
+  const std::vector<int64_t>& targets = *chosen;
   Buffers b(bytes);
   Row memset_row{"memset", MemsetRow};
   Row memcpy_row{"memcpy", MemcpyRow};
