@@ -9,10 +9,13 @@
 // as u16 lanes (one u32 lane per packed byte: high nibble low, low nibble
 // high), so BF16/F16 outputs need no shuffle and F32 one widening. The table:
 //   * AVX3/AVX3_DL: one 16-lane u32 register, looked up with TableLookupLanes;
-//   * AVX2 (BF16/F16): two 16-byte planes (byte p of every output in plane
-//     p) built in registers, looked up with TableLookupBytes;
-//   * other targets (and AVX2 F32): the same planes through a small stack
-//     table (2 or 4 planes), broadcast with LoadDup128.
+//   * AVX2 F32: two 8-lane u32 registers (entries 0-7, 8-15), both looked
+//     up with TableLookupLanes, code bit 3 choosing;
+//   * AVX2 BF16/F16, SSE4, SSSE3: 16-byte planes (byte p of every output in
+//     plane p; 2 for BF16/F16, 4 for F32) built in registers, looked up with
+//     TableLookupBytes; SSE4/SSSE3 F32 zips the low and high 16 bits;
+//   * other targets: the same planes through a small stack table, broadcast
+//     with LoadDup128.
 // SCALAR runs a plain C++ loop over the same per-block table.
 //
 // INT8: weights widened exactly to F32, two Muls in bitsandbytes' order
@@ -111,27 +114,36 @@ HWY_INLINE hn::Vec<DU> BnbScale(DU du, hn::Vec<DU> cb, hn::Vec<DU> absmax, hn::V
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, p))), nan, p);
 }
 
+// Codebook entries [k, k + Lanes(du)) times the block's absmax (BnbScale).
+template <bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> BnbProducts(DU du, const BnbCodebook& cb, size_t k, uint32_t absmax_bits) {
+  const auto absmax_nan =
+      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
+  return BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits), absmax_nan);
+}
+
+// Products `p` as outputs, in the low bytes of each lane: F32 bits as they
+// are, BF16/F16 bits in the low 16 bits.
+template <BnbOut kOut, bool kMayBeNan, class DU>
+HWY_INLINE hn::Vec<DU> BnbEncodeLanes(DU du, hn::Vec<DU> p) {
+  if constexpr (kOut == BnbOut::kF32) {
+    return p;
+  } else if constexpr (kOut == BnbOut::kBf16) {
+    return hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
+  } else {
+    return F32BitsToF16Lanes(du, p);
+  }
+}
+
 template <BnbOut kOut, bool kMayBeNan>
 HWY_INLINE void BnbMakeTable(const BnbCodebook& cb, uint32_t absmax_bits, BnbTable& table) {
   const hn::CappedTag<uint32_t, bnb::kCodebookSize> du;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::Rebind<uint8_t, decltype(du)> d8;
-  const auto absmax = hn::Set(du, absmax_bits);
-  const auto absmax_nan =
-      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
   const auto low_byte = hn::Set(du, 0xFFu);
   for (size_t k = 0; k < bnb::kCodebookSize; k += hn::Lanes(du)) {
-    const auto p = BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), absmax, absmax_nan);
-    // Outputs in the low bytes of each lane; byte planes by saturating
-    // demotion of lanes already masked to 0..255.
-    hn::Vec<decltype(du)> v;
-    if constexpr (kOut == BnbOut::kF32) {
-      v = p;
-    } else if constexpr (kOut == BnbOut::kBf16) {
-      v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
-    } else {
-      v = F32BitsToF16Lanes(du, p);
-    }
+    // Byte planes by saturating demotion of lanes already masked to 0..255.
+    const auto v = BnbEncodeLanes<kOut, kMayBeNan>(du, BnbProducts<kMayBeNan>(du, cb, k, absmax_bits));
     hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(v, low_byte))), d8, table.planes[0] + k);
     hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(hn::ShiftRight<8>(v), low_byte))), d8,
                table.planes[1] + k);
@@ -163,6 +175,16 @@ HWY_INLINE hn::Vec<BnbDU> BnbLookup4(hn::Vec<BnbDU> nib, BnbPlaneVec p0, BnbPlan
   return hn::BitCast(du, hn::OddEven(b23, b01));
 }
 
+// The 2N codes of N packed bytes in element order as u16 lanes: the high
+// nibble (even element) in the low half of each u32 lane, the low nibble in
+// the high half.
+HWY_INLINE hn::Vec<BnbDU> BnbCodePairs(const uint8_t* HWY_RESTRICT packed) {
+  const BnbDU du;
+  const hn::Rebind<uint8_t, BnbDU> d8q;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
+  return hn::Or(hn::ShiftRight<4>(bytes), hn::ShiftLeft<16>(hn::And(bytes, hn::Set(du, 15u))));
+}
+
 // One chunk: 2N elements from N packed bytes at `packed` (N = Lanes(BnbDU)),
 // starting at an even element, through the block's table planes p0..p3
 // (p2, p3 unused for BF16/F16).
@@ -170,24 +192,28 @@ template <BnbOut kOut, typename TOut>
 HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, BnbPlaneVec p1,
                           BnbPlaneVec p2, BnbPlaneVec p3, TOut* HWY_RESTRICT out) {
   const BnbDU du;
-  const hn::Rebind<uint8_t, BnbDU> d8q;
   const hn::Repartition<uint8_t, BnbDU> d8;
   const hn::Repartition<uint16_t, BnbDU> d16;
-  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
-  // Nibbles in element order as u16 lanes: the high nibble (even element)
-  // in the low half of each u32 lane, the low nibble in the high half.
-  const auto pairs =
-      hn::Or(hn::ShiftRight<4>(bytes), hn::ShiftLeft<16>(hn::And(bytes, hn::Set(du, 15u))));
+  const hn::RebindToFloat<BnbDU> df;
+  const auto pairs = BnbCodePairs(packed);
+  // Each u16 lane's index in both of its bytes picks byte 0 and byte 1 of
+  // its output from planes 0 and 1 (and bytes 2 and 3 from planes 2 and 3).
+  const auto idx = hn::BitCast(d8, hn::Or(pairs, hn::ShiftLeft<8>(pairs)));
   if constexpr (kOut != BnbOut::kF32) {
-    // Each u16 lane's index in both of its bytes picks byte 0 and byte 1 of
-    // its output from planes 0 and 1.
-    const auto idx = hn::BitCast(d8, hn::Or(pairs, hn::ShiftLeft<8>(pairs)));
     const auto bytes01 = hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx));
     hn::StoreU(hn::BitCast(d16, bytes01), d16, out);
+  } else if constexpr (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) {
+    // One 128-bit block: the low and the high halves of the outputs, each in
+    // element order, zip into F32 lanes.
+    const auto low = hn::BitCast(
+        d16, hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx)));
+    const auto high = hn::BitCast(
+        d16, hn::OddEven(hn::TableLookupBytes(p3, idx), hn::TableLookupBytes(p2, idx)));
+    hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, low, high)), df, out);
+    hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, low, high)), df, out + hn::Lanes(du));
   } else {
     const hn::Half<decltype(d16)> dh;
     const auto pairs16 = hn::BitCast(d16, pairs);
-    const hn::RebindToFloat<BnbDU> df;
     hn::StoreU(
         hn::BitCast(df, BnbLookup4(hn::PromoteTo(du, hn::LowerHalf(dh, pairs16)), p0, p1, p2, p3)),
         df, out);
@@ -255,17 +281,8 @@ struct BnbPlaneChunk {
 template <BnbOut kOut, bool kMayBeNan>
 HWY_INLINE hn::Vec<BnbDU> BnbLaneTable(const BnbCodebook& cb, uint32_t absmax_bits) {
   const BnbDU du;
-  const auto absmax_nan =
-      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
-  const auto p =
-      BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits), hn::Set(du, absmax_bits), absmax_nan);
-  if constexpr (kOut == BnbOut::kF32) return p;
-  hn::Vec<BnbDU> v;
-  if constexpr (kOut == BnbOut::kBf16) {
-    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
-  } else {
-    v = F32BitsToF16Lanes(du, p);
-  }
+  const auto v = BnbEncodeLanes<kOut, kMayBeNan>(du, BnbProducts<kMayBeNan>(du, cb, 0, absmax_bits));
+  if constexpr (kOut == BnbOut::kF32) return v;
   return hn::Or(v, hn::ShiftLeft<16>(v));
 }
 
@@ -323,27 +340,52 @@ HWY_INLINE hn::Vec<hn::Full128<uint8_t>> BnbEncoded8(const BnbCodebook& cb, size
   const hn::Full256<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::Rebind<uint16_t, decltype(du)> d16;
-  const auto absmax_nan =
-      hn::Set(du, bnb::IsNanBits(absmax_bits) ? (absmax_bits | bnb::kQuietBit) : bnb::kInvalidNan);
-  const auto p =
-      BnbScale<kMayBeNan>(du, hn::Load(du, cb.bits + k), hn::Set(du, absmax_bits), absmax_nan);
-  hn::Vec<decltype(du)> v;
-  if constexpr (kOut == BnbOut::kBf16) {
-    v = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, p) : NonNanToBf16Upper(du, p));
-  } else {
-    v = F32BitsToF16Lanes(du, p);
-  }
+  const auto v = BnbEncodeLanes<kOut, kMayBeNan>(du, BnbProducts<kMayBeNan>(du, cb, k, absmax_bits));
   // Lanes hold 0..0xFFFF, so the saturating i32 -> u16 demotion is exact.
   return hn::BitCast(hn::Full128<uint8_t>(), hn::DemoteTo(d16, hn::BitCast(di, v)));
 }
 
+// AVX2, F32 output: the 16 outputs are the products themselves, entries 0-7
+// in one u32 register and 8-15 in another. A code looks up both with a lane
+// permute (vpermd) by its low 3 bits; its bit 3, moved to the sign bit,
+// picks one (a blend). This replaces four byte-plane lookups and three
+// blends per 8 outputs, and the planes' round trip through memory.
+HWY_INLINE hn::Vec<BnbDU> BnbLookupLanes16(hn::Vec<BnbDU> code, hn::Vec<BnbDU> low8,
+                                           hn::Vec<BnbDU> high8) {
+  const BnbDU du;
+  const hn::RebindToSigned<BnbDU> di;
+  const auto idx = hn::IndicesFromVec(du, hn::And(code, hn::Set(du, 7u)));
+  return hn::BitCast(du, hn::IfNegativeThenElse(hn::BitCast(di, hn::ShiftLeft<28>(code)),
+                                                hn::BitCast(di, hn::TableLookupLanes(high8, idx)),
+                                                hn::BitCast(di, hn::TableLookupLanes(low8, idx))));
+}
+
+// 2N F32 outputs from N packed bytes, in Bnb4Chunk's element order.
+HWY_INLINE void Bnb4PermuteChunk(const uint8_t* HWY_RESTRICT packed, hn::Vec<BnbDU> low8,
+                                 hn::Vec<BnbDU> high8, float* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::RebindToFloat<BnbDU> df;
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  const hn::Half<decltype(d16)> dh;
+  const auto pairs = hn::BitCast(d16, BnbCodePairs(packed));
+  const auto first = hn::PromoteTo(du, hn::LowerHalf(dh, pairs));
+  const auto second = hn::PromoteTo(du, hn::UpperHalf(dh, pairs));
+  hn::StoreU(hn::BitCast(df, BnbLookupLanes16(first, low8, high8)), df, out);
+  hn::StoreU(hn::BitCast(df, BnbLookupLanes16(second, low8, high8)), df, out + hn::Lanes(du));
+}
+
 template <BnbOut kOut, bool kMayBeNan, typename TOut>
-HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& table,
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*unused*/,
                           const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
                           TOut* HWY_RESTRICT out) {
   if constexpr (kOut == BnbOut::kF32) {
-    BnbMakeTable<kOut, kMayBeNan>(cb, absmax, table);
-    Bnb4BlockRun(packed, e, stop, out, BnbPlaneChunk<kOut>{&table});
+    const BnbDU du;
+    const auto low8 = BnbProducts<kMayBeNan>(du, cb, 0, absmax);
+    const auto high8 = BnbProducts<kMayBeNan>(du, cb, 8, absmax);
+    Bnb4BlockRun(packed, e, stop, out,
+                 [low8, high8](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+                   Bnb4PermuteChunk(bytes, low8, high8, o);
+                 });
   } else {
     const hn::Full128<uint8_t> d8;
     const hn::Full256<uint8_t> d8x2;
@@ -365,6 +407,47 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& tabl
                    Bnb4Chunk<kOut>(bytes, p0, p1, p0, p1, o);
                  });
   }
+}
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+// 128-bit x86: the byte planes are built in registers, which avoids the
+// generic path's store-to-load round trip (its 4-byte plane stores cannot
+// forward to the 16-byte broadcast loads). One byte shuffle turns 4 outputs
+// into [byte 0 of each, byte 1 of each, ...] as u32 lanes; a 4 x 4 u32
+// transpose of the 4 such vectors gives plane p in lane group p.
+template <BnbOut kOut, bool kMayBeNan>
+HWY_INLINE hn::Vec<BnbDU> BnbByteMajor4(const BnbCodebook& cb, size_t k, uint32_t absmax) {
+  const BnbDU du;
+  const hn::Repartition<uint8_t, BnbDU> d8;
+  alignas(16) static constexpr uint8_t kByteMajor[16] = {0, 4, 8,  12, 1, 5, 9,  13,
+                                                          2, 6, 10, 14, 3, 7, 11, 15};
+  const auto v = BnbEncodeLanes<kOut, kMayBeNan>(du, BnbProducts<kMayBeNan>(du, cb, k, absmax));
+  return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), hn::Load(d8, kByteMajor)));
+}
+
+template <BnbOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*unused*/,
+                          const uint8_t* HWY_RESTRICT packed, size_t e, size_t stop,
+                          TOut* HWY_RESTRICT out) {
+  const BnbDU du;
+  const hn::Repartition<uint8_t, BnbDU> d8;
+  const hn::Repartition<uint64_t, BnbDU> d64;
+  const auto t0 = BnbByteMajor4<kOut, kMayBeNan>(cb, 0, absmax);
+  const auto t1 = BnbByteMajor4<kOut, kMayBeNan>(cb, 4, absmax);
+  const auto t2 = BnbByteMajor4<kOut, kMayBeNan>(cb, 8, absmax);
+  const auto t3 = BnbByteMajor4<kOut, kMayBeNan>(cb, 12, absmax);
+  // u64 lane j of bytes01_* holds byte j of 8 outputs (entries 0-7 / 8-15).
+  const auto bytes01_lo = hn::BitCast(d64, hn::InterleaveLower(du, t0, t1));
+  const auto bytes01_hi = hn::BitCast(d64, hn::InterleaveLower(du, t2, t3));
+  const auto bytes23_lo = hn::BitCast(d64, hn::InterleaveUpper(du, t0, t1));
+  const auto bytes23_hi = hn::BitCast(d64, hn::InterleaveUpper(du, t2, t3));
+  const auto p0 = hn::BitCast(d8, hn::InterleaveLower(d64, bytes01_lo, bytes01_hi));
+  const auto p1 = hn::BitCast(d8, hn::InterleaveUpper(d64, bytes01_lo, bytes01_hi));
+  const auto p2 = hn::BitCast(d8, hn::InterleaveLower(d64, bytes23_lo, bytes23_hi));
+  const auto p3 = hn::BitCast(d8, hn::InterleaveUpper(d64, bytes23_lo, bytes23_hi));
+  Bnb4BlockRun(packed, e, stop, out,
+               [p0, p1, p2, p3](const uint8_t* HWY_RESTRICT bytes, TOut* HWY_RESTRICT o) {
+                 Bnb4Chunk<kOut>(bytes, p0, p1, p2, p3, o);
+               });
 }
 #else
 // Other targets: byte planes through memory.

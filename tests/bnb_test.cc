@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -458,6 +459,33 @@ TEST_P(BnbTest, BlockSizesAndTails) {
         }
       }
     }
+  }
+}
+
+// The per-block tables built in registers (AVX2 F32: two 8-entry lane
+// tables; SSE4/SSSE3: four byte planes): bitsandbytes' block sizes 64..4096,
+// each block with a different absmax (±0, subnormal, Inf, NaN, huge and
+// typical values, so a table kept from the previous block shows), tensors
+// ending in odd partial blocks, ranges starting and ending mid-block at odd
+// and even elements, every output type.
+TEST_P(BnbTest, RegisterTablesPerBlock) {
+  std::vector<uint32_t> absmax = {Bits(0.0f),   Bits(0.0421f), Bits(-0.0f),    0x00000003u,
+                                  Bits(-0.75f), 0x7F800000u,   Bits(1e-40f),   0xFFC12345u,
+                                  Bits(3e38f),  0xFF800000u,   0x7F800001u,    Bits(12.5f),
+                                  0x80400000u,  Bits(0.173f),  Bits(65504.0f), Bits(1.0f / 3)};
+  uint32_t seed = 101;
+  for (uint64_t bs = 64; bs <= 4096; bs *= 2) {
+    const uint64_t n = 5 * bs + (bs == 64 ? 3 * bs + 37 : 13);
+    for (const bool fp4 : {false, true}) {
+      Tensor4 x = RandomTensor(n, bs, false, seed++, fp4 ? Fp4Codebook() : kNf4, absmax);
+      for (ElemType out_type : kOutTypes) {
+        EXPECT_TRUE(Bnb4MatchesReference(x.t, 0, n, out_type));
+        EXPECT_TRUE(Bnb4MatchesReference(x.t, bs / 2, n, out_type, 3));
+        EXPECT_TRUE(Bnb4MatchesReference(x.t, bs + 7, 3 * bs + 5, out_type, 1));
+        EXPECT_TRUE(Bnb4MatchesReference(x.t, 2 * bs - 1, 2 * bs + 2, out_type));
+      }
+    }
+    std::rotate(absmax.begin(), absmax.begin() + 3, absmax.end());
   }
 }
 
