@@ -348,8 +348,9 @@ HWY_INLINE hn::Vec<hn::Full128<uint8_t>> BnbEncoded8(const BnbCodebook& cb, size
 // AVX2, F32 output: the 16 outputs are the products themselves, entries 0-7
 // in one u32 register and 8-15 in another. A code looks up both with a lane
 // permute (vpermd) by its low 3 bits; its bit 3, moved to the sign bit,
-// picks one (a blend). This replaces four byte-plane lookups and three
-// blends per 8 outputs, and the planes' round trip through memory.
+// picks one (a blend); bits above bit 3 are ignored. This replaces four
+// byte-plane lookups and three blends per 8 outputs, and the planes' round
+// trip through memory.
 HWY_INLINE hn::Vec<BnbDU> BnbLookupLanes16(hn::Vec<BnbDU> code, hn::Vec<BnbDU> low8,
                                            hn::Vec<BnbDU> high8) {
   const BnbDU du;
@@ -360,16 +361,22 @@ HWY_INLINE hn::Vec<BnbDU> BnbLookupLanes16(hn::Vec<BnbDU> code, hn::Vec<BnbDU> l
                                                 hn::BitCast(di, hn::TableLookupLanes(low8, idx))));
 }
 
-// 2N F32 outputs from N packed bytes, in Bnb4Chunk's element order.
+// 2N F32 outputs from N packed bytes. Lanes 2i and 2i + 1 take byte i (a
+// lane permute of the widened bytes), shifted right by 4 for the high nibble
+// (even element) and by 0 for the low one: BnbLookupLanes16 reads only bits
+// 0-3, so the bits above need no mask.
 HWY_INLINE void Bnb4PermuteChunk(const uint8_t* HWY_RESTRICT packed, hn::Vec<BnbDU> low8,
                                  hn::Vec<BnbDU> high8, float* HWY_RESTRICT out) {
   const BnbDU du;
   const hn::RebindToFloat<BnbDU> df;
-  const hn::Repartition<uint16_t, BnbDU> d16;
-  const hn::Half<decltype(d16)> dh;
-  const auto pairs = hn::BitCast(d16, BnbCodePairs(packed));
-  const auto first = hn::PromoteTo(du, hn::LowerHalf(dh, pairs));
-  const auto second = hn::PromoteTo(du, hn::UpperHalf(dh, pairs));
+  const hn::Rebind<uint8_t, BnbDU> d8q;
+  alignas(32) static constexpr int32_t kFirst[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+  alignas(32) static constexpr int32_t kSecond[8] = {4, 4, 5, 5, 6, 6, 7, 7};
+  alignas(32) static constexpr uint32_t kShift[8] = {4, 0, 4, 0, 4, 0, 4, 0};
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8q, packed));
+  const auto shift = hn::Load(du, kShift);
+  const auto first = hn::TableLookupLanes(bytes, hn::SetTableIndices(du, kFirst)) >> shift;
+  const auto second = hn::TableLookupLanes(bytes, hn::SetTableIndices(du, kSecond)) >> shift;
   hn::StoreU(hn::BitCast(df, BnbLookupLanes16(first, low8, high8)), df, out);
   hn::StoreU(hn::BitCast(df, BnbLookupLanes16(second, low8, high8)), df, out + hn::Lanes(du));
 }
