@@ -4,7 +4,9 @@
 // them against the fixtures' stored quant_map, all 16 codes and the FP4
 // sign-of-zero rule with hand-derived values, double quant over several
 // nested blocks with an offset (expected values from the formula written out
-// here), block sizes 32..4096 with tail blocks, INT8 rows at the int8 limits
+// here), block sizes 32..4096 with tail blocks, per-block tables with a
+// different absmax in every block (±0, subnormal, Inf, NaN) over ranges
+// starting mid-block, INT8 rows at the int8 limits
 // and SCB 0, random tensors against the scalar reference for every output
 // type, NaN/Inf scales, the registry rows, a RapidCheck property and the
 // checked API's errors.
