@@ -198,13 +198,17 @@ HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, Bn
   const auto pairs = BnbCodePairs(packed);
   // Each u16 lane's index in both of its bytes picks byte 0 and byte 1 of
   // its output from planes 0 and 1 (and bytes 2 and 3 from planes 2 and 3).
-  const auto idx = hn::BitCast(d8, hn::Or(pairs, hn::ShiftLeft<8>(pairs)));
+  const auto byte_index = [d8](hn::Vec<BnbDU> p) {
+    return hn::BitCast(d8, hn::Or(p, hn::ShiftLeft<8>(p)));
+  };
   if constexpr (kOut != BnbOut::kF32) {
+    const auto idx = byte_index(pairs);
     const auto bytes01 = hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx));
     hn::StoreU(hn::BitCast(d16, bytes01), d16, out);
   } else if constexpr (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) {
     // One 128-bit block: the low and the high halves of the outputs, each in
     // element order, zip into F32 lanes.
+    const auto idx = byte_index(pairs);
     const auto low = hn::BitCast(
         d16, hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx)));
     const auto high = hn::BitCast(
