@@ -185,6 +185,29 @@ HWY_INLINE hn::Vec<BnbDU> BnbCodePairs(const uint8_t* HWY_RESTRICT packed) {
   return hn::Or(hn::ShiftRight<4>(bytes), hn::ShiftLeft<16>(hn::And(bytes, hn::Set(du, 15u))));
 }
 
+// The byte index of N packed bytes for TableLookupBytes: the code of each
+// of the 2N elements, as u16 lanes in element order, in both bytes of its
+// lane (so that it picks byte 0 of its output from one plane and byte 1
+// from another).
+HWY_INLINE BnbPlaneVec BnbByteIndex(const uint8_t* HWY_RESTRICT packed) {
+  const hn::Repartition<uint8_t, BnbDU> d8;
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  // 128-bit x86, straight from the 4 bytes: byte i to bytes 4i..4i+3 (one
+  // byte shuffle), the u16 lanes of even elements shifted right by 4 (high
+  // nibble), then every byte masked to its code.
+  const hn::Repartition<uint16_t, BnbDU> d16;
+  alignas(16) static constexpr uint8_t kSpread[16] = {0, 0, 0, 0, 1, 1, 1, 1,
+                                                       2, 2, 2, 2, 3, 3, 3, 3};
+  const auto spread = hn::BitCast(
+      d16, hn::TableLookupBytes(hn::LoadU(hn::Full32<uint8_t>(), packed), hn::Load(d8, kSpread)));
+  const auto codes = hn::OddEven(spread, hn::ShiftRight<4>(spread));
+  return hn::And(hn::BitCast(d8, codes), hn::Set(d8, uint8_t{15}));
+#else
+  const auto pairs = BnbCodePairs(packed);
+  return hn::BitCast(d8, hn::Or(pairs, hn::ShiftLeft<8>(pairs)));
+#endif
+}
+
 // One chunk: 2N elements from N packed bytes at `packed` (N = Lanes(BnbDU)),
 // starting at an even element, through the block's table planes p0..p3
 // (p2, p3 unused for BF16/F16).
@@ -195,20 +218,14 @@ HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, Bn
   const hn::Repartition<uint8_t, BnbDU> d8;
   const hn::Repartition<uint16_t, BnbDU> d16;
   const hn::RebindToFloat<BnbDU> df;
-  const auto pairs = BnbCodePairs(packed);
-  // Each u16 lane's index in both of its bytes picks byte 0 and byte 1 of
-  // its output from planes 0 and 1 (and bytes 2 and 3 from planes 2 and 3).
-  const auto byte_index = [d8](hn::Vec<BnbDU> p) {
-    return hn::BitCast(d8, hn::Or(p, hn::ShiftLeft<8>(p)));
-  };
   if constexpr (kOut != BnbOut::kF32) {
-    const auto idx = byte_index(pairs);
+    const auto idx = BnbByteIndex(packed);
     const auto bytes01 = hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx));
     hn::StoreU(hn::BitCast(d16, bytes01), d16, out);
   } else if constexpr (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) {
     // One 128-bit block: the low and the high halves of the outputs, each in
     // element order, zip into F32 lanes.
-    const auto idx = byte_index(pairs);
+    const auto idx = BnbByteIndex(packed);
     const auto low = hn::BitCast(
         d16, hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx)));
     const auto high = hn::BitCast(
@@ -217,7 +234,7 @@ HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, Bn
     hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, low, high)), df, out + hn::Lanes(du));
   } else {
     const hn::Half<decltype(d16)> dh;
-    const auto pairs16 = hn::BitCast(d16, pairs);
+    const auto pairs16 = hn::BitCast(d16, BnbCodePairs(packed));
     hn::StoreU(
         hn::BitCast(df, BnbLookup4(hn::PromoteTo(du, hn::LowerHalf(dh, pairs16)), p0, p1, p2, p3)),
         df, out);
