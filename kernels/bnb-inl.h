@@ -215,7 +215,6 @@ template <BnbOut kOut, typename TOut>
 HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, BnbPlaneVec p1,
                           BnbPlaneVec p2, BnbPlaneVec p3, TOut* HWY_RESTRICT out) {
   const BnbDU du;
-  const hn::Repartition<uint8_t, BnbDU> d8;
   const hn::Repartition<uint16_t, BnbDU> d16;
   const hn::RebindToFloat<BnbDU> df;
   if constexpr (kOut != BnbOut::kF32) {
