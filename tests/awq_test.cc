@@ -357,11 +357,12 @@ TEST_P(AwqTest, RandomLayersMatchReference) {
 }
 
 // The [out, in] kernel's blocking (kernels/awq-inl.h: bands of 64 word
-// columns x tiles of 1024 input rows): layers of more than two bands and
-// more than two tiles, a ragged last tile, groups that end inside a tile,
-// inside a vector pair or on the far side of a tile edge, and row ranges
-// that start and end mid-word and mid-band. Stated here rather than read
-// from the kernel, so a change of blocking keeps these edges in view.
+// columns x tiles of 1024 input rows, 512 / 256 / 128 when the row stride
+// is a multiple of 2 / 4 / 8 KiB): layers of more than two bands and more
+// than two tiles, a ragged last tile, groups that end inside a tile, inside
+// a vector pair or on the far side of a tile edge, and row ranges that
+// start and end mid-word and mid-band. Stated here rather than read from
+// the kernel, so a change of blocking keeps these edges in view.
 TEST_P(AwqTest, OutInBlockingEdgesMatchReference) {
   struct Case {
     size_t k, n, gs, rb, re;
@@ -377,6 +378,9 @@ TEST_P(AwqTest, OutInBlockingEdgesMatchReference) {
       {1030, 520, 1030, 1, 519, ElemType::kBf16, false},    // one group over two tiles
       {1024, 512, 64, 0, 512, ElemType::kBf16, false},      // exactly one band and one tile
       {1025, 520, 1, 9, 519, ElemType::kF16, false},        // a group per input row
+      {1100, 4096, 128, 3, 1033, ElemType::kBf16, false},   // 2 KiB rows: 512-row tiles
+      {600, 8192, 100, 1000, 1100, ElemType::kF32, false},  // 4 KiB rows: 256-row tiles
+      {260, 16384, 128, 509, 1043, ElemType::kF16, true},   // 8 KiB rows: 128-row tiles
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {
