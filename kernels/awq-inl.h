@@ -288,15 +288,17 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo,
 // to follow each of the band's output rows. Tiles ignore group boundaries
 // (AwqOutInWordTile splits them), so 128-row groups do not cut them short.
 //
+//
 // When the input row stride is a multiple of a large power of two (N = 4096
 // outputs: 2 KiB), the band's 256 bytes of every row fall into few L2 sets
-// (an L2 way is 128 KiB on the x86 cores measured), and 1024 rows overfill
-// them: tiles shrink so that at most 8 rows share a set (2 KiB: 512 rows,
-// 4 KiB: 256), measured 1.2-1.5x faster on K = 11008, N = 4096.
+// (128 KiB per L2 way on the VM this was measured on: 2 MiB, 16 ways) and
+// 1024 rows overfill them: tiles shrink so that at most 8 rows share a set
+// (2 KiB: 512 rows, 4 KiB: 256), measured 1.2-1.6x faster on K = 11008,
+// N = 4096. Only the tile size depends on this, never the bytes.
 inline constexpr size_t kAwqOutInBandWords = 64;
 inline constexpr size_t kAwqOutInTileRows = 1024;
 inline constexpr size_t kAwqOutInMinTileRows = 128;
-inline constexpr size_t kAwqOutInAliasBytes = 8 * (size_t{128} << 10);
+inline constexpr size_t kAwqOutInAliasBytes = 8 * (size_t{128} << 10);  // 8 rows x one L2 way
 static_assert(kAwqOutInMinTileRows % (2 * HWY_MAX_BYTES / sizeof(uint32_t)) == 0,
               "a tile is whole pairs of vectors on every target");
 
