@@ -245,51 +245,87 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   }
 }
 
-// Blocking for the out-in loop: word columns in blocks of one 64-byte line
-// per input row (128 output rows written as sequential streams), input rows
-// in tiles whose lines stay in L1 while the block's word columns read them.
-inline constexpr size_t kAwqOutInBlockWords = 16;
-inline constexpr size_t kAwqOutInTileRows = 128;
+// Output rows 8w + [c_lo, c_hi) over the input rows [i0, i1) of one tile,
+// group by group (a tile may hold several groups, or part of one); g0 is
+// the group of row i0 (divided once per tile by the caller: one division
+// per word measured 2-4 % of the cache-resident size).
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
+                                 size_t i0, size_t i1, size_t g0, TOut* HWY_RESTRICT out_w) {
+  const size_t k_rows = m.in_features;
+  const size_t words = m.out_features / 8;
+  for (size_t i = i0, g = g0; i < i1; ++g) {
+    const size_t group_first = g * m.group_size;
+    const size_t group_end =
+        k_rows - group_first > m.group_size ? group_first + m.group_size : k_rows;
+    const size_t i_end = std::min(group_end, i1);
+    float scale[8];
+    int32_t zero[8];
+    bool finite = true;
+    const uint32_t zero_word = ref::LoadLe32(m.qzeros + 4 * (g * words + w));
+    for (size_t c = c_lo; c < c_hi; ++c) {
+      const uint32_t bits =
+          ref::ScaleF32Bits(m.scales, m.scale_type, g * m.out_features + 8 * w + c);
+      finite = finite && !IsNonFiniteBits(bits);
+      scale[c] = std::bit_cast<float>(bits);
+      zero[c] = static_cast<int32_t>((zero_word >> ref::AwqNibbleShift(c)) & 0xF);
+    }
+    if (finite) {
+      AwqOutInWord<kOut, false>(m, w, c_lo, c_hi, i, i_end, scale, zero, out_w, k_rows);
+    } else {
+      AwqOutInWord<kOut, true>(m, w, c_lo, c_hi, i, i_end, scale, zero, out_w, k_rows);
+    }
+    i = i_end;
+  }
+}
+
+// Blocking for the out-in loop (measured: docs/performance.md, "AWQ [out,
+// in]: streaming blocking"). A band of 64 word columns reads 256 contiguous
+// bytes of each input row (the whole row when out_features <= 512), so the
+// input streams in whole lines; a tile of 1024 input rows (256 KiB of the
+// band, L2-resident while its 64 words read it) makes every output row
+// segment 1024 elements (2-4 KiB), long enough for the hardware prefetcher
+// to follow each of the band's output rows. Tiles ignore group boundaries
+// (AwqOutInWordTile splits them), so 128-row groups do not cut them short.
+//
+//
+// When the input row stride is a multiple of a large power of two (N = 4096
+// outputs: 2 KiB), the band's 256 bytes of every row fall into few L2 sets
+// (128 KiB per L2 way on the VM this was measured on: 2 MiB, 16 ways) and
+// 1024 rows overfill them: tiles shrink so that at most 8 rows share a set
+// (2 KiB: 512 rows, 4 KiB: 256), measured 1.2-1.6x faster on K = 11008,
+// N = 4096. Only the tile size depends on this, never the bytes.
+inline constexpr size_t kAwqOutInBandWords = 64;
+inline constexpr size_t kAwqOutInTileRows = 1024;
+inline constexpr size_t kAwqOutInMinTileRows = 128;
+inline constexpr size_t kAwqOutInAliasBytes = 8 * (size_t{128} << 10);  // 8 rows x one L2 way
+static_assert(kAwqOutInMinTileRows % (2 * HWY_MAX_BYTES / sizeof(uint32_t)) == 0,
+              "a tile is whole pairs of vectors on every target");
+
+// Tile rows for an input row stride of `stride_bytes` (> 0): a power of two
+// in [kAwqOutInMinTileRows, kAwqOutInTileRows].
+inline size_t AwqOutInTileRows(size_t stride_bytes) {
+  const size_t alias = stride_bytes & (~stride_bytes + 1);  // largest power of two dividing it
+  const size_t rows = kAwqOutInAliasBytes / std::min(alias, kAwqOutInAliasBytes);
+  return std::clamp(rows, kAwqOutInMinTileRows, kAwqOutInTileRows);
+}
 
 // Rows [rb, re) of the [N, K] weight (the transpose of the GEMM-native one).
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void AwqOutIn(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HWY_RESTRICT out) {
   const size_t k_rows = m.in_features;
-  const size_t words = m.out_features / 8;
-  const size_t tile_rows =
-      std::max(kAwqOutInTileRows, 2 * hn::Lanes(hn::ScalableTag<uint32_t>()));
+  const size_t tile_rows = AwqOutInTileRows(4 * (m.out_features / 8));
   const size_t w_end = (re + 7) / 8;
-  for (size_t w0 = rb / 8; w0 < w_end; w0 += kAwqOutInBlockWords) {
-    const size_t w1 = std::min(w_end, w0 + kAwqOutInBlockWords);
-    for (size_t i0 = 0; i0 < k_rows;) {
-      // A tile never crosses a group boundary.
-      const size_t g = i0 / m.group_size;
-      const size_t group_first = i0 - i0 % m.group_size;
-      const size_t group_end =
-          k_rows - group_first > m.group_size ? group_first + m.group_size : k_rows;
-      const size_t i1 = std::min(group_end, i0 + tile_rows);
+  for (size_t w0 = rb / 8; w0 < w_end; w0 += kAwqOutInBandWords) {
+    const size_t w1 = std::min(w_end, w0 + kAwqOutInBandWords);
+    for (size_t i0 = 0; i0 < k_rows; i0 += tile_rows) {
+      const size_t i1 = std::min(k_rows, i0 + tile_rows);
+      const size_t g0 = i0 / m.group_size;
       for (size_t w = w0; w < w1; ++w) {
         const size_t c_lo = std::max(rb, 8 * w) - 8 * w;
         const size_t c_hi = std::min(re, 8 * w + 8) - 8 * w;
-        TOut* out_w = out + (8 * w + c_lo - rb) * k_rows;
-        float scale[8];
-        int32_t zero[8];
-        bool finite = true;
-        const uint32_t zero_word = ref::LoadLe32(m.qzeros + 4 * (g * words + w));
-        for (size_t c = c_lo; c < c_hi; ++c) {
-          const uint32_t bits =
-              ref::ScaleF32Bits(m.scales, m.scale_type, g * m.out_features + 8 * w + c);
-          finite = finite && !IsNonFiniteBits(bits);
-          scale[c] = std::bit_cast<float>(bits);
-          zero[c] = static_cast<int32_t>((zero_word >> ref::AwqNibbleShift(c)) & 0xF);
-        }
-        if (finite) {
-          AwqOutInWord<kOut, false>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
-        } else {
-          AwqOutInWord<kOut, true>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w, k_rows);
-        }
+        AwqOutInWordTile<kOut>(m, w, c_lo, c_hi, i0, i1, g0, out + (8 * w + c_lo - rb) * k_rows);
       }
-      i0 = i1;
     }
   }
 }

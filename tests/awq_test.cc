@@ -356,6 +356,44 @@ TEST_P(AwqTest, RandomLayersMatchReference) {
   }
 }
 
+// The [out, in] kernel's blocking (kernels/awq-inl.h: bands of 64 word
+// columns x tiles of 1024 input rows, 512 / 256 / 128 when the row stride
+// is a multiple of 2 / 4 / 8 KiB): layers of more than two bands and more
+// than two tiles, a ragged last tile, groups that end inside a tile, inside
+// a vector pair or on the far side of a tile edge, and row ranges that
+// start and end mid-word and mid-band. Stated here rather than read from
+// the kernel, so a change of blocking keeps these edges in view.
+TEST_P(AwqTest, OutInBlockingEdgesMatchReference) {
+  struct Case {
+    size_t k, n, gs, rb, re;
+    ElemType out;
+    bool special;
+  };
+  const Case cases[] = {
+      {2100, 1040, 128, 0, 1040, ElemType::kBf16, false},  // 130 words: 3 bands, 3 tiles
+      {2100, 1040, 128, 507, 1029, ElemType::kF32, false},  // mid-word ends, 3 bands
+      {2100, 1040, 128, 511, 513, ElemType::kF16, true},    // one row each side of a band edge
+      {1100, 528, 100, 3, 525, ElemType::kF16, false},      // groups of 100: mid-pair, mid-tile
+      {1100, 528, 100, 0, 528, ElemType::kF32, true},
+      {1030, 520, 1030, 1, 519, ElemType::kBf16, false},    // one group over two tiles
+      {1024, 512, 64, 0, 512, ElemType::kBf16, false},      // exactly one band and one tile
+      {1025, 520, 1, 9, 519, ElemType::kF16, false},        // a group per input row
+      {1100, 4096, 128, 3, 1033, ElemType::kBf16, false},   // 2 KiB rows: 512-row tiles
+      {600, 8192, 100, 1000, 1100, ElemType::kF32, false},  // 4 KiB rows: 256-row tiles
+      {260, 16384, 128, 509, 1043, ElemType::kF16, true},   // 8 KiB rows: 128-row tiles
+  };
+  uint32_t seed = 100;
+  for (const Case& c : cases) {
+    const AwqData d = RandomLayer(c.k, c.n, c.gs, ElemType::kF16, ++seed,
+                                  c.special ? SpecialScaleBits() : RealisticScaleBits());
+    EXPECT_TRUE(SameBytes(RunAwq(d, WeightOrientation::kOutIn, c.rb, c.re, c.out, seed % 7,
+                                 seed % 5),
+                          ReferenceAwq(d, WeightOrientation::kOutIn, c.rb, c.re, c.out),
+                          ElemTypeBytes(c.out),
+                          Describe(d, WeightOrientation::kOutIn, c.rb, c.re, c.out)));
+  }
+}
+
 // The NaN rule: an infinite scale times a zero difference is 0xFFC00000, a
 // NaN scale comes out quiet with its sign; an Inf scale times a nonzero
 // difference is a signed Inf.
