@@ -390,17 +390,18 @@ HWY_ALIGN inline constexpr uint8_t kE2m1Nonzero[16] = {0x00, 0xFF, 0xFF, 0xFF, 0
                                                        0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF,
                                                        0xFF, 0xFF, 0xFF, 0xFF};
 
-// order[p], p < Lanes(d8): the row (of a run of Lanes(d8) rows) whose codes
-// sit at byte p of a tile row, so that the exponent path's interleaves
+// order[p], p < Lanes(u8): the row (of a run of Lanes(u8) rows) whose codes
+// sit at byte p of a tile row, and position[] its inverse, so that the exponent path's interleaves
 // (one level for 16-bit outputs, two for F32) store the run's outputs in
 // row order. Found by running the same interleaves on byte positions.
-template <DequantOut kOut, class D8>
-HWY_INLINE void ExpPathRowOrder(D8 d8, uint8_t* HWY_RESTRICT order) {
-  const hn::Repartition<uint16_t, D8> d16;
+template <DequantOut kOut>
+HWY_INLINE void ExpPathRowOrder(uint8_t* HWY_RESTRICT order, uint8_t* HWY_RESTRICT position) {
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint16_t, decltype(d8)> d16;
   const size_t n = hn::Lanes(d8);
-  HWY_ALIGN uint8_t position[HWY_MAX_BYTES];
-  for (size_t p = 0; p < n; ++p) position[p] = static_cast<uint8_t>(p);
-  const auto v = hn::Load(d8, position);
+  HWY_ALIGN uint8_t identity[HWY_MAX_BYTES];
+  for (size_t p = 0; p < n; ++p) identity[p] = static_cast<uint8_t>(p);
+  const auto v = hn::Load(d8, identity);
   const auto lo = hn::InterleaveLower(d8, v, v);
   const auto hi = hn::InterleaveUpper(d8, v, v);
   HWY_ALIGN uint8_t lanes[4 * HWY_MAX_BYTES];
@@ -417,7 +418,10 @@ HWY_INLINE void ExpPathRowOrder(D8 d8, uint8_t* HWY_RESTRICT order) {
     hn::Store(lo, d8, lanes);
     hn::Store(hi, d8, lanes + n);
   }
-  for (size_t j = 0; j < n; ++j) order[lanes[j * width]] = static_cast<uint8_t>(j);
+  for (size_t j = 0; j < n; ++j) {
+    order[lanes[j * width]] = static_cast<uint8_t>(j);
+    position[j] = lanes[j * width];
+  }
 }
 
 // The blocks of 16 rows (r + j of a run: row order[16 * b + j] for
@@ -508,7 +512,9 @@ HWY_INLINE hn::Vec<hn::Repartition<uint16_t, D8>> ExpAddendB(D8 d8, hn::Vec<D8> 
 }
 
 // Lanes(d8) outputs of the exponent path from their nibbles (tile order)
-// and the run's addends, stored in row order at `out`.
+// and the run's addends, stored in row order at `out`. kOut picks the bits
+// made (and the row order); kF32 with 16-bit TOut is F16 output by way of
+// the exact F32 values.
 template <DequantOut kOut, class D8, class V16, typename TOut>
 HWY_INLINE void ExpPathRun(D8 d8, hn::Vec<D8> nibbles, V16 addend_a, V16 addend_b,
                            TOut* HWY_RESTRICT out) {
@@ -536,11 +542,22 @@ HWY_INLINE void ExpPathRun(D8 d8, hn::Vec<D8> nibbles, V16 addend_a, V16 addend_
       const hn::Repartition<uint32_t, D8> d32;
       const size_t n32 = hn::Lanes(d32);
       const auto zero = hn::Zero(d16);
-      uint32_t* HWY_RESTRICT out32 = reinterpret_cast<uint32_t*>(out);
-      hn::StoreU(hn::BitCast(d32, hn::InterleaveLower(d16, zero, bf16_a)), d32, out32);
-      hn::StoreU(hn::BitCast(d32, hn::InterleaveUpper(d16, zero, bf16_a)), d32, out32 + n32);
-      hn::StoreU(hn::BitCast(d32, hn::InterleaveLower(d16, zero, bf16_b)), d32, out32 + 2 * n32);
-      hn::StoreU(hn::BitCast(d32, hn::InterleaveUpper(d16, zero, bf16_b)), d32, out32 + 3 * n32);
+      const auto f32_0 = hn::BitCast(d32, hn::InterleaveLower(d16, zero, bf16_a));
+      const auto f32_1 = hn::BitCast(d32, hn::InterleaveUpper(d16, zero, bf16_a));
+      const auto f32_2 = hn::BitCast(d32, hn::InterleaveLower(d16, zero, bf16_b));
+      const auto f32_3 = hn::BitCast(d32, hn::InterleaveUpper(d16, zero, bf16_b));
+      if constexpr (sizeof(TOut) == sizeof(uint16_t)) {
+        // F16 output of a tile outside the F16 byte path's range: the exact
+        // F32 product rounded as the reference does (finite: no NaN).
+        StoreF16Pair<false>(d32, f32_0, f32_1, out);
+        StoreF16Pair<false>(d32, f32_2, f32_3, out + 2 * n32);
+      } else {
+        uint32_t* HWY_RESTRICT out32 = reinterpret_cast<uint32_t*>(out);
+        hn::StoreU(f32_0, d32, out32);
+        hn::StoreU(f32_1, d32, out32 + n32);
+        hn::StoreU(f32_2, d32, out32 + 2 * n32);
+        hn::StoreU(f32_3, d32, out32 + 3 * n32);
+      }
     }
   }
 }
@@ -628,11 +645,11 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
 #if HWY_ARCH_X86
   HWY_ALIGN uint8_t exp_order[HWY_MAX_BYTES];
   HWY_ALIGN uint8_t exp_position[HWY_MAX_BYTES];
+  HWY_ALIGN uint8_t wide_order[HWY_MAX_BYTES];  // F16 by way of F32
+  HWY_ALIGN uint8_t wide_position[HWY_MAX_BYTES];
   HWY_ALIGN uint8_t exp_codes[kFp4MaxTileRows];
-  ExpPathRowOrder<kOut>(hn::ScalableTag<uint8_t>(), exp_order);
-  for (size_t p = 0; p < hn::Lanes(hn::ScalableTag<uint8_t>()); ++p) {
-    exp_position[exp_order[p]] = static_cast<uint8_t>(p);
-  }
+  ExpPathRowOrder<kOut>(exp_order, exp_position);
+  ExpPathRowOrder<DequantOut::kF32>(wide_order, wide_position);
 #endif
   for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
     const size_t c_lo = std::max(col_begin, g * kG);
@@ -647,6 +664,15 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
         Mxfp4ExpPathTile<kOut>(first, groups * kB, exp_codes, exp_order, t_n, c_lo, c_hi, rows,
                                out + (c_lo - col_begin) * rows + r0);
         continue;
+      }
+      // F16 tiles outside [114, 140] but inside [2, 252]: the F32 bits.
+      if constexpr (kOut == DequantOut::kF16) {
+        if (GatherExpPathScales<DequantOut::kF32>(scales + r0 * groups + g, groups,
+                                                  wide_position, t_n, exp_codes)) {
+          Mxfp4ExpPathTile<DequantOut::kF32>(first, groups * kB, exp_codes, wide_order, t_n, c_lo,
+                                             c_hi, rows, out + (c_lo - col_begin) * rows + r0);
+          continue;
+        }
       }
 #endif
       // The tile's E8M0 scale bytes (one per row, `groups` bytes apart).
