@@ -20,7 +20,10 @@
 // a [16][T] stack tile; output row c then reads byte row c/2 (low nibble for
 // even c) and takes one scale per lane (per row), so the stores are whole
 // vectors along the output rows. F16 output on F16C targets decodes a tile
-// with finite scales straight to F16 bits (E2m1F16DirectChunk).
+// with finite scales straight to F16 bits (E2m1F16DirectChunk). On x86 a
+// tile whose E8M0 codes keep every product a normal number takes the
+// exponent path instead (see "The exponent path" below): no multiply, the
+// scale's k added to the exponent field, on bytes.
 #if defined(AMN_KERNELS_FP4_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP4_INL_H_
 #undef AMN_KERNELS_FP4_INL_H_
@@ -56,21 +59,34 @@ inline constexpr size_t kFp4MaxLanes = HWY_MAX_BYTES / sizeof(float);
 // longer stay in L1 together).
 inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(64, 2 * kFp4MaxLanes);
 
+// Per E2M1 code (0, 0.5, 1, 1.5, 2, 3, 4, 6, then the negatives, -0.0 at
+// 8): F16 high byte, BF16 low and high byte, and 0xFF where the
+// value is not +-0 (codes 0 and 8).
+HWY_ALIGN inline constexpr uint8_t kE2m1F16High[16] = {0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42,
+                                                       0x44, 0x46, 0x80, 0xB8, 0xBC, 0xBE,
+                                                       0xC0, 0xC2, 0xC4, 0xC6};
+HWY_ALIGN inline constexpr uint8_t kE2m1Bf16Low[16] = {0x00, 0x00, 0x80, 0xC0, 0x00, 0x40,
+                                                       0x80, 0xC0, 0x00, 0x00, 0x80, 0xC0,
+                                                       0x00, 0x40, 0x80, 0xC0};
+HWY_ALIGN inline constexpr uint8_t kE2m1Bf16High[16] = {0x00, 0x3F, 0x3F, 0x3F, 0x40, 0x40,
+                                                        0x40, 0x40, 0x80, 0xBF, 0xBF, 0xBF,
+                                                        0xC0, 0xC0, 0xC0, 0xC0};
+HWY_ALIGN inline constexpr uint8_t kE2m1Nonzero[16] = {0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                                       0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF,
+                                                       0xFF, 0xFF, 0xFF, 0xFF};
+
 // E2M1 codes (u16 lanes, 0..15) -> BF16 bits of their values (exact). The
 // low and high byte of each value's BF16 pattern come from one 16-byte table
 // each; a lane's upper byte is 0, which indexes entry 0 (+0.0: both bytes 0),
 // so the two lookups combine with one shift and Or.
 template <class D16>
 HWY_INLINE hn::Vec<D16> E2m1ToBf16(D16 d16, hn::Vec<D16> codes) {
-  // BF16 of 0, 0.5, 1, 1.5, 2, 3, 4, 6, then the negatives (-0.0 at 8).
-  HWY_ALIGN static constexpr uint8_t kLow[16] = {0x00, 0x00, 0x80, 0xC0, 0x00, 0x40, 0x80, 0xC0,
-                                                 0x00, 0x00, 0x80, 0xC0, 0x00, 0x40, 0x80, 0xC0};
-  HWY_ALIGN static constexpr uint8_t kHigh[16] = {0x00, 0x3F, 0x3F, 0x3F, 0x40, 0x40, 0x40, 0x40,
-                                                  0x80, 0xBF, 0xBF, 0xBF, 0xC0, 0xC0, 0xC0, 0xC0};
   const hn::Repartition<uint8_t, D16> d8;
   const auto index = hn::BitCast(d8, codes);
-  const auto low = hn::BitCast(d16, hn::TableLookupBytes(hn::LoadDup128(d8, kLow), index));
-  const auto high = hn::BitCast(d16, hn::TableLookupBytes(hn::LoadDup128(d8, kHigh), index));
+  const auto low =
+      hn::BitCast(d16, hn::TableLookupBytes(hn::LoadDup128(d8, kE2m1Bf16Low), index));
+  const auto high =
+      hn::BitCast(d16, hn::TableLookupBytes(hn::LoadDup128(d8, kE2m1Bf16High), index));
   return hn::Or(low, hn::ShiftLeft<8>(high));
 }
 
@@ -134,10 +150,6 @@ template <class DF>
 HWY_INLINE void E2m1F16DirectChunk(DF df, const uint8_t* HWY_RESTRICT in, int shift,
                                    hn::Vec<DF> scale_a, hn::Vec<DF> scale_b,
                                    uint16_t* HWY_RESTRICT out) {
-  // Upper bytes of the F16 of 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
-  HWY_ALIGN static constexpr uint8_t kF16High[16] = {0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42,
-                                                     0x44, 0x46, 0x80, 0xB8, 0xBC, 0xBE,
-                                                     0xC0, 0xC2, 0xC4, 0xC6};
   const hn::RebindToUnsigned<DF> du;
   const hn::Repartition<uint16_t, DF> d16;
   const hn::Repartition<uint8_t, DF> d8;
@@ -147,7 +159,7 @@ HWY_INLINE void E2m1F16DirectChunk(DF df, const uint8_t* HWY_RESTRICT in, int sh
   const auto bytes = hn::PromoteTo(d16, hn::LoadU(d8_half, in));
   const auto index = hn::And(hn::ShiftLeftSame(bytes, 8 - shift), hn::Set(d16, uint16_t{0x0F00}));
   const auto bits = hn::BitCast(
-      d16, hn::TableLookupBytes(hn::LoadDup128(d8, kF16High), hn::BitCast(d8, index)));
+      d16, hn::TableLookupBytes(hn::LoadDup128(d8, kE2m1F16High), hn::BitCast(d8, index)));
   const auto a = hn::PromoteTo(df, hn::BitCast(df16, hn::LowerHalf(dh, bits)));
   const auto b = hn::PromoteTo(df, hn::BitCast(df16, hn::UpperHalf(dh, bits)));
   StoreF16Pair(du, hn::BitCast(du, hn::Mul(a, scale_a)), hn::BitCast(du, hn::Mul(b, scale_b)),
@@ -374,21 +386,6 @@ template <DequantOut kOut>
 inline constexpr uint8_t kExpPathMin = kOut == DequantOut::kF16 ? 127 - 13 : 127 - 125;
 template <DequantOut kOut>
 inline constexpr uint8_t kExpPathMax = kOut == DequantOut::kF16 ? 127 + 13 : 127 + 125;
-
-// Per E2M1 code: F16 high byte, BF16 low and high byte, and 0xFF where the
-// value is not +-0 (codes 0 and 8).
-HWY_ALIGN inline constexpr uint8_t kE2m1F16High[16] = {0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42,
-                                                       0x44, 0x46, 0x80, 0xB8, 0xBC, 0xBE,
-                                                       0xC0, 0xC2, 0xC4, 0xC6};
-HWY_ALIGN inline constexpr uint8_t kE2m1Bf16Low[16] = {0x00, 0x00, 0x80, 0xC0, 0x00, 0x40,
-                                                       0x80, 0xC0, 0x00, 0x00, 0x80, 0xC0,
-                                                       0x00, 0x40, 0x80, 0xC0};
-HWY_ALIGN inline constexpr uint8_t kE2m1Bf16High[16] = {0x00, 0x3F, 0x3F, 0x3F, 0x40, 0x40,
-                                                        0x40, 0x40, 0x80, 0xBF, 0xBF, 0xBF,
-                                                        0xC0, 0xC0, 0xC0, 0xC0};
-HWY_ALIGN inline constexpr uint8_t kE2m1Nonzero[16] = {0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-                                                       0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF,
-                                                       0xFF, 0xFF, 0xFF, 0xFF};
 
 // order[p], p < Lanes(u8): the row (of a run of Lanes(u8) rows) whose codes
 // sit at byte p of a tile row, and position[] its inverse, so that the exponent path's interleaves
