@@ -363,7 +363,7 @@ HWY_INLINE void TransposeBlocks16(const uint8_t* HWY_RESTRICT first, size_t stri
 
 #if HWY_ARCH_X86
 // The exponent path of transposed MXFP4 (x86 targets): a tile whose E8M0
-// codes e all lie in [ExpPathMin, ExpPathMax] makes only products v * 2^k
+// codes e all lie in [kExpPathMin, kExpPathMax] makes only products v * 2^k
 // (k = e - 127, v an E2M1 value) that are normal numbers of the output
 // type. Such a product is exact (v has at most two significant bits), so
 // its bits are v's bits with k added to the exponent field, and a zero code
@@ -388,9 +388,10 @@ template <DequantOut kOut>
 inline constexpr uint8_t kExpPathMax = kOut == DequantOut::kF16 ? 127 + 13 : 127 + 125;
 
 // order[p], p < Lanes(u8): the row (of a run of Lanes(u8) rows) whose codes
-// sit at byte p of a tile row, and position[] its inverse, so that the exponent path's interleaves
-// (one level for 16-bit outputs, two for F32) store the run's outputs in
-// row order. Found by running the same interleaves on byte positions.
+// sit at byte p of a tile row, and position[] its inverse, so that the
+// exponent path's interleaves (one level for 16-bit outputs, two for F32)
+// store the run's outputs in row order. Found by running the same
+// interleaves on byte positions.
 template <DequantOut kOut>
 HWY_INLINE void ExpPathRowOrder(uint8_t* HWY_RESTRICT order, uint8_t* HWY_RESTRICT position) {
   const hn::ScalableTag<uint8_t> d8;
@@ -569,16 +570,17 @@ HWY_INLINE bool GatherExpPathScales(const uint8_t* HWY_RESTRICT first, size_t gr
                                     uint8_t* HWY_RESTRICT e_codes) {
   const hn::ScalableTag<uint8_t> d8;
   const size_t n = hn::Lanes(d8);
+  const auto min = hn::Set(d8, kExpPathMin<kOut>);
+  const auto span = hn::Set(d8, static_cast<uint8_t>(kExpPathMax<kOut> - kExpPathMin<kOut>));
   auto out_of_range = hn::Zero(d8);
   for (size_t t = 0; t < t_n; t += n) {
     const size_t run = std::min(n, t_n - t);
     if (run < n) std::memset(e_codes + t, 127, n);
     for (size_t j = 0; j < run; ++j) e_codes[t + position[j]] = first[(t + j) * groups];
-    // e - min > max - min (unsigned) outside the range.
-    const auto offset = hn::Sub(hn::Load(d8, e_codes + t), hn::Set(d8, kExpPathMin<kOut>));
-    out_of_range = hn::Or(out_of_range, hn::SaturatedSub(offset, hn::Set(d8, static_cast<uint8_t>(
-                                                                         kExpPathMax<kOut> -
-                                                                         kExpPathMin<kOut>))));
+    // Outside the range: e - min > span (u8, wrapping), so the saturated
+    // difference is nonzero.
+    out_of_range = hn::Or(out_of_range,
+                          hn::SaturatedSub(hn::Sub(hn::Load(d8, e_codes + t), min), span));
   }
   return hn::AllTrue(d8, hn::Eq(out_of_range, hn::Zero(d8)));
 }
@@ -587,8 +589,8 @@ HWY_INLINE bool GatherExpPathScales(const uint8_t* HWY_RESTRICT first, size_t gr
 // (`stride` bytes apart), their E8M0 codes e_codes (GatherExpPathScales),
 // output rows [c_lo, c_hi) at y0 (row c_lo, element r0), `rows` apart;
 // `order` from ExpPathRowOrder. Rows run in runs of Lanes(d8) (the last one
-// partial, through out_tail); each run's addends stay in registers across
-// the group's columns.
+// partial, through out_tail; t_n <= 64, and Lanes(d8) divides 64 on x86);
+// each run's addends stay in registers across the group's columns.
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void Mxfp4ExpPathTile(const uint8_t* HWY_RESTRICT first, size_t stride,
                                  const uint8_t* HWY_RESTRICT e_codes,
