@@ -116,20 +116,27 @@ HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
   return scale;
 }
 
-// The results of one group (zero, scale) for codes base + l in lane l: in
+// The results of one group (zero, scale) for the codes (as F32) in each lane: in
 // the low 16 bits (BF16/F16 bits) or the F32 bits, by the arithmetic and
 // NaN rule of DequantStep, done once per group.
 template <DequantOut kOut, class DF>
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
-                                                         hn::Vec<DF> scale, int32_t base = 0) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutOf(DF df, hn::Vec<DF> codes,
+                                                        hn::Vec<DF> zero, hn::Vec<DF> scale) {
   const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, base)), zero), scale);
+  const auto product = hn::Mul(hn::Sub(codes, zero), scale);
   const auto bits =
       hn::BitCast(du, hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product));
   if constexpr (kOut == DequantOut::kF32) return bits;
   if constexpr (kOut == DequantOut::kBf16) return hn::ShiftRight<16>(F32BitsToBf16Upper(du, bits));
   if constexpr (kOut == DequantOut::kF16) return F32BitsToF16Lanes(du, bits);
+}
+
+// GroupLutOf for codes base + l in lane l.
+template <DequantOut kOut, class DF>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
+                                                         hn::Vec<DF> scale, int32_t base = 0) {
+  const hn::RebindToSigned<DF> di;
+  return GroupLutOf<kOut>(df, hn::ConvertTo(df, hn::Iota(di, base)), zero, scale);
 }
 
 // Lane q of `lut` for each code q (codes < Lanes(du)).
@@ -150,6 +157,98 @@ HWY_INLINE hn::Vec<DU> LookUp2(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU
   const auto index = hn::And(codes, hn::Sub(lanes, hn::Set(du, 1u)));
   return hn::IfThenElse(hn::TestBit(codes, lanes), LookUp(du, t1, index), LookUp(du, t0, index));
 }
+
+#if HWY_ARCH_X86
+// 2- and 3-bit codes as u16 lanes, on x86 (SSSE3 to AVX3_DL). A vector's
+// 8 * blocks fields are at most 12 bytes, so one 128-bit load broadcast
+// to every block holds them all; a byte shuffle puts the two bytes around
+// field l in u16 lane l and a multiply by 2^(16 - kBits - shift) moves the
+// field to the top bits of that lane: constant shifts only (the u32 path,
+// UnpackFields, needs per-lane variable shifts and lane lookups, which
+// Highway builds from multiplies and shuffles before AVX2).
+template <uint32_t kBits>
+struct Codes16Pattern {
+  alignas(64) uint8_t window[64];       // bytes (lo, lo + 1) for u16 lane l
+  alignas(64) uint16_t multiplier[32];  // 2^(16 - kBits - shift) for lane l
+};
+
+template <uint32_t kBits>
+constexpr Codes16Pattern<kBits> MakeCodes16Pattern() {
+  Codes16Pattern<kBits> p{};
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t bit = lane * kBits;
+    p.window[2 * lane] = static_cast<uint8_t>(bit / 8);
+    p.window[2 * lane + 1] = static_cast<uint8_t>(bit / 8 + 1);
+    p.multiplier[lane] = static_cast<uint16_t>(1u << (16 - kBits - bit % 8));
+  }
+  return p;
+}
+
+// Fields [c, c + Lanes(d16)) of the byte stream (c a multiple of 8), one
+// per u16 lane.
+template <uint32_t kBits, class D16>
+HWY_INLINE hn::Vec<D16> Codes16(D16 d16, const uint8_t* HWY_RESTRICT bytes, size_t c,
+                                hn::Vec<hn::Repartition<uint8_t, D16>> window,
+                                hn::Vec<D16> multiplier) {
+  const hn::Repartition<uint8_t, D16> d8;
+  const auto raw = hn::LoadDup128(d8, bytes + c * kBits / 8);
+  const auto top = hn::Mul(hn::BitCast(d16, hn::TableLookupBytes(raw, window)), multiplier);
+  return hn::ShiftRight<16 - kBits>(top);
+}
+
+// BroadcastRun for 2- and 3-bit codes (see above): every 16-bit result of
+// the group sits in one u16 table per block (BF16/F16 bits, or the low
+// and the high halves of the F32 bits), and each code q looks up bytes
+// (2q, 2q + 1) of it. F32 only where vectors are at most two blocks.
+template <uint32_t kBits, DequantOut kOut, class DF, typename TOut>
+HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, size_t end,
+                           hn::Vec<DF> zero, hn::Vec<DF> scale, TOut* HWY_RESTRICT out) {
+  const hn::RebindToSigned<DF> di;
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Repartition<uint8_t, DF> d8;
+  static constexpr Codes16Pattern<kBits> kPattern = MakeCodes16Pattern<kBits>();
+  const auto window = hn::Load(d8, kPattern.window);
+  const auto multiplier = hn::Load(d16, kPattern.multiplier);
+  const size_t lanes = hn::Lanes(df);
+  // Results of codes l % 8 in u32 lane l; with 4 lanes, r0 and r1 hold
+  // codes [0, 4) and [4, 8). Their low (high) halves, in order, repeat
+  // codes [0, 8) in every block.
+  const auto code_of = [&](int32_t base) {
+    return hn::ConvertTo(df, hn::And(hn::Iota(di, base), hn::Set(di, 7)));
+  };
+  const auto r0 = GroupLutOf<kOut>(df, code_of(0), zero, scale);
+  const auto r1 = lanes >= 8 ? r0 : GroupLutOf<kOut>(df, code_of(4), zero, scale);
+  const auto low = hn::ConcatEven(d16, hn::BitCast(d16, r1), hn::BitCast(d16, r0));
+  // Code q -> byte indices (2q, 2q + 1).
+  const auto to_bytes = hn::Set(d16, 0x0202);
+  const auto byte_one = hn::Set(d16, 0x0100);
+  const size_t step = hn::Lanes(d16);
+  for (; c < end; c += step) {
+    const auto q = Codes16<kBits>(d16, bytes, c, window, multiplier);
+    const auto index = hn::BitCast(d8, hn::Add(hn::Mul(q, to_bytes), byte_one));
+    const auto lo = hn::BitCast(d16, hn::TableLookupBytes(hn::BitCast(d8, low), index));
+    if constexpr (kOut != DequantOut::kF32) {
+      hn::StoreU(lo, d16, out + c);
+    } else {
+#if HWY_MAX_BYTES <= 32
+      const auto high = hn::ConcatOdd(d16, hn::BitCast(d16, r1), hn::BitCast(d16, r0));
+      const auto hi = hn::BitCast(d16, hn::TableLookupBytes(hn::BitCast(d8, high), index));
+      // Per block: u32 results of lanes [0, 4) and [4, 8).
+      const auto first = hn::BitCast(df, hn::InterleaveLower(d16, lo, hi));
+      const auto second = hn::BitCast(df, hn::InterleaveUpper(d16, lo, hi));
+#if HWY_MAX_BYTES == 16
+      hn::StoreU(first, df, out + c);
+      hn::StoreU(second, df, out + c + lanes);
+#else
+      hn::StoreU(hn::ConcatLowerLower(df, second, first), df, out + c);
+      hn::StoreU(hn::ConcatUpperUpper(df, second, first), df, out + c + lanes);
+#endif
+#endif
+    }
+  }
+}
+#endif  // HWY_ARCH_X86
+
 
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
@@ -197,6 +296,12 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
       }
       return;
     }
+  }
+#endif
+#if HWY_ARCH_X86
+  if constexpr ((kBits == 2 || kBits == 3) && (kOut != DequantOut::kF32 || HWY_MAX_BYTES <= 32)) {
+    Codes16Run<kBits, kOut>(df, bytes, c, end, zero, scale, out);
+    return;
   }
 #endif
   if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {

@@ -560,6 +560,29 @@ TEST_P(GptqTest, SmallestPackableShapes) {
   }
 }
 
+// 2- and 3-bit kOutIn runs inside one group (BroadcastRun; on SSSE3, SSE4
+// and AVX2 the u16 code path, eight fields = kBits bytes per block): runs of
+// one and of several steps between group boundaries that fall mid-step, a
+// chunk of K past the first 512 elements, tiles and leftover rows.
+TEST_P(GptqTest, ShortGroupRunsMatchReference) {
+  uint32_t seed = 300;
+  for (const uint32_t bits : {2u, 3u}) {
+    for (const size_t k : {96, 224, 544}) {
+      for (const size_t group_size : {8, 16, 24, 40, 136}) {
+        for (const ElemType out_type : kOutTypes) {
+          if (!RunCase(seed, 3)) {
+            ++seed;
+            continue;
+          }
+          const OwnedLayer o =
+              RandomLayer(bits, k, 96, group_size, false, ElemType::kF16, seed++);
+          EXPECT_TRUE(MatchesReferenceRows(o, out_type, seed % 5));
+        }
+      }
+    }
+  }
+}
+
 // A g_idx that is i / group_size takes the sequential paths (DequantGptq
 // detects it); one that differs in a single place, or follows another group
 // size, must not.
