@@ -45,6 +45,9 @@ inline constexpr size_t kGptqMaxTableGroups = 2048;
 // at 9 KiB for 8 bits) and the most rows a transposed tile has.
 inline constexpr size_t kOutInChunk = 512;
 inline constexpr size_t kTileLanes = 16;
+// Rows whose tiles take each chunk together: 32 columns of 4-byte words
+// are one 128-byte line pair of every qweight word row.
+inline constexpr size_t kOutInBlockRows = 32;
 
 // The streams of n = Lanes(du) neighbouring columns: word rows
 // [0, n_words) of the qweight at `words` (column 0 of the tile; rows
@@ -299,7 +302,11 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   }
 #endif
 #if HWY_ARCH_X86
-  if constexpr ((kBits == 2 || kBits == 3) && (kOut != DequantOut::kF32 || HWY_MAX_BYTES <= 32)) {
+  // F32 where it wins: SSSE3/SSE4, and 3 bits on AVX2 (2 bits there and
+  // AVX3's wider vectors keep the u32 path).
+  if constexpr ((kBits == 2 || kBits == 3) &&
+                (kOut != DequantOut::kF32 || HWY_MAX_BYTES == 16 ||
+                 (HWY_MAX_BYTES == 32 && kBits == 3))) {
     Codes16Run<kBits, kOut>(df, bytes, c, end, zero, scale, out);
     return;
   }
@@ -638,24 +645,35 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   // Tiles of `lanes` neighbouring rows, chunk by chunk: a tile's streams
   // come from whole-vector loads of the qweight rows, transposed in
   // registers (TransposeTileStreams); rows left over take strided copies.
-  for (size_t j0 = row_begin; j0 < row_end; j0 += lanes) {
-    const size_t j1 = std::min(j0 + lanes, row_end);
-    const bool whole_tile = j1 - j0 == lanes && lanes <= kTileLanes;
-    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
-      if (whole_tile) {
-        const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
-        TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
-                             n_words, streams, kStreamWords);
-        for (size_t t = 0; t < lanes; ++t) {
-          std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
-          run_chunk({j0 + t}, streams + t * kStreamWords, i0);
-        }
-      } else {
-        for (size_t j = j0; j < j1; ++j) {
-          copy_column(j, i0, streams);
-          run_chunk({j}, streams, i0);
-        }
+  // The tiles of a block of kOutInBlockRows rows take each chunk in turn,
+  // so a chunk uses every byte of the 128-byte line pairs it reads (a
+  // narrower tile running down the layer alone leaves the rest of each
+  // pair to be read again, from memory when the layer is tall).
+  const auto tile_chunk = [&](size_t j0, size_t j1, size_t i0) {
+    if (j1 - j0 == lanes && lanes <= kTileLanes) {
+      const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
+      TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
+                           n_words, streams, kStreamWords);
+      for (size_t t = 0; t < lanes; ++t) {
+        std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
+        run_chunk({j0 + t}, streams + t * kStreamWords, i0);
       }
+      return;
+    }
+    for (size_t j = j0; j < j1; ++j) {
+      copy_column(j, i0, streams);
+      run_chunk({j}, streams, i0);
+    }
+  };
+  // Blocks where that wins (measured streaming): 8-bit codes, and 4-bit on
+  // 128-bit vectors; elsewhere the extra output streams cost more than the
+  // re-read lines, and each tile runs down the layer alone.
+  constexpr bool kBlocks = kBits == 8 || (kBits == 4 && HWY_MAX_BYTES == 16);
+  const size_t block_rows = kBlocks ? std::max(kOutInBlockRows, lanes) : lanes;
+  for (size_t b0 = row_begin; b0 < row_end; b0 += block_rows) {
+    const size_t b1 = std::min(b0 + block_rows, row_end);
+    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+      for (size_t j0 = b0; j0 < b1; j0 += lanes) tile_chunk(j0, std::min(j0 + lanes, b1), i0);
     }
   }
 }

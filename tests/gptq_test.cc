@@ -560,22 +560,26 @@ TEST_P(GptqTest, SmallestPackableShapes) {
   }
 }
 
-// 2- and 3-bit kOutIn runs inside one group (BroadcastRun; on SSSE3, SSE4
-// and AVX2 the u16 code path, eight fields = kBits bytes per block): runs of
-// one and of several steps between group boundaries that fall mid-step, a
-// chunk of K past the first 512 elements, tiles and leftover rows.
-TEST_P(GptqTest, ShortGroupRunsMatchReference) {
+// kOutIn runs inside one group (BroadcastRun; for 2 and 3 bits on x86 the
+// u16 code path, eight fields = kBits bytes per block) and row blocks
+// (8 bits, 4 bits on 128-bit vectors: 32-row blocks take each chunk in
+// turn): runs of one and of several steps between group boundaries that
+// fall mid-step, K past one 512-element chunk and K that is not a whole
+// step, row ranges that start and end mid-tile (N = 104 for 4 and 8 bits:
+// rows [34, 78) are one block and a part block).
+TEST_P(GptqTest, ShortRunsAndRowBlocksMatchReference) {
   uint32_t seed = 300;
-  for (const uint32_t bits : {2u, 3u}) {
-    for (const size_t k : {96, 224, 544}) {
+  for (const uint32_t bits : kBitWidths) {
+    const size_t n = bits >= 4 ? 104 : 96;
+    for (const size_t k : {96, 104, 224, 544}) {
+      if (k * bits % 32 != 0 || (k == 104 && bits < 4)) continue;
       for (const size_t group_size : {8, 16, 24, 40, 136}) {
         for (const ElemType out_type : kOutTypes) {
           if (!RunCase(seed, 3)) {
             ++seed;
             continue;
           }
-          const OwnedLayer o =
-              RandomLayer(bits, k, 96, group_size, false, ElemType::kF16, seed++);
+          const OwnedLayer o = RandomLayer(bits, k, n, group_size, false, ElemType::kF16, seed++);
           EXPECT_TRUE(MatchesReferenceRows(o, out_type, seed % 5));
         }
       }
