@@ -45,6 +45,9 @@ inline constexpr size_t kGptqMaxTableGroups = 2048;
 // at 9 KiB for 8 bits) and the most rows a transposed tile has.
 inline constexpr size_t kOutInChunk = 512;
 inline constexpr size_t kTileLanes = 16;
+// Rows whose tiles take each chunk together: 32 columns of 4-byte words
+// are one 128-byte line pair of every qweight word row.
+inline constexpr size_t kOutInBlockRows = 32;
 
 // The streams of n = Lanes(du) neighbouring columns: word rows
 // [0, n_words) of the qweight at `words` (column 0 of the tile; rows
@@ -116,20 +119,27 @@ HWY_INLINE float ScaleOf(const gptq::LayerView& layer, size_t g, size_t j) {
   return scale;
 }
 
-// The results of one group (zero, scale) for codes base + l in lane l: in
+// The results of one group (zero, scale) for the codes (as F32) in each lane: in
 // the low 16 bits (BF16/F16 bits) or the F32 bits, by the arithmetic and
 // NaN rule of DequantStep, done once per group.
 template <DequantOut kOut, class DF>
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
-                                                         hn::Vec<DF> scale, int32_t base = 0) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutOf(DF df, hn::Vec<DF> codes,
+                                                        hn::Vec<DF> zero, hn::Vec<DF> scale) {
   const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const auto product = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::Iota(di, base)), zero), scale);
+  const auto product = hn::Mul(hn::Sub(codes, zero), scale);
   const auto bits =
       hn::BitCast(du, hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product));
   if constexpr (kOut == DequantOut::kF32) return bits;
   if constexpr (kOut == DequantOut::kBf16) return hn::ShiftRight<16>(F32BitsToBf16Upper(du, bits));
   if constexpr (kOut == DequantOut::kF16) return F32BitsToF16Lanes(du, bits);
+}
+
+// GroupLutOf for codes base + l in lane l.
+template <DequantOut kOut, class DF>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> GroupLutLow(DF df, hn::Vec<DF> zero,
+                                                         hn::Vec<DF> scale, int32_t base = 0) {
+  const hn::RebindToSigned<DF> di;
+  return GroupLutOf<kOut>(df, hn::ConvertTo(df, hn::Iota(di, base)), zero, scale);
 }
 
 // Lane q of `lut` for each code q (codes < Lanes(du)).
@@ -150,6 +160,132 @@ HWY_INLINE hn::Vec<DU> LookUp2(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU
   const auto index = hn::And(codes, hn::Sub(lanes, hn::Set(du, 1u)));
   return hn::IfThenElse(hn::TestBit(codes, lanes), LookUp(du, t1, index), LookUp(du, t0, index));
 }
+
+#if HWY_ARCH_X86
+// 2- and 3-bit codes as u16 lanes, on x86 (SSSE3 to AVX3_DL). A vector's
+// 8 * blocks fields are at most 12 bytes, so one 128-bit load broadcast
+// to every block holds them all; a byte shuffle puts the two bytes around
+// field l in u16 lane l and a multiply by 2^(16 - kBits - shift) moves the
+// field to the top bits of that lane: constant shifts only (the u32 path,
+// UnpackFields, needs per-lane variable shifts and lane lookups, which
+// Highway builds from multiplies and shuffles before AVX2).
+template <uint32_t kBits>
+struct Codes16Pattern {
+  alignas(64) uint8_t window[64];       // bytes (lo, lo + 1) for u16 lane l
+  alignas(64) uint16_t multiplier[32];  // 2^(16 - kBits - shift) for lane l
+};
+
+template <uint32_t kBits>
+constexpr Codes16Pattern<kBits> MakeCodes16Pattern() {
+  Codes16Pattern<kBits> p{};
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t bit = lane * kBits;
+    p.window[2 * lane] = static_cast<uint8_t>(bit / 8);
+    p.window[2 * lane + 1] = static_cast<uint8_t>(bit / 8 + 1);
+    p.multiplier[lane] = static_cast<uint16_t>(1u << (16 - kBits - bit % 8));
+  }
+  return p;
+}
+
+// Fields [c, c + Lanes(d16)) of the byte stream (c a multiple of 8), one
+// per u16 lane.
+template <uint32_t kBits, class D16>
+HWY_INLINE hn::Vec<D16> Codes16(D16 d16, const uint8_t* HWY_RESTRICT bytes, size_t c,
+                                hn::Vec<hn::Repartition<uint8_t, D16>> window,
+                                hn::Vec<D16> multiplier) {
+  const hn::Repartition<uint8_t, D16> d8;
+  const auto raw = hn::LoadDup128(d8, bytes + c * kBits / 8);
+  const auto top = hn::Mul(hn::BitCast(d16, hn::TableLookupBytes(raw, window)), multiplier);
+  return hn::ShiftRight<16 - kBits>(top);
+}
+
+// BroadcastRun for 2- and 3-bit codes (see above): every 16-bit result of
+// the group sits in one u16 table per block (BF16/F16 bits, or the low
+// and the high halves of the F32 bits), and each code q looks up bytes
+// (2q, 2q + 1) of it. F32 only where vectors are at most two blocks.
+template <uint32_t kBits, DequantOut kOut, class DF, typename TOut>
+HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, size_t end,
+                           hn::Vec<DF> zero, hn::Vec<DF> scale, TOut* HWY_RESTRICT out) {
+  const hn::RebindToSigned<DF> di;
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Repartition<uint8_t, DF> d8;
+  static constexpr Codes16Pattern<kBits> kPattern = MakeCodes16Pattern<kBits>();
+  const auto window = hn::Load(d8, kPattern.window);
+  const auto multiplier = hn::Load(d16, kPattern.multiplier);
+  const size_t lanes = hn::Lanes(df);
+  // Results of codes l % 8 in u32 lane l; with 4 lanes, r0 and r1 hold
+  // codes [0, 4) and [4, 8). Their low (high) halves, in order, repeat
+  // codes [0, 8) in every block.
+  const auto code_of = [&](int32_t base) {
+    return hn::ConvertTo(df, hn::And(hn::Iota(di, base), hn::Set(di, 7)));
+  };
+  const auto r0 = GroupLutOf<kOut>(df, code_of(0), zero, scale);
+  const auto r1 = lanes >= 8 ? r0 : GroupLutOf<kOut>(df, code_of(4), zero, scale);
+  const auto low = hn::ConcatEven(d16, hn::BitCast(d16, r1), hn::BitCast(d16, r0));
+  // Code q -> byte indices (2q, 2q + 1).
+  const auto to_bytes = hn::Set(d16, 0x0202);
+  const auto byte_one = hn::Set(d16, 0x0100);
+  const size_t step = hn::Lanes(d16);
+  for (; c < end; c += step) {
+    const auto q = Codes16<kBits>(d16, bytes, c, window, multiplier);
+    const auto index = hn::BitCast(d8, hn::Add(hn::Mul(q, to_bytes), byte_one));
+    const auto lo = hn::BitCast(d16, hn::TableLookupBytes(hn::BitCast(d8, low), index));
+    if constexpr (kOut != DequantOut::kF32) {
+      hn::StoreU(lo, d16, out + c);
+    } else {
+#if HWY_MAX_BYTES <= 32
+      const auto high = hn::ConcatOdd(d16, hn::BitCast(d16, r1), hn::BitCast(d16, r0));
+      const auto hi = hn::BitCast(d16, hn::TableLookupBytes(hn::BitCast(d8, high), index));
+      // Per block: u32 results of lanes [0, 4) and [4, 8).
+      const auto first = hn::BitCast(df, hn::InterleaveLower(d16, lo, hi));
+      const auto second = hn::BitCast(df, hn::InterleaveUpper(d16, lo, hi));
+#if HWY_MAX_BYTES == 16
+      hn::StoreU(first, df, out + c);
+      hn::StoreU(second, df, out + c + lanes);
+#else
+      hn::StoreU(hn::ConcatLowerLower(df, second, first), df, out + c);
+      hn::StoreU(hn::ConcatUpperUpper(df, second, first), df, out + c + lanes);
+#endif
+#endif
+    }
+  }
+}
+#endif  // HWY_ARCH_X86
+
+#if HWY_ARCH_X86 && HWY_MAX_BYTES == 16
+// BroadcastRun for 4-bit codes to BF16/F16 on SSSE3/SSE4: the group's 16
+// results split into a table of their low bytes and one of their high
+// bytes (one vector each); the nibbles of 8 bytes, interleaved into
+// element order, index both, and interleaving the two lookups gives 16
+// results in order.
+template <DequantOut kOut, class DF, typename TOut>
+HWY_INLINE void Nibble16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, size_t end,
+                            hn::Vec<DF> zero, hn::Vec<DF> scale, TOut* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::Repartition<uint8_t, DF> d8;
+  const auto results = [&](int32_t base) {
+    return hn::BitCast(d16, GroupLutLow<kOut>(df, zero, scale, base));
+  };
+  const auto t0 = hn::BitCast(d8, hn::ConcatEven(d16, results(4), results(0)));
+  const auto t1 = hn::BitCast(d8, hn::ConcatEven(d16, results(12), results(8)));
+  const auto low_bytes = hn::ConcatEven(d8, t1, t0);
+  const auto high_bytes = hn::ConcatOdd(d8, t1, t0);
+  const auto nibble = hn::Set(d8, 0x0F);
+  // end - c is a multiple of 8: whole 16s, then possibly one 8.
+  for (; c < end; c += 16) {
+    const auto v = hn::LoadU(d8, bytes + c / 2);
+    const auto low = hn::And(v, nibble);
+    const auto high = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, v))), nibble);
+    const auto q = hn::InterleaveLower(d8, low, high);
+    const auto lo = hn::TableLookupBytes(low_bytes, q);
+    const auto hi = hn::TableLookupBytes(high_bytes, q);
+    hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi)), d16, out + c);
+    if (c + 8 == end) break;
+    hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi)), d16, out + c + 8);
+  }
+}
+#endif  // HWY_ARCH_X86 && HWY_MAX_BYTES == 16
+
 
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
@@ -197,6 +333,22 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
       }
       return;
     }
+  }
+#endif
+#if HWY_ARCH_X86
+  // F32 where it wins: SSSE3/SSE4, and 3 bits on AVX2 (2 bits there and
+  // AVX3's wider vectors keep the u32 path).
+  if constexpr ((kBits == 2 || kBits == 3) &&
+                (kOut != DequantOut::kF32 || HWY_MAX_BYTES == 16 ||
+                 (HWY_MAX_BYTES == 32 && kBits == 3))) {
+    Codes16Run<kBits, kOut>(df, bytes, c, end, zero, scale, out);
+    return;
+  }
+#endif
+#if HWY_ARCH_X86 && HWY_MAX_BYTES == 16
+  if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
+    Nibble16Run<kOut>(df, bytes, c, end, zero, scale, out);
+    return;
   }
 #endif
   if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {
@@ -533,24 +685,37 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   // Tiles of `lanes` neighbouring rows, chunk by chunk: a tile's streams
   // come from whole-vector loads of the qweight rows, transposed in
   // registers (TransposeTileStreams); rows left over take strided copies.
-  for (size_t j0 = row_begin; j0 < row_end; j0 += lanes) {
-    const size_t j1 = std::min(j0 + lanes, row_end);
-    const bool whole_tile = j1 - j0 == lanes && lanes <= kTileLanes;
-    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
-      if (whole_tile) {
-        const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
-        TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
-                             n_words, streams, kStreamWords);
-        for (size_t t = 0; t < lanes; ++t) {
-          std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
-          run_chunk({j0 + t}, streams + t * kStreamWords, i0);
-        }
-      } else {
-        for (size_t j = j0; j < j1; ++j) {
-          copy_column(j, i0, streams);
-          run_chunk({j}, streams, i0);
-        }
+  // The tiles of a block of kOutInBlockRows rows take each chunk in turn,
+  // so a chunk uses every byte of the 128-byte line pairs it reads (a
+  // narrower tile running down the layer alone leaves the rest of each
+  // pair to be read again, from memory when the layer is tall).
+  const auto tile_chunk = [&](size_t j0, size_t j1, size_t i0) {
+    if (j1 - j0 == lanes && lanes <= kTileLanes) {
+      const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
+      TransposeTileStreams(du, layer.qweight + (i0 * kBits / 32) * stride + 4 * j0, stride,
+                           n_words, streams, kStreamWords);
+      for (size_t t = 0; t < lanes; ++t) {
+        std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
+        run_chunk({j0 + t}, streams + t * kStreamWords, i0);
       }
+      return;
+    }
+    for (size_t j = j0; j < j1; ++j) {
+      copy_column(j, i0, streams);
+      run_chunk({j}, streams, i0);
+    }
+  };
+  // Blocks where that wins (measured streaming): 8-bit codes (but F32 on
+  // AVX3, whose cache-resident rows were 2% slower), and 4-bit on 128-bit
+  // vectors; elsewhere the extra output streams cost more than the re-read
+  // lines, and each tile runs down the layer alone.
+  constexpr bool kBlocks = (kBits == 8 && (kOut != DequantOut::kF32 || HWY_MAX_BYTES <= 32)) ||
+                           (kBits == 4 && HWY_MAX_BYTES == 16);
+  const size_t block_rows = kBlocks ? std::max(kOutInBlockRows, lanes) : lanes;
+  for (size_t b0 = row_begin; b0 < row_end; b0 += block_rows) {
+    const size_t b1 = std::min(b0 + block_rows, row_end);
+    for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+      for (size_t j0 = b0; j0 < b1; j0 += lanes) tile_chunk(j0, std::min(j0 + lanes, b1), i0);
     }
   }
 }

@@ -560,6 +560,33 @@ TEST_P(GptqTest, SmallestPackableShapes) {
   }
 }
 
+// kOutIn runs inside one group (BroadcastRun; for 2 and 3 bits on x86 the
+// u16 code path, eight fields = kBits bytes per block) and row blocks
+// (8 bits, 4 bits on 128-bit vectors: 32-row blocks take each chunk in
+// turn): runs of one and of several steps between group boundaries that
+// fall mid-step, K past one 512-element chunk and K that is not a whole
+// step, row ranges that start and end mid-tile (N = 104 for 4 and 8 bits:
+// rows [34, 78) are one block and a part block).
+TEST_P(GptqTest, ShortRunsAndRowBlocksMatchReference) {
+  uint32_t seed = 300;
+  for (const uint32_t bits : kBitWidths) {
+    const size_t n = bits >= 4 ? 104 : 96;
+    for (const size_t k : {96, 104, 224, 544}) {
+      if (k * bits % 32 != 0 || (k == 104 && bits < 4)) continue;
+      for (const size_t group_size : {8, 16, 24, 40, 136}) {
+        for (const ElemType out_type : kOutTypes) {
+          if (!RunCase(seed, 3)) {
+            ++seed;
+            continue;
+          }
+          const OwnedLayer o = RandomLayer(bits, k, n, group_size, false, ElemType::kF16, seed++);
+          EXPECT_TRUE(MatchesReferenceRows(o, out_type, seed % 5));
+        }
+      }
+    }
+  }
+}
+
 // A g_idx that is i / group_size takes the sequential paths (DequantGptq
 // detects it); one that differs in a single place, or follows another group
 // size, must not.
