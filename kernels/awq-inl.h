@@ -288,7 +288,6 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo,
 // to follow each of the band's output rows. Tiles ignore group boundaries
 // (AwqOutInWordTile splits them), so 128-row groups do not cut them short.
 //
-//
 // When the input row stride is a multiple of a large power of two (N = 4096
 // outputs: 2 KiB), the band's 256 bytes of every row fall into few L2 sets
 // (128 KiB per L2 way on the VM this was measured on: 2 MiB, 16 ways) and

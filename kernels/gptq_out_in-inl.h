@@ -286,7 +286,6 @@ HWY_INLINE void Nibble16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, 
 }
 #endif  // HWY_ARCH_X86 && HWY_MAX_BYTES == 16
 
-
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
 // BF16/F16 output of 4 and 8 bits reads the stream's bytes widened to u32
