@@ -15,10 +15,11 @@
 //   the eight output rows of one word column share every word, so a vector
 //   holds that word from n consecutive input rows (gathered from a
 //   cache-resident tile of input rows) and each of the eight rows is one
-//   uniform shift of it, with the group's zero and scale broadcast. On AVX2
-//   and AVX-512 the row's 16 possible results (codes 0..15) are computed
-//   once per tile with the same vector formula and looked up by lane
-//   permutes (CodeTable16).
+//   uniform shift of it, with the group's zero and scale broadcast. On x86
+//   the row's 16 possible results (codes 0..15) are computed once per group
+//   with the same vector formula and looked up: by lane permutes
+//   (CodeTable16) on AVX2 and AVX-512, by byte shuffles (Int4ByteTables,
+//   BF16/F16 only) on SSSE3/SSE4.
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
@@ -33,6 +34,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/int4_byte_table-inl.h"
 #include "kernels/kernel_args.h"
 #include "kernels/packed_int_store-inl.h"
 #include "kernels/ref/awq_ref.h"
@@ -169,8 +171,10 @@ HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
   return hn::Load(du, lanes);
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// Entry q of an output row's CodeTable16: Round((q - zero) * scale).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// Entry q of an output row's 16-entry table (CodeTable16 or
+// Int4ByteTables): Round((q - zero) * scale), BF16 in the upper half of the
+// lane, F16 in the lower half, F32 whole.
 template <DequantOut kOut, bool kMayBeNan>
 struct AwqEntries {
   int32_t zero;
@@ -184,6 +188,62 @@ struct AwqEntries {
     return EncodeOutLanes<kOut, kMayBeNan>(du, hn::BitCast(du, value));
   }
 };
+#endif
+
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
+// SSSE3/SSE4 (no lane permutes, no F16C), BF16/F16 output: output rows
+// 8w + [c_lo, c_hi) over input rows [i0, i1) of one group through each
+// row's byte tables, 16 input rows at a time; returns the first row not
+// done. A byte shuffle puts byte b of a gathered vector's four words in
+// u32 lane b, and a 4x4 lane transpose of four such vectors gives byte b
+// of all 16 words in row order (vector b), whose low and high nibbles are
+// the codes at shifts 8b and 8b + 4: as StoreInt4ByteLookups wants them.
+template <DequantOut kOut, bool kMayBeNan, typename TOut>
+HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
+                                     size_t i0, size_t i1, const float* scale,
+                                     const int32_t* zero, TOut* HWY_RESTRICT out_w,
+                                     size_t out_row_len) {
+  using D8 = hn::ScalableTag<uint8_t>;
+  const D8 d8;
+  const hn::Repartition<uint32_t, D8> du;
+  const hn::Repartition<uint64_t, D8> d64;
+  const size_t stride_bytes = 4 * (m.out_features / 8);
+  Int4ByteTables<D8> tables[8];
+  for (size_t c = c_lo; c < c_hi; ++c) {
+    tables[c] = MakeInt4ByteTables<kOut == DequantOut::kBf16>(
+        d8, AwqEntries<kOut, kMayBeNan>{zero[c], scale[c]});
+  }
+  alignas(16) static constexpr uint8_t kBytePlanes[16] = {0, 4, 8,  12, 1, 5, 9,  13,
+                                                          2, 6, 10, 14, 3, 7, 11, 15};
+  const auto planes = hn::Load(d8, kBytePlanes);
+  const auto gather = [&](const uint8_t* first) {
+    const auto words = AwqGatherWords(du, first, stride_bytes);
+    return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, words), planes));
+  };
+  size_t i = i0;
+  for (; i + 16 <= i1; i += 16) {
+    const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
+    const auto t0 = gather(first);
+    const auto t1 = gather(first + 4 * stride_bytes);
+    const auto t2 = gather(first + 8 * stride_bytes);
+    const auto t3 = gather(first + 12 * stride_bytes);
+    const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(du, t0, t1));
+    const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(du, t2, t3));
+    const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(du, t0, t1));
+    const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(du, t2, t3));
+    const hn::Vec<D8> bytes[4] = {hn::BitCast(d8, hn::InterleaveLower(d64, lo01, lo23)),
+                                            hn::BitCast(d8, hn::InterleaveUpper(d64, lo01, lo23)),
+                                            hn::BitCast(d8, hn::InterleaveLower(d64, hi01, hi23)),
+                                            hn::BitCast(d8, hn::InterleaveUpper(d64, hi01, hi23))};
+    for (size_t c = c_lo; c < c_hi; ++c) {
+      const uint32_t shift = ref::AwqNibbleShift(c);
+      const auto codes = (shift & 4) != 0 ? Int4Nibbles<1>(d8, bytes[shift / 8])
+                                          : Int4Nibbles<0>(d8, bytes[shift / 8]);
+      StoreInt4ByteLookups(d8, tables[c], codes, out_w + (c - c_lo) * out_row_len + i);
+    }
+  }
+  return i;
+}
 #endif
 
 // Output rows 8w + [c_lo, c_hi) over input rows [i0, i1) of one group, whose
@@ -200,6 +260,12 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   const size_t stride_bytes = 4 * (m.out_features / 8);
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
+  if constexpr (kOut != DequantOut::kF32) {
+    i = AwqOutInByteTables<kOut, kMayBeNan>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
+                                            out_row_len);
+  }
+#endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   // AVX2/AVX-512: a code has 16 values, so each output row's 16 results are
   // a CodeTable16 (the vector formula below on codes 0..15) and a vector of
