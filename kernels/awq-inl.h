@@ -18,8 +18,8 @@
 //   uniform shift of it, with the group's zero and scale broadcast. On x86
 //   the row's 16 possible results (codes 0..15) are computed once per group
 //   with the same vector formula and looked up: by lane permutes
-//   (CodeTable16) on AVX2 and AVX-512, by byte shuffles (Int4ByteTables)
-//   on SSSE3/SSE4.
+//   (CodeTable16) on AVX2 and AVX-512, by byte shuffles (Int4ByteTables,
+//   BF16/F16 only) on SSSE3/SSE4.
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
@@ -191,52 +191,27 @@ struct AwqEntries {
 #endif
 
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
-// The F32 outputs of 16 codes (one per byte, in order) from the byte tables
-// of their bits 0..15 (lower) and 16..31 (upper).
-template <class D8>
-HWY_INLINE void StoreF32ByteLookups(D8 d8, const Int4ByteTables<D8>& lower,
-                                    const Int4ByteTables<D8>& upper, hn::Vec<D8> codes,
-                                    float* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, D8> d16;
-  const hn::Repartition<float, D8> df;
-  const auto b0 = hn::TableLookupBytes(lower.low, codes);
-  const auto b1 = hn::TableLookupBytes(lower.high, codes);
-  const auto b2 = hn::TableLookupBytes(upper.low, codes);
-  const auto b3 = hn::TableLookupBytes(upper.high, codes);
-  // u16 lanes: bits 0..15 (low) and 16..31 (high) of outputs 0..7, then 8..15.
-  const auto low0 = hn::BitCast(d16, hn::InterleaveLower(d8, b0, b1));
-  const auto high0 = hn::BitCast(d16, hn::InterleaveLower(d8, b2, b3));
-  const auto low1 = hn::BitCast(d16, hn::InterleaveUpper(d8, b0, b1));
-  const auto high1 = hn::BitCast(d16, hn::InterleaveUpper(d8, b2, b3));
-  const size_t n = hn::Lanes(df);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, low0, high0)), df, out);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, low0, high0)), df, out + n);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, low1, high1)), df, out + 2 * n);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, low1, high1)), df, out + 3 * n);
-}
-
-// SSSE3/SSE4 (no lane permutes, no F16C): output rows 8w + [c_lo, c_hi)
-// over input rows [i0, i1) of one group through each row's byte tables
-// (two for BF16/F16, four for F32), 16 input rows at a time; returns the
-// first row not done. A byte shuffle puts byte b of a gathered vector's
-// four words in u32 lane b, and a 4x4 lane transpose of four such vectors
-// gives byte b of all 16 words in row order (vector b), whose low and high
-// nibbles are the codes at shifts 8b and 8b + 4, in output order.
+// SSSE3/SSE4 (no lane permutes, no F16C), BF16/F16 output: output rows
+// 8w + [c_lo, c_hi) over input rows [i0, i1) of one group through each
+// row's byte tables, 16 input rows at a time; returns the first row not
+// done. A byte shuffle puts byte b of a gathered vector's four words in
+// u32 lane b, and a 4x4 lane transpose of four such vectors gives byte b
+// of all 16 words in row order (vector b), whose low and high nibbles are
+// the codes at shifts 8b and 8b + 4: as StoreInt4ByteLookups wants them.
 template <DequantOut kOut, bool kMayBeNan, typename TOut>
 HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
-                                     size_t i0, size_t i1, const float* scale, const int32_t* zero,
-                                     TOut* HWY_RESTRICT out_w, size_t out_row_len) {
+                                     size_t i0, size_t i1, const float* scale,
+                                     const int32_t* zero, TOut* HWY_RESTRICT out_w,
+                                     size_t out_row_len) {
   using D8 = hn::ScalableTag<uint8_t>;
   const D8 d8;
   const hn::Repartition<uint32_t, D8> du;
   const hn::Repartition<uint64_t, D8> d64;
   const size_t stride_bytes = 4 * (m.out_features / 8);
-  Int4ByteTables<D8> tables[8];  // BF16/F16 bits, or bytes 0, 1 of F32 bits
-  Int4ByteTables<D8> upper[8];   // F32: bytes 2, 3
+  Int4ByteTables<D8> tables[8];
   for (size_t c = c_lo; c < c_hi; ++c) {
-    const AwqEntries<kOut, kMayBeNan> entries{zero[c], scale[c]};
-    tables[c] = MakeInt4ByteTables<kOut == DequantOut::kBf16>(d8, entries);
-    if constexpr (kOut == DequantOut::kF32) upper[c] = MakeInt4ByteTables<true>(d8, entries);
+    tables[c] = MakeInt4ByteTables<kOut == DequantOut::kBf16>(
+        d8, AwqEntries<kOut, kMayBeNan>{zero[c], scale[c]});
   }
   alignas(16) static constexpr uint8_t kBytePlanes[16] = {0, 4, 8,  12, 1, 5, 9,  13,
                                                           2, 6, 10, 14, 3, 7, 11, 15};
@@ -257,19 +232,14 @@ HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c
     const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(du, t0, t1));
     const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(du, t2, t3));
     const hn::Vec<D8> bytes[4] = {hn::BitCast(d8, hn::InterleaveLower(d64, lo01, lo23)),
-                                  hn::BitCast(d8, hn::InterleaveUpper(d64, lo01, lo23)),
-                                  hn::BitCast(d8, hn::InterleaveLower(d64, hi01, hi23)),
-                                  hn::BitCast(d8, hn::InterleaveUpper(d64, hi01, hi23))};
+                                            hn::BitCast(d8, hn::InterleaveUpper(d64, lo01, lo23)),
+                                            hn::BitCast(d8, hn::InterleaveLower(d64, hi01, hi23)),
+                                            hn::BitCast(d8, hn::InterleaveUpper(d64, hi01, hi23))};
     for (size_t c = c_lo; c < c_hi; ++c) {
       const uint32_t shift = ref::AwqNibbleShift(c);
       const auto codes = (shift & 4) != 0 ? Int4Nibbles<1>(d8, bytes[shift / 8])
                                           : Int4Nibbles<0>(d8, bytes[shift / 8]);
-      TOut* HWY_RESTRICT out = out_w + (c - c_lo) * out_row_len + i;
-      if constexpr (kOut == DequantOut::kF32) {
-        StoreF32ByteLookups(d8, tables[c], upper[c], codes, out);
-      } else {
-        StoreInt4ByteLookups(d8, tables[c], codes, out);
-      }
+      StoreInt4ByteLookups(d8, tables[c], codes, out_w + (c - c_lo) * out_row_len + i);
     }
   }
   return i;
@@ -291,8 +261,10 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
-  i = AwqOutInByteTables<kOut, kMayBeNan>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
-                                          out_row_len);
+  if constexpr (kOut != DequantOut::kF32) {
+    i = AwqOutInByteTables<kOut, kMayBeNan>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
+                                            out_row_len);
+  }
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   // AVX2/AVX-512: a code has 16 values, so each output row's 16 results are
