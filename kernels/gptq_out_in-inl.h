@@ -26,6 +26,7 @@
 #include "kernels/fp8_dequant-inl.h"
 #include "kernels/gptq_common-inl.h"
 #include "kernels/gptq_layout.h"
+#include "kernels/int4_byte_table-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -254,34 +255,27 @@ HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, s
 
 #if HWY_ARCH_X86 && HWY_MAX_BYTES == 16
 // BroadcastRun for 4-bit codes to BF16/F16 on SSSE3/SSE4: the group's 16
-// results split into a table of their low bytes and one of their high
-// bytes (one vector each); the nibbles of 8 bytes, interleaved into
-// element order, index both, and interleaving the two lookups gives 16
-// results in order.
+// results (GroupLutOf, in the low 16 bits of each lane) become byte tables
+// (kernels/int4_byte_table-inl.h); the low and high nibbles of 8 bytes,
+// interleaved, are the codes of 16 elements in order.
 template <DequantOut kOut, class DF, typename TOut>
 HWY_INLINE void Nibble16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, size_t end,
                             hn::Vec<DF> zero, hn::Vec<DF> scale, TOut* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, DF> d16;
   const hn::Repartition<uint8_t, DF> d8;
-  const auto results = [&](int32_t base) {
-    return hn::BitCast(d16, GroupLutLow<kOut>(df, zero, scale, base));
-  };
-  const auto t0 = hn::BitCast(d8, hn::ConcatEven(d16, results(4), results(0)));
-  const auto t1 = hn::BitCast(d8, hn::ConcatEven(d16, results(12), results(8)));
-  const auto low_bytes = hn::ConcatEven(d8, t1, t0);
-  const auto high_bytes = hn::ConcatOdd(d8, t1, t0);
-  const auto nibble = hn::Set(d8, 0x0F);
+  const auto tables = MakeInt4ByteTables<false>(d8, [&](auto /*du*/, auto codes) {
+    return GroupLutOf<kOut>(df, hn::ConvertTo(df, codes), zero, scale);
+  });
   // end - c is a multiple of 8: whole 16s, then possibly one 8.
   for (; c < end; c += 16) {
     const auto v = hn::LoadU(d8, bytes + c / 2);
-    const auto low = hn::And(v, nibble);
-    const auto high = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, v))), nibble);
-    const auto q = hn::InterleaveLower(d8, low, high);
-    const auto lo = hn::TableLookupBytes(low_bytes, q);
-    const auto hi = hn::TableLookupBytes(high_bytes, q);
-    hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi)), d16, out + c);
-    if (c + 8 == end) break;
-    hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi)), d16, out + c + 8);
+    const auto q = hn::InterleaveLower(d8, Int4Nibbles<0>(d8, v), Int4Nibbles<1>(d8, v));
+    if (c + 16 <= end) {
+      StoreInt4ByteLookups(d8, tables, q, out + c);
+    } else {
+      HWY_ALIGN uint16_t last[16];
+      StoreInt4ByteLookups(d8, tables, q, last);
+      std::memcpy(out + c, last, 8 * sizeof(uint16_t));
+    }
   }
 }
 #endif  // HWY_ARCH_X86 && HWY_MAX_BYTES == 16
