@@ -253,7 +253,7 @@ HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, s
 }
 #endif  // HWY_ARCH_X86
 
-#if HWY_ARCH_X86 && HWY_MAX_BYTES == 16
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 // BroadcastRun for 4-bit codes to BF16/F16 on SSSE3/SSE4: the group's 16
 // results (GroupLutOf, in the low 16 bits of each lane) become byte tables
 // (kernels/int4_byte_table-inl.h); the low and high nibbles of 8 bytes,
@@ -278,7 +278,7 @@ HWY_INLINE void Nibble16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, 
     }
   }
 }
-#endif  // HWY_ARCH_X86 && HWY_MAX_BYTES == 16
+#endif  // HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
@@ -338,7 +338,7 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
     return;
   }
 #endif
-#if HWY_ARCH_X86 && HWY_MAX_BYTES == 16
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
   if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
     Nibble16Run<kOut>(df, bytes, c, end, zero, scale, out);
     return;
