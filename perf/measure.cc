@@ -2,6 +2,7 @@
 #include "perf/measure.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -39,34 +40,52 @@ class Rng {
   uint64_t state_;
 };
 
-// A finite value of `type` as little-endian bytes, spread like weights.
+// v (finite, |v| < 65504) to F16 bits, round to nearest even.
+uint16_t F16Bits(float v) {
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const float mag = std::fabs(v);
+  if (mag < 0x1.0p-14f) {  // F16 subnormal: units of 2^-24 (a power-of-two scaling, exact)
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(mag * 0x1.0p24f)));
+  }
+  const uint32_t m = bits & 0x7FFFFFFF;
+  const uint32_t rounded = (m + 0xFFF + ((m >> 13) & 1)) >> 13;  // exponent rebias below
+  return static_cast<uint16_t>(sign | (rounded - (112u << 10)));
+}
+
+// A finite value of `type` as little-endian bytes, spread like weights:
+// uniform in ±4 (F32, and rounded from it for BF16/F16; random 16-bit
+// patterns instead would spread the exponents over the whole range, with
+// 1/32 of F16 values subnormal, which real weights never are: encoders'
+// quotients and error terms then go subnormal, which costs 4–7× on Intel
+// cores, docs/performance.md "Encoder inputs like weights").
 void FillFinite(ElemType type, unsigned char* out, size_t n, Rng& rng) {
   for (size_t i = 0; i < n; ++i) {
     const uint64_t r = rng.Next();
+    const float v = static_cast<float>(static_cast<int32_t>(r)) * 0x1.0p-29f;  // ±4
     switch (type) {
-      case ElemType::kF32: {
-        const float v = static_cast<float>(static_cast<int32_t>(r)) * 0x1.0p-29f;  // ±4
-        std::memcpy(out + 4 * i, &v, 4);
+      case ElemType::kF32: std::memcpy(out + 4 * i, &v, 4); break;
+      case ElemType::kBf16: {
+        const uint32_t bits = std::bit_cast<uint32_t>(v);
+        const auto h = static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+        std::memcpy(out + 2 * i, &h, 2);
         break;
       }
-      case ElemType::kF16:
-      case ElemType::kBf16: {
-        uint16_t v = static_cast<uint16_t>(r);
-        const uint16_t exp_mask = type == ElemType::kF16 ? 0x7C00 : 0x7F80;
-        if ((v & exp_mask) == exp_mask) v = static_cast<uint16_t>(v ^ 0x4000);  // not Inf/NaN
-        std::memcpy(out + 2 * i, &v, 2);
+      case ElemType::kF16: {
+        const uint16_t h = F16Bits(v);
+        std::memcpy(out + 2 * i, &h, 2);
         break;
       }
       case ElemType::kF8E4m3: {
-        uint8_t v = static_cast<uint8_t>(r);
-        if ((v & 0x7F) == 0x7F) v ^= 0x40;  // not NaN
-        out[i] = v;
+        uint8_t code = static_cast<uint8_t>(r);
+        if ((code & 0x7F) == 0x7F) code ^= 0x40;  // not NaN
+        out[i] = code;
         break;
       }
       case ElemType::kF8E5m2: {
-        uint8_t v = static_cast<uint8_t>(r);
-        if ((v & 0x7C) == 0x7C) v ^= 0x40;  // not Inf/NaN
-        out[i] = v;
+        uint8_t code = static_cast<uint8_t>(r);
+        if ((code & 0x7C) == 0x7C) code ^= 0x40;  // not Inf/NaN
+        out[i] = code;
         break;
       }
     }
