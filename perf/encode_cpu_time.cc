@@ -4,7 +4,11 @@
 // time is the error accounting, in a way that a busy shared machine
 // disturbs less than the wall-clock `amn bench` figures. Not a test.
 //
-// Usage: encode_cpu_time [rows (default 16: 65,536 elements)] [reps (30)]
+// Usage: encode_cpu_time [rows (default 16: 65,536 elements)] [reps (30)] [input]
+// input: weights (default: N(0, 0.02) rounded to BF16), random-bits (any
+// finite BF16 pattern: exponents over the whole range, so quotients such
+// as x / absmax go subnormal) or wide (random bits with the exponent kept
+// in 2^-27 .. 2^27: as wide a range, less the subnormal results).
 // FP8 E4M3 with 128 x 128 groups, NF4/FP4 blocks of 64 with absmax computed,
 // INT8 with SCB computed, AbsMaxGrid over 1 x 128 groups.
 #include <time.h>
@@ -49,14 +53,29 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 30;
   constexpr uint64_t kCols = 4096;
   const uint64_t n = rows * kCols;
+  const std::string input = argc > 3 ? argv[3] : "weights";
+  if (input != "weights" && input != "random-bits" && input != "wide") {
+    std::fprintf(stderr, "encode_cpu_time: input must be weights, random-bits or wide\n");
+    return 2;
+  }
   std::vector<uint16_t> in(n);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   for (uint16_t& h : in) {
-    const float f = normal(rng);
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    h = static_cast<uint16_t>(b >> 16);
+    if (input == "weights") {
+      const float f = normal(rng);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      h = static_cast<uint16_t>(b >> 16);
+      continue;
+    }
+    h = static_cast<uint16_t>(rng());
+    const unsigned exponent = (h >> 7) & 0xFF;
+    if (input == "wide") {
+      h = static_cast<uint16_t>((h & 0x807F) | (100 + exponent % 55) << 7);
+    } else if (exponent == 0xFF) {
+      h ^= 0x4000;  // not Inf/NaN
+    }
   }
   const FloatRows x{ElemType::kBf16, std::as_bytes(std::span(in)), rows, kCols};
   const uint64_t group_rows = std::min<uint64_t>(128, rows);
@@ -64,8 +83,9 @@ int main(int argc, char** argv) {
   std::vector<float> side(n / 64);
   std::vector<std::byte> codes(n);
   const std::span<int8_t> i8(reinterpret_cast<int8_t*>(codes.data()), n);
-  std::printf("%llu x %llu BF16, thread CPU ns/element, median of %d\n",
-              static_cast<unsigned long long>(rows), static_cast<unsigned long long>(kCols), reps);
+  std::printf("%llu x %llu BF16 (%s), thread CPU ns/element, median of %d\n",
+              static_cast<unsigned long long>(rows), static_cast<unsigned long long>(kCols),
+              input.c_str(), reps);
   std::printf("%-8s %-6s %8s %8s %8s %8s %8s\n", "target", "errors", "e4m3", "nf4", "fp4",
               "int8", "amax128");
   bool ok = true;
