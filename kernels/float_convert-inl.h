@@ -484,8 +484,8 @@ HWY_INLINE hn::Mask<D16> AbsInRange(D16 d16, hn::Vec<D16> abs) {
 // it should (65504 rounds to 65536, a normal BF16).
 struct F16ToBf16OnU16 {
   template <class D16>
-  static HWY_INLINE hn::Mask<D16> IsEasy(D16 /* d16 */, hn::Vec<D16> abs) {
-    return AbsInRange<0x0400, 0x7C00>(D16(), abs);
+  static HWY_INLINE hn::Mask<D16> IsEasy(D16 d16, hn::Vec<D16> abs) {
+    return AbsInRange<0x0400, 0x7C00>(d16, abs);
   }
   template <class D16>
   static HWY_INLINE hn::Vec<D16> Convert(D16 d16, hn::Vec<D16> bits, hn::Vec<D16> abs) {
@@ -501,8 +501,8 @@ struct F16ToBf16OnU16 {
 //   f16 = sign | ((abs - (112 << 7)) << 3).
 struct Bf16ToF16OnU16 {
   template <class D16>
-  static HWY_INLINE hn::Mask<D16> IsEasy(D16 /* d16 */, hn::Vec<D16> abs) {
-    return AbsInRange<113 << 7, 143 << 7>(D16(), abs);
+  static HWY_INLINE hn::Mask<D16> IsEasy(D16 d16, hn::Vec<D16> abs) {
+    return AbsInRange<113 << 7, 143 << 7>(d16, abs);
   }
   template <class D16>
   static HWY_INLINE hn::Vec<D16> Convert(D16 d16, hn::Vec<D16> bits, hn::Vec<D16> abs) {
