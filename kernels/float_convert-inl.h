@@ -453,6 +453,81 @@ struct NarrowChunk {
   }
 };
 
+// ---- F16 <-> BF16 on u16 lanes ---------------------------------------------
+//
+// Between F16 and BF16 most values need no F32 at all: a normal F16 rounds
+// to BF16 by integer ops on its own bits, and a BF16 in F16's normal range
+// converts exactly. Such lanes are converted as u16 lanes (8 per 128 bits,
+// twice the u32 path's) with no widening or narrowing. The test is per
+// vector: one with any other lane (±0, subnormal, Inf, NaN, a BF16 outside
+// F16's normal range) takes NarrowChunk's path through F32, so every input
+// gets the reference's bits. Weights almost never leave the easy range; the
+// zero-padded tail of a row always takes the general path.
+
+// Lanes with lo <= abs < hi, for abs <= 0x7FFF and 0 < lo < hi <= 0x8000:
+// abs + (0x8000 - lo) wraps [lo, hi) onto the most negative i16 values,
+// [-0x8000, -0x8000 + hi - lo), and every other abs onto larger ones, so one
+// signed compare tests both ends.
+template <uint16_t kLo, uint16_t kHi, class D16>
+HWY_INLINE hn::Mask<D16> AbsInRange(D16 d16, hn::Vec<D16> abs) {
+  static_assert(0 < kLo && kLo < kHi && kHi <= 0x8000);
+  const hn::RebindToSigned<D16> di16;
+  const auto shifted = hn::BitCast(di16, hn::Add(abs, hn::Set(d16, uint16_t(0x8000 - kLo))));
+  return hn::RebindMask(d16, hn::Lt(shifted, hn::Set(di16, int16_t(int32_t{kHi - kLo} - 0x8000))));
+}
+
+// F16 -> BF16 for F16 exponents 1..30 (normal, finite): the F32 is
+// exp + 112 | mantissa << 13, and rounding it to BF16 (F32BitsToBf16Upper)
+// drops its low 16 bits, i.e. the F16 mantissa's low 3. On the F16 bits:
+//   bf16 = sign | (((abs + 3 + lsb) >> 3) + (112 << 7)), lsb = (abs >> 3) & 1,
+// round to nearest even; a carry out of the mantissa bumps the exponent, as
+// it should (65504 rounds to 65536, a normal BF16).
+struct F16ToBf16OnU16 {
+  template <class D16>
+  static HWY_INLINE hn::Mask<D16> IsEasy(D16 d16, hn::Vec<D16> abs) {
+    return AbsInRange<0x0400, 0x7C00>(d16, abs);
+  }
+  template <class D16>
+  static HWY_INLINE hn::Vec<D16> Convert(D16 d16, hn::Vec<D16> bits, hn::Vec<D16> abs) {
+    const auto lsb = hn::And(hn::ShiftRight<3>(abs), hn::Set(d16, uint16_t{1}));
+    const auto rounded = hn::ShiftRight<3>(hn::Add(hn::Add(abs, hn::Set(d16, uint16_t{3})), lsb));
+    return hn::OrAnd(hn::Add(rounded, hn::Set(d16, uint16_t{112 << 7})), bits,
+                     hn::Set(d16, fmt::kF16SignMask));
+  }
+};
+
+// BF16 -> F16 for BF16 exponents 113..142 (F16's normal range): the 7
+// mantissa bits fit in F16's 10, so the conversion is exact:
+//   f16 = sign | ((abs - (112 << 7)) << 3).
+struct Bf16ToF16OnU16 {
+  template <class D16>
+  static HWY_INLINE hn::Mask<D16> IsEasy(D16 d16, hn::Vec<D16> abs) {
+    return AbsInRange<113 << 7, 143 << 7>(d16, abs);
+  }
+  template <class D16>
+  static HWY_INLINE hn::Vec<D16> Convert(D16 d16, hn::Vec<D16> bits, hn::Vec<D16> abs) {
+    return hn::OrAnd(hn::ShiftLeft<3>(hn::Sub(abs, hn::Set(d16, uint16_t{112 << 7}))), bits,
+                     hn::Set(d16, fmt::kF16SignMask));
+  }
+};
+
+// One u16 vector: Easy's conversion when every lane is easy, else General
+// (the path through F32) for the whole vector.
+template <class Easy, class General>
+struct U16LanesOrGeneralChunk {
+  template <class D16>
+  HWY_INLINE void operator()(D16 d16, const uint16_t* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+    const auto bits = hn::LoadU(d16, in);
+    const auto abs = hn::And(bits, hn::Set(d16, uint16_t{0x7FFF}));
+    if (HWY_LIKELY(hn::AllTrue(d16, Easy::IsEasy(d16, abs)))) {
+      hn::StoreU(Easy::Convert(d16, bits, abs), d16, out);
+    } else {
+      General()(d16, in, out);
+    }
+  }
+};
+
 // Widening: u32 lanes of F32 bits stored as F32.
 template <class Decode>
 struct WidenChunk {
@@ -472,10 +547,12 @@ HWY_INLINE void F32ToF16Kernel(const float* in, size_t n_elems, uint16_t* out) {
   ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromF32, ToF16Lower>());
 }
 HWY_INLINE void F16ToBf16Kernel(const uint16_t* in, size_t n_elems, uint16_t* out) {
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromF16, ToBf16Upper>());
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out,
+                U16LanesOrGeneralChunk<F16ToBf16OnU16, NarrowChunk<FromF16, ToBf16Upper>>());
 }
 HWY_INLINE void Bf16ToF16Kernel(const uint16_t* in, size_t n_elems, uint16_t* out) {
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromBf16, ToF16Lower>());
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out,
+                U16LanesOrGeneralChunk<Bf16ToF16OnU16, NarrowChunk<FromBf16, ToF16Lower>>());
 }
 HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
   ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromBf16>());
