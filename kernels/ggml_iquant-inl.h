@@ -376,21 +376,20 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // IQ2_XXS: two groups). Pass 1 (the int8 codes in Decoded::q) is unchanged.
 // Taken where it was faster than Store16 (docs/performance.md, "IQ2/IQ3
 // 16-bit outputs through byte tables", cache-resident ns, best of 3
-// interleaved): SSSE3/SSE4 for all five types (BF16 1.25–1.9×, F16 with
-// software rounding 1.5–3.1×); AVX2 BF16 of IQ2_XXS, IQ3_XXS, IQ3_S
-// (1.08–1.25×) and F16 of IQ2_XXS (1.12×); AVX-512 BF16 of IQ2_XXS (1.18×).
-// The others keep Store16: AVX2 BF16 of IQ2_XS/IQ2_S (1.00–1.04×, noise),
-// AVX2 F16 of the other four (0.75–0.92×), AVX-512 BF16 of IQ2_XS, IQ2_S,
-// IQ3_S (0.89–1.01×) and IQ3_XXS (1.01–1.04×, noise), AVX-512 F16 (F16C
-// rounds cheaply: 0.65–0.78×; IQ2_XXS 1.00–1.03×).
+// interleaved): SSSE3/SSE4 for all five types (BF16 1.2–1.7×, F16 with
+// software rounding 1.7–2.8×) and AVX2 BF16 of IQ2_XXS, IQ3_XXS, IQ3_S
+// (1.06–1.14×). The others keep Store16, the tables being no faster there:
+// AVX2 BF16 of IQ2_XS/IQ2_S (1.00–1.04×), AVX2 F16 (F16C rounds cheaply;
+// IQ2_XXS 1.01–1.04×, the other four 0.75–0.92×), AVX-512 BF16 (IQ2_XXS,
+// IQ3_XXS 0.98–1.04×, IQ2_XS, IQ2_S, IQ3_S 0.89–1.03×) and F16 (IQ2_XXS
+// 1.00–1.03×, the others 0.65–0.78×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool IQuantUsesByteTables() {
   constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
   constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
-  constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
   if constexpr (sizeof(TOut) != 2) return false;
   switch (kType) {
-    case iq::kIq2XxsId: return kSse || kAvx2 || (kAvx3 && kBf16);
+    case iq::kIq2XxsId:
     case iq::kIq3XxsId:
     case iq::kIq3SId: return kSse || (kAvx2 && kBf16);
     case iq::kIq2XsId:
