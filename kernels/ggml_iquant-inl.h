@@ -376,13 +376,13 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // IQ2_XXS: two groups). Pass 1 (the int8 codes in Decoded::q) is unchanged.
 // Taken where it was faster than Store16 (docs/performance.md, "IQ2/IQ3
 // 16-bit outputs through byte tables", cache-resident ns, best of 3
-// interleaved): SSSE3/SSE4 for all five types (BF16 1.2–1.7×, F16 with
-// software rounding 1.7–2.8×) and AVX2 BF16 of IQ2_XXS, IQ3_XXS, IQ3_S
-// (1.06–1.14×). The others keep Store16, the tables being no faster there:
+// interleaved): SSSE3/SSE4 for all five types (BF16 1.2–1.75×, F16 with
+// software rounding 1.7–2.6×) and AVX2 BF16 of IQ2_XXS, IQ3_XXS, IQ3_S
+// (1.05–1.19×). The others keep Store16, the tables being no faster there:
 // AVX2 BF16 of IQ2_XS/IQ2_S (1.00–1.04×), AVX2 F16 (F16C rounds cheaply;
-// IQ2_XXS 1.01–1.04×, the other four 0.75–0.92×), AVX-512 BF16 (IQ2_XXS,
-// IQ3_XXS 0.98–1.04×, IQ2_XS, IQ2_S, IQ3_S 0.89–1.03×) and F16 (IQ2_XXS
-// 1.00–1.03×, the others 0.65–0.78×).
+// IQ2_XXS 1.01–1.04×, the other four 0.75–0.92×), AVX-512 BF16 (IQ2_XXS
+// 1.01×, IQ3_XXS 0.98–1.04×, IQ2_XS, IQ2_S, IQ3_S 0.82–1.03×) and F16
+// (IQ2_XXS 1.00–1.03×, the others 0.65–0.84×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool IQuantUsesByteTables() {
   constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
@@ -443,9 +443,11 @@ template <uint32_t kType>
 constexpr IqTableCodes MakeIqTableCodesOf() {
   const int shift = kIqTableShift<kType>;
   const unsigned mask = kIqTableMask<kType>;
-  if constexpr (kType == iq::kIq3XxsId) return MakeIqTableCodes(iq::kIq3XxsCode, shift, mask);
-  if constexpr (kType == iq::kIq3SId) return MakeIqTableCodes(iq::kIq3SCode, shift, mask);
-  if constexpr (kType != iq::kIq3XxsId && kType != iq::kIq3SId) {
+  if constexpr (kType == iq::kIq3XxsId) {
+    return MakeIqTableCodes(iq::kIq3XxsCode, shift, mask);
+  } else if constexpr (kType == iq::kIq3SId) {
+    return MakeIqTableCodes(iq::kIq3SCode, shift, mask);
+  } else {
     return MakeIqTableCodes(iq::kIq2Code, shift, mask);
   }
 }
@@ -477,18 +479,21 @@ HWY_INLINE void IqByteTableBlock(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
     // The table's slot factors: a 32-element group's (IQ3: one factor per
     // 32), its two halves' (IQ2_XS/IQ2_S) or two groups' (IQ2_XXS).
     const float slots[2] = {dec.dl[2 * first], dec.dl[2 * first + (kGroups == 2 ? 2 : 1)]};
-    const auto tables = Int4Tables32(MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&](auto du, auto c) {
+    const auto entries = [&](auto du, auto c) {
       const hn::RebindToFloat<decltype(du)> df;
       const auto q = Codebook16(du, hn::BitCast(du, c), kIqTableCodes<kType>.code);
       const auto dl = kqv::SlotFactors<kIqTwoSlots<kType> ? 3 : 4>(df, c, slots, 0);
       return Encode()(du, hn::BitCast(du, kqv::ScaledCodes<false, false>(df, q, dl, dl, 0)));
-    }));
+    };
+    const auto tables = Int4Tables32(MakeInt4ByteTables<Encode::kUpperHalf>(d8, entries));
+    // Whether half h of group g is in the table's second slot.
+    const auto second = [first](size_t g, size_t h) {
+      return kGroups == 2 ? g != first : kIqTwoSlots<kType> && h == 1;
+    };
     for (size_t g = first; g < first + kGroups; ++g) {
-      const bool second_group = kGroups == 2 && g != first;
-      StoreInt4ByteLookups32(
-          tables, IqTableIndices<kType>(dec.q + 32 * g, second_group),
-          IqTableIndices<kType>(dec.q + 32 * g + 16, second_group || (kIqTwoSlots<kType> && kGroups == 1)),
-          y + 32 * g);
+      StoreInt4ByteLookups32(tables, IqTableIndices<kType>(dec.q + 32 * g, second(g, 0)),
+                             IqTableIndices<kType>(dec.q + 32 * g + 16, second(g, 1)),
+                             y + 32 * g);
     }
   }
 }
