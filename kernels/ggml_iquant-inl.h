@@ -470,8 +470,70 @@ HWY_INLINE hn::Vec<Int4Lookup32Tag> IqTableIndices(const int8_t* q, bool second)
   return second ? hn::Or(index, hn::Set(d8, uint8_t{8})) : index;
 }
 
-// One decoded block through the byte tables.
-template <uint32_t kType, class Encode>
+// 128-bit tables (SSSE3/SSE4) of a block with finite factors from the 8
+// entries of positive codes: the code at index c ^ kIqMirror is minus that
+// at c (IQ2: 8 ↔ -8 at 0 ↔ 7, per slot; IQ3: 0 ↔ 15), and with a finite
+// factor (-g) · dl is -(g · dl) exactly, whose BF16/F16 is the same bits
+// with bit 15 set (NaN-free rounding acts on the magnitude). Computed:
+// indices 0..3 and kIqSecondBase..+3 (IQ2: 3 and 11 unused), half the
+// entries' converts, multiplies and software F16 roundings.
+template <uint32_t kType>
+constexpr int kIqMirror = kIqTwoSlots<kType> ? 7 : 15;
+template <uint32_t kType>
+constexpr int kIqSecondBase = kIqTwoSlots<kType> ? 8 : 4;
+// Per table index: the byte of the 8 computed entries it copies, low bytes
+// at 0..7, high bytes at 8..15 (kHigh), and 0x80 where it is a mirror.
+struct IqMirrorBytes {
+  uint8_t low[16];
+  uint8_t high[16];
+  uint8_t sign[16];
+};
+template <uint32_t kType>
+constexpr IqMirrorBytes MakeIqMirrorBytes() {
+  IqMirrorBytes m{};
+  const auto computed = [](int c) {
+    return c < 4 ? c : (c >= kIqSecondBase<kType> && c < kIqSecondBase<kType> + 4)
+                           ? c - kIqSecondBase<kType> + 4 : -1;
+  };
+  for (int c = 0; c < 16; ++c) {
+    const int at = computed(c);
+    const int from = at >= 0 ? at : computed(c ^ kIqMirror<kType>);
+    m.low[c] = static_cast<uint8_t>(from < 0 ? 0 : from);
+    m.high[c] = static_cast<uint8_t>(m.low[c] + 8);
+    m.sign[c] = at >= 0 ? 0 : 0x80;
+  }
+  return m;
+}
+template <uint32_t kType>
+alignas(16) constexpr IqMirrorBytes kIqMirrorBytes = MakeIqMirrorBytes<kType>();
+
+template <bool kUpperHalf, class Entries>
+HWY_INLINE Int4ByteTables<Int4Lookup32Tag> IqMirroredTables(const IqMirrorBytes& m,
+                                                            int32_t second_base,
+                                                            const Entries& entries) {
+  const Int4Lookup32Tag d8;  // 16 lanes on SSSE3/SSE4
+  const hn::Repartition<uint32_t, Int4Lookup32Tag> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  constexpr uint8_t b = kUpperHalf ? 2 : 0;
+  alignas(16) static constexpr uint8_t kSplit[16] = {
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
+  const auto split = hn::Load(d8, kSplit);
+  const auto gather = [&](hn::Vec<decltype(du)> v) {
+    return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
+  };
+  // u32 lanes: low bytes of entries 0..3, of second_base..+3, then their
+  // high bytes.
+  const auto computed = hn::BitCast(
+      d8, hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 0))),
+                              gather(entries(du, hn::Iota(di, second_base)))));
+  return {hn::TableLookupBytes(computed, hn::Load(d8, m.low)),
+          hn::Xor(hn::TableLookupBytes(computed, hn::Load(d8, m.high)), hn::Load(d8, m.sign))};
+}
+
+// One decoded block through the byte tables (kMirror: finite factors, on
+// SSSE3/SSE4, half the entries computed).
+template <uint32_t kType, class Encode, bool kMirror>
 HWY_INLINE void IqByteTableBlock(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
   const hn::ScalableTag<uint8_t> d8;
   constexpr size_t kGroups = kIqGroupsPerTable<kType>;
@@ -485,7 +547,14 @@ HWY_INLINE void IqByteTableBlock(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
       const auto dl = kqv::SlotFactors<kIqTwoSlots<kType> ? 3 : 4>(df, c, slots, 0);
       return Encode()(du, hn::BitCast(du, kqv::ScaledCodes<false, false>(df, q, dl, dl, 0)));
     };
-    const auto tables = Int4Tables32(MakeInt4ByteTables<Encode::kUpperHalf>(d8, entries));
+    const auto tables = [&] {
+      if constexpr (kMirror) {
+        return IqMirroredTables<Encode::kUpperHalf>(kIqMirrorBytes<kType>, kIqSecondBase<kType>,
+                                                    entries);
+      } else {
+        return Int4Tables32(MakeInt4ByteTables<Encode::kUpperHalf>(d8, entries));
+      }
+    }();
     // Whether half h of group g is in the table's second slot.
     const auto second = [first](size_t g, size_t h) {
       return kGroups == 2 ? g != first : kIqTwoSlots<kType> && h == 1;
@@ -519,9 +588,10 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     if constexpr (IQuantUsesByteTables<kType, TOut, kBf16>()) {
       // As below: finite factors give no NaN, for F16 too.
       if (HWY_LIKELY(FactorsFinite<16>(dec))) {
-        IqByteTableBlock<kType, kqv::Encoder16<kBf16, false>>(dec, out + i * iq::kQK);
+        constexpr bool kMirror = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+        IqByteTableBlock<kType, kqv::Encoder16<kBf16, false>, kMirror>(dec, out + i * iq::kQK);
       } else {
-        IqByteTableBlock<kType, kqv::Encoder16<kBf16, true>>(dec, out + i * iq::kQK);
+        IqByteTableBlock<kType, kqv::Encoder16<kBf16, true>, false>(dec, out + i * iq::kQK);
       }
       continue;
     }
