@@ -376,23 +376,24 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // IQ2_XXS: two groups). Pass 1 (the int8 codes in Decoded::q) is unchanged.
 // Taken where it was faster than Store16 (docs/performance.md, "IQ2/IQ3
 // 16-bit outputs through byte tables", cache-resident ns, best of 3
-// interleaved): SSSE3/SSE4 for all five types (BF16 1.2–1.75×, F16 with
-// software rounding 1.7–2.6×) and AVX2 BF16 of IQ2_XXS, IQ3_XXS, IQ3_S
-// (1.05–1.19×). The others keep Store16, the tables being no faster there:
-// AVX2 BF16 of IQ2_XS/IQ2_S (1.00–1.04×), AVX2 F16 (F16C rounds cheaply;
-// IQ2_XXS 1.01–1.04×, the other four 0.75–0.92×), AVX-512 BF16 (IQ2_XXS
-// 1.01×, IQ3_XXS 0.98–1.04×, IQ2_XS, IQ2_S, IQ3_S 0.82–1.03×) and F16
-// (IQ2_XXS 1.00–1.03×, the others 0.65–0.84×).
+// interleaved, with IqMirroredTables): SSSE3/SSE4 for all five types (BF16
+// 1.4–2.0×, F16 with software rounding 2.1–3.3×); AVX2 BF16 of IQ2_XXS,
+// IQ2_XS, IQ3_XXS, IQ3_S (1.07–1.20×); AVX-512 BF16 of IQ2_XXS and IQ3_XXS
+// (1.15–1.31×, one AVX3_DL run of IQ3_XXS 1.00×) and F16 of IQ2_XXS
+// (1.04–1.16×). The others keep Store16: AVX2 BF16 of IQ2_S (1.00×), AVX2
+// F16 (F16C rounds cheaply: 0.80–0.97×), AVX-512 BF16 of IQ2_XS, IQ2_S,
+// IQ3_S (0.71–0.95×) and F16 of the other four (0.59–1.04×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool IQuantUsesByteTables() {
   constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
   constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
+  constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
   if constexpr (sizeof(TOut) != 2) return false;
   switch (kType) {
-    case iq::kIq2XxsId:
-    case iq::kIq3XxsId:
-    case iq::kIq3SId: return kSse || (kAvx2 && kBf16);
+    case iq::kIq2XxsId: return kSse || kAvx3 || (kAvx2 && kBf16);
+    case iq::kIq3XxsId: return kSse || ((kAvx2 || kAvx3) && kBf16);
     case iq::kIq2XsId:
+    case iq::kIq3SId: return kSse || (kAvx2 && kBf16);
     case iq::kIq2SId: return kSse;
     default: return false;
   }
@@ -470,27 +471,32 @@ HWY_INLINE hn::Vec<Int4Lookup32Tag> IqTableIndices(const int8_t* q, bool second)
   return second ? hn::Or(index, hn::Set(d8, uint8_t{8})) : index;
 }
 
-// 128-bit tables (SSSE3/SSE4) of a block with finite factors from the 8
-// entries of positive codes: the code at index c ^ kIqMirror is minus that
+// The tables of a block with finite factors from the 8 entries of
+// positive codes: the code at index c ^ kIqMirror is minus that
 // at c (IQ2: 8 ↔ -8 at 0 ↔ 7, per slot; IQ3: 0 ↔ 15), and with a finite
 // factor (-g) · dl is -(g · dl) exactly, whose BF16/F16 is the same bits
 // with bit 15 set (NaN-free rounding acts on the magnitude). Computed:
 // indices 0..3 and kIqSecondBase..+3 (IQ2: 3 and 11 unused), half the
-// entries' converts, multiplies and software F16 roundings.
+// entries' converts, multiplies and roundings (SSSE3/SSE4: two 4-lane
+// vectors instead of four; AVX2/AVX-512: one 8-lane vector instead of two
+// or one 16-lane, and a lane permute instead of two).
 template <uint32_t kType>
 constexpr int kIqMirror = kIqTwoSlots<kType> ? 7 : 15;
 template <uint32_t kType>
 constexpr int kIqSecondBase = kIqTwoSlots<kType> ? 8 : 4;
-// Per table index: the byte of the 8 computed entries it copies, low bytes
-// at 0..7, high bytes at 8..15 (kHigh), and 0x80 where it is a mirror.
+// Per table index: the byte of the 8 computed entries it copies (low bytes
+// at 0..7, high bytes at 8..15), and 0x80 where it is a mirror; exact:
+// every used index (nonzero code) is computed or minus a computed one.
 struct IqMirrorBytes {
   uint8_t low[16];
   uint8_t high[16];
   uint8_t sign[16];
+  bool exact;
 };
 template <uint32_t kType>
 constexpr IqMirrorBytes MakeIqMirrorBytes() {
-  IqMirrorBytes m{};
+  IqMirrorBytes m{{}, {}, {}, true};
+  const int8_t* code = kIqTableCodes<kType>.code;
   const auto computed = [](int c) {
     return c < 4 ? c : (c >= kIqSecondBase<kType> && c < kIqSecondBase<kType> + 4)
                            ? c - kIqSecondBase<kType> + 4 : -1;
@@ -501,38 +507,52 @@ constexpr IqMirrorBytes MakeIqMirrorBytes() {
     m.low[c] = static_cast<uint8_t>(from < 0 ? 0 : from);
     m.high[c] = static_cast<uint8_t>(m.low[c] + 8);
     m.sign[c] = at >= 0 ? 0 : 0x80;
+    m.exact &= code[c] == 0 || at >= 0 || (from >= 0 && code[c] == -code[c ^ kIqMirror<kType>]);
   }
   return m;
 }
 template <uint32_t kType>
 alignas(16) constexpr IqMirrorBytes kIqMirrorBytes = MakeIqMirrorBytes<kType>();
+static_assert(kIqMirrorBytes<iq::kIq2XxsId>.exact && kIqMirrorBytes<iq::kIq2XsId>.exact &&
+              kIqMirrorBytes<iq::kIq2SId>.exact && kIqMirrorBytes<iq::kIq3XxsId>.exact &&
+              kIqMirrorBytes<iq::kIq3SId>.exact);
 
 template <bool kUpperHalf, class Entries>
 HWY_INLINE Int4ByteTables<Int4Lookup32Tag> IqMirroredTables(const IqMirrorBytes& m,
                                                             int32_t second_base,
                                                             const Entries& entries) {
-  const Int4Lookup32Tag d8;  // 16 lanes on SSSE3/SSE4
+  const Int4Lookup32Tag d8;
   const hn::Repartition<uint32_t, Int4Lookup32Tag> du;
   const hn::RebindToSigned<decltype(du)> di;
   constexpr uint8_t b = kUpperHalf ? 2 : 0;
   alignas(16) static constexpr uint8_t kSplit[16] = {
       b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
       b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
-  const auto split = hn::Load(d8, kSplit);
+  const auto split = hn::LoadDup128(d8, kSplit);
   const auto gather = [&](hn::Vec<decltype(du)> v) {
     return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
   };
-  // u32 lanes: low bytes of entries 0..3, of second_base..+3, then their
-  // high bytes.
-  const auto computed = hn::BitCast(
-      d8, hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 0))),
-                              gather(entries(du, hn::Iota(di, second_base)))));
-  return {hn::TableLookupBytes(computed, hn::Load(d8, m.low)),
-          hn::Xor(hn::TableLookupBytes(computed, hn::Load(d8, m.high)), hn::Load(d8, m.sign))};
+  // u32 lanes (in every 128-bit block): low bytes of entries 0..3, of
+  // second_base..+3, then their high bytes.
+  hn::Vec<Int4Lookup32Tag> computed;
+  if constexpr (hn::MaxLanes(du) == 4) {
+    computed = hn::BitCast(d8, hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 0))),
+                                                   gather(entries(du, hn::Iota(di, second_base)))));
+  } else {  // 8 lanes: one entries vector, blocks 0 and 1, then a lane permute
+    const auto lane = hn::Iota(di, 0);  // codes 0..3, second_base..+3
+    const auto codes = hn::Add(lane, hn::IfThenElseZero(hn::Gt(lane, hn::Set(di, 3)),
+                                                        hn::Set(di, second_base - 4)));
+    alignas(32) static constexpr int32_t kPairs[8] = {0, 4, 1, 5, 0, 4, 1, 5};
+    computed = hn::BitCast(d8, hn::TableLookupLanes(gather(entries(du, codes)),
+                                                    hn::SetTableIndices(du, kPairs)));
+  }
+  const auto dup = [&](const uint8_t* bytes16) { return hn::LoadDup128(d8, bytes16); };
+  return {hn::TableLookupBytes(computed, dup(m.low)),
+          hn::Xor(hn::TableLookupBytes(computed, dup(m.high)), dup(m.sign))};
 }
 
-// One decoded block through the byte tables (kMirror: finite factors, on
-// SSSE3/SSE4, half the entries computed).
+// One decoded block through the byte tables (kMirror: finite factors, half
+// the entries computed).
 template <uint32_t kType, class Encode, bool kMirror>
 HWY_INLINE void IqByteTableBlock(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
   const hn::ScalableTag<uint8_t> d8;
@@ -588,8 +608,7 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     if constexpr (IQuantUsesByteTables<kType, TOut, kBf16>()) {
       // As below: finite factors give no NaN, for F16 too.
       if (HWY_LIKELY(FactorsFinite<16>(dec))) {
-        constexpr bool kMirror = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
-        IqByteTableBlock<kType, kqv::Encoder16<kBf16, false>, kMirror>(dec, out + i * iq::kQK);
+        IqByteTableBlock<kType, kqv::Encoder16<kBf16, false>, true>(dec, out + i * iq::kQK);
       } else {
         IqByteTableBlock<kType, kqv::Encoder16<kBf16, true>, false>(dec, out + i * iq::kQK);
       }
