@@ -373,14 +373,16 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // bits, NaNs included), and its elements byte lookups of that table. IQ3:
 // one factor per 32 elements, 16 codes, a table per 32; IQ2 (6 codes, 3-bit
 // indices): two slots per table (IQ2_XS/IQ2_S: a 32-element group's halves,
-// IQ2_XXS: two groups). Pass 1 (the int8 codes in Decoded::q) is unchanged.
+// IQ2_XXS: two groups); blocks with finite factors compute half of each
+// table and mirror the rest (IqMirroredTables). Pass 1 (the int8 codes in
+// Decoded::q) is unchanged.
 // Taken where it was faster than Store16 (docs/performance.md, "IQ2/IQ3
 // 16-bit outputs through byte tables", cache-resident ns, best of 3
 // interleaved, with IqMirroredTables): SSSE3/SSE4 for all five types (BF16
 // 1.4–2.0×, F16 with software rounding 2.1–3.3×); AVX2 BF16 of IQ2_XXS,
 // IQ2_XS, IQ3_XXS, IQ3_S (1.07–1.20×); AVX-512 BF16 of IQ2_XXS and IQ3_XXS
 // (1.15–1.31×, one AVX3_DL run of IQ3_XXS 1.00×) and F16 of IQ2_XXS
-// (1.04–1.16×). The others keep Store16: AVX2 BF16 of IQ2_S (1.00×), AVX2
+// (1.03–1.16×). The others keep Store16: AVX2 BF16 of IQ2_S (1.00×), AVX2
 // F16 (F16C rounds cheaply: 0.80–0.97×), AVX-512 BF16 of IQ2_XS, IQ2_S,
 // IQ3_S (0.71–0.95×) and F16 of the other four (0.59–1.04×).
 template <uint32_t kType, typename TOut, bool kBf16>
