@@ -16,6 +16,8 @@
 // dl · (g + δ) with δ = ±1/8 is taken as (dl · 1/8) · (8g ± 1): dl · 1/8 is
 // exact (dl is 0, ±Inf, NaN or ≥ 2^-24 in magnitude), and 8g ± 1 is the exact
 // integer 8(g + δ), so both sides round the same real number once.
+// BF16/F16 outputs of IQ2_*/IQ3_* on some x86 targets replace pass 2 with
+// byte lookups of per-slot tables of the results (IqByteTableBlock).
 // Same bytes as the reference on every target; SCALAR runs the reference.
 #if defined(AMN_KERNELS_GGML_IQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_GGML_IQUANT_INL_H_
@@ -34,6 +36,7 @@
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_iq_blocks.h"
 #include "kernels/ggml_kquant-inl.h"
+#include "kernels/int4_byte_table-inl.h"
 #include "kernels/ref/ggml_iquant_ref.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -360,6 +363,233 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
   return finite;
 }
 
+// 16-bit outputs of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S through byte
+// tables (kernels/int4_byte_table-inl.h), as the K-quants' KQuantByteTableBlock:
+// their signed codes ±g take few values (IQ2: ±{8, 25, 43}; IQ3_XXS:
+// ±{4, 12, …, 52, 62}; IQ3_S: ±{1, 3, …, 15}), and (q >> kShift) & kMask of
+// the code byte tells them apart (IqTableCodes checks it on every value). So
+// a factor slot's outputs are entries of a 16-entry table of
+// Encode(float(code) · dl), the arithmetic and encoder of Store16 (same
+// bits, NaNs included), and its elements byte lookups of that table. IQ3:
+// one factor per 32 elements, 16 codes, a table per 32; IQ2 (6 codes, 3-bit
+// indices): two slots per table (IQ2_XS/IQ2_S: a 32-element group's halves,
+// IQ2_XXS: two groups); blocks with finite factors compute half of each
+// table and mirror the rest (IqMirroredTables). Pass 1 (the int8 codes in
+// Decoded::q) is unchanged.
+// Taken where it was faster than Store16 (docs/performance.md, "IQ2/IQ3
+// 16-bit outputs through byte tables", cache-resident ns, best of 3
+// interleaved, with IqMirroredTables): SSSE3/SSE4 for all five types (BF16
+// 1.4–2.0×, F16 with software rounding 2.1–3.3×); AVX2 BF16 of IQ2_XXS,
+// IQ2_XS, IQ3_XXS, IQ3_S (1.07–1.20×); AVX-512 BF16 of IQ2_XXS and IQ3_XXS
+// (1.15–1.31×, one AVX3_DL run of IQ3_XXS 1.00×) and F16 of IQ2_XXS
+// (1.03–1.16×). The others keep Store16: AVX2 BF16 of IQ2_S (1.00×), AVX2
+// F16 (F16C rounds cheaply: 0.80–0.97×), AVX-512 BF16 of IQ2_XS, IQ2_S,
+// IQ3_S (0.71–0.95×) and F16 of the other four (0.59–1.04×).
+template <uint32_t kType, typename TOut, bool kBf16>
+constexpr bool IQuantUsesByteTables() {
+  constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+  constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
+  constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
+  if constexpr (sizeof(TOut) != 2) return false;
+  switch (kType) {
+    case iq::kIq2XxsId: return kSse || kAvx3 || (kAvx2 && kBf16);
+    case iq::kIq3XxsId: return kSse || ((kAvx2 || kAvx3) && kBf16);
+    case iq::kIq2XsId:
+    case iq::kIq3SId: return kSse || (kAvx2 && kBf16);
+    case iq::kIq2SId: return kSse;
+    default: return false;
+  }
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// IQ2's 6 codes take a 3-bit index, so one table holds two factor slots'
+// results, the second's at entries 8..15: IQ2_XS/IQ2_S the two 16-element
+// halves of a 32-element group (a factor each), IQ2_XXS two 32-element
+// groups (a factor per 32): 4 tables per block instead of 8.
+template <uint32_t kType>
+constexpr bool kIqTwoSlots = kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
+                             kType == iq::kIq2SId;
+// 32-element groups per table.
+template <uint32_t kType>
+constexpr size_t kIqGroupsPerTable = kType == iq::kIq2XxsId ? 2 : 1;
+// Table index of a code byte q: (q >> kShift) & kMask (+ 8 in a table's
+// second slot).
+template <uint32_t kType>
+constexpr int kIqTableShift = kType == iq::kIq3XxsId ? 3 : kType == iq::kIq3SId ? 1 : 4;
+template <uint32_t kType>
+constexpr uint8_t kIqTableMask = kIqTwoSlots<kType> ? 7 : 15;
+
+// The signed code at each table index (both slots for two-slot types), and
+// whether the indices of the codes ±level are distinct.
+struct IqTableCodes {
+  int8_t code[16];
+  bool distinct;
+};
+template <size_t kLevels>
+constexpr IqTableCodes MakeIqTableCodes(const iq::GridCode<kLevels>& grid, int shift,
+                                        unsigned mask) {
+  IqTableCodes t{{}, true};
+  bool used[16] = {};
+  for (size_t l = 0; l < kLevels; ++l) {
+    for (int sign : {1, -1}) {
+      const int code = sign * grid.levels[l];
+      const unsigned index = (static_cast<uint8_t>(code) >> shift) & mask;
+      t.distinct &= !used[index];
+      used[index] = true;
+      t.code[index] = static_cast<int8_t>(code);
+      if (mask == 7) t.code[index + 8] = static_cast<int8_t>(code);
+    }
+  }
+  return t;
+}
+template <uint32_t kType>
+constexpr IqTableCodes MakeIqTableCodesOf() {
+  const int shift = kIqTableShift<kType>;
+  const unsigned mask = kIqTableMask<kType>;
+  if constexpr (kType == iq::kIq3XxsId) {
+    return MakeIqTableCodes(iq::kIq3XxsCode, shift, mask);
+  } else if constexpr (kType == iq::kIq3SId) {
+    return MakeIqTableCodes(iq::kIq3SCode, shift, mask);
+  } else {
+    return MakeIqTableCodes(iq::kIq2Code, shift, mask);
+  }
+}
+template <uint32_t kType>
+alignas(16) constexpr IqTableCodes kIqTableCodes = MakeIqTableCodesOf<kType>();
+static_assert(kIqTableCodes<iq::kIq2XxsId>.distinct && kIqTableCodes<iq::kIq2XsId>.distinct &&
+              kIqTableCodes<iq::kIq2SId>.distinct && kIqTableCodes<iq::kIq3XxsId>.distinct &&
+              kIqTableCodes<iq::kIq3SId>.distinct);
+
+// Table indices of 16 code bytes (the same 16 in every 128-bit block), in
+// the table's second slot or not. The shift is on u16 lanes: the
+// neighbour's bits land at 8 - kShift and up, above kMask.
+template <uint32_t kType>
+HWY_INLINE hn::Vec<Int4Lookup32Tag> IqTableIndices(const int8_t* q, bool second) {
+  const Int4Lookup32Tag d8;
+  const hn::Repartition<uint16_t, Int4Lookup32Tag> d16;
+  const auto v = hn::BitCast(d16, hn::LoadDup128(d8, reinterpret_cast<const uint8_t*>(q)));
+  const auto index = hn::And(hn::BitCast(d8, hn::ShiftRight<kIqTableShift<kType>>(v)),
+                             hn::Set(d8, kIqTableMask<kType>));
+  return second ? hn::Or(index, hn::Set(d8, uint8_t{8})) : index;
+}
+
+// The tables of a block with finite factors from the 8 entries of
+// positive codes: the code at index c ^ kIqMirror is minus that
+// at c (IQ2: 8 ↔ -8 at 0 ↔ 7, per slot; IQ3: 0 ↔ 15), and with a finite
+// factor (-g) · dl is -(g · dl) exactly, whose BF16/F16 is the same bits
+// with bit 15 set (NaN-free rounding acts on the magnitude). Computed:
+// indices 0..3 and kIqSecondBase..+3 (IQ2: 3 and 11 unused), half the
+// entries' converts, multiplies and roundings (SSSE3/SSE4: two 4-lane
+// vectors instead of four; AVX2/AVX-512: one 8-lane vector instead of two
+// or one 16-lane, and a lane permute instead of two).
+template <uint32_t kType>
+constexpr int kIqMirror = kIqTwoSlots<kType> ? 7 : 15;
+template <uint32_t kType>
+constexpr int kIqSecondBase = kIqTwoSlots<kType> ? 8 : 4;
+// Per table index: the byte of the 8 computed entries it copies (low bytes
+// at 0..7, high bytes at 8..15), and 0x80 where it is a mirror; exact:
+// every used index (nonzero code) is computed or minus a computed one.
+struct IqMirrorBytes {
+  uint8_t low[16];
+  uint8_t high[16];
+  uint8_t sign[16];
+  bool exact;
+};
+template <uint32_t kType>
+constexpr IqMirrorBytes MakeIqMirrorBytes() {
+  IqMirrorBytes m{{}, {}, {}, true};
+  const int8_t* code = kIqTableCodes<kType>.code;
+  const auto computed = [](int c) {
+    return c < 4 ? c : (c >= kIqSecondBase<kType> && c < kIqSecondBase<kType> + 4)
+                           ? c - kIqSecondBase<kType> + 4 : -1;
+  };
+  for (int c = 0; c < 16; ++c) {
+    const int at = computed(c);
+    const int from = at >= 0 ? at : computed(c ^ kIqMirror<kType>);
+    m.low[c] = static_cast<uint8_t>(from < 0 ? 0 : from);
+    m.high[c] = static_cast<uint8_t>(m.low[c] + 8);
+    m.sign[c] = at >= 0 ? 0 : 0x80;
+    m.exact &= code[c] == 0 || at >= 0 || (from >= 0 && code[c] == -code[c ^ kIqMirror<kType>]);
+  }
+  return m;
+}
+template <uint32_t kType>
+alignas(16) constexpr IqMirrorBytes kIqMirrorBytes = MakeIqMirrorBytes<kType>();
+static_assert(kIqMirrorBytes<iq::kIq2XxsId>.exact && kIqMirrorBytes<iq::kIq2XsId>.exact &&
+              kIqMirrorBytes<iq::kIq2SId>.exact && kIqMirrorBytes<iq::kIq3XxsId>.exact &&
+              kIqMirrorBytes<iq::kIq3SId>.exact);
+
+template <bool kUpperHalf, class Entries>
+HWY_INLINE Int4ByteTables<Int4Lookup32Tag> IqMirroredTables(const IqMirrorBytes& m,
+                                                            int32_t second_base,
+                                                            const Entries& entries) {
+  const Int4Lookup32Tag d8;
+  const hn::Repartition<uint32_t, Int4Lookup32Tag> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  constexpr uint8_t b = kUpperHalf ? 2 : 0;
+  alignas(16) static constexpr uint8_t kSplit[16] = {
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
+  const auto split = hn::LoadDup128(d8, kSplit);
+  const auto gather = [&](hn::Vec<decltype(du)> v) {
+    return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
+  };
+  // u32 lanes (in every 128-bit block): low bytes of entries 0..3, of
+  // second_base..+3, then their high bytes.
+  hn::Vec<Int4Lookup32Tag> computed;
+  if constexpr (hn::MaxLanes(du) == 4) {
+    computed = hn::BitCast(d8, hn::InterleaveLower(du, gather(entries(du, hn::Iota(di, 0))),
+                                                   gather(entries(du, hn::Iota(di, second_base)))));
+  } else {  // 8 lanes: one entries vector, blocks 0 and 1, then a lane permute
+    const auto lane = hn::Iota(di, 0);  // codes 0..3, second_base..+3
+    const auto codes = hn::Add(lane, hn::IfThenElseZero(hn::Gt(lane, hn::Set(di, 3)),
+                                                        hn::Set(di, second_base - 4)));
+    alignas(32) static constexpr int32_t kPairs[8] = {0, 4, 1, 5, 0, 4, 1, 5};
+    computed = hn::BitCast(d8, hn::TableLookupLanes(gather(entries(du, codes)),
+                                                    hn::SetTableIndices(du, kPairs)));
+  }
+  const auto dup = [&](const uint8_t* bytes16) { return hn::LoadDup128(d8, bytes16); };
+  return {hn::TableLookupBytes(computed, dup(m.low)),
+          hn::Xor(hn::TableLookupBytes(computed, dup(m.high)), dup(m.sign))};
+}
+
+// One decoded block through the byte tables (kMirror: finite factors, half
+// the entries computed).
+template <uint32_t kType, class Encode, bool kMirror>
+HWY_INLINE void IqByteTableBlock(const Decoded& dec, uint16_t* HWY_RESTRICT y) {
+  const hn::ScalableTag<uint8_t> d8;
+  constexpr size_t kGroups = kIqGroupsPerTable<kType>;
+  for (size_t first = 0; first < 8; first += kGroups) {
+    // The table's slot factors: a 32-element group's (IQ3: one factor per
+    // 32), its two halves' (IQ2_XS/IQ2_S) or two groups' (IQ2_XXS).
+    const float slots[2] = {dec.dl[2 * first], dec.dl[2 * first + (kGroups == 2 ? 2 : 1)]};
+    const auto entries = [&](auto du, auto c) {
+      const hn::RebindToFloat<decltype(du)> df;
+      const auto q = Codebook16(du, hn::BitCast(du, c), kIqTableCodes<kType>.code);
+      const auto dl = kqv::SlotFactors<kIqTwoSlots<kType> ? 3 : 4>(df, c, slots, 0);
+      return Encode()(du, hn::BitCast(du, kqv::ScaledCodes<false, false>(df, q, dl, dl, 0)));
+    };
+    const auto tables = [&] {
+      if constexpr (kMirror) {
+        return IqMirroredTables<Encode::kUpperHalf>(kIqMirrorBytes<kType>, kIqSecondBase<kType>,
+                                                    entries);
+      } else {
+        return Int4Tables32(MakeInt4ByteTables<Encode::kUpperHalf>(d8, entries));
+      }
+    }();
+    // Whether half h of group g is in the table's second slot.
+    const auto second = [first](size_t g, size_t h) {
+      return kGroups == 2 ? g != first : kIqTwoSlots<kType> && h == 1;
+    };
+    for (size_t g = first; g < first + kGroups; ++g) {
+      StoreInt4ByteLookups32(tables, IqTableIndices<kType>(dec.q + 32 * g, second(g, 0)),
+                             IqTableIndices<kType>(dec.q + 32 * g + 16, second(g, 1)),
+                             y + 32 * g);
+    }
+  }
+}
+#endif
+
 // n_blocks super-blocks of kType; TOut float (F32) or uint16_t (kBf16 picks
 // BF16 over F16).
 template <uint32_t kType, typename TOut, bool kBf16>
@@ -376,6 +606,17 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   dec.codes = dec.q;
   for (size_t i = 0; i < n_blocks; ++i) {
     DecodeBlock<kType>(blocks + i * bytes, dec);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+    if constexpr (IQuantUsesByteTables<kType, TOut, kBf16>()) {
+      // As below: finite factors give no NaN, for F16 too.
+      if (HWY_LIKELY(FactorsFinite<16>(dec))) {
+        IqByteTableBlock<kType, kqv::Encoder16<kBf16, false>, true>(dec, out + i * iq::kQK);
+      } else {
+        IqByteTableBlock<kType, kqv::Encoder16<kBf16, true>, false>(dec, out + i * iq::kQK);
+      }
+      continue;
+    }
+#endif
     // BF16 may skip the NaN rule when every factor the block uses is
     // finite: each result is then float(code - bias) * dl[g], finite times
     // finite, which is never NaN (that needs Inf * 0 or a NaN operand). The

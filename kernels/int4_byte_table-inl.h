@@ -7,8 +7,10 @@
 // Used by the compressed-tensors int4 kernels (packed_int-inl.h) and the
 // GGUF 4-bit block types (ggml_legacy-inl.h, Q4_K/IQ4_XS in
 // ggml_kquant-inl.h), which differ only in where each code's nibble sits,
-// and by Q2_K/Q3_K/TQ2_0 (ggml_kquant-inl.h), whose 2- and 3-bit codes of
-// several factor groups share one 16-entry table.
+// by Q2_K/Q3_K/TQ2_0 (ggml_kquant-inl.h), whose 2- and 3-bit codes of
+// several factor groups share one 16-entry table, and by the IQ2/IQ3
+// lattice types (ggml_iquant-inl.h), whose few signed codes map to 3- or
+// 4-bit table indices.
 #if defined(AMN_KERNELS_INT4_BYTE_TABLE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
 #undef AMN_KERNELS_INT4_BYTE_TABLE_INL_H_
