@@ -526,11 +526,7 @@ HWY_INLINE Int4ByteTables<Int4Lookup32Tag> IqMirroredTables(const IqMirrorBytes&
   const Int4Lookup32Tag d8;
   const hn::Repartition<uint32_t, Int4Lookup32Tag> du;
   const hn::RebindToSigned<decltype(du)> di;
-  constexpr uint8_t b = kUpperHalf ? 2 : 0;
-  alignas(16) static constexpr uint8_t kSplit[16] = {
-      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
-      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
-  const auto split = hn::LoadDup128(d8, kSplit);
+  const auto split = EntryByteSplit<kUpperHalf>(d8);
   const auto gather = [&](hn::Vec<decltype(du)> v) {
     return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
   };

@@ -55,6 +55,19 @@ struct Int4ByteTables {
   hn::Vec<D8> high;  // byte u: high byte of entry u, in every block
 };
 
+// The byte shuffle that puts, in each 128-bit block of u32 lanes of 16-bit
+// outputs (in bytes 2, 3 with kUpperHalf, BF16, else 0, 1), its four
+// outputs' low bytes in u32 lane 0 and their high bytes in lane 1 (lanes
+// 2, 3 repeat them).
+template <bool kUpperHalf, class D8>
+HWY_INLINE hn::Vec<D8> EntryByteSplit(D8 d8) {
+  constexpr uint8_t b = kUpperHalf ? 2 : 0;
+  alignas(16) static constexpr uint8_t kSplit[16] = {
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
+      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
+  return hn::LoadDup128(d8, kSplit);
+}
+
 // The 16 byte tables, for D8 the target's full vector, from `entries`, a
 // functor (du, i32 codes 0..15) -> u32 lanes whose bytes 2, 3 (kUpperHalf:
 // BF16) or 0, 1 (F16) are each code's 16-bit output. A TableLookupBytes
@@ -67,11 +80,7 @@ template <bool kUpperHalf, class D8, class Entries>
 HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, const Entries& entries) {
   const hn::Repartition<uint32_t, D8> du;
   const hn::RebindToSigned<decltype(du)> di;
-  constexpr uint8_t b = kUpperHalf ? 2 : 0;
-  alignas(16) static constexpr uint8_t kSplit[16] = {
-      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13,
-      b, b + 4, b + 8, b + 12, b + 1, b + 5, b + 9, b + 13};
-  const auto split = hn::LoadDup128(d8, kSplit);
+  const auto split = EntryByteSplit<kUpperHalf>(d8);
   const auto gather = [&](hn::Vec<decltype(du)> v) {
     return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, v), split));
   };
