@@ -206,7 +206,7 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtended(DU du, hn::V
 // then ORed on as in F32BitsToF16SignExtended (-0 -> 0x8000). Outside the
 // range the bits are wrong (F16 subnormals would get the F32 binade's
 // precision, |x| >= 2^16 a wrapped exponent), hence the caller's proof.
-// 9 operations per vector (10 on SSSE3, whose i32 Max would be a compare
+// 10 operations per vector (11 on SSSE3, whose i32 Max would be a compare
 // and a blend: the clamp is AndNot of the broadcast sign bit instead)
 // against F32BitsToF16SignExtended<false>'s 14.
 template <class DU>
