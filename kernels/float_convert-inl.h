@@ -187,6 +187,47 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtended(DU du, hn::V
 }
 #endif
 
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+// F16 bits sign-extended to i32 (as F32BitsToF16SignExtended) by integer
+// rounding of the F32 bit pattern, for lanes whose |x| is 0 or lies in
+// [2^-14, 2^16) (the caller proves this per block: F16InRangeBounds).
+// With t = |x|'s bits, (E << 23) | M, E in [113, 142] (2^-14 <= |x| < 2^16):
+// the F16 exponent is E - 112 in [1, 30] (a normal F16) and its significand
+// is M rounded to 10 bits, to nearest even: M's low 13 bits plus 0xFFF plus
+// lsb (bit 13 of t) carry into bit 13 exactly when they exceed 0x1000, or
+// equal it with lsb set. A carry out of the significand runs into the
+// exponent field: the next binade with significand 0, which is the RNE
+// result; at E = 142 that is exponent 31, significand 0 = 0x7C00 = Inf,
+// the RNE result for 65520 <= |x| < 2^16. So
+//   F16 = (t + 0xFFF + lsb) >> 13 - (112 << 10)
+// is the reference's rounding on the whole range; the rebias is folded
+// into the addend (112 << 23 is a multiple of 2^13, so the shift is exact).
+// t = 0 gives a negative sum, which the clamp at 0 makes 0; the sign is
+// then ORed on as in F32BitsToF16SignExtended (-0 -> 0x8000). Outside the
+// range the bits are wrong (F16 subnormals would get the F32 binade's
+// precision, |x| >= 2^16 a wrapped exponent), hence the caller's proof.
+// 10 operations per vector (11 on SSSE3, whose i32 Max would be a compare
+// and a blend: the clamp is AndNot of the broadcast sign bit instead)
+// against F32BitsToF16SignExtended<false>'s 14.
+template <class DU>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtendedInRange(DU du,
+                                                                           hn::Vec<DU> x) {
+  const hn::RebindToSigned<DU> di;
+  const auto t = hn::And(x, hn::Set(du, fmt::kF32AbsMask));
+  const auto lsb = hn::And(hn::ShiftRight<13>(t), hn::Set(du, 1u));
+  const auto sum = hn::BitCast(di, hn::Add(hn::Add(t, hn::Set(du, 0xFFFu - (112u << 23))), lsb));
+  const auto rounded = hn::ShiftRight<13>(sum);
+#if HWY_TARGET == HWY_SSE4
+  const auto magnitude = hn::Max(rounded, hn::Zero(di));
+#else
+  const auto magnitude = hn::AndNot(hn::BroadcastSignBit(rounded), rounded);
+#endif
+  const auto sign =
+      hn::ShiftRight<16>(hn::BitCast(di, hn::And(x, hn::Set(du, fmt::kF32SignMask))));
+  return hn::Or(magnitude, sign);
+}
+#endif
+
 // Stores lo (elements [0, N)) and hi ([N, 2N)), u32 lanes of F32 bits, as
 // 2N F16 outputs at `out` (any alignment). With F16C: one vcvtps2ph and one
 // half-width store per vector (GCC folds them into vcvtps2ph to memory).
@@ -385,6 +426,34 @@ struct ToF16LowerNonNan {
     StoreF16Pair<false>(du, lo, hi, out);
   }
 };
+// F16 for lanes proved 0 or in [2^-14, 2^16) in magnitude (the caller's
+// per-block test, F16InRangeBounds): on SSE4/SSSE3 the integer rounding of
+// F32BitsToF16SignExtendedInRange; elsewhere the NaN-free store (with F16C
+// the same vcvtps2ph), so kF16InRangeStore says where a caller gains by it.
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+inline constexpr bool kF16InRangeStore = true;
+struct ToF16LowerInRange {
+  static constexpr bool kUpperHalf = false;
+  using Finite = ToF16LowerInRange;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU du, hn::Vec<DU> f32) const {
+    return hn::And(hn::BitCast(du, F32BitsToF16SignExtendedInRange(du, f32)),
+                   hn::Set(du, 0xFFFFu));
+  }
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    const hn::Repartition<uint16_t, DU> d16;
+    const hn::Repartition<int16_t, DU> di16;
+    hn::StoreU(hn::BitCast(d16, hn::ReorderDemote2To(di16, F32BitsToF16SignExtendedInRange(du, lo),
+                                                     F32BitsToF16SignExtendedInRange(du, hi))),
+               d16, out);
+  }
+};
+#else
+inline constexpr bool kF16InRangeStore = false;
+using ToF16LowerInRange = ToF16LowerNonNan;
+#endif
 struct ToF16Lower {
   static constexpr bool kUpperHalf = false;
   using Finite = ToF16LowerNonNan;

@@ -63,6 +63,23 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
   return {d, m, is_nan(d) ? d : ggml::kInvalidNan, is_nan(m) ? m : ggml::kInvalidNan, true};
 }
 
+// Whether every result q * d of a non-special block of a type without a
+// min (integer codes |q| <= max_code) is ±0 or has a magnitude in
+// [2^-14, 2^16), the range of ToF16LowerInRange (float_convert-inl.h).
+// From the reference's F32 arithmetic, whose rounding is monotone and keeps
+// representable bounds: |d| = 0 gives ±0 everywhere; else |d| >= 2^-14
+// bounds every q != 0 result below (|fl(q * d)| >= |d|), and
+// fl(max_code * |d|) < 2^16, the same product on the largest code, bounds
+// them above. (Q5_1's q * d + m could be bounded the same way when d and m
+// share a sign, but GGUF files store d > 0 > m, where the sum cancels
+// towards 0: measured, its test only cost time; docs/performance.md.)
+HWY_INLINE bool GgmlF16InRange(uint32_t d_bits, float max_code) {
+  const uint32_t abs_bits = d_bits & 0x7FFFFFFFu;
+  if (abs_bits == 0) return true;
+  float abs_d;
+  std::memcpy(&abs_d, &abs_bits, sizeof(abs_d));
+  return abs_bits >= 0x38800000u /* 2^-14 */ && max_code * abs_d < 65536.0f;
+}
 
 // Nibbles of elements j0 .. j0+N-1 from qs[16] in ggml's order (low nibbles
 // are elements 0..15, high nibbles 16..31), as u32 lanes.
@@ -198,6 +215,7 @@ struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
 
 struct GgmlQ5_0 {
   static constexpr size_t kBytes = ggml::kQ5_0Bytes;
+  static constexpr float kMaxAbsCode = 16.0f;  // GgmlF16InRange
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
@@ -228,6 +246,7 @@ struct GgmlQ5_1 {
 template <size_t kBlockBytes, size_t kQsOffset>
 struct GgmlQ8 {
   static constexpr size_t kBytes = kBlockBytes;
+  static constexpr float kMaxAbsCode = 128.0f;  // GgmlF16InRange
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
   }
@@ -475,6 +494,20 @@ HWY_INLINE void GgmlBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& 
   }
 }
 
+// Whether a block of Decoder stored with Store tests GgmlF16InRange and
+// takes ToF16LowerInRange when it passes: F16 outputs on the targets
+// without F16C where the integer rounding exists (kF16InRangeStore), for
+// the types rounding per element with q * d results (kMaxAbsCode);
+// the 4-bit types round 16 table entries per block instead.
+template <class Decoder, class Store>
+constexpr bool GgmlUsesF16InRange() {
+  if constexpr (!requires { Decoder::kMaxAbsCode; } || sizeof(typename Store::T) != 2) {
+    return false;
+  } else {
+    return kF16InRangeStore && !Store::Encoder::kUpperHalf;
+  }
+}
+
 // n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
@@ -498,9 +531,15 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     // the NaN-free rounding gives the reference's bits, Inf included.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
       GgmlBlock<Decoder, Store, true>(x, scales, y);
-    } else {
-      GgmlBlock<Decoder, typename Store::Finite, false>(x, scales, y);
+      continue;
     }
+    if constexpr (GgmlUsesF16InRange<Decoder, Store>()) {
+      if (GgmlF16InRange(scales.d, Decoder::kMaxAbsCode)) {
+        GgmlBlock<Decoder, GgmlStore16<ToF16LowerInRange>, false>(x, scales, y);
+        continue;
+      }
+    }
+    GgmlBlock<Decoder, typename Store::Finite, false>(x, scales, y);
   }
 }
 

@@ -176,15 +176,18 @@ TEST_P(GgmlLegacyTest, MisalignedBuffers) {
 
 // Every nibble in every position, every Q5 high bit pattern, every i8 code,
 // every E8M0 exponent.
-TEST_P(GgmlLegacyTest, EveryCode) {
-  for (GgmlType type : kLegacyTypes) {
-    const size_t block_bytes = Info(type).block_bytes;
-    const size_t qs = block_bytes - (type == G::kQ8_0 || type == G::kQ8_1 ? 32 : 16);
-    std::vector<uint8_t> blocks;
-    for (size_t b = 0; b < 256; ++b) {
+// 256 blocks of `type` in which every position holds every code byte (and
+// Q5 high bits), block b with scale d(b) (and min m(b)); MXFP4's scale byte
+// is b.
+template <class DOf, class MOf>
+std::vector<uint8_t> EveryCodeBlocks(GgmlType type, DOf d, MOf m) {
+  const size_t block_bytes = Info(type).block_bytes;
+  const size_t qs = block_bytes - (type == G::kQ8_0 || type == G::kQ8_1 ? 32 : 16);
+  std::vector<uint8_t> blocks;
+  for (size_t b = 0; b < 256; ++b) {
       std::vector<uint8_t> block(block_bytes, 0);
-      Put16(block.data(), static_cast<uint16_t>(0x3000 + b));  // varied finite d
-      if (MOffset(type) != 0) Put16(block.data() + 2, static_cast<uint16_t>(0xB400 + 3 * b));
+      Put16(block.data(), d(b));
+      if (MOffset(type) != 0) Put16(block.data() + 2, m(b));
       if (type == G::kMXFP4) block[0] = static_cast<uint8_t>(b);
       if (type == G::kQ5_0 || type == G::kQ5_1) {
         const uint32_t qh_patterns[4] = {0, 0xFFFFFFFFu, 0xAAAAAAAAu,
@@ -195,8 +198,43 @@ TEST_P(GgmlLegacyTest, EveryCode) {
         block[l] = static_cast<uint8_t>(b + (l - qs) * 17);  // all 256 bytes per position
       }
       blocks.insert(blocks.end(), block.begin(), block.end());
-    }
+  }
+  return blocks;
+}
+
+TEST_P(GgmlLegacyTest, EveryCode) {
+  for (GgmlType type : kLegacyTypes) {
+    const std::vector<uint8_t> blocks = EveryCodeBlocks(
+        type, [](size_t b) { return static_cast<uint16_t>(0x3000 + b); },  // varied finite d
+        [](size_t b) { return static_cast<uint16_t>(0xB400 + 3 * b); });
     for (ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type));
+  }
+}
+
+// Scales on both sides of GgmlF16InRange (kernels/ggml_legacy-inl.h), whose
+// blocks' F16 outputs take the integer rounding on SSE4/SSSE3 (Q5_0, Q8_0,
+// Q8_1), each with every code: d = ±2^-14 (in) and the largest F16
+// subnormals (out: results just below 2^-14), ±0 (all results ±0, -0
+// included), the largest d with max|q| * |d| < 2^16 (Q8 511.75, Q5_0 4094:
+// 16 * 4094 = 65504, 15 * 4094 rounding to 61408) and the next F16 (out),
+// and realistic scales (1e-4..1e-2). Q5_1 (which keeps the general store)
+// gets the same blocks with mins: 31 * 2047 + 2064 = 65521 and + 2078 (sums
+// rounding to Inf), m = -d (exact zeros) and the usual d > 0 > m.
+TEST_P(GgmlLegacyTest, F16InRangeBoundaryScales) {
+  constexpr std::array<std::pair<uint16_t, uint16_t>, 20> kScales = {{
+      {0x0400, 0x0000}, {0x8400, 0x8000}, {0x03FF, 0x0000}, {0x83FF, 0x0400},
+      {0x0000, 0x0000}, {0x8000, 0x8000}, {0x0000, 0x8400}, {0x8000, 0x03FF},
+      {0x5FFF, 0x0000}, {0x6000, 0x0000}, {0x6BFF, 0x0000}, {0xEC00, 0x0000},
+      {0x67FF, 0x6808}, {0xE7FF, 0xE808}, {0x67FF, 0x680F}, {0x67FF, 0x6810},
+      {0x0400, 0x8400}, {0x2000, 0xA400}, {0x1E8D, 0x9C00}, {0x211F, 0x0400},
+  }};
+  for (GgmlType type : {G::kQ5_0, G::kQ5_1, G::kQ8_0, G::kQ8_1}) {
+    const std::vector<uint8_t> blocks = EveryCodeBlocks(
+        type, [&](size_t b) { return kScales[b % kScales.size()].first; },
+        [&](size_t b) { return kScales[b % kScales.size()].second; });
+    for (ElemType out_type : kOutTypes) {
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type)) << GgmlName(type);
+    }
   }
 }
 
