@@ -72,6 +72,200 @@ HWY_INLINE uint64_t Iq1Codes(unsigned index, bool negative_delta) {
 
 HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uint64_t>(hi) << 32; }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#if HWY_TARGET == HWY_AVX2
+// kTable[idx[l]] for 4 u64 lanes by vpgatherqq with the index always in ymm5.
+// QEMU without its 2024 fix (QEMU issue 2474, "target/i386: Fix VSIB
+// decode", in 9.1), such as Debian bookworm's 7.2 that runs the emulated
+// fleet, decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
+// SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
+// register to the compiler, which picked ymm4 for some IQ1_M gathers (only
+// fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
+// measurable time. docs/performance.md has the minimal reproducer.
+template <const auto& kTable>
+HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
+  __m256i out, mask;
+  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
+      "vpcmpeqq {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"
+      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]"
+      "|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
+      : [out] "=&x"(out), [mask] "=&x"(mask)
+      : [idx] "x"(idx.raw), [table] "r"(kTable.data()), "m"(kTable)
+      : "xmm5");
+  return hn::Vec256<uint64_t>{out};
+}
+#else
+template <const auto& kTable, class V>
+HWY_INLINE V Iq1GatherGrid(V idx) {
+  const hn::DFromV<V> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  return hn::GatherIndex(du, kTable.data(), hn::BitCast(di, idx));
+}
+#endif
+// N = 4 (AVX2) or 8 (AVX-512) groups, one u64 lane each.
+using Iq1DU = hn::CappedTag<uint64_t, 8>;
+using GatherBytes = hn::Vec<hn::Repartition<uint8_t, Iq1DU>>;
+
+// Per lane l: (word >> shift[l]) & mask, word the bytes of src16 (the same
+// 16 in every 128-bit block) that pick[8l..8l+7] selects (0x80: zero).
+HWY_INLINE hn::Vec<Iq1DU> PickedField(GatherBytes src16, const uint8_t* pick,
+                                      const uint64_t* shift, uint64_t mask) {
+  const Iq1DU du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(src16, hn::LoadU(d8, pick)));
+  return hn::And(hn::Shr(word, hn::LoadU(du, shift)), hn::Set(du, mask));
+}
+
+// N bytes at p, one per u64 lane (1.0.3 has no u8 -> u64 promotion).
+HWY_INLINE hn::Vec<Iq1DU> PromotedBytes(const uint8_t* p) {
+  const Iq1DU du;
+  const hn::Rebind<uint32_t, decltype(du)> d32;
+  return hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), p)));
+}
+
+// kBytes = 8 or 16 bytes from p in every 128-bit block (8: twice). 8 bytes
+// are broadcast as a u64, not copied into a zeroed 16-byte buffer: a 16-byte
+// load of two smaller stores cannot be store-forwarded (that stall made the
+// AVX2 IQ2_XXS gather path 2.5x slower than scalar lookups).
+template <size_t kBytes>
+HWY_INLINE GatherBytes Dup16(const uint8_t* p) {
+  static_assert(kBytes == 8 || kBytes == 16);
+  const hn::Repartition<uint8_t, Iq1DU> d8;
+  if constexpr (kBytes == 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    return hn::BitCast(d8, hn::Set(hn::Repartition<uint64_t, decltype(d8)>(), word));
+  } else {
+    HWY_ALIGN uint8_t copy[16];
+    std::memcpy(copy, p, sizeof(copy));  // LoadDup128 wants aligned bytes
+    return hn::LoadDup128(d8, copy);
+  }
+}
+
+// AVX2 and AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
+// grid entries fetched by one N-lane gather instead of N scalar loads. Group
+// g's lane takes its 3 high index bits from word >> shift[g], word the bytes
+// TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
+// in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
+// of word >> shift[g] (IQ1_M).
+template <bool kSignBit15>
+HWY_INLINE void Iq1GatherN(const uint8_t* qs, GatherBytes qh16, const uint8_t* word_idx,
+                           const uint64_t* shift, int8_t* dst) {
+  const Iq1DU du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const auto one = hn::Set(du, 1u);
+  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
+  const auto bits = hn::Shr(word, hn::LoadU(du, shift));
+  const auto idx = hn::Or(PromotedBytes(qs), hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
+  const auto grid = Iq1GatherGrid<iq::kIq1SGridBiased>(idx);
+  const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
+                              : hn::And(hn::ShiftRight<3>(bits), one);
+  // Per byte (no borrows between bytes), take off the bias 16 and, for a
+  // negative delta, 2 more: the codes 8g ± 1 themselves (kIq1Bias is 0).
+  const auto minus = hn::Or(hn::And(hn::Sub(hn::Zero(du), neg), hn::Set(du, 0x0202020202020202ull)),
+                            hn::Set(du, 0x1010101010101010ull));
+  hn::StoreU(hn::Sub(hn::BitCast(d8, grid), hn::BitCast(d8, minus)), d8,
+             reinterpret_cast<uint8_t*>(dst));
+}
+// Per lane g (0..31), PickedField's operands: pick[8g..8g+7] the bytes
+// first .. first + count - 1 then 0x80 (zero), and shift[g].
+struct GatherPicks {
+  uint8_t pick[32 * 8];
+  uint64_t shift[32];
+};
+struct LanePick {
+  int first, count, shift;
+};
+template <class F>
+constexpr GatherPicks MakeGatherPicks(F lane_pick) {
+  GatherPicks t{};
+  for (int g = 0; g < 32; ++g) {
+    const LanePick p = lane_pick(g);
+    for (int k = 0; k < 8; ++k) t.pick[8 * g + k] = k < p.count ? p.first + k : 0x80;
+    t.shift[g] = p.shift;
+  }
+  return t;
+}
+// IQ1's qh bits of group g: IQ1_S word g/4 (bytes 2(g/4), 2(g/4)+1),
+// shift 3(g%4); IQ1_M byte g/2, shift 4(g%2).
+alignas(64) constexpr GatherPicks kIq1SGather =
+    MakeGatherPicks([](int g) { return LanePick{2 * (g / 4), 2, 3 * (g % 4)}; });
+alignas(64) constexpr GatherPicks kIq1MGather =
+    MakeGatherPicks([](int g) { return LanePick{g / 2, 1, 4 * (g % 2)}; });
+
+template <bool kIq1S>
+HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
+  const auto qh16 = Dup16<16>(qh);
+  const GatherPicks& t = kIq1S ? kIq1SGather : kIq1MGather;
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    Iq1GatherN<kIq1S>(qs + g, qh16, t.pick + 8 * g, t.shift + g, dst + 8 * g);
+  }
+}
+
+// IQ2 codes of N groups: kGrid[idx] with the bytes that kMasks[sign_idx]
+// sets negated, Signed per lane (two gathers instead of 2N scalar loads).
+template <const auto& kGrid, const auto& kMasks>
+HWY_INLINE void SignedGatherN(hn::Vec<Iq1DU> idx, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+  const Iq1DU du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const auto grid = Iq1GatherGrid<kGrid>(idx);
+  const auto m = Iq1GatherGrid<kMasks>(sign_idx);
+  const auto codes = hn::Add(hn::Xor(grid, m), hn::And(m, hn::Set(du, kOnes)));
+  hn::StoreU(hn::BitCast(d8, codes), d8, reinterpret_cast<uint8_t*>(dst));
+}
+
+// IQ2_XXS: 8 bytes per 4 groups (4 index bytes, then a u32 of four 7-bit
+// ksigns at 7k); lane l of a step of N groups takes byte 8(l/4) + l%4 and
+// the ksigns of word 8(l/4) + 4.
+alignas(64) constexpr GatherPicks kIq2XxsIdxPicks =
+    MakeGatherPicks([](int l) { return LanePick{8 * (l / 4) + l % 4, 1, 0}; });
+alignas(64) constexpr GatherPicks kIq2XxsSignPicks =
+    MakeGatherPicks([](int l) { return LanePick{8 * (l / 4) + 4, 4, 7 * (l % 4)}; });
+HWY_INLINE void Iq2XxsGatherBlock(const uint8_t* qs, int8_t* dst) {
+  constexpr size_t kN = hn::MaxLanes(Iq1DU());
+  for (size_t g = 0; g < 32; g += kN) {
+    const auto src = Dup16<2 * kN>(qs + 2 * g);
+    SignedGatherN<iq::kIq2XxsGrid, iq::kKSignMask>(
+        PickedField(src, kIq2XxsIdxPicks.pick, kIq2XxsIdxPicks.shift, 0xFF),
+        PickedField(src, kIq2XxsSignPicks.pick, kIq2XxsSignPicks.shift, 127), dst + 8 * g);
+  }
+}
+
+// IQ2_XS: a u16 per group, 9 index bits and 7 ksigns bits.
+HWY_INLINE void Iq2XsGatherBlock(const uint8_t* qs, int8_t* dst) {
+  const Iq1DU du;
+  const hn::Rebind<uint32_t, decltype(du)> d32;
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  for (size_t g = 0; g < 32; g += hn::Lanes(du)) {
+    const auto q = hn::PromoteTo(
+        du, hn::PromoteTo(d32, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(qs + 2 * g))));
+    SignedGatherN<iq::kIq2XsGrid, iq::kKSignMask>(hn::And(q, hn::Set(du, 511u)),
+                                                  hn::ShiftRight<9>(q), dst + 8 * g);
+  }
+}
+
+// IQ2_S: index byte, 2 high bits from qh byte g/4 at 2(g%4), a sign byte.
+alignas(64) constexpr GatherPicks kIq2SQhPicks =
+    MakeGatherPicks([](int g) { return LanePick{g / 4, 1, 2 * (g % 4)}; });
+HWY_INLINE void Iq2SGatherBlock(const uint8_t* b, int8_t* dst) {
+  using namespace iq::iq2s;
+  const auto qh16 = Dup16<8>(b + kQh);
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    const auto high = PickedField(qh16, kIq2SQhPicks.pick + 8 * g, kIq2SQhPicks.shift + g, 3);
+    SignedGatherN<iq::kIq2SGrid, iq::kSignMask>(
+        hn::Or(PromotedBytes(b + kQs + g), hn::ShiftLeft<8>(high)),
+        PromotedBytes(b + kSigns + g), dst + 8 * g);
+  }
+}
+#endif
+
+// Which IQ2 types gather (measured, docs/performance.md "IQ2/IQ3 grid
+// gathers").
+template <uint32_t kType>
+constexpr bool kIq2Gathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+                             (kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
+                              kType == iq::kIq2SId);
+
 HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
   using namespace iq::iq2xxs;
   const float d = F16At(b + kD);
@@ -79,11 +273,15 @@ HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
     const uint32_t aux0 = kq::LoadLe32(b + kQs + 8 * g);
     const uint32_t aux1 = kq::LoadLe32(b + kQs + 8 * g + 4);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux1 >> 28)) * 0.25f;
+    if constexpr (kIq2Gathers<iq::kIq2XxsId>) continue;
     for (int k = 0; k < 4; ++k) {
       PutGroup(Signed(iq::kIq2XxsGrid[(aux0 >> (8 * k)) & 0xff], KSigns(aux1 >> (7 * k))),
                out.q + 32 * g + 8 * k);
     }
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIq2Gathers<iq::kIq2XxsId>) Iq2XxsGatherBlock(b + kQs, out.q);
+#endif
 }
 
 HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
@@ -93,6 +291,12 @@ HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIq2Gathers<iq::kIq2XsId>) {
+    Iq2XsGatherBlock(b + kQs, out.q);
+    return;
+  }
+#endif
   for (int g = 0; g < 32; ++g) {
     const uint16_t q = kq::LoadLe16(b + kQs + 2 * g);
     PutGroup(Signed(iq::kIq2XsGrid[q & 511], KSigns(q >> 9)), out.q + 8 * g);
@@ -106,6 +310,12 @@ HWY_INLINE void DecodeIq2S(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIq2Gathers<iq::kIq2SId>) {
+    Iq2SGatherBlock(b, out.q);
+    return;
+  }
+#endif
   for (int h = 0; h < 8; ++h) {  // one qh byte per 4 groups
     const unsigned qh = b[kQh + h];
     for (int k = 0; k < 4; ++k) {
@@ -190,104 +400,6 @@ HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
     12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80,
     14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
 HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
-
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-#if HWY_TARGET == HWY_AVX2
-// table[idx[l]] for 4 u64 lanes by vpgatherqq with the index always in ymm5.
-// QEMU without its 2024 fix (QEMU issue 2474, "target/i386: Fix VSIB
-// decode", in 9.1), such as Debian bookworm's 7.2 that runs the emulated
-// fleet, decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
-// SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
-// register to the compiler, which picked ymm4 for some IQ1_M gathers (only
-// fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
-// measurable time. docs/performance.md has the minimal reproducer.
-HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
-  __m256i out, mask;
-  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
-      "vpcmpeqq {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"
-      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]"
-      "|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
-      : [out] "=&x"(out), [mask] "=&x"(mask)
-      : [idx] "x"(idx.raw), [table] "r"(iq::kIq1SGridBiased.data()),
-        "m"(iq::kIq1SGridBiased)
-      : "xmm5");
-  return hn::Vec256<uint64_t>{out};
-}
-#else
-template <class V>
-HWY_INLINE V Iq1GatherGrid(V idx) {
-  const hn::DFromV<V> du;
-  const hn::RebindToSigned<decltype(du)> di;
-  return hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
-}
-#endif
-// AVX2 and AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
-// grid entries fetched by one N-lane gather instead of N scalar loads. Group
-// g's lane takes its 3 high index bits from word >> shift[g], word the bytes
-// TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
-// in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
-// of word >> shift[g] (IQ1_M).
-using Iq1DU = hn::CappedTag<uint64_t, 8>;
-template <bool kSignBit15>
-HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, Iq1DU>> qh16,
-                           const uint8_t* word_idx, const uint64_t* shift, int8_t* dst) {
-  const Iq1DU du;
-  const hn::Repartition<uint8_t, decltype(du)> d8;
-  const hn::Rebind<uint32_t, decltype(du)> d32;  // 1.0.3 has no u8 -> u64 promotion
-  const hn::Rebind<uint8_t, decltype(du)> d8q;
-  const auto one = hn::Set(du, 1u);
-  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
-  const auto bits = hn::Shr(word, hn::LoadU(du, shift));
-  const auto idx = hn::Or(hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(d8q, qs))),
-                          hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
-  const auto grid = Iq1GatherGrid(idx);
-  const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
-                              : hn::And(hn::ShiftRight<3>(bits), one);
-  // Per byte (no borrows between bytes), take off the bias 16 and, for a
-  // negative delta, 2 more: the codes 8g ± 1 themselves (kIq1Bias is 0).
-  const auto minus = hn::Or(hn::And(hn::Sub(hn::Zero(du), neg), hn::Set(du, 0x0202020202020202ull)),
-                            hn::Set(du, 0x1010101010101010ull));
-  hn::StoreU(hn::Sub(hn::BitCast(d8, grid), hn::BitCast(d8, minus)), d8,
-             reinterpret_cast<uint8_t*>(dst));
-}
-
-// Per group g (0..31): the byte indices of its qh bits (IQ1_S: word g/4,
-// bytes 2(g/4), 2(g/4)+1, shift 3(g%4); IQ1_M: byte g/2, shift 4(g%2)),
-// 0x80 (zero) for the lane's other bytes.
-struct Iq1GatherTables {
-  uint8_t idx[32 * 8];
-  uint64_t shift[32];
-};
-constexpr Iq1GatherTables MakeIq1GatherTables(bool iq1s) {
-  Iq1GatherTables t{};
-  for (int g = 0; g < 32; ++g) {
-    uint8_t* bytes = t.idx + 8 * g;
-    for (int k = 0; k < 8; ++k) bytes[k] = 0x80;
-    if (iq1s) {
-      bytes[0] = static_cast<uint8_t>(2 * (g / 4));
-      bytes[1] = static_cast<uint8_t>(bytes[0] + 1);
-    } else {
-      bytes[0] = static_cast<uint8_t>(g / 2);
-    }
-    t.shift[g] = iq1s ? 3 * (g % 4) : 4 * (g % 2);
-  }
-  return t;
-}
-alignas(64) constexpr Iq1GatherTables kIq1SGather = MakeIq1GatherTables(true);
-alignas(64) constexpr Iq1GatherTables kIq1MGather = MakeIq1GatherTables(false);
-
-template <bool kIq1S>
-HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
-  const hn::Repartition<uint8_t, Iq1DU> d8;
-  HWY_ALIGN uint8_t copy[16];
-  std::memcpy(copy, qh, sizeof(copy));  // LoadDup128 wants aligned bytes
-  const auto qh16 = hn::LoadDup128(d8, copy);
-  const Iq1GatherTables& t = kIq1S ? kIq1SGather : kIq1MGather;
-  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
-    Iq1GatherN<kIq1S>(qs + g, qh16, t.idx + 8 * g, t.shift + g, dst + 8 * g);
-  }
-}
-#endif
 
 // Which IQ1 types gather: both on AVX-512; on AVX2 only IQ1_M, as IQ1_S's
 // four-lane gather was about 5 % slower than its scalar lookups (F32/F16)
