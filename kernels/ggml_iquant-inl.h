@@ -10,6 +10,8 @@
 //    gather, and take the bias off per byte there (scalar lookups were half
 //    their time). AVX2's gather keeps its index in ymm5 (Iq1GatherGrid:
 //    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
+//    IQ2_XXS, IQ2_XS and IQ2_S do the same on both (SignedGatherN), with a
+//    second gather for the sign masks;
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -82,18 +84,27 @@ HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uin
 // register to the compiler, which picked ymm4 for some IQ1_M gathers (only
 // fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
 // measurable time. docs/performance.md has the minimal reproducer.
-template <const auto& kTable>
-HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
+// u32 tables (IQ3 grids) take vpgatherdd, 8 lanes, the same way.
+#define AMN_IQ_GATHER_YMM5(CMP, GATHER, SCALE, SIZE)                              \
+  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"                                 \
+      CMP " {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"            \
+      GATHER " {%[mask], (%[table],%%ymm5," SCALE "), %[out]"                     \
+      "|%[out], " SIZE " PTR [%[table]+ymm5*" SCALE "], %[mask]}"                  \
+      : [out] "=&x"(out), [mask] "=&x"(mask)                                      \
+      : [idx] "x"(idx.raw), [table] "r"(kTable.data()), "m"(kTable)               \
+      : "xmm5")
+template <const auto& kTable, typename T>
+HWY_INLINE hn::Vec256<T> Iq1GatherGrid(hn::Vec256<T> idx) {
+  static_assert(sizeof(T) == sizeof(kTable[0]) && (sizeof(T) == 4 || sizeof(T) == 8));
   __m256i out, mask;
-  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
-      "vpcmpeqq {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"
-      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]"
-      "|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
-      : [out] "=&x"(out), [mask] "=&x"(mask)
-      : [idx] "x"(idx.raw), [table] "r"(kTable.data()), "m"(kTable)
-      : "xmm5");
-  return hn::Vec256<uint64_t>{out};
+  if constexpr (sizeof(T) == 8) {
+    AMN_IQ_GATHER_YMM5("vpcmpeqq", "vpgatherqq", "8", "QWORD");
+  } else {
+    AMN_IQ_GATHER_YMM5("vpcmpeqd", "vpgatherdd", "4", "DWORD");
+  }
+  return hn::Vec256<T>{out};
 }
+#undef AMN_IQ_GATHER_YMM5
 #else
 template <const auto& kTable, class V>
 HWY_INLINE V Iq1GatherGrid(V idx) {
@@ -123,15 +134,19 @@ HWY_INLINE hn::Vec<Iq1DU> PromotedBytes(const uint8_t* p) {
   return hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), p)));
 }
 
-// kBytes = 8 or 16 bytes from p in every 128-bit block (8: twice). 8 bytes
-// are broadcast as a u64, not copied into a zeroed 16-byte buffer: a 16-byte
+// kBytes = 4, 8 or 16 bytes from p in every 128-bit block (repeated). 4 or
+// 8 bytes are broadcast as a u32/u64, not copied into a zeroed 16-byte buffer: a 16-byte
 // load of two smaller stores cannot be store-forwarded (that stall made the
 // AVX2 IQ2_XXS gather path 2.5x slower than scalar lookups).
 template <size_t kBytes>
 HWY_INLINE GatherBytes Dup16(const uint8_t* p) {
-  static_assert(kBytes == 8 || kBytes == 16);
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16);
   const hn::Repartition<uint8_t, Iq1DU> d8;
-  if constexpr (kBytes == 8) {
+  if constexpr (kBytes == 4) {
+    uint32_t word;
+    std::memcpy(&word, p, sizeof(word));
+    return hn::BitCast(d8, hn::Set(hn::Repartition<uint32_t, decltype(d8)>(), word));
+  } else if constexpr (kBytes == 8) {
     uint64_t word;
     std::memcpy(&word, p, sizeof(word));
     return hn::BitCast(d8, hn::Set(hn::Repartition<uint64_t, decltype(d8)>(), word));
@@ -202,16 +217,28 @@ HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst
   }
 }
 
-// IQ2 codes of N groups: kGrid[idx] with the bytes that kMasks[sign_idx]
-// sets negated, Signed per lane (two gathers instead of 2N scalar loads).
-template <const auto& kGrid, const auto& kMasks>
-HWY_INLINE void SignedGatherN(hn::Vec<Iq1DU> idx, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+// N groups' codes: grid entries (8 bytes per lane) with the bytes that
+// kMasks[sign_idx] sets negated, Signed per lane.
+template <const auto& kMasks>
+HWY_INLINE void StoreSignedN(hn::Vec<Iq1DU> grid, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
   const Iq1DU du;
   const hn::Repartition<uint8_t, decltype(du)> d8;
-  const auto grid = Iq1GatherGrid<kGrid>(idx);
   const auto m = Iq1GatherGrid<kMasks>(sign_idx);
   const auto codes = hn::Add(hn::Xor(grid, m), hn::And(m, hn::Set(du, kOnes)));
   hn::StoreU(hn::BitCast(d8, codes), d8, reinterpret_cast<uint8_t*>(dst));
+}
+// IQ2: kGrid[idx] signed by kMasks[sign_idx], two gathers instead of 2N
+// scalar loads.
+template <const auto& kGrid, const auto& kMasks>
+HWY_INLINE void SignedGatherN(hn::Vec<Iq1DU> idx, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+  StoreSignedN<kMasks>(Iq1GatherGrid<kGrid>(idx), sign_idx, dst);
+}
+// IQ3: a group's two 4-byte grid entries kGrid[idx[2g]], kGrid[idx[2g+1]]
+// from one 2N-lane u32 gather.
+template <const auto& kGrid, const auto& kMasks>
+HWY_INLINE void SignedGather2N(hn::Vec<hn::Repartition<uint32_t, Iq1DU>> idx,
+                               hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+  StoreSignedN<kMasks>(hn::BitCast(Iq1DU(), Iq1GatherGrid<kGrid>(idx)), sign_idx, dst);
 }
 
 // IQ2_XXS: 8 bytes per 4 groups (4 index bytes, then a u32 of four 7-bit
@@ -257,14 +284,65 @@ HWY_INLINE void Iq2SGatherBlock(const uint8_t* b, int8_t* dst) {
         PromotedBytes(b + kSigns + g), dst + 8 * g);
   }
 }
+
+// 2N index bytes at p, one per u32 lane.
+HWY_INLINE hn::Vec<hn::Repartition<uint32_t, Iq1DU>> PromotedBytes2N(const uint8_t* p) {
+  const hn::Repartition<uint32_t, Iq1DU> d32;
+  return hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(d32)>(), p));
+}
+
+// IQ3_XXS: 2 index bytes per group; group g's ksigns at 7(g%4) of the u32
+// at kSignsScales + 4(g/4) (lane l of a step: word 4(l/4) of the step's).
+alignas(64) constexpr GatherPicks kIq3XxsSignPicks =
+    MakeGatherPicks([](int l) { return LanePick{4 * (l / 4), 4, 7 * (l % 4)}; });
+HWY_INLINE void Iq3XxsGatherBlock(const uint8_t* b, int8_t* dst) {
+  using namespace iq::iq3xxs;
+  constexpr size_t kN = hn::MaxLanes(Iq1DU());
+  for (size_t g = 0; g < 32; g += kN) {
+    const auto words = Dup16<kN>(b + kSignsScales + g);
+    SignedGather2N<iq::kIq3XxsGrid, iq::kKSignMask>(
+        PromotedBytes2N(b + kQs + 2 * g),
+        PickedField(words, kIq3XxsSignPicks.pick, kIq3XxsSignPicks.shift, 127), dst + 8 * g);
+  }
+}
+
+// IQ3_S: entry e (2 per group, e = 0..63) is byte kQs + e with bit e%8 of
+// qh byte e/8 as bit 8; a sign byte per group.
+struct Iq3SQhPicks {
+  uint8_t pick[64 * 4];  // entry e's u32 lane: qh byte e / 8, then zeros
+  uint32_t shift[16];    // 8 - e % 8: bit e % 8 to bit 8
+};
+constexpr Iq3SQhPicks MakeIq3SQhPicks() {
+  Iq3SQhPicks t{};
+  for (int e = 0; e < 64; ++e) {
+    for (int k = 0; k < 4; ++k) t.pick[4 * e + k] = k == 0 ? e / 8 : 0x80;
+  }
+  for (int e = 0; e < 16; ++e) t.shift[e] = 8 - e % 8;
+  return t;
+}
+alignas(64) constexpr Iq3SQhPicks kIq3SQhPicks = MakeIq3SQhPicks();
+HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
+  using namespace iq::iq3s;
+  const hn::Repartition<uint32_t, Iq1DU> d32;
+  const hn::Repartition<uint8_t, decltype(d32)> d8;
+  const auto qh16 = Dup16<8>(b + kQh);
+  const auto shift = hn::LoadU(d32, kIq3SQhPicks.shift);
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    const auto qh = hn::BitCast(
+        d32, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, kIq3SQhPicks.pick + 8 * g)));
+    const auto high = hn::And(hn::Shl(qh, shift), hn::Set(d32, 256u));
+    SignedGather2N<iq::kIq3SGrid, iq::kSignMask>(hn::Or(PromotedBytes2N(b + kQs + 2 * g), high),
+                                                 PromotedBytes(b + kSigns + g), dst + 8 * g);
+  }
+}
 #endif
 
-// Which IQ2 types gather (measured, docs/performance.md "IQ2/IQ3 grid
+// Which IQ2/IQ3 types gather (measured, docs/performance.md "IQ2/IQ3 grid
 // gathers").
 template <uint32_t kType>
-constexpr bool kIq2Gathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
-                             (kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
-                              kType == iq::kIq2SId);
+constexpr bool kIqGathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+                            (kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
+                             kType == iq::kIq3XxsId || kType == iq::kIq3SId);
 
 HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
   using namespace iq::iq2xxs;
@@ -273,14 +351,14 @@ HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
     const uint32_t aux0 = kq::LoadLe32(b + kQs + 8 * g);
     const uint32_t aux1 = kq::LoadLe32(b + kQs + 8 * g + 4);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux1 >> 28)) * 0.25f;
-    if constexpr (kIq2Gathers<iq::kIq2XxsId>) continue;
+    if constexpr (kIqGathers<iq::kIq2XxsId>) continue;
     for (int k = 0; k < 4; ++k) {
       PutGroup(Signed(iq::kIq2XxsGrid[(aux0 >> (8 * k)) & 0xff], KSigns(aux1 >> (7 * k))),
                out.q + 32 * g + 8 * k);
     }
   }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kIq2Gathers<iq::kIq2XxsId>) Iq2XxsGatherBlock(b + kQs, out.q);
+  if constexpr (kIqGathers<iq::kIq2XxsId>) Iq2XxsGatherBlock(b + kQs, out.q);
 #endif
 }
 
@@ -292,7 +370,7 @@ HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kIq2Gathers<iq::kIq2XsId>) {
+  if constexpr (kIqGathers<iq::kIq2XsId>) {
     Iq2XsGatherBlock(b + kQs, out.q);
     return;
   }
@@ -311,7 +389,7 @@ HWY_INLINE void DecodeIq2S(const uint8_t* b, Decoded& out) {
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kIq2Gathers<iq::kIq2SId>) {
+  if constexpr (kIqGathers<iq::kIq2SId>) {
     Iq2SGatherBlock(b, out.q);
     return;
   }
@@ -332,6 +410,7 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
   for (int g = 0; g < 8; ++g) {
     const uint32_t aux = kq::LoadLe32(b + kSignsScales + 4 * g);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+    if constexpr (kIqGathers<iq::kIq3XxsId>) continue;
     for (int k = 0; k < 4; ++k) {
       const uint8_t* qs = b + kQs + 8 * g + 2 * k;
       PutGroup(Signed(Pair(iq::kIq3XxsGrid[qs[0]], iq::kIq3XxsGrid[qs[1]]),
@@ -339,6 +418,9 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
                out.q + 32 * g + 8 * k);
     }
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIqGathers<iq::kIq3XxsId>) Iq3XxsGatherBlock(b, out.q);
+#endif
 }
 
 HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
@@ -348,6 +430,12 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 4] >> (4 * ((t / 2) % 2))) & 15;
     out.dl[t] = d * static_cast<float>(1 + 2 * s);
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIqGathers<iq::kIq3SId>) {
+    Iq3SGatherBlock(b, out.q);
+    return;
+  }
+#endif
   for (int h = 0; h < 8; ++h) {  // one qh byte per 4 groups
     const unsigned qh = b[kQh + h];
     for (int k = 0; k < 4; ++k) {
