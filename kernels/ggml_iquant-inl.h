@@ -10,8 +10,8 @@
 //    gather, and take the bias off per byte there (scalar lookups were half
 //    their time). AVX2's gather keeps its index in ymm5 (Iq1GatherGrid:
 //    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
-//    IQ2_XXS, IQ2_XS and IQ2_S do the same on both (SignedGatherN), with a
-//    second gather for the sign masks;
+//    IQ2_XXS, IQ2_XS, IQ3_S (both) and IQ3_XXS (AVX2) do the same
+//    (kIqGathers), with a second gather for the sign masks;
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -271,20 +271,6 @@ HWY_INLINE void Iq2XsGatherBlock(const uint8_t* qs, int8_t* dst) {
   }
 }
 
-// IQ2_S: index byte, 2 high bits from qh byte g/4 at 2(g%4), a sign byte.
-alignas(64) constexpr GatherPicks kIq2SQhPicks =
-    MakeGatherPicks([](int g) { return LanePick{g / 4, 1, 2 * (g % 4)}; });
-HWY_INLINE void Iq2SGatherBlock(const uint8_t* b, int8_t* dst) {
-  using namespace iq::iq2s;
-  const auto qh16 = Dup16<8>(b + kQh);
-  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
-    const auto high = PickedField(qh16, kIq2SQhPicks.pick + 8 * g, kIq2SQhPicks.shift + g, 3);
-    SignedGatherN<iq::kIq2SGrid, iq::kSignMask>(
-        hn::Or(PromotedBytes(b + kQs + g), hn::ShiftLeft<8>(high)),
-        PromotedBytes(b + kSigns + g), dst + 8 * g);
-  }
-}
-
 // 2N index bytes at p, one per u32 lane.
 HWY_INLINE hn::Vec<hn::Repartition<uint32_t, Iq1DU>> PromotedBytes2N(const uint8_t* p) {
   const hn::Repartition<uint32_t, Iq1DU> d32;
@@ -337,12 +323,16 @@ HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
 }
 #endif
 
-// Which IQ2/IQ3 types gather (measured, docs/performance.md "IQ2/IQ3 grid
-// gathers").
+// Which IQ2/IQ3 types gather (docs/performance.md, "IQ2/IQ3 grid gathers",
+// cache-resident ns, best of 3 interleaved): IQ2_XXS, IQ2_XS and IQ3_S on
+// AVX2 and AVX-512 (1.08-1.64x over F32/BF16/F16); IQ3_XXS on AVX2 only
+// (1.01-1.13x; AVX-512 BF16 0.79-0.82x though F32/F16 won). IQ2_S keeps
+// scalar lookups (AVX2 F16 0.86x, AVX-512 0.95-1.06x).
 template <uint32_t kType>
-constexpr bool kIqGathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
-                            (kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
-                             kType == iq::kIq3XxsId || kType == iq::kIq3SId);
+constexpr bool kIqGathers =
+    HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+    (kType == iq::kIq2XxsId || kType == iq::kIq2XsId || kType == iq::kIq3SId ||
+     (kType == iq::kIq3XxsId && HWY_TARGET == HWY_AVX2));
 
 HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
   using namespace iq::iq2xxs;
@@ -388,12 +378,6 @@ HWY_INLINE void DecodeIq2S(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kIqGathers<iq::kIq2SId>) {
-    Iq2SGatherBlock(b, out.q);
-    return;
-  }
-#endif
   for (int h = 0; h < 8; ++h) {  // one qh byte per 4 groups
     const unsigned qh = b[kQh + h];
     for (int k = 0; k < 4; ++k) {
