@@ -325,8 +325,9 @@ HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
 
 // Which IQ2/IQ3 types gather (docs/performance.md, "IQ2/IQ3 grid gathers",
 // cache-resident ns, best of 3 interleaved): IQ2_XXS, IQ2_XS and IQ3_S on
-// AVX2 and AVX-512 (1.08-1.64x over F32/BF16/F16); IQ3_XXS on AVX2 only
-// (1.01-1.13x; AVX-512 BF16 0.79-0.82x though F32/F16 won). IQ2_S keeps
+// AVX2 and AVX-512 (F32 1.08-1.81x, BF16/F16 1.10-1.47x, except AVX-512
+// BF16/F16 of IQ2_XXS, 0.93-1.09x, within noise); IQ3_XXS on AVX2 only
+// (1.01-1.17x; AVX-512 BF16 0.79-0.82x though F32/F16 won). IQ2_S keeps
 // scalar lookups (AVX2 F16 0.86x, AVX-512 0.95-1.06x).
 template <uint32_t kType>
 constexpr bool kIqGathers =
