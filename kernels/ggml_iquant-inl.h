@@ -10,6 +10,8 @@
 //    gather, and take the bias off per byte there (scalar lookups were half
 //    their time). AVX2's gather keeps its index in ymm5 (Iq1GatherGrid:
 //    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
+//    IQ2_XXS, IQ2_XS, IQ3_S (both) and IQ3_XXS (AVX2) do the same
+//    (kIqGathers), with a second gather for the sign masks;
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
 // round(db · (±g)) because round-to-nearest-even is symmetric. IQ1's
@@ -72,6 +74,267 @@ HWY_INLINE uint64_t Iq1Codes(unsigned index, bool negative_delta) {
 
 HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uint64_t>(hi) << 32; }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#if HWY_TARGET == HWY_AVX2
+// kTable[idx[l]] for 4 u64 lanes by vpgatherqq with the index always in ymm5.
+// QEMU without its 2024 fix (QEMU issue 2474, "target/i386: Fix VSIB
+// decode", in 9.1), such as Debian bookworm's 7.2 that runs the emulated
+// fleet, decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
+// SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
+// register to the compiler, which picked ymm4 for some IQ1_M gathers (only
+// fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
+// measurable time. docs/performance.md has the minimal reproducer.
+// u32 tables (IQ3 grids) take vpgatherdd, 8 lanes, the same way.
+#define AMN_IQ_GATHER_YMM5(CMP, GATHER, SCALE, SIZE)                              \
+  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"                                 \
+      CMP " {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"            \
+      GATHER " {%[mask], (%[table],%%ymm5," SCALE "), %[out]"                     \
+      "|%[out], " SIZE " PTR [%[table]+ymm5*" SCALE "], %[mask]}"                  \
+      : [out] "=&x"(out), [mask] "=&x"(mask)                                      \
+      : [idx] "x"(idx.raw), [table] "r"(kTable.data()), "m"(kTable)               \
+      : "xmm5")
+template <const auto& kTable, typename T>
+HWY_INLINE hn::Vec256<T> Iq1GatherGrid(hn::Vec256<T> idx) {
+  static_assert(sizeof(T) == sizeof(kTable[0]) && (sizeof(T) == 4 || sizeof(T) == 8));
+  __m256i out, mask;
+  if constexpr (sizeof(T) == 8) {
+    AMN_IQ_GATHER_YMM5("vpcmpeqq", "vpgatherqq", "8", "QWORD");
+  } else {
+    AMN_IQ_GATHER_YMM5("vpcmpeqd", "vpgatherdd", "4", "DWORD");
+  }
+  return hn::Vec256<T>{out};
+}
+#undef AMN_IQ_GATHER_YMM5
+#else
+template <const auto& kTable, class V>
+HWY_INLINE V Iq1GatherGrid(V idx) {
+  const hn::DFromV<V> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  return hn::GatherIndex(du, kTable.data(), hn::BitCast(di, idx));
+}
+#endif
+// N = 4 (AVX2) or 8 (AVX-512) groups, one u64 lane each.
+using Iq1DU = hn::CappedTag<uint64_t, 8>;
+using GatherBytes = hn::Vec<hn::Repartition<uint8_t, Iq1DU>>;
+
+// Per lane l: (word >> shift[l]) & mask, word the bytes of src16 (the same
+// 16 in every 128-bit block) that pick[8l..8l+7] selects (0x80: zero).
+HWY_INLINE hn::Vec<Iq1DU> PickedField(GatherBytes src16, const uint8_t* pick,
+                                      const uint64_t* shift, uint64_t mask) {
+  const Iq1DU du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(src16, hn::LoadU(d8, pick)));
+  return hn::And(hn::Shr(word, hn::LoadU(du, shift)), hn::Set(du, mask));
+}
+
+// N bytes at p, one per u64 lane (1.0.3 has no u8 -> u64 promotion).
+HWY_INLINE hn::Vec<Iq1DU> PromotedBytes(const uint8_t* p) {
+  const Iq1DU du;
+  const hn::Rebind<uint32_t, decltype(du)> d32;
+  return hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), p)));
+}
+
+// kBytes = 4, 8 or 16 bytes from p in every 128-bit block (repeated). 4 or
+// 8 bytes are broadcast as a u32/u64, not copied into a zeroed 16-byte buffer: a 16-byte
+// load of two smaller stores cannot be store-forwarded (that stall made the
+// AVX2 IQ2_XXS gather path 2.5x slower than scalar lookups).
+template <size_t kBytes>
+HWY_INLINE GatherBytes Dup16(const uint8_t* p) {
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16);
+  const hn::Repartition<uint8_t, Iq1DU> d8;
+  if constexpr (kBytes == 4) {
+    uint32_t word;
+    std::memcpy(&word, p, sizeof(word));
+    return hn::BitCast(d8, hn::Set(hn::Repartition<uint32_t, decltype(d8)>(), word));
+  } else if constexpr (kBytes == 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    return hn::BitCast(d8, hn::Set(hn::Repartition<uint64_t, decltype(d8)>(), word));
+  } else {
+    HWY_ALIGN uint8_t copy[16];
+    std::memcpy(copy, p, sizeof(copy));  // LoadDup128 wants aligned bytes
+    return hn::LoadDup128(d8, copy);
+  }
+}
+
+// AVX2 and AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
+// grid entries fetched by one N-lane gather instead of N scalar loads. Group
+// g's lane takes its 3 high index bits from word >> shift[g], word the bytes
+// TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
+// in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
+// of word >> shift[g] (IQ1_M).
+template <bool kSignBit15>
+HWY_INLINE void Iq1GatherN(const uint8_t* qs, GatherBytes qh16, const uint8_t* word_idx,
+                           const uint64_t* shift, int8_t* dst) {
+  const Iq1DU du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const auto one = hn::Set(du, 1u);
+  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
+  const auto bits = hn::Shr(word, hn::LoadU(du, shift));
+  const auto idx = hn::Or(PromotedBytes(qs), hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
+  const auto grid = Iq1GatherGrid<iq::kIq1SGridBiased>(idx);
+  const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
+                              : hn::And(hn::ShiftRight<3>(bits), one);
+  // Per byte (no borrows between bytes), take off the bias 16 and, for a
+  // negative delta, 2 more: the codes 8g ± 1 themselves (kIq1Bias is 0).
+  const auto minus = hn::Or(hn::And(hn::Sub(hn::Zero(du), neg), hn::Set(du, 0x0202020202020202ull)),
+                            hn::Set(du, 0x1010101010101010ull));
+  hn::StoreU(hn::Sub(hn::BitCast(d8, grid), hn::BitCast(d8, minus)), d8,
+             reinterpret_cast<uint8_t*>(dst));
+}
+// Per lane g (0..31), PickedField's operands: pick[8g..8g+7] the bytes
+// first .. first + count - 1 then 0x80 (zero), and shift[g].
+struct GatherPicks {
+  uint8_t pick[32 * 8];
+  uint64_t shift[32];
+};
+struct LanePick {
+  int first, count, shift;
+};
+template <class F>
+constexpr GatherPicks MakeGatherPicks(F lane_pick) {
+  GatherPicks t{};
+  for (int g = 0; g < 32; ++g) {
+    const LanePick p = lane_pick(g);
+    for (int k = 0; k < 8; ++k) t.pick[8 * g + k] = k < p.count ? p.first + k : 0x80;
+    t.shift[g] = p.shift;
+  }
+  return t;
+}
+// IQ1's qh bits of group g: IQ1_S word g/4 (bytes 2(g/4), 2(g/4)+1),
+// shift 3(g%4); IQ1_M byte g/2, shift 4(g%2).
+alignas(64) constexpr GatherPicks kIq1SGather =
+    MakeGatherPicks([](int g) { return LanePick{2 * (g / 4), 2, 3 * (g % 4)}; });
+alignas(64) constexpr GatherPicks kIq1MGather =
+    MakeGatherPicks([](int g) { return LanePick{g / 2, 1, 4 * (g % 2)}; });
+
+template <bool kIq1S>
+HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
+  const auto qh16 = Dup16<16>(qh);
+  const GatherPicks& t = kIq1S ? kIq1SGather : kIq1MGather;
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    Iq1GatherN<kIq1S>(qs + g, qh16, t.pick + 8 * g, t.shift + g, dst + 8 * g);
+  }
+}
+
+// N groups' codes: grid entries (8 bytes per lane) with the bytes that
+// kMasks[sign_idx] sets negated, Signed per lane.
+template <const auto& kMasks>
+HWY_INLINE void StoreSignedN(hn::Vec<Iq1DU> grid, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+  const Iq1DU du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const auto m = Iq1GatherGrid<kMasks>(sign_idx);
+  const auto codes = hn::Add(hn::Xor(grid, m), hn::And(m, hn::Set(du, kOnes)));
+  hn::StoreU(hn::BitCast(d8, codes), d8, reinterpret_cast<uint8_t*>(dst));
+}
+// IQ2: kGrid[idx] signed by kMasks[sign_idx], two gathers instead of 2N
+// scalar loads.
+template <const auto& kGrid, const auto& kMasks>
+HWY_INLINE void SignedGatherN(hn::Vec<Iq1DU> idx, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+  StoreSignedN<kMasks>(Iq1GatherGrid<kGrid>(idx), sign_idx, dst);
+}
+// IQ3: a group's two 4-byte grid entries kGrid[idx[2g]], kGrid[idx[2g+1]]
+// from one 2N-lane u32 gather.
+template <const auto& kGrid, const auto& kMasks>
+HWY_INLINE void SignedGather2N(hn::Vec<hn::Repartition<uint32_t, Iq1DU>> idx,
+                               hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
+  StoreSignedN<kMasks>(hn::BitCast(Iq1DU(), Iq1GatherGrid<kGrid>(idx)), sign_idx, dst);
+}
+
+// IQ2_XXS: 8 bytes per 4 groups (4 index bytes, then a u32 of four 7-bit
+// ksigns at 7k); lane l of a step of N groups takes byte 8(l/4) + l%4 and
+// the ksigns of word 8(l/4) + 4.
+alignas(64) constexpr GatherPicks kIq2XxsIdxPicks =
+    MakeGatherPicks([](int l) { return LanePick{8 * (l / 4) + l % 4, 1, 0}; });
+alignas(64) constexpr GatherPicks kIq2XxsSignPicks =
+    MakeGatherPicks([](int l) { return LanePick{8 * (l / 4) + 4, 4, 7 * (l % 4)}; });
+HWY_INLINE void Iq2XxsGatherBlock(const uint8_t* qs, int8_t* dst) {
+  constexpr size_t kN = hn::MaxLanes(Iq1DU());
+  for (size_t g = 0; g < 32; g += kN) {
+    const auto src = Dup16<2 * kN>(qs + 2 * g);
+    SignedGatherN<iq::kIq2XxsGrid, iq::kKSignMask>(
+        PickedField(src, kIq2XxsIdxPicks.pick, kIq2XxsIdxPicks.shift, 0xFF),
+        PickedField(src, kIq2XxsSignPicks.pick, kIq2XxsSignPicks.shift, 127), dst + 8 * g);
+  }
+}
+
+// IQ2_XS: a u16 per group, 9 index bits and 7 ksigns bits.
+HWY_INLINE void Iq2XsGatherBlock(const uint8_t* qs, int8_t* dst) {
+  const Iq1DU du;
+  const hn::Rebind<uint32_t, decltype(du)> d32;
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  for (size_t g = 0; g < 32; g += hn::Lanes(du)) {
+    const auto q = hn::PromoteTo(
+        du, hn::PromoteTo(d32, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(qs + 2 * g))));
+    SignedGatherN<iq::kIq2XsGrid, iq::kKSignMask>(hn::And(q, hn::Set(du, 511u)),
+                                                  hn::ShiftRight<9>(q), dst + 8 * g);
+  }
+}
+
+// 2N index bytes at p, one per u32 lane.
+HWY_INLINE hn::Vec<hn::Repartition<uint32_t, Iq1DU>> PromotedBytes2N(const uint8_t* p) {
+  const hn::Repartition<uint32_t, Iq1DU> d32;
+  return hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(d32)>(), p));
+}
+
+// IQ3_XXS: 2 index bytes per group; group g's ksigns at 7(g%4) of the u32
+// at kSignsScales + 4(g/4) (lane l of a step: word 4(l/4) of the step's).
+alignas(64) constexpr GatherPicks kIq3XxsSignPicks =
+    MakeGatherPicks([](int l) { return LanePick{4 * (l / 4), 4, 7 * (l % 4)}; });
+HWY_INLINE void Iq3XxsGatherBlock(const uint8_t* b, int8_t* dst) {
+  using namespace iq::iq3xxs;
+  constexpr size_t kN = hn::MaxLanes(Iq1DU());
+  for (size_t g = 0; g < 32; g += kN) {
+    const auto words = Dup16<kN>(b + kSignsScales + g);
+    SignedGather2N<iq::kIq3XxsGrid, iq::kKSignMask>(
+        PromotedBytes2N(b + kQs + 2 * g),
+        PickedField(words, kIq3XxsSignPicks.pick, kIq3XxsSignPicks.shift, 127), dst + 8 * g);
+  }
+}
+
+// IQ3_S: entry e (2 per group, e = 0..63) is byte kQs + e with bit e%8 of
+// qh byte e/8 as bit 8; a sign byte per group.
+struct Iq3SQhPicks {
+  uint8_t pick[64 * 4];  // entry e's u32 lane: qh byte e / 8, then zeros
+  uint32_t shift[16];    // 8 - e % 8: bit e % 8 to bit 8
+};
+constexpr Iq3SQhPicks MakeIq3SQhPicks() {
+  Iq3SQhPicks t{};
+  for (int e = 0; e < 64; ++e) {
+    for (int k = 0; k < 4; ++k) t.pick[4 * e + k] = k == 0 ? e / 8 : 0x80;
+  }
+  for (int e = 0; e < 16; ++e) t.shift[e] = 8 - e % 8;
+  return t;
+}
+alignas(64) constexpr Iq3SQhPicks kIq3SQhPicks = MakeIq3SQhPicks();
+HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
+  using namespace iq::iq3s;
+  const hn::Repartition<uint32_t, Iq1DU> d32;
+  const hn::Repartition<uint8_t, decltype(d32)> d8;
+  const auto qh16 = Dup16<8>(b + kQh);
+  const auto shift = hn::LoadU(d32, kIq3SQhPicks.shift);
+  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+    const auto qh = hn::BitCast(
+        d32, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, kIq3SQhPicks.pick + 8 * g)));
+    const auto high = hn::And(hn::Shl(qh, shift), hn::Set(d32, 256u));
+    SignedGather2N<iq::kIq3SGrid, iq::kSignMask>(hn::Or(PromotedBytes2N(b + kQs + 2 * g), high),
+                                                 PromotedBytes(b + kSigns + g), dst + 8 * g);
+  }
+}
+#endif
+
+// Which IQ2/IQ3 types gather (docs/performance.md, "IQ2/IQ3 grid gathers",
+// cache-resident ns, best of 3 interleaved): IQ2_XXS, IQ2_XS and IQ3_S on
+// AVX2 and AVX-512 (F32 1.08-1.81x, BF16/F16 1.10-1.47x, except AVX-512
+// BF16/F16 of IQ2_XXS, 0.93-1.09x, within noise); IQ3_XXS on AVX2 only
+// (1.01-1.17x; AVX-512 BF16 0.79-0.82x though F32/F16 won). IQ2_S keeps
+// scalar lookups (AVX2 F16 0.86x, AVX-512 0.95-1.06x).
+template <uint32_t kType>
+constexpr bool kIqGathers =
+    HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+    (kType == iq::kIq2XxsId || kType == iq::kIq2XsId || kType == iq::kIq3SId ||
+     (kType == iq::kIq3XxsId && HWY_TARGET == HWY_AVX2));
+
 HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
   using namespace iq::iq2xxs;
   const float d = F16At(b + kD);
@@ -79,11 +342,15 @@ HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
     const uint32_t aux0 = kq::LoadLe32(b + kQs + 8 * g);
     const uint32_t aux1 = kq::LoadLe32(b + kQs + 8 * g + 4);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux1 >> 28)) * 0.25f;
+    if constexpr (kIqGathers<iq::kIq2XxsId>) continue;
     for (int k = 0; k < 4; ++k) {
       PutGroup(Signed(iq::kIq2XxsGrid[(aux0 >> (8 * k)) & 0xff], KSigns(aux1 >> (7 * k))),
                out.q + 32 * g + 8 * k);
     }
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIqGathers<iq::kIq2XxsId>) Iq2XxsGatherBlock(b + kQs, out.q);
+#endif
 }
 
 HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
@@ -93,6 +360,12 @@ HWY_INLINE void DecodeIq2Xs(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 2] >> (4 * (t % 2))) & 15;
     out.dl[t] = d * (0.5f + static_cast<float>(s)) * 0.25f;
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIqGathers<iq::kIq2XsId>) {
+    Iq2XsGatherBlock(b + kQs, out.q);
+    return;
+  }
+#endif
   for (int g = 0; g < 32; ++g) {
     const uint16_t q = kq::LoadLe16(b + kQs + 2 * g);
     PutGroup(Signed(iq::kIq2XsGrid[q & 511], KSigns(q >> 9)), out.q + 8 * g);
@@ -122,6 +395,7 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
   for (int g = 0; g < 8; ++g) {
     const uint32_t aux = kq::LoadLe32(b + kSignsScales + 4 * g);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+    if constexpr (kIqGathers<iq::kIq3XxsId>) continue;
     for (int k = 0; k < 4; ++k) {
       const uint8_t* qs = b + kQs + 8 * g + 2 * k;
       PutGroup(Signed(Pair(iq::kIq3XxsGrid[qs[0]], iq::kIq3XxsGrid[qs[1]]),
@@ -129,6 +403,9 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
                out.q + 32 * g + 8 * k);
     }
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIqGathers<iq::kIq3XxsId>) Iq3XxsGatherBlock(b, out.q);
+#endif
 }
 
 HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
@@ -138,6 +415,12 @@ HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
     const int s = (b[kScales + t / 4] >> (4 * ((t / 2) % 2))) & 15;
     out.dl[t] = d * static_cast<float>(1 + 2 * s);
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIqGathers<iq::kIq3SId>) {
+    Iq3SGatherBlock(b, out.q);
+    return;
+  }
+#endif
   for (int h = 0; h < 8; ++h) {  // one qh byte per 4 groups
     const unsigned qh = b[kQh + h];
     for (int k = 0; k < 4; ++k) {
@@ -190,104 +473,6 @@ HWY_ALIGN constexpr uint8_t kIq1MIdx[64] = {
     12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80, 12, 13, 0x80, 0x80,
     14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80, 14, 15, 0x80, 0x80};
 HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9};
-
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-#if HWY_TARGET == HWY_AVX2
-// table[idx[l]] for 4 u64 lanes by vpgatherqq with the index always in ymm5.
-// QEMU without its 2024 fix (QEMU issue 2474, "target/i386: Fix VSIB
-// decode", in 9.1), such as Debian bookworm's 7.2 that runs the emulated
-// fleet, decodes a VSIB index field of 4 (ymm4) as "no index", as in a plain
-// SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
-// register to the compiler, which picked ymm4 for some IQ1_M gathers (only
-// fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
-// measurable time. docs/performance.md has the minimal reproducer.
-HWY_INLINE hn::Vec256<uint64_t> Iq1GatherGrid(hn::Vec256<uint64_t> idx) {
-  __m256i out, mask;
-  asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"
-      "vpcmpeqq {%[mask], %[mask], %[mask]|%[mask], %[mask], %[mask]}\n\t"
-      "vpgatherqq {%[mask], (%[table],%%ymm5,8), %[out]"
-      "|%[out], QWORD PTR [%[table]+ymm5*8], %[mask]}"
-      : [out] "=&x"(out), [mask] "=&x"(mask)
-      : [idx] "x"(idx.raw), [table] "r"(iq::kIq1SGridBiased.data()),
-        "m"(iq::kIq1SGridBiased)
-      : "xmm5");
-  return hn::Vec256<uint64_t>{out};
-}
-#else
-template <class V>
-HWY_INLINE V Iq1GatherGrid(V idx) {
-  const hn::DFromV<V> du;
-  const hn::RebindToSigned<decltype(du)> di;
-  return hn::GatherIndex(du, iq::kIq1SGridBiased.data(), hn::BitCast(di, idx));
-}
-#endif
-// AVX2 and AVX-512: IQ1 codes for N = 4 or 8 groups (8N elements) at a time, the
-// grid entries fetched by one N-lane gather instead of N scalar loads. Group
-// g's lane takes its 3 high index bits from word >> shift[g], word the bytes
-// TableLookupBytesOr0(qh16, idx[8g..]) picks for it (qh16: the 16 qh bytes
-// in every 128-bit block); the delta sign is bit 15 of word (IQ1_S) or bit 3
-// of word >> shift[g] (IQ1_M).
-using Iq1DU = hn::CappedTag<uint64_t, 8>;
-template <bool kSignBit15>
-HWY_INLINE void Iq1GatherN(const uint8_t* qs, hn::Vec<hn::Repartition<uint8_t, Iq1DU>> qh16,
-                           const uint8_t* word_idx, const uint64_t* shift, int8_t* dst) {
-  const Iq1DU du;
-  const hn::Repartition<uint8_t, decltype(du)> d8;
-  const hn::Rebind<uint32_t, decltype(du)> d32;  // 1.0.3 has no u8 -> u64 promotion
-  const hn::Rebind<uint8_t, decltype(du)> d8q;
-  const auto one = hn::Set(du, 1u);
-  const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
-  const auto bits = hn::Shr(word, hn::LoadU(du, shift));
-  const auto idx = hn::Or(hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(d8q, qs))),
-                          hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
-  const auto grid = Iq1GatherGrid(idx);
-  const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
-                              : hn::And(hn::ShiftRight<3>(bits), one);
-  // Per byte (no borrows between bytes), take off the bias 16 and, for a
-  // negative delta, 2 more: the codes 8g ± 1 themselves (kIq1Bias is 0).
-  const auto minus = hn::Or(hn::And(hn::Sub(hn::Zero(du), neg), hn::Set(du, 0x0202020202020202ull)),
-                            hn::Set(du, 0x1010101010101010ull));
-  hn::StoreU(hn::Sub(hn::BitCast(d8, grid), hn::BitCast(d8, minus)), d8,
-             reinterpret_cast<uint8_t*>(dst));
-}
-
-// Per group g (0..31): the byte indices of its qh bits (IQ1_S: word g/4,
-// bytes 2(g/4), 2(g/4)+1, shift 3(g%4); IQ1_M: byte g/2, shift 4(g%2)),
-// 0x80 (zero) for the lane's other bytes.
-struct Iq1GatherTables {
-  uint8_t idx[32 * 8];
-  uint64_t shift[32];
-};
-constexpr Iq1GatherTables MakeIq1GatherTables(bool iq1s) {
-  Iq1GatherTables t{};
-  for (int g = 0; g < 32; ++g) {
-    uint8_t* bytes = t.idx + 8 * g;
-    for (int k = 0; k < 8; ++k) bytes[k] = 0x80;
-    if (iq1s) {
-      bytes[0] = static_cast<uint8_t>(2 * (g / 4));
-      bytes[1] = static_cast<uint8_t>(bytes[0] + 1);
-    } else {
-      bytes[0] = static_cast<uint8_t>(g / 2);
-    }
-    t.shift[g] = iq1s ? 3 * (g % 4) : 4 * (g % 2);
-  }
-  return t;
-}
-alignas(64) constexpr Iq1GatherTables kIq1SGather = MakeIq1GatherTables(true);
-alignas(64) constexpr Iq1GatherTables kIq1MGather = MakeIq1GatherTables(false);
-
-template <bool kIq1S>
-HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
-  const hn::Repartition<uint8_t, Iq1DU> d8;
-  HWY_ALIGN uint8_t copy[16];
-  std::memcpy(copy, qh, sizeof(copy));  // LoadDup128 wants aligned bytes
-  const auto qh16 = hn::LoadDup128(d8, copy);
-  const Iq1GatherTables& t = kIq1S ? kIq1SGather : kIq1MGather;
-  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
-    Iq1GatherN<kIq1S>(qs + g, qh16, t.idx + 8 * g, t.shift + g, dst + 8 * g);
-  }
-}
-#endif
 
 // Which IQ1 types gather: both on AVX-512; on AVX2 only IQ1_M, as IQ1_S's
 // four-lane gather was about 5 % slower than its scalar lookups (F32/F16)
