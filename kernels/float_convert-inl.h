@@ -190,7 +190,7 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DU>> F32BitsToF16SignExtended(DU du, hn::V
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 // F16 bits sign-extended to i32 (as F32BitsToF16SignExtended) by integer
 // rounding of the F32 bit pattern, for lanes whose |x| is 0 or lies in
-// [2^-14, 2^16) (the caller proves this per block: F16InRangeBounds).
+// [2^-14, 2^16) (the caller proves this per block, e.g. GgmlF16InRange).
 // With t = |x|'s bits, (E << 23) | M, E in [113, 142] (2^-14 <= |x| < 2^16):
 // the F16 exponent is E - 112 in [1, 30] (a normal F16) and its significand
 // is M rounded to 10 bits, to nearest even: M's low 13 bits plus 0xFFF plus
@@ -427,7 +427,7 @@ struct ToF16LowerNonNan {
   }
 };
 // F16 for lanes proved 0 or in [2^-14, 2^16) in magnitude (the caller's
-// per-block test, F16InRangeBounds): on SSE4/SSSE3 the integer rounding of
+// per-block test, e.g. GgmlF16InRange): on SSE4/SSSE3 the integer rounding of
 // F32BitsToF16SignExtendedInRange; elsewhere the NaN-free store (with F16C
 // the same vcvtps2ph), so kF16InRangeStore says where a caller gains by it.
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3

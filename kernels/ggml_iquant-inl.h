@@ -8,7 +8,7 @@
 //    On AVX-512 (IQ1_S, IQ1_M) and AVX2 (IQ1_M), the IQ1 types instead
 //    build 8 or 4 grid indices per vector and fetch their entries with one
 //    gather, and take the bias off per byte there (scalar lookups were half
-//    their time). AVX2's gather keeps its index in ymm5 (Iq1GatherGrid:
+//    their time). AVX2's gather keeps its index in ymm5 (IqGatherGrid:
 //    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
 //    IQ2_XXS, IQ2_XS, IQ3_S (both) and IQ3_XXS (AVX2) do the same
 //    (kIqGathers), with a second gather for the sign masks;
@@ -94,7 +94,7 @@ HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uin
       : [idx] "x"(idx.raw), [table] "r"(kTable.data()), "m"(kTable)               \
       : "xmm5")
 template <const auto& kTable, typename T>
-HWY_INLINE hn::Vec256<T> Iq1GatherGrid(hn::Vec256<T> idx) {
+HWY_INLINE hn::Vec256<T> IqGatherGrid(hn::Vec256<T> idx) {
   static_assert(sizeof(T) == sizeof(kTable[0]) && (sizeof(T) == 4 || sizeof(T) == 8));
   __m256i out, mask;
   if constexpr (sizeof(T) == 8) {
@@ -107,29 +107,29 @@ HWY_INLINE hn::Vec256<T> Iq1GatherGrid(hn::Vec256<T> idx) {
 #undef AMN_IQ_GATHER_YMM5
 #else
 template <const auto& kTable, class V>
-HWY_INLINE V Iq1GatherGrid(V idx) {
+HWY_INLINE V IqGatherGrid(V idx) {
   const hn::DFromV<V> du;
   const hn::RebindToSigned<decltype(du)> di;
   return hn::GatherIndex(du, kTable.data(), hn::BitCast(di, idx));
 }
 #endif
 // N = 4 (AVX2) or 8 (AVX-512) groups, one u64 lane each.
-using Iq1DU = hn::CappedTag<uint64_t, 8>;
-using GatherBytes = hn::Vec<hn::Repartition<uint8_t, Iq1DU>>;
+using IqGatherDU = hn::CappedTag<uint64_t, 8>;
+using GatherBytes = hn::Vec<hn::Repartition<uint8_t, IqGatherDU>>;
 
 // Per lane l: (word >> shift[l]) & mask, word the bytes of src16 (the same
 // 16 in every 128-bit block) that pick[8l..8l+7] selects (0x80: zero).
-HWY_INLINE hn::Vec<Iq1DU> PickedField(GatherBytes src16, const uint8_t* pick,
+HWY_INLINE hn::Vec<IqGatherDU> PickedField(GatherBytes src16, const uint8_t* pick,
                                       const uint64_t* shift, uint64_t mask) {
-  const Iq1DU du;
+  const IqGatherDU du;
   const hn::Repartition<uint8_t, decltype(du)> d8;
   const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(src16, hn::LoadU(d8, pick)));
   return hn::And(hn::Shr(word, hn::LoadU(du, shift)), hn::Set(du, mask));
 }
 
 // N bytes at p, one per u64 lane (1.0.3 has no u8 -> u64 promotion).
-HWY_INLINE hn::Vec<Iq1DU> PromotedBytes(const uint8_t* p) {
-  const Iq1DU du;
+HWY_INLINE hn::Vec<IqGatherDU> PromotedBytes(const uint8_t* p) {
+  const IqGatherDU du;
   const hn::Rebind<uint32_t, decltype(du)> d32;
   return hn::PromoteTo(du, hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(du)>(), p)));
 }
@@ -141,7 +141,7 @@ HWY_INLINE hn::Vec<Iq1DU> PromotedBytes(const uint8_t* p) {
 template <size_t kBytes>
 HWY_INLINE GatherBytes Dup16(const uint8_t* p) {
   static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16);
-  const hn::Repartition<uint8_t, Iq1DU> d8;
+  const hn::Repartition<uint8_t, IqGatherDU> d8;
   if constexpr (kBytes == 4) {
     uint32_t word;
     std::memcpy(&word, p, sizeof(word));
@@ -166,13 +166,13 @@ HWY_INLINE GatherBytes Dup16(const uint8_t* p) {
 template <bool kSignBit15>
 HWY_INLINE void Iq1GatherN(const uint8_t* qs, GatherBytes qh16, const uint8_t* word_idx,
                            const uint64_t* shift, int8_t* dst) {
-  const Iq1DU du;
+  const IqGatherDU du;
   const hn::Repartition<uint8_t, decltype(du)> d8;
   const auto one = hn::Set(du, 1u);
   const auto word = hn::BitCast(du, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, word_idx)));
   const auto bits = hn::Shr(word, hn::LoadU(du, shift));
   const auto idx = hn::Or(PromotedBytes(qs), hn::ShiftLeft<8>(hn::And(bits, hn::Set(du, 7u))));
-  const auto grid = Iq1GatherGrid<iq::kIq1SGridBiased>(idx);
+  const auto grid = IqGatherGrid<iq::kIq1SGridBiased>(idx);
   const auto neg = kSignBit15 ? hn::And(hn::ShiftRight<15>(word), one)
                               : hn::And(hn::ShiftRight<3>(bits), one);
   // Per byte (no borrows between bytes), take off the bias 16 and, for a
@@ -212,7 +212,7 @@ template <bool kIq1S>
 HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst) {
   const auto qh16 = Dup16<16>(qh);
   const GatherPicks& t = kIq1S ? kIq1SGather : kIq1MGather;
-  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+  for (size_t g = 0; g < 32; g += hn::Lanes(IqGatherDU())) {
     Iq1GatherN<kIq1S>(qs + g, qh16, t.pick + 8 * g, t.shift + g, dst + 8 * g);
   }
 }
@@ -220,25 +220,25 @@ HWY_INLINE void Iq1GatherBlock(const uint8_t* qs, const uint8_t* qh, int8_t* dst
 // N groups' codes: grid entries (8 bytes per lane) with the bytes that
 // kMasks[sign_idx] sets negated, Signed per lane.
 template <const auto& kMasks>
-HWY_INLINE void StoreSignedN(hn::Vec<Iq1DU> grid, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
-  const Iq1DU du;
+HWY_INLINE void StoreSignedN(hn::Vec<IqGatherDU> grid, hn::Vec<IqGatherDU> sign_idx, int8_t* dst) {
+  const IqGatherDU du;
   const hn::Repartition<uint8_t, decltype(du)> d8;
-  const auto m = Iq1GatherGrid<kMasks>(sign_idx);
+  const auto m = IqGatherGrid<kMasks>(sign_idx);
   const auto codes = hn::Add(hn::Xor(grid, m), hn::And(m, hn::Set(du, kOnes)));
   hn::StoreU(hn::BitCast(d8, codes), d8, reinterpret_cast<uint8_t*>(dst));
 }
 // IQ2: kGrid[idx] signed by kMasks[sign_idx], two gathers instead of 2N
 // scalar loads.
 template <const auto& kGrid, const auto& kMasks>
-HWY_INLINE void SignedGatherN(hn::Vec<Iq1DU> idx, hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
-  StoreSignedN<kMasks>(Iq1GatherGrid<kGrid>(idx), sign_idx, dst);
+HWY_INLINE void SignedGatherN(hn::Vec<IqGatherDU> idx, hn::Vec<IqGatherDU> sign_idx, int8_t* dst) {
+  StoreSignedN<kMasks>(IqGatherGrid<kGrid>(idx), sign_idx, dst);
 }
 // IQ3: a group's two 4-byte grid entries kGrid[idx[2g]], kGrid[idx[2g+1]]
 // from one 2N-lane u32 gather.
 template <const auto& kGrid, const auto& kMasks>
-HWY_INLINE void SignedGather2N(hn::Vec<hn::Repartition<uint32_t, Iq1DU>> idx,
-                               hn::Vec<Iq1DU> sign_idx, int8_t* dst) {
-  StoreSignedN<kMasks>(hn::BitCast(Iq1DU(), Iq1GatherGrid<kGrid>(idx)), sign_idx, dst);
+HWY_INLINE void SignedGather2N(hn::Vec<hn::Repartition<uint32_t, IqGatherDU>> idx,
+                               hn::Vec<IqGatherDU> sign_idx, int8_t* dst) {
+  StoreSignedN<kMasks>(hn::BitCast(IqGatherDU(), IqGatherGrid<kGrid>(idx)), sign_idx, dst);
 }
 
 // IQ2_XXS: 8 bytes per 4 groups (4 index bytes, then a u32 of four 7-bit
@@ -249,7 +249,7 @@ alignas(64) constexpr GatherPicks kIq2XxsIdxPicks =
 alignas(64) constexpr GatherPicks kIq2XxsSignPicks =
     MakeGatherPicks([](int l) { return LanePick{8 * (l / 4) + 4, 4, 7 * (l % 4)}; });
 HWY_INLINE void Iq2XxsGatherBlock(const uint8_t* qs, int8_t* dst) {
-  constexpr size_t kN = hn::MaxLanes(Iq1DU());
+  constexpr size_t kN = hn::MaxLanes(IqGatherDU());
   for (size_t g = 0; g < 32; g += kN) {
     const auto src = Dup16<2 * kN>(qs + 2 * g);
     SignedGatherN<iq::kIq2XxsGrid, iq::kKSignMask>(
@@ -260,7 +260,7 @@ HWY_INLINE void Iq2XxsGatherBlock(const uint8_t* qs, int8_t* dst) {
 
 // IQ2_XS: a u16 per group, 9 index bits and 7 ksigns bits.
 HWY_INLINE void Iq2XsGatherBlock(const uint8_t* qs, int8_t* dst) {
-  const Iq1DU du;
+  const IqGatherDU du;
   const hn::Rebind<uint32_t, decltype(du)> d32;
   const hn::Rebind<uint16_t, decltype(du)> d16;
   for (size_t g = 0; g < 32; g += hn::Lanes(du)) {
@@ -272,8 +272,8 @@ HWY_INLINE void Iq2XsGatherBlock(const uint8_t* qs, int8_t* dst) {
 }
 
 // 2N index bytes at p, one per u32 lane.
-HWY_INLINE hn::Vec<hn::Repartition<uint32_t, Iq1DU>> PromotedBytes2N(const uint8_t* p) {
-  const hn::Repartition<uint32_t, Iq1DU> d32;
+HWY_INLINE hn::Vec<hn::Repartition<uint32_t, IqGatherDU>> PromotedBytes2N(const uint8_t* p) {
+  const hn::Repartition<uint32_t, IqGatherDU> d32;
   return hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(d32)>(), p));
 }
 
@@ -283,7 +283,7 @@ alignas(64) constexpr GatherPicks kIq3XxsSignPicks =
     MakeGatherPicks([](int l) { return LanePick{4 * (l / 4), 4, 7 * (l % 4)}; });
 HWY_INLINE void Iq3XxsGatherBlock(const uint8_t* b, int8_t* dst) {
   using namespace iq::iq3xxs;
-  constexpr size_t kN = hn::MaxLanes(Iq1DU());
+  constexpr size_t kN = hn::MaxLanes(IqGatherDU());
   for (size_t g = 0; g < 32; g += kN) {
     const auto words = Dup16<kN>(b + kSignsScales + g);
     SignedGather2N<iq::kIq3XxsGrid, iq::kKSignMask>(
@@ -309,11 +309,11 @@ constexpr Iq3SQhPicks MakeIq3SQhPicks() {
 alignas(64) constexpr Iq3SQhPicks kIq3SQhPicks = MakeIq3SQhPicks();
 HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
   using namespace iq::iq3s;
-  const hn::Repartition<uint32_t, Iq1DU> d32;
+  const hn::Repartition<uint32_t, IqGatherDU> d32;
   const hn::Repartition<uint8_t, decltype(d32)> d8;
   const auto qh16 = Dup16<8>(b + kQh);
   const auto shift = hn::LoadU(d32, kIq3SQhPicks.shift);
-  for (size_t g = 0; g < 32; g += hn::Lanes(Iq1DU())) {
+  for (size_t g = 0; g < 32; g += hn::Lanes(IqGatherDU())) {
     const auto qh = hn::BitCast(
         d32, hn::TableLookupBytesOr0(qh16, hn::LoadU(d8, kIq3SQhPicks.pick + 8 * g)));
     const auto high = hn::And(hn::Shl(qh, shift), hn::Set(d32, 256u));

@@ -54,11 +54,11 @@ uint16_t F16Bits(float v) {
 }
 
 // A finite value of `type` as little-endian bytes, spread like weights:
-// uniform in ±4 (F32, and rounded from it for BF16/F16; random 16-bit
-// patterns instead would spread the exponents over the whole range, with
-// 1/32 of F16 values subnormal, which real weights never are: encoders'
-// quotients and error terms then go subnormal, which costs 4–7× on Intel
-// cores, docs/performance.md "Encoder inputs like weights").
+// uniform in ±4 (F32, and rounded from it for BF16/F16). Random BF16
+// patterns instead spread the exponents over F32's whole range and make
+// most quotients such as x / absmax subnormal, unlike weights': that cost
+// the encoders 4–7× on the development VM's Intel host (docs/performance.md,
+// "Encoder inputs like weights").
 void FillFinite(ElemType type, unsigned char* out, size_t n, Rng& rng) {
   for (size_t i = 0; i < n; ++i) {
     const uint64_t r = rng.Next();
