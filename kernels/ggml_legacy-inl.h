@@ -300,6 +300,11 @@ struct GgmlMxfp4 : GgmlNibbleDecoder<GgmlMxfp4> {
 struct GgmlNvfp4 {
   static constexpr size_t kBytes = ggml::kNvfp4Bytes;
   static constexpr size_t kElems = ggml::kNvfp4Elems;
+  // Every result is exact in BF16 and a normal F16 or ±0 (GgmlExactStore):
+  // a code k (|k| in {1, 2, 3, 4, 6, 8, 12}: at most 2 significant bits)
+  // times d (Ue4m3HalfBits: 0, or at most 4 significant bits in [2^-10,
+  // 224]) has at most 6 significant bits and |k d| in [2^-10, 2688].
+  static constexpr bool kExactIn16Bits = true;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t*) { return GgmlMakeScales(0, 0); }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -508,6 +513,23 @@ constexpr bool GgmlUsesF16InRange() {
   }
 }
 
+// The store of a finite block for a Decoder whose results are all exact
+// in BF16 and normal F16 or ±0 (kExactIn16Bits), where that is cheaper:
+// BF16 keeps the upper halves with no rounding; F16 takes the integer
+// rounding of ToF16LowerInRange on the targets without F16C
+// (kF16InRangeStore), elsewhere the usual one.
+template <class Decoder, class Store>
+constexpr bool GgmlUsesExactStore() {
+  if constexpr (!requires { Decoder::kExactIn16Bits; } || sizeof(typename Store::T) != 2) {
+    return false;
+  } else {
+    return Store::Encoder::kUpperHalf || kF16InRangeStore;
+  }
+}
+template <class Store>
+using GgmlExactStore = GgmlStore16<
+    std::conditional_t<Store::Encoder::kUpperHalf, ToBf16UpperExact, ToF16LowerInRange>>;
+
 // n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
@@ -531,6 +553,10 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     // the NaN-free rounding gives the reference's bits, Inf included.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
       GgmlBlock<Decoder, Store, true>(x, scales, y);
+      continue;
+    }
+    if constexpr (GgmlUsesExactStore<Decoder, Store>()) {
+      GgmlBlock<Decoder, GgmlExactStore<Store>, false>(x, scales, y);
       continue;
     }
     if constexpr (GgmlUsesF16InRange<Decoder, Store>()) {
