@@ -295,8 +295,9 @@ struct GgmlMxfp4 : GgmlNibbleDecoder<GgmlMxfp4> {
 
 // NVFP4: the UE4M3 scale of the chunk's 16-element sub-block (finite, so
 // never special) times the E2M1 codebook. A sub-block's 8 bytes hold its
-// elements l and l + 8; with N = 16 one chunk spans both halves, so the bytes
-// are read from a doubled copy and each lane picks its nibble by mask.
+// elements l and l + 8; with N <= 8 a chunk is one nibble of N bytes, with
+// N = 16 it spans both halves, so the bytes are read from a doubled copy and
+// each lane picks its nibble by mask.
 struct GgmlNvfp4 {
   static constexpr size_t kBytes = ggml::kNvfp4Bytes;
   static constexpr size_t kElems = ggml::kNvfp4Elems;
@@ -312,6 +313,15 @@ struct GgmlNvfp4 {
     const GgmlDU du;
     const hn::Rebind<uint8_t, GgmlDU> d8;
     const size_t sub = j0 / ggml::kNvfp4SubElems;
+    const auto d = GgmlScalar(ggml::kUe4m3HalfBits[x[sub]]);
+    if constexpr (hn::MaxLanes(du) <= 8) {
+      // A chunk lies in one half: the low (j0 % 16 < 8) or high nibbles of
+      // bytes j0 % 8 .. j0 % 8 + N - 1 of the sub-block.
+      const int shift = static_cast<int>(j0 & 8) / 2;
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, x + 4 + sub * 8 + (j0 & 7)));
+      const auto nibbles = hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(du, 15u));
+      return hn::Mul(GgmlToF32(Codebook16(du, nibbles, ggml::kMxfp4Values.data())), d);
+    }
     HWY_ALIGN uint8_t twice[16];
     std::memcpy(twice, x + 4 + sub * 8, 8);
     std::memcpy(twice + 8, x + 4 + sub * 8, 8);
@@ -323,7 +333,7 @@ struct GgmlNvfp4 {
     const auto nibbles =
         hn::And(hn::IfThenElse(high, hn::ShiftRight<4>(bytes), bytes), hn::Set(du, 15u));
     const auto k = Codebook16(du, nibbles, ggml::kMxfp4Values.data());
-    return hn::Mul(GgmlToF32(k), GgmlScalar(ggml::kUe4m3HalfBits[x[sub]]));
+    return hn::Mul(GgmlToF32(k), d);
   }
 };
 
