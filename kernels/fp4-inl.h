@@ -13,7 +13,9 @@
 // groups: codes, scales and outputs of [rows][groups] are all row-major with
 // the group innermost, so rows need no special handling. The group scales
 // are computed per tile of 64 groups into a stack array (NVFP4: the E4M3
-// codes decoded and divided by the global scale, vectorised).
+// codes decoded and divided by the global scale, vectorised), and classified
+// once per tile (Fp4TileRange): a tile of finite scales skips the per-chunk
+// NaN test.
 //
 // MXFP4 transposed (transformers' [experts][groups*32][rows]): lanes run
 // along the rows. A tile of T rows of one group is transposed as bytes into

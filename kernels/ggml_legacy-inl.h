@@ -12,8 +12,8 @@
 //
 // A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
 // is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
-// straddles the low/high nibble halves of a 32-element block (NVFP4's 8-wide
-// halves go through a 16-byte copy) and all loads stay inside the block.
+// straddles the low/high nibble halves of a 32-element block (NVFP4's 16-lane
+// chunks go through a 16-byte copy) and all loads stay inside the block.
 // Only per-block scalars (f16 scales) are read outside vectors; there are no
 // per-element branches. Stores are StoreU of exactly N outputs, so any output
 // alignment works and nothing past n_blocks * 32 outputs is written.
