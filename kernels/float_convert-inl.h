@@ -321,7 +321,9 @@ HWY_INLINE void StoreBf16UpperPair(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
 // the split (per 128-bit block: lo's four, then hi's); one or and one
 // blend apply them on u16 lanes: 15 instructions per 2N outputs on AVX2
 // instead of 18 (compare, or, blend per vector on top of the 12 above).
-template <bool kNanRule, class DU>
+// kRound = false: for values already exact in BF16 (low halves zero), H
+// alone, with no rounding: 4 instructions per 2N outputs on AVX2.
+template <bool kNanRule, bool kRound = true, class DU>
 HWY_INLINE void StoreBf16PairOnU16Lanes(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                         uint16_t* HWY_RESTRICT out) {
   const hn::Repartition<uint8_t, DU> d8;
@@ -334,10 +336,13 @@ HWY_INLINE void StoreBf16PairOnU16Lanes(DU /* du */, hn::Vec<DU> lo, hn::Vec<DU>
   const auto b = hn::BitCast(d64, hn::TableLookupBytes(hn::BitCast(d8, hi), split));
   const auto low = hn::BitCast(d16, hn::InterleaveLower(d64, a, b));
   const auto high = hn::BitCast(d16, hn::InterleaveUpper(d64, a, b));
-  const auto lsb = hn::And(high, hn::Set(d16, uint16_t{1}));
-  const auto excess =
-      hn::SaturatedSub(hn::SaturatedAdd(low, lsb), hn::Set(d16, uint16_t{0x8000}));
-  auto bf16 = hn::Add(high, hn::Min(excess, hn::Set(d16, uint16_t{1})));
+  auto bf16 = high;
+  if constexpr (kRound) {
+    const auto lsb = hn::And(high, hn::Set(d16, uint16_t{1}));
+    const auto excess =
+        hn::SaturatedSub(hn::SaturatedAdd(low, lsb), hn::Set(d16, uint16_t{0x8000}));
+    bf16 = hn::Add(high, hn::Min(excess, hn::Set(d16, uint16_t{1})));
+  }
   if constexpr (kNanRule) {
     const hn::RebindToFloat<DU> df;
     const hn::Repartition<int32_t, DU> di32;
@@ -387,6 +392,29 @@ struct ToBf16UpperNonNan {
   static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
     StoreBf16UpperPair(du, NonNanToBf16Upper(du, lo), NonNanToBf16Upper(du, hi), out);
+  }
+#endif
+};
+// For values proved exact in BF16 (the low 16 bits of every F32 zero, e.g.
+// products of few significant bits): the upper halves, no rounding.
+struct ToBf16UpperExact {
+  static constexpr bool kUpperHalf = true;
+  using Finite = ToBf16UpperExact;
+  template <class DU>
+  HWY_INLINE hn::Vec<DU> operator()(DU /* du */, hn::Vec<DU> f32) const {
+    return f32;
+  }
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreBf16PairOnU16Lanes<false, false>(du, lo, hi, out);
+  }
+#elif HWY_TARGET != HWY_SCALAR
+  template <class DU>
+  static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                   uint16_t* HWY_RESTRICT out) {
+    StoreBf16UpperPair(du, lo, hi, out);
   }
 #endif
 };

@@ -13,7 +13,9 @@
 // groups: codes, scales and outputs of [rows][groups] are all row-major with
 // the group innermost, so rows need no special handling. The group scales
 // are computed per tile of 64 groups into a stack array (NVFP4: the E4M3
-// codes decoded and divided by the global scale, vectorised).
+// codes decoded and divided by the global scale, vectorised), and classified
+// once per tile (Fp4TileRange): a tile of finite scales skips the per-chunk
+// NaN test.
 //
 // MXFP4 transposed (transformers' [experts][groups*32][rows]): lanes run
 // along the rows. A tile of T rows of one group is transposed as bytes into
@@ -114,10 +116,71 @@ HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> NibbleCodes(DF /*df*/,
   return hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(d16, 0x0Fu));
 }
 
+// What a tile's scales prove about every product of an E2M1 value (|v| <=
+// 6) and one of them, checked once per tile (E2m1GroupRun):
+// * kAny: nothing (a NaN or infinite scale): each chunk tests for NaN;
+// * kFinite: all scales finite, so no product is NaN (finite * finite never
+//   is): no per-chunk test, NaN-free roundings;
+// * kF16Normal: F16 output on targets with kF16InRangeStore, every scale
+//   0 or with 2^-13 <= |q| and fl(6 |q|) < 2^16, so every product is ±0 or
+//   in [2^-14, 2^16) (fl is monotone: fl(0.5 |q|) = |q| / 2 bounds the
+//   nonzero ones below, fl(6 |q|) above), the range of
+//   F32BitsToF16SignExtendedInRange.
+enum class Fp4TileRange { kAny, kFinite, kF16Normal };
+
+#if !AMN_F16_HARDWARE_DEMOTE
+// F16 bits of NaN-free lanes in the low 16 bits (the upper ones may hold
+// the sign extension) by software rounding: on SSE4/SSSE3 for a
+// kF16Normal tile the integer rounding, else F32BitsToF16Lanes<false>.
+template <Fp4TileRange kRange, class DU>
+HWY_INLINE hn::Vec<DU> NanFreeF16Lanes(DU du, hn::Vec<DU> x) {
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  if constexpr (kRange == Fp4TileRange::kF16Normal) {
+    return hn::BitCast(du, F32BitsToF16SignExtendedInRange(du, x));
+  }
+#endif
+  return F32BitsToF16Lanes<false>(du, x);
+}
+#endif
+
+// Stores the F32 products A and B of a chunk whose tile is kFinite or
+// kF16Normal: StoreOut<kOut, false> but for F16, whose NaN-free rounding
+// StoreOut does not take (without F16C: NanFreeF16Lanes; on AVX2 an
+// unpack store).
+template <DequantOut kOut, Fp4TileRange kRange, class DU, typename TOut>
+HWY_INLINE void StoreE2m1Products(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
+#if !AMN_F16_HARDWARE_DEMOTE
+  if constexpr (kOut == DequantOut::kF16) {
+    // Even elements from A's low halves (OddEven drops the upper ones),
+    // odd ones from B's.
+    const hn::Repartition<uint16_t, DU> d16;
+    const auto odd = hn::ShiftLeft<16>(NanFreeF16Lanes<kRange>(du, b));
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, NanFreeF16Lanes<kRange>(du, a))),
+               d16, out);
+    return;
+  }
+#else
+  const hn::Rebind<uint16_t, DU> dh;  // N u16 lanes
+  if constexpr (kOut == DequantOut::kF16 && hn::MaxLanes(dh) == 8) {
+    // AVX2: vcvtps2ph of the even and the odd elements, two word unpacks
+    // back to element order (one 128-bit block each) and two stores, in
+    // place of StoreOut's two widenings, shift and blend.
+    const auto even = F32BitsToF16Narrow(du, a);
+    const auto odd = F32BitsToF16Narrow(du, b);
+    hn::StoreU(hn::InterleaveLower(dh, even, odd), dh, out);
+    hn::StoreU(hn::InterleaveUpper(dh, even, odd), dh, out + 8);
+    return;
+  }
+#endif
+  StoreOut<kOut, false>(du, a, b, out);
+}
+
 // One chunk: 2N codes times (scale_a, scale_b), lane for lane in the A/B
 // layout of fp8_dequant-inl.h (LaneOf), to 2N outputs. Real weights never
-// make a NaN product, so the NaN rule runs only for chunks that have one.
-template <DequantOut kOut, class DF, class V16, typename TOut>
+// make a NaN product, so under kAny the NaN rule runs only for chunks that
+// have one; a kFinite or kF16Normal tile (Fp4TileRange) has none.
+template <DequantOut kOut, Fp4TileRange kRange = Fp4TileRange::kAny, class DF, class V16,
+          typename TOut>
 HWY_INLINE void E2m1Chunk(DF df, V16 codes, hn::Vec<DF> scale_a, hn::Vec<DF> scale_b,
                           TOut* HWY_RESTRICT out) {
   const hn::RebindToUnsigned<DF> du;
@@ -127,6 +190,11 @@ HWY_INLINE void E2m1Chunk(DF df, V16 codes, hn::Vec<DF> scale_a, hn::Vec<DF> sca
   const auto b = WidenB<kOut>(df, bf16);
   const auto product_a = hn::Mul(a, scale_a);
   const auto product_b = hn::Mul(b, scale_b);
+  if constexpr (kRange != Fp4TileRange::kAny) {
+    StoreE2m1Products<kOut, kRange>(du, hn::BitCast(du, product_a), hn::BitCast(du, product_b),
+                                    out);
+    return;
+  }
   if (HWY_LIKELY(hn::AllFalse(df, hn::Or(hn::IsNaN(product_a), hn::IsNaN(product_b))))) {
     StoreOut<kOut, false>(du, hn::BitCast(du, product_a), hn::BitCast(du, product_b), out);
   } else {
@@ -203,9 +271,10 @@ class GroupScaleLanes {
 
 // Stores N quotients scale / global with the reference's NaN rule: a NaN
 // scale (a decoded code, already quiet) wins, else global_nan.
+// Returns the quotients (NaN where a stored one is NaN).
 template <class DF>
-HWY_INLINE void StoreQuotients(DF df, hn::Vec<DF> scale, hn::Vec<DF> global,
-                               hn::Vec<DF> global_nan, float* HWY_RESTRICT q) {
+HWY_INLINE hn::Vec<DF> StoreQuotients(DF df, hn::Vec<DF> scale, hn::Vec<DF> global,
+                                      hn::Vec<DF> global_nan, float* HWY_RESTRICT q) {
   const auto quotient = hn::Div(scale, global);
   const auto nan = hn::IsNaN(quotient);
   if (HWY_LIKELY(hn::AllFalse(df, nan))) {
@@ -214,6 +283,17 @@ HWY_INLINE void StoreQuotients(DF df, hn::Vec<DF> scale, hn::Vec<DF> global,
     hn::StoreU(hn::IfThenElse(nan, hn::IfThenElse(hn::IsNaN(scale), scale, global_nan), quotient),
                df, q);
   }
+  return quotient;
+}
+
+// Lanes whose scale q keeps every product with an E2M1 value F16-normal
+// or zero (Fp4TileRange::kF16Normal); false for NaN and Inf.
+template <class DF>
+HWY_INLINE hn::Mask<DF> F16NormalScales(DF df, hn::Vec<DF> q) {
+  const auto abs = hn::Abs(q);
+  const auto in_range = hn::And(hn::Ge(abs, hn::Set(df, 0x1.0p-13f)),
+                                hn::Lt(hn::Mul(abs, hn::Set(df, 6.0f)), hn::Set(df, 65536.0f)));
+  return hn::Or(hn::Eq(abs, hn::Zero(df)), in_range);
 }
 
 // Fills q[0, n_groups) with NVFP4 group scales f32(e4m3) / global_scale
@@ -221,9 +301,13 @@ HWY_INLINE void StoreQuotients(DF df, hn::Vec<DF> scale, hn::Vec<DF> global,
 // to 2N entries. The last partial chunk decodes zero-padded codes.
 // `nan_bits` is the NaN of a NaN quotient whose scale code is not NaN.
 // (Scalars, not vectors: SVE vectors cannot be captured by a lambda.)
-template <class DF>
-HWY_INLINE void Nvfp4TileScales(DF df, const uint8_t* HWY_RESTRICT codes, size_t n_groups,
-                                float global_scale, uint32_t nan_bits, float* HWY_RESTRICT q) {
+// Returns the tile's Fp4TileRange (kF16Normal only where kOut uses it);
+// the zero-padded codes count too, which costs at most speed.
+template <DequantOut kOut, class DF>
+HWY_INLINE Fp4TileRange Nvfp4TileScales(DF df, const uint8_t* HWY_RESTRICT codes, size_t n_groups,
+                                        float global_scale, uint32_t nan_bits,
+                                        float* HWY_RESTRICT q) {
+  constexpr bool kF16Range = kOut == DequantOut::kF16 && kF16InRangeStore;
   const hn::RebindToUnsigned<DF> du;
   const hn::Repartition<uint16_t, DF> d16;
   const auto global = hn::Set(df, global_scale);
@@ -231,6 +315,8 @@ HWY_INLINE void Nvfp4TileScales(DF df, const uint8_t* HWY_RESTRICT codes, size_t
   const hn::Rebind<uint8_t, decltype(d16)> d8;
   const size_t n = hn::Lanes(df);
   HWY_ALIGN uint8_t code_tail[2 * kFp4MaxLanes] = {};
+  auto finite = hn::FirstN(df, n);
+  auto f16_normal = finite;
   for (size_t k = 0; k < n_groups; k += 2 * n) {
     const uint8_t* in = codes + k;
     if (k + 2 * n > n_groups) {
@@ -238,56 +324,87 @@ HWY_INLINE void Nvfp4TileScales(DF df, const uint8_t* HWY_RESTRICT codes, size_t
       in = code_tail;
     }
     const auto bf16 = E4m3ToBf16Op()(d16, hn::PromoteTo(d16, hn::LoadU(d8, in)));
-    StoreQuotients(df, WidenA<DequantOut::kF32>(df, bf16), global, global_nan, q + k);
-    StoreQuotients(df, WidenB<DequantOut::kF32>(df, bf16), global, global_nan, q + k + n);
+    const auto qa =
+        StoreQuotients(df, WidenA<DequantOut::kF32>(df, bf16), global, global_nan, q + k);
+    const auto qb =
+        StoreQuotients(df, WidenB<DequantOut::kF32>(df, bf16), global, global_nan, q + k + n);
+    finite = hn::And(finite, hn::And(hn::IsFinite(qa), hn::IsFinite(qb)));
+    if constexpr (kF16Range) {
+      f16_normal = hn::And(f16_normal, hn::And(F16NormalScales(df, qa), F16NormalScales(df, qb)));
+    }
   }
+  if (kF16Range && hn::AllTrue(df, f16_normal)) return Fp4TileRange::kF16Normal;
+  return hn::AllTrue(df, finite) ? Fp4TileRange::kFinite : Fp4TileRange::kAny;
 }
 
-// Fills q[0, n_groups) with MXFP4 scales 2^(e - 127) (ref::E8m0ToF32Bits).
-HWY_INLINE void Mxfp4TileScales(const uint8_t* HWY_RESTRICT codes, size_t n_groups,
-                                float* HWY_RESTRICT q) {
+// Fills q[0, n_groups) with MXFP4 scales 2^(e - 127) (ref::E8m0ToF32Bits);
+// kFinite unless a code is 255 (+Inf).
+HWY_INLINE Fp4TileRange Mxfp4TileScales(const uint8_t* HWY_RESTRICT codes, size_t n_groups,
+                                        float* HWY_RESTRICT q) {
+  bool any_inf = false;
   for (size_t k = 0; k < n_groups; ++k) {
     const uint32_t bits = ref::E8m0ToF32Bits(codes[k]);
     std::memcpy(q + k, &bits, sizeof(bits));
+    any_inf |= codes[k] == 0xFF;
+  }
+  return any_inf ? Fp4TileRange::kAny : Fp4TileRange::kFinite;
+}
+
+// The chunks of one tile of a flat run: `elems` outputs from the codes at
+// `codes`, with group scales q (see E2m1GroupRun). The last partial chunk
+// goes through zero-padded copies, so nothing outside the spans is touched.
+template <DequantOut kOut, Fp4TileRange kRange, size_t kGroup, class DF, class Lanes,
+          typename TOut>
+HWY_INLINE void E2m1TileChunks(DF df, const Lanes& lanes,
+                               const uint8_t* HWY_RESTRICT codes, const float* HWY_RESTRICT q,
+                               size_t elems, TOut* HWY_RESTRICT y) {
+  const size_t chunk = 2 * hn::Lanes(df);
+  size_t i = 0;
+  for (; i + chunk <= elems; i += chunk) {
+    const float* qi = q + i / kGroup;
+    E2m1Chunk<kOut, kRange>(df, PackedCodes(df, codes + i / 2), lanes.A(df, qi), lanes.B(df, qi),
+                            y + i);
+  }
+  if (i < elems) {
+    HWY_ALIGN uint8_t code_tail[kFp4MaxLanes] = {};
+    HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
+    std::memcpy(code_tail, codes + i / 2, (elems - i) / 2);
+    const float* qi = q + i / kGroup;
+    E2m1Chunk<kOut, kRange>(df, PackedCodes(df, code_tail), lanes.A(df, qi), lanes.B(df, qi),
+                            out_tail);
+    std::memcpy(y + i, out_tail, (elems - i) * sizeof(TOut));
   }
 }
 
 // A flat run of n_groups groups of kGroup elements (kGroup / 2 packed bytes
 // each) with one scale byte per group, to n_groups * kGroup outputs.
-// `fill(scale_codes, count, q)` computes the scales of a tile. The last
-// partial chunk goes through zero-padded copies, so nothing outside the
-// spans is touched.
+// `fill(scale_codes, count, q)` computes the scales of a tile and returns
+// its Fp4TileRange, which picks the tile's chunk loop.
 template <DequantOut kOut, size_t kGroup, typename TOut, class FillScales>
 HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
                              const uint8_t* HWY_RESTRICT scale_codes, size_t n_groups,
                              TOut* HWY_RESTRICT out, const FillScales& fill) {
   const hn::ScalableTag<float> df;
-  const size_t n = hn::Lanes(df);
-  const size_t chunk = 2 * n;
   const GroupScaleLanes<kOut, kGroup, decltype(df)> lanes(df);
   // Entries past a tile's groups are read (for lanes that are discarded)
   // but must be initialised.
   HWY_ALIGN float q[kFp4TileGroups + 2 * kFp4MaxLanes] = {};
   for (size_t g0 = 0; g0 < n_groups; g0 += kFp4TileGroups) {
     const size_t tile_groups = std::min(kFp4TileGroups, n_groups - g0);
-    fill(scale_codes + g0, tile_groups, q);
+    const Fp4TileRange range = fill(scale_codes + g0, tile_groups, q);
     const size_t elems = tile_groups * kGroup;
     const uint8_t* codes = packed + g0 * (kGroup / 2);
     TOut* y = out + g0 * kGroup;
-    size_t i = 0;
-    for (; i + chunk <= elems; i += chunk) {
-      const float* qi = q + i / kGroup;
-      E2m1Chunk<kOut>(df, PackedCodes(df, codes + i / 2), lanes.A(df, qi), lanes.B(df, qi),
-                      y + i);
+    if constexpr (kOut == DequantOut::kF16 && kF16InRangeStore) {
+      if (range == Fp4TileRange::kF16Normal) {
+        E2m1TileChunks<kOut, Fp4TileRange::kF16Normal, kGroup>(df, lanes, codes, q, elems, y);
+        continue;
+      }
     }
-    if (i < elems) {
-      HWY_ALIGN uint8_t code_tail[kFp4MaxLanes] = {};
-      HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
-      std::memcpy(code_tail, codes + i / 2, (elems - i) / 2);
-      const float* qi = q + i / kGroup;
-      E2m1Chunk<kOut>(df, PackedCodes(df, code_tail), lanes.A(df, qi), lanes.B(df, qi),
-                      out_tail);
-      std::memcpy(y + i, out_tail, (elems - i) * sizeof(TOut));
+    if (HWY_LIKELY(range != Fp4TileRange::kAny)) {
+      E2m1TileChunks<kOut, Fp4TileRange::kFinite, kGroup>(df, lanes, codes, q, elems, y);
+    } else {
+      E2m1TileChunks<kOut, Fp4TileRange::kAny, kGroup>(df, lanes, codes, q, elems, y);
     }
   }
 }
@@ -304,7 +421,7 @@ HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float glo
   E2m1GroupRun<kOut, ref::kNvfp4GroupElems>(
       packed, scales, n_groups, out,
       [df, global_scale, nan_bits](const uint8_t* codes, size_t count, float* q) {
-        Nvfp4TileScales(df, codes, count, global_scale, nan_bits, q);
+        return Nvfp4TileScales<kOut>(df, codes, count, global_scale, nan_bits, q);
       });
 }
 

@@ -12,8 +12,8 @@
 //
 // A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
 // is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
-// straddles the low/high nibble halves of a 32-element block (NVFP4's 8-wide
-// halves go through a 16-byte copy) and all loads stay inside the block.
+// straddles the low/high nibble halves of a 32-element block (NVFP4's 16-lane
+// chunks go through a 16-byte copy) and all loads stay inside the block.
 // Only per-block scalars (f16 scales) are read outside vectors; there are no
 // per-element branches. Stores are StoreU of exactly N outputs, so any output
 // alignment works and nothing past n_blocks * 32 outputs is written.
@@ -295,11 +295,17 @@ struct GgmlMxfp4 : GgmlNibbleDecoder<GgmlMxfp4> {
 
 // NVFP4: the UE4M3 scale of the chunk's 16-element sub-block (finite, so
 // never special) times the E2M1 codebook. A sub-block's 8 bytes hold its
-// elements l and l + 8; with N = 16 one chunk spans both halves, so the bytes
-// are read from a doubled copy and each lane picks its nibble by mask.
+// elements l and l + 8; with N <= 8 a chunk is one nibble of N bytes, with
+// N = 16 it spans both halves, so the bytes are read from a doubled copy and
+// each lane picks its nibble by mask.
 struct GgmlNvfp4 {
   static constexpr size_t kBytes = ggml::kNvfp4Bytes;
   static constexpr size_t kElems = ggml::kNvfp4Elems;
+  // Every result is exact in BF16 and a normal F16 or ±0 (GgmlExactStore):
+  // a code k (|k| in {1, 2, 3, 4, 6, 8, 12}: at most 2 significant bits)
+  // times d (Ue4m3HalfBits: 0, or at most 4 significant bits in [2^-10,
+  // 224]) has at most 6 significant bits and |k d| in [2^-10, 2688].
+  static constexpr bool kExactIn16Bits = true;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t*) { return GgmlMakeScales(0, 0); }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
@@ -307,6 +313,15 @@ struct GgmlNvfp4 {
     const GgmlDU du;
     const hn::Rebind<uint8_t, GgmlDU> d8;
     const size_t sub = j0 / ggml::kNvfp4SubElems;
+    const auto d = GgmlScalar(ggml::kUe4m3HalfBits[x[sub]]);
+    if constexpr (hn::MaxLanes(du) <= 8) {
+      // A chunk lies in one half: the low (j0 % 16 < 8) or high nibbles of
+      // bytes j0 % 8 .. j0 % 8 + N - 1 of the sub-block.
+      const int shift = static_cast<int>(j0 & 8) / 2;
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, x + 4 + sub * 8 + (j0 & 7)));
+      const auto nibbles = hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(du, 15u));
+      return hn::Mul(GgmlToF32(Codebook16(du, nibbles, ggml::kMxfp4Values.data())), d);
+    }
     HWY_ALIGN uint8_t twice[16];
     std::memcpy(twice, x + 4 + sub * 8, 8);
     std::memcpy(twice + 8, x + 4 + sub * 8, 8);
@@ -318,7 +333,7 @@ struct GgmlNvfp4 {
     const auto nibbles =
         hn::And(hn::IfThenElse(high, hn::ShiftRight<4>(bytes), bytes), hn::Set(du, 15u));
     const auto k = Codebook16(du, nibbles, ggml::kMxfp4Values.data());
-    return hn::Mul(GgmlToF32(k), GgmlScalar(ggml::kUe4m3HalfBits[x[sub]]));
+    return hn::Mul(GgmlToF32(k), d);
   }
 };
 
@@ -508,6 +523,23 @@ constexpr bool GgmlUsesF16InRange() {
   }
 }
 
+// The store of a finite block for a Decoder whose results are all exact
+// in BF16 and normal F16 or ±0 (kExactIn16Bits), where that is cheaper:
+// BF16 keeps the upper halves with no rounding; F16 takes the integer
+// rounding of ToF16LowerInRange on the targets without F16C
+// (kF16InRangeStore), elsewhere the usual one.
+template <class Decoder, class Store>
+constexpr bool GgmlUsesExactStore() {
+  if constexpr (!requires { Decoder::kExactIn16Bits; } || sizeof(typename Store::T) != 2) {
+    return false;
+  } else {
+    return Store::Encoder::kUpperHalf || kF16InRangeStore;
+  }
+}
+template <class Store>
+using GgmlExactStore = GgmlStore16<
+    std::conditional_t<Store::Encoder::kUpperHalf, ToBf16UpperExact, ToF16LowerInRange>>;
+
 // n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
@@ -531,6 +563,10 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     // the NaN-free rounding gives the reference's bits, Inf included.
     if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
       GgmlBlock<Decoder, Store, true>(x, scales, y);
+      continue;
+    }
+    if constexpr (GgmlUsesExactStore<Decoder, Store>()) {
+      GgmlBlock<Decoder, GgmlExactStore<Store>, false>(x, scales, y);
       continue;
     }
     if constexpr (GgmlUsesF16InRange<Decoder, Store>()) {

@@ -368,7 +368,9 @@ TEST_P(Fp4Test, Nvfp4EveryCodeEveryScaleClass) {
   }
   const std::vector<float> globals = {1.0f,  1234.5f, 1.0f / 3,  -2.0f,
                                       3e38f, 1e-38f,  0x1p-140f, 0.0f,
-                                      -0.0f, kInf,    FromBits(0x7FC00000u), FromBits(0xFF800123u)};
+                                      -0.0f, kInf,    FromBits(0x7FC00000u), FromBits(0xFF800123u),
+                                      // its low half rounds up unless BF16 takes the NaN rule
+                                      FromBits(0x7F80FFFFu)};
   for (const float global : globals) {
     for (ElemType type : kOutTypes) {
       EXPECT_TRUE(Nvfp4MatchesReference(packed, scales, global, rows, cols, 0, rows, type, 3));
@@ -389,6 +391,35 @@ TEST_P(Fp4Test, Nvfp4EveryCodeEveryScaleClass) {
       uint32_t got = 0;
       std::memcpy(&got, out.data() + 4 * i, 4);
       ASSERT_EQ(got, Bits(want)) << "element " << i << " global " << global;
+    }
+  }
+}
+
+// The kernels classify each tile of 64 groups by its scales q (kernels/
+// fp4-inl.h, Fp4TileRange): all finite, and (SSE4/SSSE3 F16) whether every
+// product is 0 or an F16 normal below 2^16, where the integer rounding is
+// exact. Global scales a few ulps either side of each edge, and 1.5x
+// either side: q = 2^-13 (0.5 q the smallest F16 normal), 6 q = 2^16 and
+// 6 q = 65520 (the F16 overflow to Inf), with every code; row 0's 64 groups
+// all have scale 1.0, row 1's a mix whose one group 0x20 (0.125) is
+// smaller.
+TEST_P(Fp4Test, Nvfp4F16RangeEdges) {
+  const size_t rows = 2, cols = 64 * 16;
+  std::vector<uint8_t> packed(rows * cols / 2), scales(rows * cols / 16, 0x38);
+  for (size_t k = 0; k < packed.size(); ++k) packed[k] = static_cast<uint8_t>(k * 7);
+  for (size_t g = 0; g < 64; ++g) scales[64 + g] = static_cast<uint8_t>(0x30 + g % 16);
+  scales[64 + 37] = 0x20;
+  for (const float edge : {0x1p13f, 6.0f / 65536, 6.0f / 65520, 1.5f * 0x1p13f, 0x1p13f / 1.5f,
+                           1.5f * 6.0f / 65536, 6.0f / 65536 / 1.5f}) {
+    for (const float sign : {1.0f, -1.0f}) {
+      float global = sign * edge;
+      for (int step = 0; step < 4; ++step) global = std::nextafter(global, 0.0f);
+      for (int step = 0; step < 9; ++step, global = std::nextafter(global, sign * kInf)) {
+        for (ElemType type : kOutTypes) {
+          EXPECT_TRUE(Nvfp4MatchesReference(packed, scales, global, rows, cols, 0, rows, type, 1))
+              << "global " << global;
+        }
+      }
     }
   }
 }
