@@ -17,9 +17,9 @@
 //   cache-resident tile of input rows) and each of the eight rows is one
 //   uniform shift of it, with the group's zero and scale broadcast. On x86
 //   the row's 16 possible results (codes 0..15) are computed once per group
-//   with the same vector formula and looked up: by lane permutes
-//   (CodeTable16) on AVX2 and AVX-512, by byte shuffles (Int4ByteTables,
-//   BF16/F16 only) on SSSE3/SSE4.
+//   with the same vector formula and looked up: BF16/F16 by byte shuffles
+//   (Int4ByteTables) on SSSE3 to AVX3_DL, F32 (and the input rows left
+//   over) by lane permutes (CodeTable16) on AVX2 and AVX-512.
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
