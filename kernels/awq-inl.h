@@ -17,9 +17,9 @@
 //   cache-resident tile of input rows) and each of the eight rows is one
 //   uniform shift of it, with the group's zero and scale broadcast. On x86
 //   the row's 16 possible results (codes 0..15) are computed once per group
-//   with the same vector formula and looked up: by lane permutes
-//   (CodeTable16) on AVX2 and AVX-512, by byte shuffles (Int4ByteTables,
-//   BF16/F16 only) on SSSE3/SSE4.
+//   with the same vector formula and looked up: BF16/F16 by byte shuffles
+//   (Int4ByteTables) on SSSE3 to AVX3_DL, F32 (and the input rows left
+//   over) by lane permutes (CodeTable16) on AVX2 and AVX-512.
 #if defined(AMN_KERNELS_AWQ_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_AWQ_INL_H_
 #undef AMN_KERNELS_AWQ_INL_H_
@@ -190,14 +190,39 @@ struct AwqEntries {
 };
 #endif
 
-#if HWY_ARCH_X86 && (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
-// SSSE3/SSE4 (no lane permutes, no F16C), BF16/F16 output: output rows
-// 8w + [c_lo, c_hi) over input rows [i0, i1) of one group through each
-// row's byte tables, 16 input rows at a time; returns the first row not
-// done. A byte shuffle puts byte b of a gathered vector's four words in
-// u32 lane b, and a 4x4 lane transpose of four such vectors gives byte b
-// of all 16 words in row order (vector b), whose low and high nibbles are
-// the codes at shifts 8b and 8b + 4: as StoreInt4ByteLookups wants them.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// Whether BF16/F16 out-in rows take AwqOutInByteTables (measured per
+// target: docs/performance.md, "GPTQ/AWQ 4-bit 16-bit outputs on AVX2
+// through byte tables"); F32 and the rest take CodeTable16 or the formula.
+template <DequantOut kOut>
+constexpr bool AwqOutInUsesByteTables() {
+  return kOut != DequantOut::kF32 && HWY_TARGET <= HWY_SSSE3;
+}
+
+// Word `w` of input rows first + 8 * (l / 4) + l % 4 (stride_bytes apart)
+// in u32 lane l: block k of the vector holds rows [8k, 8k + 4) (all of
+// [0, 4) with one block), as AwqOutInByteTables wants them.
+template <class DU>
+HWY_INLINE hn::Vec<DU> AwqGatherBlockWords(DU du, const uint8_t* HWY_RESTRICT first,
+                                           size_t stride_bytes) {
+  HWY_ALIGN uint32_t lanes[HWY_MAX_BYTES / sizeof(uint32_t)];
+  for (size_t lane = 0; lane < hn::Lanes(du); ++lane) {
+    lanes[lane] = ref::LoadLe32(first + (8 * (lane / 4) + lane % 4) * stride_bytes);
+  }
+  return hn::Load(du, lanes);
+}
+
+// BF16/F16 output on x86: output rows 8w + [c_lo, c_hi) over input rows
+// [i0, i1) of one group through each row's byte tables, 16 input rows per
+// 128-bit block (B blocks) at a time; returns the first row not done.
+// StoreInt4ByteLookups writes the lower 8 codes of every block, then the
+// upper 8, so block k must hold the codes of rows [8k, 8k + 8) and
+// [8B + 8k, 8B + 8k + 8). Gathered vector m (0..3) holds in block k the
+// words of four of them (rows 8k + 4 (m & 1) + 8B (m >> 1) + [0, 4)); a
+// byte shuffle puts byte b of its four words in u32 lane b, and a 4x4
+// lane transpose per block of the four vectors gives byte b of the
+// block's 16 words in that order (vector b), whose low and high nibbles
+// are the codes at shifts 8b and 8b + 4.
 template <DequantOut kOut, bool kMayBeNan, typename TOut>
 HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
                                      size_t i0, size_t i1, const float* scale,
@@ -208,6 +233,9 @@ HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c
   const hn::Repartition<uint32_t, D8> du;
   const hn::Repartition<uint64_t, D8> d64;
   const size_t stride_bytes = 4 * (m.out_features / 8);
+  const size_t rows = hn::Lanes(d8);  // 16 per block
+  const size_t half_rows = rows / 2;  // 8B
+  if (i0 + rows > i1) return i0;
   Int4ByteTables<D8> tables[8];
   for (size_t c = c_lo; c < c_hi; ++c) {
     tables[c] = MakeInt4ByteTables<kOut == DequantOut::kBf16>(
@@ -215,26 +243,26 @@ HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c
   }
   alignas(16) static constexpr uint8_t kBytePlanes[16] = {0, 4, 8,  12, 1, 5, 9,  13,
                                                           2, 6, 10, 14, 3, 7, 11, 15};
-  const auto planes = hn::Load(d8, kBytePlanes);
+  const auto planes = hn::LoadDup128(d8, kBytePlanes);
   const auto gather = [&](const uint8_t* first) {
-    const auto words = AwqGatherWords(du, first, stride_bytes);
+    const auto words = AwqGatherBlockWords(du, first, stride_bytes);
     return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, words), planes));
   };
   size_t i = i0;
-  for (; i + 16 <= i1; i += 16) {
+  for (; i + rows <= i1; i += rows) {
     const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
     const auto t0 = gather(first);
     const auto t1 = gather(first + 4 * stride_bytes);
-    const auto t2 = gather(first + 8 * stride_bytes);
-    const auto t3 = gather(first + 12 * stride_bytes);
+    const auto t2 = gather(first + half_rows * stride_bytes);
+    const auto t3 = gather(first + (half_rows + 4) * stride_bytes);
     const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(du, t0, t1));
     const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(du, t2, t3));
     const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(du, t0, t1));
     const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(du, t2, t3));
     const hn::Vec<D8> bytes[4] = {hn::BitCast(d8, hn::InterleaveLower(d64, lo01, lo23)),
-                                            hn::BitCast(d8, hn::InterleaveUpper(d64, lo01, lo23)),
-                                            hn::BitCast(d8, hn::InterleaveLower(d64, hi01, hi23)),
-                                            hn::BitCast(d8, hn::InterleaveUpper(d64, hi01, hi23))};
+                                  hn::BitCast(d8, hn::InterleaveUpper(d64, lo01, lo23)),
+                                  hn::BitCast(d8, hn::InterleaveLower(d64, hi01, hi23)),
+                                  hn::BitCast(d8, hn::InterleaveUpper(d64, hi01, hi23))};
     for (size_t c = c_lo; c < c_hi; ++c) {
       const uint32_t shift = ref::AwqNibbleShift(c);
       const auto codes = (shift & 4) != 0 ? Int4Nibbles<1>(d8, bytes[shift / 8])
@@ -260,8 +288,8 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   const size_t stride_bytes = 4 * (m.out_features / 8);
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
-#if HWY_ARCH_X86 && (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3)
-  if constexpr (kOut != DequantOut::kF32) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  if constexpr (AwqOutInUsesByteTables<kOut>()) {
     i = AwqOutInByteTables<kOut, kMayBeNan>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
                                             out_row_len);
   }
@@ -271,8 +299,10 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   // a CodeTable16 (the vector formula below on codes 0..15) and a vector of
   // codes is looked up in it.
   CodeTable16<hn::Vec<decltype(du)>> tables[8];
-  for (size_t c = c_lo; c < c_hi; ++c) {
-    tables[c] = MakeCodeTable16(du, AwqEntries<kOut, kMayBeNan>{zero[c], scale[c]});
+  if (i + 2 * n <= i1) {
+    for (size_t c = c_lo; c < c_hi; ++c) {
+      tables[c] = MakeCodeTable16(du, AwqEntries<kOut, kMayBeNan>{zero[c], scale[c]});
+    }
   }
   for (; i + 2 * n <= i1; i += 2 * n) {
     const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;

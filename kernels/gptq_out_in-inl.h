@@ -253,32 +253,67 @@ HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, s
 }
 #endif  // HWY_ARCH_X86
 
-#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-// BroadcastRun for 4-bit codes to BF16/F16 on SSSE3/SSE4: the group's 16
-// results (GroupLutOf, in the low 16 bits of each lane) become byte tables
-// (kernels/int4_byte_table-inl.h); the low and high nibbles of 8 bytes,
-// interleaved, are the codes of 16 elements in order.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// Whether 4-bit codes to BF16/F16 take Nibble16Run (measured per target:
+// docs/performance.md, "GPTQ/AWQ 4-bit 16-bit outputs on AVX2 through byte
+// tables"); elsewhere they take the u32 lane lookups below.
+template <DequantOut kOut>
+constexpr bool GptqNibbleUsesByteTables() {
+  return kOut != DequantOut::kF32 && HWY_TARGET <= HWY_SSSE3;
+}
+
+// u32 lane 4k + p (128-bit block k of B, position p) takes word k + B * p:
+// then the lower 8 bytes of block k hold words k and k + B, whose 16
+// codes StoreInt4ByteLookups writes to outputs [8k, 8k + 8) and
+// [8(k + B), 8(k + B) + 8), and the upper 8 bytes the next 4B words: the
+// outputs of a load in element order. Identity for one block.
+struct NibbleWordOrder {
+  alignas(64) int32_t index[16];
+};
+constexpr NibbleWordOrder MakeNibbleWordOrder(size_t blocks) {
+  NibbleWordOrder order{};
+  for (size_t lane = 0; lane < 16; ++lane) {
+    order.index[lane] = static_cast<int32_t>(lane / 4 + blocks * (lane % 4));
+  }
+  return order;
+}
+
+// BroadcastRun for 4-bit codes to BF16/F16 on x86: the group's 16 results
+// (GroupLutOf, in the low 16 bits of each lane) become byte tables
+// (kernels/int4_byte_table-inl.h). A vector of bytes holds 2 * Lanes(d8)
+// codes; its words reordered (NibbleWordOrder, one lane permute on AVX2
+// and AVX-512), the low and high nibbles of each block's lower (upper)
+// 8 bytes, interleaved, are the first (second) Lanes(d8) outputs' codes.
 template <DequantOut kOut, class DF, typename TOut>
 HWY_INLINE void Nibble16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, size_t end,
                             hn::Vec<DF> zero, hn::Vec<DF> scale, TOut* HWY_RESTRICT out) {
   const hn::Repartition<uint8_t, DF> d8;
+  const hn::Repartition<uint32_t, DF> du;
   const auto tables = MakeInt4ByteTables<false>(d8, [&](auto /*du*/, auto codes) {
     return GroupLutOf<kOut>(df, hn::ConvertTo(df, codes), zero, scale);
   });
-  // end - c is a multiple of 8: whole 16s, then possibly one 8.
-  for (; c < end; c += 16) {
-    const auto v = hn::LoadU(d8, bytes + c / 2);
-    const auto q = hn::InterleaveLower(d8, Int4Nibbles<0>(d8, v), Int4Nibbles<1>(d8, v));
-    if (c + 16 <= end) {
-      StoreInt4ByteLookups(d8, tables, q, out + c);
-    } else {
-      HWY_ALIGN uint16_t last[16];
-      StoreInt4ByteLookups(d8, tables, q, last);
-      std::memcpy(out + c, last, 8 * sizeof(uint16_t));
+  const size_t half = hn::Lanes(d8);
+  const auto store_load = [&](const uint8_t* from, uint16_t* to) {
+    auto v = hn::LoadU(d8, from);
+    if constexpr (HWY_MAX_BYTES > 16) {
+      static constexpr NibbleWordOrder kOrder = MakeNibbleWordOrder(HWY_MAX_BYTES / 16);
+      v = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(du, v),
+                                               hn::SetTableIndices(du, kOrder.index)));
     }
+    const auto low = Int4Nibbles<0>(d8, v);
+    const auto high = Int4Nibbles<1>(d8, v);
+    StoreInt4ByteLookups(d8, tables, hn::InterleaveLower(d8, low, high), to);
+    StoreInt4ByteLookups(d8, tables, hn::InterleaveUpper(d8, low, high), to + half);
+  };
+  for (; c + 2 * half <= end; c += 2 * half) store_load(bytes + c / 2, out + c);
+  // The stream is zero-padded past the run: a whole load, the rest dropped.
+  if (c < end) {
+    HWY_ALIGN uint16_t last[2 * HWY_MAX_BYTES];
+    store_load(bytes + c / 2, last);
+    std::memcpy(out + c, last, (end - c) * sizeof(uint16_t));
   }
 }
-#endif  // HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
@@ -338,8 +373,8 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
     return;
   }
 #endif
-#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-  if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  if constexpr (kBits == 4 && GptqNibbleUsesByteTables<kOut>()) {
     Nibble16Run<kOut>(df, bytes, c, end, zero, scale, out);
     return;
   }
