@@ -220,17 +220,20 @@ TEST_P(GgmlKQuantTest, OverflowingFiniteScalesAndSpecialBlocks) {
 // Q8_K (every i8 code under d) with d = ±2^-14 (in) and the next F32 below
 // (out: q = ±1 results are F16 subnormals), ±0 (±0 results, -0 included),
 // 511.875 (128 * d = 65520, which rounds to F16 Inf) and the F32 below it,
-// the largest d with 128 * d < 2^16 (in) and 512 (out), realistic d. Q6_K
+// the largest d with 128 * d < 2^16 (in), 512 and 768 (out: results up to
+// 1.5 * 2^16, which the integer rounding would turn into NaN patterns; just
+// above 2^16 it still gives Inf), realistic d. Q6_K
 // (random codes, every 6-bit value about 4 times per block; and blocks of
 // codes -32 and 31 only) with d * scale = ±2^-14 (in) and F16-subnormal d
 // (out), ±2047 * 32 = ±65504 (in), 2048 = 16 * -128 (out: -32 * -2048),
-// 16.0156 * 127 (in), ±0 scales beside in-range ones, a single slot out of
-// range among in-range ones, and realistic d.
+// 16.0156 * 127 (in), 24 * 127 (out: 32 * 3048 = 97536), ±0 scales beside
+// in-range ones, a single slot out of range among in-range ones, and
+// realistic d.
 TEST_P(GgmlKQuantTest, F16InRangeBoundaryScales) {
   const std::vector<float> q8k_d = {
       0x1p-14f, -0x1p-14f, std::nextafter(0x1p-14f, 0.0f), -std::nextafter(0x1p-14f, 0.0f),
       0.0f, -0.0f, 511.875f, std::nextafter(511.875f, 0.0f), -std::nextafter(512.0f, 0.0f),
-      512.0f, -512.0f, 1e-3f, -3.7e-4f};
+      512.0f, -512.0f, 768.0f, 1e-3f, -3.7e-4f};
   const size_t q8k_bytes = BlockBytes(GgmlType::kQ8_K);
   std::vector<uint8_t> q8k(q8k_d.size() * q8k_bytes, 0);
   for (size_t i = 0; i < q8k_d.size(); ++i) {
@@ -257,6 +260,7 @@ TEST_P(GgmlKQuantTest, F16InRangeBoundaryScales) {
       {0x4C00, [](size_t s) -> int8_t { return s == 15 ? -128 : 127; }},  // -2048 in one slot: out
       {0x4C01, [](size_t s) -> int8_t { return s % 2 ? 127 : -127; }},    // ±2033.98: in
       {0x7BFF, [](size_t s) -> int8_t { return s == 0 ? 1 : 0; }},        // 65504 * 32: out
+      {0x4E00, [](size_t s) -> int8_t { return s % 2 ? 127 : 1; }},       // 24 * 127 * 32: out
       {0x2000, [](size_t s) -> int8_t { return static_cast<int8_t>(s * 9 + 1); }},  // realistic
       {0x0400, [](size_t s) -> int8_t { return s == 7 ? 0 : 1; }},        // a zero slot: in
   };

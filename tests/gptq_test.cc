@@ -677,8 +677,10 @@ float LargestScaleBelow2To16(float d) {
 // SSE4/SSSE3: every code in every column, zeros 1..256 (v1 and v2), and per
 // column a scale of ±2^-14 (in), the F32 below it and 1.5 * 2^-15 (out:
 // F16-subnormal results), ±0, the largest with 255 or 256 times it below
-// 2^16 (in; results rounding to F16 Inf included) and the next F32 (out),
-// and a realistic one; as F32 and as F16 scales.
+// 2^16 (in; results rounding to F16 Inf included), the next F32 and 1.5
+// times it (out: results up to 1.5 * 2^16, which the integer rounding would
+// turn into NaN patterns; just above 2^16 it still gives Inf), and a
+// realistic one; as F32 and as F16 scales.
 TEST_P(GptqTest, F16InRangeBoundaryScales) {
   constexpr size_t kK = 256, kN = 72;
   constexpr std::array<uint32_t, 6> kZeroFields = {0, 254, 127, 128, 255, 3};
@@ -697,8 +699,8 @@ TEST_P(GptqTest, F16InRangeBoundaryScales) {
       const float below = LargestScaleBelow2To16(max_diff);
       const float scales[] = {0x1p-14f, -0x1p-14f, std::nextafter(0x1p-14f, 0.0f),
                               -0x1.8p-15f, 0.0f, -0.0f, below, -below,
-                              std::nextafter(below, 1e30f), -std::nextafter(below, 1e30f), 0.0123f,
-                              -3.1e-3f};
+                              std::nextafter(below, 1e30f), -std::nextafter(below, 1e30f),
+                              1.5f * below, 0.0123f};
       l.zf[0][j] = zf;
       l.s[0][j] = scales[(j / kZeroFields.size()) % std::size(scales)];
     }
