@@ -543,17 +543,38 @@ HWY_INLINE hn::Vec<BnbDU> Int8Scaled(hn::Vec<hn::RebindToSigned<BnbDU>> w, hn::V
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(hn::BitCast(df, r))), nan, r);
 }
 
+// Whether every result fl(fl(w * SCB) * f32(1/127)) of a row with a finite
+// SCB (|w| <= 128) is ±0 or has a magnitude in [2^-14, 2^16), so
+// ToF16LowerInRange may store it. Both multiplies round monotonically, and
+// the result's magnitude is the same computation on |w| and |SCB|: w = 0
+// gives ±0, |w| = 1 the smallest other magnitude fl(|SCB| * f32(1/127)),
+// |w| = 128 the largest (an intermediate overflow to Inf fails the test).
+HWY_INLINE bool Int8RowF16InRange(uint32_t scb_bits) {
+  const uint32_t abs_bits = scb_bits & 0x7FFFFFFFu;
+  if (abs_bits == 0) return true;
+  const float abs_scb = bnb::FromBits(abs_bits);
+  const float inv127 = bnb::FromBits(bnb::kInv127Bits);
+  return abs_scb * inv127 >= 0x1p-14f && (128.0f * abs_scb) * inv127 < 65536.0f;
+}
+
+// Rows whose F16 output takes ToF16LowerInRange after Int8RowF16InRange:
+// the targets without F16C where the integer rounding exists.
+template <BnbOut kOut>
+constexpr bool kInt8F16InRange = kOut == BnbOut::kF16 && kF16InRangeStore;
+
 // 2N elements from 2N int8 weights, scaled by `scb` then by f32(1/127), each
 // one Mul in bitsandbytes' order. BF16/F16 read the weights as i16 pairs
 // (even element = low half of a u32 lane, odd = high half) to match
-// BnbStore's layout; F32 widens two runs of N.
-template <BnbOut kOut, bool kMayBeNan, typename TOut>
+// BnbStore's layout; F32, and F16 stored by ToF16LowerInRange (kInRange: a
+// row that passed Int8RowF16InRange), widen two runs of N.
+template <BnbOut kOut, bool kMayBeNan, bool kInRange = false, typename TOut>
 HWY_INLINE void Int8Chunk(const uint8_t* HWY_RESTRICT weight, hn::Vec<BnbDU> scb,
                           hn::Vec<BnbDU> nan, TOut* HWY_RESTRICT out) {
+  static_assert(!kInRange || (kInt8F16InRange<kOut> && !kMayBeNan));
   const hn::RebindToSigned<BnbDU> di;
   const auto* w = reinterpret_cast<const int8_t*>(weight);
   hn::Vec<decltype(di)> wa, wb;
-  if constexpr (kOut == BnbOut::kF32) {
+  if constexpr (kOut == BnbOut::kF32 || kInRange) {
     const hn::Rebind<int8_t, decltype(di)> d8;
     wa = hn::PromoteTo(di, hn::LoadU(d8, w));
     wb = hn::PromoteTo(di, hn::LoadU(d8, w + hn::Lanes(di)));
@@ -564,8 +585,13 @@ HWY_INLINE void Int8Chunk(const uint8_t* HWY_RESTRICT weight, hn::Vec<BnbDU> scb
     wa = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs));  // arithmetic: sign kept
     wb = hn::ShiftRight<16>(pairs);
   }
-  BnbStore<kOut, kMayBeNan>(Int8Scaled<kMayBeNan>(wa, scb, nan),
-                            Int8Scaled<kMayBeNan>(wb, scb, nan), out);
+  const auto a = Int8Scaled<kMayBeNan>(wa, scb, nan);
+  const auto b = Int8Scaled<kMayBeNan>(wb, scb, nan);
+  if constexpr (kInRange) {
+    ToF16LowerInRange::StorePair(BnbDU(), a, b, out);
+  } else {
+    BnbStore<kOut, kMayBeNan>(a, b, out);
+  }
 }
 
 template <BnbOut kOut, typename TOut>
@@ -587,7 +613,13 @@ HWY_INLINE void Int8Vector(const uint8_t* weight, const uint8_t* scb, size_t row
     const bool finite = bnb::IsFiniteBits(scb_bits);
     size_t c = 0;
     if (HWY_LIKELY(finite)) {
-      for (; c + chunk <= cols; c += chunk) Int8Chunk<kOut, false>(w + c, scale, nan, o + c);
+      if (kInt8F16InRange<kOut> && Int8RowF16InRange(scb_bits)) {
+        for (; c + chunk <= cols; c += chunk) {
+          Int8Chunk<kOut, false, kInt8F16InRange<kOut>>(w + c, scale, nan, o + c);
+        }
+      } else {
+        for (; c + chunk <= cols; c += chunk) Int8Chunk<kOut, false>(w + c, scale, nan, o + c);
+      }
     } else {
       for (; c + chunk <= cols; c += chunk) Int8Chunk<kOut, true>(w + c, scale, nan, o + c);
     }

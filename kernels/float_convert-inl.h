@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
@@ -482,6 +483,26 @@ struct ToF16LowerInRange {
 inline constexpr bool kF16InRangeStore = false;
 using ToF16LowerInRange = ToF16LowerNonNan;
 #endif
+
+// Whether every product fl(q * factor) with an integer |q| <= max_abs_code
+// (one F32 multiply, as the reference computes it; q = 0 included) is ±0 or
+// has a magnitude in [2^-14, 2^16), so ToF16LowerInRange may store it. F32
+// rounding is monotone and keeps representable bounds: factor = ±0 gives ±0
+// everywhere; else |factor| >= 2^-14 bounds every q != 0 result below
+// (|fl(q * factor)| >= |factor|), and fl(max_abs_code * |factor|) < 2^16,
+// the kernel's own product on the largest code, bounds them above. False
+// for ±Inf and NaN. Not for results with a min or zero point added after
+// the product (q * d + m can cancel towards 0): callers fold a zero point
+// into q (|q - z| <= max_abs_code) before the one multiply.
+HWY_INLINE bool F16InRangeProducts(float factor, float max_abs_code) {
+  uint32_t abs_bits;
+  std::memcpy(&abs_bits, &factor, sizeof(abs_bits));
+  abs_bits &= fmt::kF32AbsMask;
+  if (abs_bits == 0) return true;
+  float abs_factor;
+  std::memcpy(&abs_factor, &abs_bits, sizeof(abs_factor));
+  return abs_bits >= fmt::kF32BitsF16MinNormal && max_abs_code * abs_factor < 65536.0f;
+}
 struct ToF16Lower {
   static constexpr bool kUpperHalf = false;
   using Finite = ToF16LowerNonNan;

@@ -741,6 +741,34 @@ HWY_INLINE void ByteTableBlock(const uint8_t* HWY_RESTRICT b, const Decoded& dec
 }
 #endif
 
+// The types whose F16 output takes ToF16LowerInRange on a block that
+// passes KQuantF16InRange: the targets without F16C where the integer
+// rounding exists, for the types whose results are one product
+// float(q) * dl with |q| <= KQuantMaxAbsCode (Q8_K: int8 codes times d;
+// Q6_K: q - 32 times d * scale). Q2_K, Q4_K and Q5_K subtract a min (their
+// results can cancel towards 0) and the others take byte tables.
+template <uint32_t kType, typename TOut, bool kBf16>
+constexpr bool KQuantUsesF16InRange() {
+  return kF16InRangeStore && sizeof(TOut) == 2 && !kBf16 && (kType == kQ8K || kType == kQ6K);
+}
+template <uint32_t kType>
+constexpr float KQuantMaxAbsCode() {
+  return kType == kQ8K ? 128.0f : 32.0f;
+}
+
+// Whether every result of a non-special decoded block is ±0 or in
+// [2^-14, 2^16) (F16InRangeProducts on each factor slot; Q8_K's 16 slots
+// all hold d).
+template <uint32_t kType>
+HWY_INLINE bool KQuantF16InRange(const Decoded& dec) {
+  constexpr size_t kSlots = kType == kQ8K ? 1 : 16;
+  bool in_range = true;
+  for (size_t s = 0; s < kSlots; ++s) {
+    in_range &= F16InRangeProducts(dec.dl[s], KQuantMaxAbsCode<kType>());
+  }
+  return in_range;
+}
+
 template <uint32_t kType>
 HWY_INLINE void Decode(const uint8_t* b, Decoded& dec) {
   dec.codes = dec.q;
@@ -803,9 +831,15 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     // (that needs Inf - Inf; with an f16 d nothing overflows at all).
     if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {  // per block, never per element
       StoreBlock<Special, TOut, kBf16, true>(dec, BlockNanBits<kType>(b), out + i * kQK);
-    } else {
-      StoreBlock<Plain, TOut, kBf16, false>(dec, 0, out + i * kQK);
+      continue;
     }
+    if constexpr (KQuantUsesF16InRange<kType, TOut, kBf16>()) {
+      if (KQuantF16InRange<kType>(dec)) {
+        Store16<Plain, ToF16LowerInRange>(dec, 0, out + i * kQK);
+        continue;
+      }
+    }
+    StoreBlock<Plain, TOut, kBf16, false>(dec, 0, out + i * kQK);
   }
 }
 

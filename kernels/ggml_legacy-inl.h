@@ -65,20 +65,15 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 
 // Whether every result q * d of a non-special block of a type without a
 // min (integer codes |q| <= max_code) is ±0 or has a magnitude in
-// [2^-14, 2^16), the range of ToF16LowerInRange (float_convert-inl.h).
-// From the reference's F32 arithmetic, whose rounding is monotone and keeps
-// representable bounds: |d| = 0 gives ±0 everywhere; else |d| >= 2^-14
-// bounds every q != 0 result below (|fl(q * d)| >= |d|), and
-// fl(max_code * |d|) < 2^16, the same product on the largest code, bounds
-// them above. (Q5_1's q * d + m could be bounded the same way when d and m
-// share a sign, but GGUF files store d > 0 > m, where the sum cancels
-// towards 0: measured, its test only cost time; docs/performance.md.)
+// [2^-14, 2^16), the range of ToF16LowerInRange: F16InRangeProducts
+// (float_convert-inl.h) on d. (Q5_1's q * d + m could be bounded the same
+// way when d and m share a sign, but GGUF files store d > 0 > m, where the
+// sum cancels towards 0: measured, its test only cost time;
+// docs/performance.md.)
 HWY_INLINE bool GgmlF16InRange(uint32_t d_bits, float max_code) {
-  const uint32_t abs_bits = d_bits & 0x7FFFFFFFu;
-  if (abs_bits == 0) return true;
-  float abs_d;
-  std::memcpy(&abs_d, &abs_bits, sizeof(abs_d));
-  return abs_bits >= 0x38800000u /* 2^-14 */ && max_code * abs_d < 65536.0f;
+  float d;
+  std::memcpy(&d, &d_bits, sizeof(d));
+  return F16InRangeProducts(d, max_code);
 }
 
 // Nibbles of elements j0 .. j0+N-1 from qs[16] in ggml's order (low nibbles

@@ -14,6 +14,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -344,25 +345,29 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   const auto lanes_i = static_cast<int32_t>(lanes);
   const auto* bytes = reinterpret_cast<const uint8_t*>(stream);
   const size_t end = c + n_steps * step;
-#if AMN_F16_HARDWARE_DEMOTE
-  // 8-bit codes to F16 with F16C and a finite scale: the same arithmetic
-  // in element order (A = bytes [c, c + L), B = the next L), so the two
-  // vcvtps2ph results are stored as they are (StoreF16Pair) instead of
-  // being widened again and interleaved with OddEven.
-  if constexpr (kOut == DequantOut::kF16 && kBits == 8) {
-    if (HWY_LIKELY(finite)) {
+  // 8-bit codes to F16 in element order (A = bytes [c, c + L), B = the
+  // next L), so the two results are stored as they are instead of being
+  // widened again and interleaved with OddEven: with F16C (two vcvtps2ph)
+  // for a finite scale; on SSE4/SSSE3 (ToF16LowerInRange's integer
+  // rounding) for a group whose every result fl((q - z) * scale), q in
+  // 0..255, is ±0 or in F16's normal range (F16InRangeProducts; q - z is
+  // exact, |q - z| <= max(|z|, |255 - z|)).
+  if constexpr (kOut == DequantOut::kF16 && kBits == 8 &&
+                (AMN_F16_HARDWARE_DEMOTE || kF16InRangeStore)) {
+    const float max_abs_diff = std::max(std::fabs(zero_f), std::fabs(255.0f - zero_f));
+    if (HWY_LIKELY(finite) &&
+        (AMN_F16_HARDWARE_DEMOTE || F16InRangeProducts(scale_f, max_abs_diff))) {
       const hn::Rebind<uint8_t, decltype(du)> d8;
       for (; c < end; c += step) {
         const auto qa = hn::PromoteTo(du, hn::LoadU(d8, bytes + c));
         const auto qb = hn::PromoteTo(du, hn::LoadU(d8, bytes + c + lanes));
         const auto a = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qa)), zero), scale);
         const auto b = hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, qb)), zero), scale);
-        StoreF16Pair(du, hn::BitCast(du, a), hn::BitCast(du, b), out + c);
+        ToF16LowerInRange::StorePair(du, hn::BitCast(du, a), hn::BitCast(du, b), out + c);
       }
       return;
     }
   }
-#endif
 #if HWY_ARCH_X86
   // F32 where it wins: SSSE3/SSE4, and 3 bits on AVX2 (2 bits there and
   // AVX3's wider vectors keep the u32 path).

@@ -25,8 +25,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "amn/elem_type.h"
@@ -82,6 +84,31 @@ template <DequantOut kOut>
 constexpr bool kElementOrder =
     kOut == DequantOut::kF32 || (kOut == DequantOut::kF16 && AMN_F16_HARDWARE_DEMOTE);
 
+// F16 output stored by ToF16LowerInRange for a group of 8-bit codes that
+// PackedIntF16InRange accepts: the targets without F16C where the integer
+// rounding exists. Those chunks take the element order too (the store is
+// one packssdw of A and B).
+template <DequantOut kOut, uint32_t kBits>
+constexpr bool kPackedF16InRange = kOut == DequantOut::kF16 && kBits == 8 && kF16InRangeStore;
+
+// Whether every result of a group with unsigned zero `zero` and a finite
+// `scale` (kScale's value, widened) is ±0 or has a magnitude in
+// [2^-14, 2^16): the product fl((u - zero) * scale) with u in
+// 0 .. 2^kBits - 1, an exact integer difference of magnitude at most
+// max(|zero|, |2^kBits - 1 - zero|), passes F16InRangeProducts; a BF16
+// scale then rounds it to BF16, monotonically, which keeps |scale| (itself
+// a BF16) as the lower bound and keeps a product of at most 65280 (the
+// largest BF16 below 2^16) below 2^16. (An F16 scale's rounding is the F16
+// output's own, which the store does once.)
+template <ElemType kScale, uint32_t kBits>
+HWY_INLINE bool PackedIntF16InRange(int16_t zero, float scale) {
+  constexpr int32_t kMaxCode = (1 << kBits) - 1;
+  const auto max_abs_diff = static_cast<float>(
+      std::max(std::abs(int32_t{zero}), std::abs(kMaxCode - int32_t{zero})));
+  if (!F16InRangeProducts(scale, max_abs_diff)) return false;
+  return kScale != ElemType::kBf16 || max_abs_diff * std::fabs(scale) <= 65280.0f;
+}
+
 // Lane of A ++ B that holds element k of a chunk.
 template <DequantOut kOut>
 HWY_INLINE size_t ChunkLaneOf(size_t k, size_t n) {
@@ -89,14 +116,15 @@ HWY_INLINE size_t ChunkLaneOf(size_t k, size_t n) {
 }
 
 // The i32 differences code - zero of a chunk's elements: [0, n) and [n, 2n)
-// when kElementOrder, else the even and odd elements.
-template <DequantOut kOut, uint32_t kBits, class DI>
+// when kOrder (kElementOrder, or an in-range F16 chunk), else the even and
+// odd elements.
+template <bool kOrder, uint32_t kBits, class DI>
 HWY_INLINE void ChunkDiffs(DI di, const uint8_t* HWY_RESTRICT bytes,
                            hn::Vec<hn::Repartition<int16_t, DI>> zero, hn::Vec<DI>& a,
                            hn::Vec<DI>& b) {
   const hn::RebindToUnsigned<DI> du;
   const hn::Repartition<int16_t, DI> di16;
-  if constexpr (kBits == 8 && kElementOrder<kOut>) {
+  if constexpr (kBits == 8 && kOrder) {
     // Each half widened straight from memory (vpmovzxbd on AVX2), not
     // widened to u16, subtracted and split (one instruction fewer per chunk).
     const hn::Rebind<uint8_t, DI> d8;
@@ -107,7 +135,7 @@ HWY_INLINE void ChunkDiffs(DI di, const uint8_t* HWY_RESTRICT bytes,
     return;
   }
   const auto diff = hn::Sub(hn::BitCast(di16, UnpackCodes<kBits>(du, bytes)), zero);
-  if constexpr (kElementOrder<kOut>) {
+  if constexpr (kOrder) {
     const hn::Half<decltype(di16)> dh;
     a = hn::PromoteTo(di, hn::LowerHalf(dh, diff));
     b = hn::PromoteTo(di, hn::UpperHalf(dh, diff));
@@ -146,10 +174,12 @@ HWY_INLINE V SplitBf16Product(V diff, V scale, V scale_split) {
 
 // Stores A and B, F32 bits of values that are exact BF16 (SplitBf16Product),
 // as for a BF16 scale: BF16 output is their upper halves (no rounding), F16
-// and F32 output as kOutIsScaleType's store.
-template <DequantOut kOut, class DU, typename TOut>
+// and F32 output as kOutIsScaleType's store (kInRange: ToF16LowerInRange's).
+template <DequantOut kOut, bool kInRange, class DU, typename TOut>
 HWY_INLINE void StoreBf16Exact(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
-  if constexpr (kOut == DequantOut::kBf16) {
+  if constexpr (kInRange) {
+    ToF16LowerInRange::StorePair(du, a, b, out);
+  } else if constexpr (kOut == DequantOut::kBf16) {
     const hn::Repartition<uint16_t, DU> d16;
     hn::StoreU(hn::OddEven(hn::BitCast(d16, b), hn::BitCast(d16, hn::ShiftRight<16>(a))), d16,
                out);
@@ -163,28 +193,36 @@ HWY_INLINE void StoreBf16Exact(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RE
 // One chunk of 2n elements: codes at `bytes`, zeros (element order) in
 // `zero`, scales in the ChunkLaneOf layout (scale_a, scale_b). kSplit: a
 // finite BF16 scale that Bf16SplitSafe accepts, with split_a, split_b its
-// scale * 65537 (SplitBf16Product); unused otherwise. (Separate parameters:
-// SVE vectors are sizeless and cannot be members of a struct.)
+// scale * 65537 (SplitBf16Product); unused otherwise. kInRange: a group
+// that PackedIntF16InRange accepted, in element order, stored by
+// ToF16LowerInRange. (Separate parameters: SVE vectors are sizeless and
+// cannot be members of a struct.)
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, bool kSplit = false,
-          class DF, typename TOut>
+          bool kInRange = false, class DF, typename TOut>
 HWY_INLINE void PackedIntChunk(DF df, const uint8_t* HWY_RESTRICT bytes,
                                hn::Vec<hn::Repartition<int16_t, DF>> zero, hn::Vec<DF> scale_a,
                                hn::Vec<DF> scale_b, hn::Vec<DF> split_a, hn::Vec<DF> split_b,
                                TOut* HWY_RESTRICT out) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
+  static_assert(!kInRange || (kPackedF16InRange<kOut, kBits> && !kMayBeNan));
   hn::Vec<decltype(di)> a, b;
-  ChunkDiffs<kOut, kBits>(di, bytes, zero, a, b);
+  ChunkDiffs<kElementOrder<kOut> || kInRange, kBits>(di, bytes, zero, a, b);
   if constexpr (kSplit) {
     static_assert(kScale == ElemType::kBf16 && !kMayBeNan);
-    StoreBf16Exact<kOut>(
+    StoreBf16Exact<kOut, kInRange>(
         du, hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, a), scale_a, split_a)),
         hn::BitCast(du, SplitBf16Product(hn::ConvertTo(df, b), scale_b, split_b)), out);
     return;
   }
   const auto pa = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, a), scale_a));
   const auto pb = hn::BitCast(du, ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, b), scale_b));
-  if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
+  if constexpr (kInRange && kOutIsScaleType<kOut, kScale>) {
+    ToF16LowerInRange::StorePair(du, pa, pb, out);
+  } else if constexpr (kInRange) {
+    ToF16LowerInRange::StorePair(du, RoundToScaleLanes<kScale, false>(du, pa),
+                                 RoundToScaleLanes<kScale, false>(du, pb), out);
+  } else if constexpr (kOut == DequantOut::kF16 && kElementOrder<kOut>) {
     if constexpr (kOutIsScaleType<kOut, kScale>) {
       StoreF16Pair(du, pa, pb, out);
     } else {
@@ -400,7 +438,7 @@ inline constexpr bool kTwoChunksPerIteration = HWY_TARGET == HWY_AVX2;
 // The whole chunks of group g from element e up to group_end, with its
 // broadcast zero and scale; returns the element after the last chunk.
 template <DequantOut kOut, ElemType kScale, uint32_t kBits, bool kMayBeNan, bool kSplit,
-          typename TOut>
+          bool kInRange = false, typename TOut>
 HWY_INLINE size_t PackedIntGroupChunks(const PackedIntRowParams& row, size_t g, size_t e,
                                        size_t group_end, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
@@ -410,8 +448,8 @@ HWY_INLINE size_t PackedIntGroupChunks(const PackedIntRowParams& row, size_t g, 
   const auto split = hn::Set(df, kSplit ? row.group_scale[g] * 65537.0f : 0.0f);
   const auto zero = hn::Set(di16, row.group_zero[g]);
   const auto one_chunk = [&](size_t at) {
-    PackedIntChunk<kOut, kScale, kBits, kMayBeNan, kSplit>(df, CodesAt<kBits>(row.codes, at), zero,
-                                                           scale, scale, split, split, out + at);
+    PackedIntChunk<kOut, kScale, kBits, kMayBeNan, kSplit, kInRange>(
+        df, CodesAt<kBits>(row.codes, at), zero, scale, scale, split, split, out + at);
   };
   if constexpr (kTwoChunksPerIteration) {
     for (; e + 2 * chunk <= group_end; e += 2 * chunk) {
@@ -446,6 +484,20 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
     const size_t g = e / row.group_size;
     const size_t group_end = std::min(row.cols, (g + 1) * row.group_size);
     if (e + chunk <= group_end) {
+      if constexpr (kPackedF16InRange<kOut, kBits> && !kMayBeNan) {
+        if (PackedIntF16InRange<kScale, kBits>(row.group_zero[g], row.group_scale[g])) {
+          if constexpr (kScale == ElemType::kBf16) {
+            if (Bf16SplitSafe(row.group_scale[g])) {
+              e = PackedIntGroupChunks<kOut, kScale, kBits, false, true, true>(row, g, e,
+                                                                               group_end, out);
+              continue;
+            }
+          }
+          e = PackedIntGroupChunks<kOut, kScale, kBits, false, false, true>(row, g, e, group_end,
+                                                                            out);
+          continue;
+        }
+      }
       if constexpr (kScale == ElemType::kBf16 && !kMayBeNan) {
         if (Bf16SplitSafe(row.group_scale[g])) {
           e = PackedIntGroupChunks<kOut, kScale, kBits, kMayBeNan, true>(row, g, e, group_end, out);

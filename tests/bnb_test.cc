@@ -27,6 +27,7 @@
 #include "amn/bnb_dequant.h"
 #include "amn/kernel_registry.h"
 #include "kernels/ref/bnb_ref.h"
+#include "kernels/ref/float_convert_ref.h"
 #include "tests/fixtures.h"
 #include "tests/kernel_check.h"
 #include "tests/quant_fixture_files.h"
@@ -627,6 +628,64 @@ TEST_P(BnbTest, Int8RandomAgainstReference) {
           EXPECT_TRUE(Int8MatchesReference(x.t, 1, rows - 1, out_type, 0));
         }
       }
+    }
+  }
+}
+
+// The smallest positive SCB for which `holds` (false below it, true from it
+// on: a monotone test of the reference's result) is true, by bisection on
+// the bit patterns.
+uint32_t FirstScbWhere(bool (*holds)(uint32_t scb_bits)) {
+  uint32_t lo = 0, hi = 0x7F800000u;  // holds(hi)
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    (holds(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// SCBs on both sides of Int8RowF16InRange (kernels/bnb-inl.h), whose rows'
+// F16 outputs take the integer rounding on SSE4/SSSE3, every weight in
+// every row, found from the reference's own products: the smallest SCB
+// whose w = 1 result is >= 2^-14 (in) and the F32 below it (out: F16
+// subnormal results), the largest whose w = -128 result is < 2^16 (in) and
+// the next (out), the smallest whose w = -128 result rounds to F16 Inf
+// (>= 65520: in), each with both signs; ±0 and realistic SCBs. Rows of 256
+// and 259 columns (the last chunk of a row takes the general tail path).
+TEST_P(BnbTest, Int8F16InRangeBoundaryScales) {
+  const uint32_t low = FirstScbWhere(
+      [](uint32_t scb) { return ref::BnbInt8ElementBits(1, scb) >= 0x38800000u; });
+  const uint32_t high = FirstScbWhere(
+      [](uint32_t scb) { return (ref::BnbInt8ElementBits(-128, scb) & 0x7FFFFFFFu) >= 0x47800000u; });
+  const uint32_t to_inf = FirstScbWhere(
+      [](uint32_t scb) { return (ref::BnbInt8ElementBits(-128, scb) & 0x7FFFFFFFu) >= 0x477FF000u; });
+  std::vector<uint32_t> scbs;
+  // low / 2 and 3e-3 (out) put the results of several small |w| among the
+  // F16 subnormals, where a too-loose test would give wrong bits.
+  // 1.5 * high (out) gives results up to 1.5 * 2^16, which the integer
+  // rounding would turn into NaN patterns (just above 2^16 it still gives
+  // Inf).
+  for (uint32_t magnitude : {low, low - 1, low - 0x00800000u, Bits(3.0e-3f), high - 1, high,
+                             Bits(1.5f * std::bit_cast<float>(high)), to_inf, to_inf - 1, 0u,
+                             Bits(0.0734f), Bits(1.25f)}) {
+    scbs.push_back(magnitude);
+    scbs.push_back(magnitude | 0x80000000u);
+  }
+  // Not vacuous: the boundaries are where the tests say.
+  EXPECT_GE(ref::BnbInt8ElementBits(1, low), 0x38800000u);
+  EXPECT_LT(ref::BnbInt8ElementBits(1, low - 1), 0x38800000u);
+  EXPECT_LT(ref::BnbInt8ElementBits(-128, high - 1) & 0x7FFFFFFFu, 0x47800000u);
+  EXPECT_EQ(ref::F32BitsToF16(ref::BnbInt8ElementBits(-128, to_inf)), 0xFC00u);
+  EXPECT_EQ(ref::F32BitsToF16(ref::BnbInt8ElementBits(-128, to_inf - 1)), 0xFBFFu);
+  for (const uint64_t cols : {256u, 259u}) {
+    std::vector<uint8_t> w;
+    for (size_t r = 0; r < scbs.size(); ++r) {
+      for (uint64_t c = 0; c < cols; ++c) w.push_back(static_cast<uint8_t>(c + 3 * r));
+    }
+    TensorInt8 x = MakeInt8(scbs.size(), cols, w, scbs);
+    for (ElemType out_type : kOutTypes) {
+      EXPECT_TRUE(Int8MatchesReference(x.t, 0, scbs.size(), out_type, 2));
+      EXPECT_TRUE(Int8MatchesReference(x.t, 1, scbs.size() - 1, out_type, 0));
     }
   }
 }

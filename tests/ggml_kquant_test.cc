@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 
 #include "amn/ggml_dequant.h"
 #include "amn/kernel_registry.h"
+#include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 #include "tests/fixtures.h"
@@ -211,6 +213,72 @@ TEST_P(GgmlKQuantTest, OverflowingFiniteScalesAndSpecialBlocks) {
   EXPECT_NE(std::count_if(bf16.begin(), bf16.end(), [](uint16_t b) { return (b & 0x7FFF) > 0x7F80; }),
             0);
   for (ElemType out : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(GgmlType::kQ8_K, blocks, out, 2, 4));
+}
+
+// Factors on both sides of KQuantF16InRange (kernels/ggml_kquant-inl.h),
+// whose blocks' F16 outputs take the integer rounding on SSE4/SSSE3:
+// Q8_K (every i8 code under d) with d = ±2^-14 (in) and the next F32 below
+// (out: q = ±1 results are F16 subnormals), ±0 (±0 results, -0 included),
+// 511.875 (128 * d = 65520, which rounds to F16 Inf) and the F32 below it,
+// the largest d with 128 * d < 2^16 (in), 512 and 768 (out: results up to
+// 1.5 * 2^16, which the integer rounding would turn into NaN patterns; just
+// above 2^16 it still gives Inf), realistic d. Q6_K
+// (random codes, every 6-bit value about 4 times per block; and blocks of
+// codes -32 and 31 only) with d * scale = ±2^-14 (in) and F16-subnormal d
+// (out), ±2047 * 32 = ±65504 (in), 2048 = 16 * -128 (out: -32 * -2048),
+// 16.0156 * 127 (in), 24 * 127 (out: 32 * 3048 = 97536), ±0 scales beside
+// in-range ones, a single slot out of range among in-range ones, and
+// realistic d.
+TEST_P(GgmlKQuantTest, F16InRangeBoundaryScales) {
+  const std::vector<float> q8k_d = {
+      0x1p-14f, -0x1p-14f, std::nextafter(0x1p-14f, 0.0f), -std::nextafter(0x1p-14f, 0.0f),
+      0.0f, -0.0f, 511.875f, std::nextafter(511.875f, 0.0f), -std::nextafter(512.0f, 0.0f),
+      512.0f, -512.0f, 768.0f, 1e-3f, -3.7e-4f};
+  const size_t q8k_bytes = BlockBytes(GgmlType::kQ8_K);
+  std::vector<uint8_t> q8k(q8k_d.size() * q8k_bytes, 0);
+  for (size_t i = 0; i < q8k_d.size(); ++i) {
+    uint8_t* block = q8k.data() + i * q8k_bytes;
+    std::memcpy(block, &q8k_d[i], 4);  // little-endian host
+    for (size_t k = 0; k < kQK; ++k) block[4 + k] = static_cast<uint8_t>(k + i);
+  }
+  for (ElemType out : kOutTypes) EXPECT_TRUE(MatchesGgmlReference(GgmlType::kQ8_K, q8k, out, 1, 2));
+
+  // Q6_K: (d bits, the 16 scales as a function of the slot).
+  struct Q6Case {
+    uint16_t d;
+    int8_t (*scale)(size_t);
+  };
+  const std::vector<Q6Case> q6k_cases = {
+      {0x0400, [](size_t s) -> int8_t { return s % 2 ? 1 : -1; }},        // ±2^-14: in
+      {0x03FF, [](size_t s) -> int8_t { return s % 2 ? 1 : -1; }},        // subnormal: out
+      {0x0200, [](size_t s) -> int8_t { return s % 2 ? 2 : -2; }},        // 2^-14 via 2 * 2^-15: in
+      {0x0000, [](size_t s) -> int8_t { return static_cast<int8_t>(s * 17); }},  // +0: in
+      {0x8000, [](size_t s) -> int8_t { return static_cast<int8_t>(s * 17); }},  // -0: in
+      {0x67FF, [](size_t s) -> int8_t { return s % 3 ? 1 : -1; }},        // ±65504: in
+      {0x6800, [](size_t s) -> int8_t { return s == 5 ? 1 : 0; }},        // 2048 in one slot: out
+      {0x4C00, [](size_t s) -> int8_t { return s % 2 ? 127 : -127; }},    // ±2032: in
+      {0x4C00, [](size_t s) -> int8_t { return s == 15 ? -128 : 127; }},  // -2048 in one slot: out
+      {0x4C01, [](size_t s) -> int8_t { return s % 2 ? 127 : -127; }},    // ±2033.98: in
+      {0x7BFF, [](size_t s) -> int8_t { return s == 0 ? 1 : 0; }},        // 65504 * 32: out
+      {0x4E00, [](size_t s) -> int8_t { return s % 2 ? 127 : 1; }},       // 24 * 127 * 32: out
+      {0x2000, [](size_t s) -> int8_t { return static_cast<int8_t>(s * 9 + 1); }},  // realistic
+      {0x0400, [](size_t s) -> int8_t { return s == 7 ? 0 : 1; }},        // a zero slot: in
+  };
+  using namespace kq::q6k;
+  const size_t q6k_bytes = BlockBytes(GgmlType::kQ6_K);
+  for (int codes = 0; codes < 3; ++codes) {  // random, all -32, all 31
+    std::vector<uint8_t> q6k = RandomBlocks(GgmlType::kQ6_K, q6k_cases.size(), 61 + codes);
+    for (size_t i = 0; i < q6k_cases.size(); ++i) {
+      uint8_t* block = q6k.data() + i * q6k_bytes;
+      if (codes > 0) std::memset(block + kQl, codes == 1 ? 0x00 : 0xFF, kScales - kQl);
+      for (size_t s = 0; s < 16; ++s) block[kScales + s] = static_cast<uint8_t>(q6k_cases[i].scale(s));
+      block[kD] = static_cast<uint8_t>(q6k_cases[i].d);
+      block[kD + 1] = static_cast<uint8_t>(q6k_cases[i].d >> 8);
+    }
+    for (ElemType out : kOutTypes) {
+      EXPECT_TRUE(MatchesGgmlReference(GgmlType::kQ6_K, q6k, out, 3, 0)) << "codes " << codes;
+    }
+  }
 }
 
 TEST_P(GgmlKQuantTest, PropertyMatchesReference) {

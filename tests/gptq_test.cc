@@ -663,6 +663,56 @@ TEST_P(GptqTest, SpecialScalesMatchReference) {
   }
 }
 
+// The largest F32 scale s with fl(d * s) < 2^16.
+float LargestScaleBelow2To16(float d) {
+  float s = 65536.0f / d;
+  while (d * s >= 65536.0f) s = std::nextafter(s, 0.0f);
+  while (d * std::nextafter(s, 1e30f) < 65536.0f) s = std::nextafter(s, 1e30f);
+  return s;
+}
+
+// 8-bit groups on both sides of the F16 in-range test (BroadcastRun,
+// kernels/gptq_out_in-inl.h: F16InRangeProducts on the scale with
+// max(|z|, |255 - z|)), whose F16 outputs take the integer rounding on
+// SSE4/SSSE3: every code in every column, zeros 1..256 (v1 and v2), and per
+// column a scale of ±2^-14 (in), the F32 below it and 1.5 * 2^-15 (out:
+// F16-subnormal results), ±0, the largest with 255 or 256 times it below
+// 2^16 (in; results rounding to F16 Inf included), the next F32 and 1.5
+// times it (out: results up to 1.5 * 2^16, which the integer rounding would
+// turn into NaN patterns; just above 2^16 it still gives Inf), and a
+// realistic one; as F32 and as F16 scales.
+TEST_P(GptqTest, F16InRangeBoundaryScales) {
+  constexpr size_t kK = 256, kN = 72;
+  constexpr std::array<uint32_t, 6> kZeroFields = {0, 254, 127, 128, 255, 3};
+  for (const bool plus_one : {false, true}) {
+    Logical l;
+    l.q.assign(kK, std::vector<uint32_t>(kN));
+    for (size_t i = 0; i < kK; ++i) {
+      for (size_t j = 0; j < kN; ++j) l.q[i][j] = static_cast<uint32_t>(i + 3 * j) % 256;
+    }
+    l.zf.assign(1, std::vector<uint32_t>(kN));
+    l.s.assign(1, std::vector<float>(kN));
+    for (size_t j = 0; j < kN; ++j) {
+      const uint32_t zf = kZeroFields[j % kZeroFields.size()];
+      const float z = static_cast<float>(zf + (plus_one ? 1 : 0));
+      const float max_diff = std::max(z, 255.0f - z);
+      const float below = LargestScaleBelow2To16(max_diff);
+      const float scales[] = {0x1p-14f, -0x1p-14f, std::nextafter(0x1p-14f, 0.0f),
+                              -0x1.8p-15f, 0.0f, -0.0f, below, -below,
+                              std::nextafter(below, 1e30f), -std::nextafter(below, 1e30f),
+                              1.5f * below, 0.0123f};
+      l.zf[0][j] = zf;
+      l.s[0][j] = scales[(j / kZeroFields.size()) % std::size(scales)];
+    }
+    for (const ElemType scale_type : {ElemType::kF32, ElemType::kF16}) {
+      const OwnedLayer o = Pack(l, 8, kK, plus_one, scale_type);
+      for (const ElemType out_type : kOutTypes) {
+        EXPECT_TRUE(MatchesReferenceRows(o, out_type, 1)) << "plus_one " << plus_one;
+      }
+    }
+  }
+}
+
 TEST_P(GptqTest, PropertyMatchesReference) {
   const bool ok = rc::check("DequantGptq matches the reference", [] {
     const uint32_t bits = *rc::gen::elementOf(kBitWidths);

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -430,6 +431,71 @@ TEST_P(PackedIntTest, RandomLayersMatchReference) {
           EXPECT_TRUE(SameBytes(RunCt(d, rb, d.rows, out, seed % 7, seed % 5),
                                 ReferenceCt(d, rb, d.rows, out), ElemTypeBytes(out),
                                 Describe(d, rb, d.rows, out)));
+        }
+      }
+    }
+  }
+}
+
+// Raw scale bits of `type` around the F16 in-range bounds for a group
+// whose differences reach max_diff in magnitude: ±2^-14 (in) and the next
+// value below it in the type (out: F16-subnormal results), 1.5 * 2^-15
+// (out), ±0, the values within 3 steps of the type's rounding of
+// 65536 / max_diff and within 2 of 65280 / max_diff (the BF16 bound), both
+// signs, and a realistic scale.
+std::vector<uint32_t> F16InRangeBoundaryRaws(ElemType type, float max_diff) {
+  const uint32_t sign = type == ElemType::kF32 ? 0x80000000u : 0x8000u;
+  std::vector<uint32_t> magnitudes = {ScaleBitsOf(0x1p-14f, type), ScaleBitsOf(0x1p-14f, type) - 1,
+                                      ScaleBitsOf(0x1.8p-15f, type), 0u,
+                                      ScaleBitsOf(0.0123f, type)};
+  const uint32_t top = ScaleBitsOf(65536.0f / max_diff, type);
+  for (uint32_t k = top - 3; k <= top + 3; ++k) magnitudes.push_back(k);
+  const uint32_t bf16_top = ScaleBitsOf(65280.0f / max_diff, type);
+  for (uint32_t k = bf16_top - 2; k <= bf16_top + 2; ++k) magnitudes.push_back(k);
+  std::vector<uint32_t> raws;
+  for (uint32_t m : magnitudes) {
+    raws.push_back(m);
+    raws.push_back(m | sign);
+  }
+  return raws;
+}
+
+// int8 groups on both sides of PackedIntF16InRange (kernels/packed_int-inl.h),
+// whose F16 outputs take the integer rounding on SSE4/SSSE3: every code in
+// every group, zero points giving |u - zero| up to 255, 128 and 178
+// (symmetric: 128), and per group the scales of F16InRangeBoundaryRaws, as
+// F32, F16 and BF16 scales, all three outputs, against the reference. Rows
+// of 256 columns in one group, and of 260 in groups of 130 (a chunk across
+// the group boundary and a tail take the general path).
+TEST_P(PackedIntTest, F16InRangeBoundaryScales) {
+  constexpr std::array<int8_t, 5> kZeros = {-128, 127, 0, -1, 50};
+  for (ElemType scale_type : kScaleTypes) {
+    for (const size_t gs : {size_t{256}, size_t{130}}) {
+      for (const bool asym : {true, false}) {
+        CtData d;
+        d.bits = 8;
+        d.cols = gs == 256 ? 256 : 260;
+        d.group_size = gs;
+        d.scale_type = scale_type;
+        for (size_t zi = 0; zi < (asym ? kZeros.size() : 1); ++zi) {
+          const int uz = asym ? kZeros[zi] + 128 : 128;
+          const auto raws =
+              F16InRangeBoundaryRaws(scale_type, static_cast<float>(std::max(uz, 255 - uz)));
+          for (uint32_t raw : raws) {
+            const size_t r = d.rows++;
+            for (size_t c = 0; c < d.cols; ++c) {
+              d.q.push_back(static_cast<int8_t>(static_cast<uint8_t>(c + 5 * r)));
+            }
+            for (size_t g = 0; g < d.groups(); ++g) {
+              if (asym) d.zero.push_back(kZeros[zi]);
+              d.scale.push_back(raw);
+            }
+          }
+        }
+        Finish(d);
+        for (ElemType out : kOutTypes) {
+          EXPECT_TRUE(SameBytes(RunCt(d, 0, d.rows, out, 1, 2), ReferenceCt(d, 0, d.rows, out),
+                                ElemTypeBytes(out), Describe(d, 0, d.rows, out)));
         }
       }
     }
