@@ -210,24 +210,44 @@ HWY_INLINE hn::Vec<DF> WidenF16Upper(DF df, V16 bits) {
   return hn::PromoteTo(df, hn::BitCast(df16, hn::UpperHalf(dh, bits)));
 }
 
-// u8 codes -> F32 on F16C targets: F16 bits in u16 lanes, two vcvtph2ps,
-// and for E4M3 one exact Mul by 2^8 per vector.
+// Exact F32 of the lower (kUpper false) or upper half of LoadExact's F16
+// bits: vcvtph2ps, and for E4M3 one exact Mul by 2^8.
+template <class Op, bool kUpper, class DF, class V16>
+HWY_INLINE hn::Vec<DF> Fp8HalfToF32(DF df, V16 bits) {
+  using AsF16 = Fp8AsF16<Op>;
+  const auto wide = kUpper ? WidenF16Upper(df, bits) : WidenF16Lower(df, bits);
+  if constexpr (AsF16::kE4m3) {
+    return hn::Mul(wide, hn::Set(df, AsF16::kScaleFactor));
+  } else {
+    return wide;
+  }
+}
+
+// u8 codes -> F32 on F16C targets.
 template <class Op>
 struct Fp8ToF32Chunk {
   template <class D16>
   HWY_INLINE void operator()(D16 d16, const uint8_t* HWY_RESTRICT in,
                              float* HWY_RESTRICT out) const {
-    using AsF16 = Fp8AsF16<Op>;
     const hn::Repartition<float, D16> df;
-    const auto bits = AsF16::LoadExact(d16, in);
-    auto a = WidenF16Lower(df, bits);
-    auto b = WidenF16Upper(df, bits);
-    if constexpr (AsF16::kE4m3) {
-      a = hn::Mul(a, hn::Set(df, AsF16::kScaleFactor));
-      b = hn::Mul(b, hn::Set(df, AsF16::kScaleFactor));
-    }
-    hn::StoreU(a, df, out);
-    hn::StoreU(b, df, out + hn::Lanes(df));
+    const auto bits = Fp8AsF16<Op>::LoadExact(d16, in);
+    hn::StoreU(Fp8HalfToF32<Op, false>(df, bits), df, out);
+    hn::StoreU(Fp8HalfToF32<Op, true>(df, bits), df, out + hn::Lanes(df));
+  }
+};
+
+// u8 codes -> BF16 on F16C targets: the upper halves of the F32 (ConcatOdd).
+// Taken on AVX2 only (Fp8ToBf16Chunk below).
+template <class Op>
+struct Fp8ToBf16ViaF16Chunk {
+  template <class D16>
+  HWY_INLINE void operator()(D16 d16, const uint8_t* HWY_RESTRICT in,
+                             uint16_t* HWY_RESTRICT out) const {
+    const hn::Repartition<float, D16> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const auto bits = Fp8AsF16<Op>::LoadExact(d16, in);
+    StoreBf16UpperPair(du, hn::BitCast(du, Fp8HalfToF32<Op, false>(df, bits)),
+                       hn::BitCast(du, Fp8HalfToF32<Op, true>(df, bits)), out);
   }
 };
 #elif HWY_MAX_BYTES == 16
@@ -269,6 +289,18 @@ struct Fp8ToF32Chunk {
 };
 #endif
 
+// BF16 output goes through F16C on AVX2, where it measured faster than the
+// u16-lane decode (docs/performance.md, "FP8 to F32 and BF16 through
+// F16C"); on AVX3/AVX3_DL it did not (one vpermt2w narrows there, but the
+// decode's table lookup is as cheap as the widening and multiply).
+#if AMN_F16_HARDWARE_DEMOTE && HWY_TARGET == HWY_AVX2
+template <class Op>
+using Fp8ToBf16Chunk = Fp8ToBf16ViaF16Chunk<Op>;
+#else
+template <class Op>
+using Fp8ToBf16Chunk = Fp8To16Chunk<Op>;
+#endif
+
 // One row: SCALAR runs the reference, other targets the vector chunks, one
 // u16 vector's worth of codes each.
 template <template <class> class Chunk, class Op, typename TOut>
@@ -287,7 +319,7 @@ HWY_INLINE void E4m3ToF32Kernel(const uint8_t* in, size_t n, float* out) {
   Fp8Row<Fp8ToF32Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToF32, in, n, out);
 }
 HWY_INLINE void E4m3ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
-  Fp8Row<Fp8To16Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToBf16, in, n, out);
+  Fp8Row<Fp8ToBf16Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToBf16, in, n, out);
 }
 HWY_INLINE void E4m3ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
   Fp8Row<Fp8To16Chunk, E4m3ToF16Op>(ref::ConvertE4m3ToF16, in, n, out);
@@ -296,7 +328,7 @@ HWY_INLINE void E5m2ToF32Kernel(const uint8_t* in, size_t n, float* out) {
   Fp8Row<Fp8ToF32Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToF32, in, n, out);
 }
 HWY_INLINE void E5m2ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
-  Fp8Row<Fp8To16Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToBf16, in, n, out);
+  Fp8Row<Fp8ToBf16Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToBf16, in, n, out);
 }
 HWY_INLINE void E5m2ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
   Fp8Row<Fp8To16Chunk, E5m2ToF16Op>(ref::ConvertE5m2ToF16, in, n, out);
