@@ -4,7 +4,7 @@
 // 8-entry table (kernels/fp8_tables.h) so no lane branches. F32 is the BF16
 // result shifted left by 16, exact because every FP8 value is a BF16 value,
 // except on F16C targets, where vcvtph2ps widens the codes read as F16 bits
-// (Fp8AsF16, Fp8ToF32ViaF16Chunk).
+// (Fp8AsF16, Fp8HalfToF32).
 // Same bytes as kernels/ref/fp8_ref.cc on every target; the SCALAR target
 // (one-lane vectors, no 16-byte table lookup) runs that reference.
 #if defined(AMN_KERNELS_FP8_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -195,8 +195,8 @@ struct Fp8AsF16 {
   }
 };
 
-// 2N codes (N = Lanes(df)) -> the F16 bits' lower and upper halves as F32
-// through vcvtph2ps, in element order.
+// The lower / upper half of 2N F16 bits (N = Lanes(df)) as F32, through
+// vcvtph2ps, in element order.
 template <class DF, class V16>
 HWY_INLINE hn::Vec<DF> WidenF16Lower(DF df, V16 bits) {
   const hn::Rebind<uint16_t, DF> dh;

@@ -4,11 +4,12 @@
 // kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
 // float_convert-inl.h. On F16C targets whole chunks inside one block take a
 // shorter route (DequantDirectSpan: codes to F16 bits, vcvtph2ps, the same
-// one Mul, then the F32 store, the NaN-free BF16 rounding or vcvtps2ph). BF16/F16 output on SSE4/SSSE3
-// takes 256-entry per-scale tables, made by the chunk code, when a scale
-// covers >= kFp8LookupMinElems elements (DequantByTables). Same bytes as
-// kernels/ref/fp8_dequant_ref.cc on every target; the SCALAR target
-// (one-lane vectors, no 16-byte table lookup) runs that reference.
+// one Mul, then the F32 store, the NaN-free BF16 rounding or vcvtps2ph).
+// BF16/F16 output on SSE4/SSSE3 takes 256-entry per-scale tables, made by
+// the chunk code, when a scale covers >= kFp8LookupMinElems elements
+// (DequantByTables). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
+// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
+// that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
 #undef AMN_KERNELS_FP8_DEQUANT_INL_H_
@@ -22,7 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
@@ -251,13 +251,6 @@ HWY_INLINE void DequantChunkLaneScales(DF df, const uint8_t* HWY_RESTRICT in, Bl
                              ProductNan(df, scale_b), out);
 }
 
-#if AMN_F16_HARDWARE_DEMOTE
-// The outputs that take DequantDirectSpan (docs/performance.md, "FP8 to F32
-// and BF16 through F16C").
-template <DequantOut kOut>
-constexpr bool kFp8DirectSpans = true;
-#endif
-
 // One run of n elements sharing a block layout (a row, or a whole matrix
 // with one scale). Whole chunks inside one block use a broadcast scale;
 // chunks across a boundary gather per-lane scales; the last partial chunk
@@ -275,14 +268,14 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
     if (i + chunk <= cursor.end) {
       const size_t stop = std::min(cursor.end, n);
 #if AMN_F16_HARDWARE_DEMOTE
-      if constexpr (kFp8DirectSpans<kOut>) {
-        size_t next = i;
-        if (DequantDirectSpan<Decode, kOut>(df, codes, &next, stop, cursor.scales[cursor.index],
-                                            out)) {
-          i = next;
-          cursor.Seek(i);
-          continue;
-        }
+      // Every output measured faster this way (docs/performance.md, "FP8 to
+      // F32 and BF16 through F16C").
+      size_t next = i;
+      if (DequantDirectSpan<Decode, kOut>(df, codes, &next, stop, cursor.scales[cursor.index],
+                                          out)) {
+        i = next;
+        cursor.Seek(i);
+        continue;
       }
 #endif
       const auto scale = hn::Set(df, cursor.scales[cursor.index]);

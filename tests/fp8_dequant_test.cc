@@ -342,11 +342,11 @@ TEST_P(Fp8DequantTest, ManyElementsPerScale) {
 }
 
 // Blocks of finite codes only (E4M3 without NaN; E5M2 without Inf and NaN),
-// one block per special scale: the F16C targets take their direct F16 path
-// (fp8_dequant-inl.h, DequantF16DirectSpan) for every block whose scale is
-// finite once folded. Then the same blocks with one special code in the last
-// element of every other block, which that path must hand back to the general
-// one, and block widths that leave a partial chunk.
+// one block per special scale: the F16C targets take their direct path
+// (fp8_dequant-inl.h, DequantDirectSpan; every output type) for every block
+// whose scale is finite once folded. Then the same blocks with one special
+// code in the last element of every other block, which that path must hand
+// back to the general one, and block widths that leave a partial chunk.
 TEST_P(Fp8DequantTest, FiniteCodeBlocksEveryScale) {
   const std::vector<float> scales = SpecialScales();
   for (ElemType code_type : kCodeTypes) {
