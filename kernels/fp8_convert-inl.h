@@ -291,8 +291,7 @@ struct Fp8ToF32Chunk {
 
 // BF16 output goes through F16C on AVX2, where it measured faster than the
 // u16-lane decode (docs/performance.md, "FP8 to F32 and BF16 through
-// F16C"); on AVX3/AVX3_DL it did not (one vpermt2w narrows there, but the
-// decode's table lookup is as cheap as the widening and multiply).
+// F16C"); on AVX3/AVX3_DL it measured no faster.
 #if AMN_F16_HARDWARE_DEMOTE && HWY_TARGET == HWY_AVX2
 template <class Op>
 using Fp8ToBf16Chunk = Fp8ToBf16ViaF16Chunk<Op>;
