@@ -2,13 +2,14 @@
 // Decode the codes to exact F32 (the BF16 lanes of fp8_convert-inl.h, << 16),
 // one Mul by the column block's scale, the NaN choice of
 // kernels/ref/fp8_dequant_ref.h, then the F32 -> BF16/F16 rounding of
-// float_convert-inl.h. F16 output on F16C targets takes a shorter route for
-// whole chunks inside one block (DequantF16DirectSpan: codes to F16 bits,
-// vcvtph2ps, the same one Mul, vcvtps2ph). BF16/F16 output on SSE4/SSSE3
-// takes 256-entry per-scale tables, made by the chunk code, when a scale
-// covers >= kFp8LookupMinElems elements (DequantByTables). Same bytes as
-// kernels/ref/fp8_dequant_ref.cc on every target; the SCALAR target
-// (one-lane vectors, no 16-byte table lookup) runs that reference.
+// float_convert-inl.h. On F16C targets whole chunks inside one block take a
+// shorter route (DequantDirectSpan: codes to F16 bits, vcvtph2ps, the same
+// one Mul, then the F32 store, the NaN-free BF16 rounding or vcvtps2ph).
+// BF16/F16 output on SSE4/SSSE3 takes 256-entry per-scale tables, made by
+// the chunk code, when a scale covers >= kFp8LookupMinElems elements
+// (DequantByTables). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
+// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
+// that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
 #undef AMN_KERNELS_FP8_DEQUANT_INL_H_
@@ -22,7 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernel_args.h"
@@ -76,11 +76,17 @@ HWY_INLINE size_t LaneOf(size_t k, size_t n) {
   return kOut == DequantOut::kF32 ? k : (k & 1) * n + (k >> 1);
 }
 
-// The decoded BF16 bits of 2N codes (u16 lanes) as exact F32: A and B.
+// The decoded BF16 bits of 2N codes (u16 lanes) as exact F32: A and B. For
+// F32 output on single-block vectors (SSE4, SSSE3, NEON, EMU128) a zero
+// interleave puts each BF16 into the upper half of its u32 lane in order;
+// wider vectors interleave per 128-bit block and promote halves instead.
 template <DequantOut kOut, class DF, class V16>
 HWY_INLINE hn::Vec<DF> WidenA(DF df, V16 bf16) {
   const hn::RebindToUnsigned<DF> du;
-  if constexpr (kOut == DequantOut::kF32) {
+  if constexpr (kOut == DequantOut::kF32 && HWY_MAX_BYTES == 16) {
+    const hn::Repartition<uint16_t, DF> d16;
+    return hn::BitCast(df, hn::InterleaveLower(d16, hn::Zero(d16), bf16));
+  } else if constexpr (kOut == DequantOut::kF32) {
     const hn::Half<hn::Repartition<uint16_t, DF>> dh;
     return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LowerHalf(dh, bf16))));
   } else {
@@ -90,7 +96,10 @@ HWY_INLINE hn::Vec<DF> WidenA(DF df, V16 bf16) {
 template <DequantOut kOut, class DF, class V16>
 HWY_INLINE hn::Vec<DF> WidenB(DF df, V16 bf16) {
   const hn::RebindToUnsigned<DF> du;
-  if constexpr (kOut == DequantOut::kF32) {
+  if constexpr (kOut == DequantOut::kF32 && HWY_MAX_BYTES == 16) {
+    const hn::Repartition<uint16_t, DF> d16;
+    return hn::BitCast(df, hn::InterleaveUpper(d16, hn::Zero(d16), bf16));
+  } else if constexpr (kOut == DequantOut::kF32) {
     const hn::Half<hn::Repartition<uint16_t, DF>> dh;
     return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::UpperHalf(dh, bf16))));
   } else {
@@ -150,71 +159,55 @@ HWY_INLINE void DequantChunk(DF df, const uint8_t* HWY_RESTRICT in, hn::Vec<DF> 
 }
 
 #if AMN_F16_HARDWARE_DEMOTE
-// F16 output with F16C (AVX2, AVX3, AVX3_DL): a span of whole chunks inside
-// one block goes code -> F16 bits -> vcvtph2ps -> one Mul -> vcvtps2ph, in
-// element order, with no table lookup, no blends and no odd/even shuffle.
-// * E5M2: code << 8 is the F16 of the same value.
-// * E4M3FN: the code sign-extended to 16 bits, << 7, bit 14 cleared, is the
-//   sign at bit 15 over |code| at bits 7..13: the F16 with exponent field e
-//   and mantissa m << 7, which is exactly 2^-8 times the E4M3 value (normal:
-//   2^(e-15) (1 + m/8) against 2^(e-7) (1 + m/8); e == 0: an F16 subnormal,
-//   m 2^-17 against m 2^-9). The 2^8 moves into the scale: scale * 256 is
-//   exact while finite, so value * scale and (value / 256) * (scale * 256)
-//   are the same real number and round to the same F32, FTZ included.
-// vcvtph2ps is exact and ignores MXCSR.DAZ (Intel SDM), so F16 subnormals
-// convert exactly; the F32 operands of the Mul are normal, as in the
-// reference. What this path cannot produce is the reference's NaN rule, so
-// it runs only for a finite scale * factor, and a span holding a special
-// code (E4M3 NaN; E5M2 Inf or NaN) is redone by the general path.
-template <class Decode>
-struct F16Direct {
-  static constexpr bool kE4m3 = std::is_same_v<Decode, E4m3ToBf16Op>;
-  static constexpr float kScaleFactor = kE4m3 ? 256.0f : 1.0f;
-  // F16 bits whose (bits & kSpecial) == kSpecial mark a special code.
-  static constexpr uint16_t kSpecial = kE4m3 ? 0x3F80 : 0x7C00;
-
-  template <class D16>
-  static HWY_INLINE hn::Vec<D16> Load(D16 d16, const uint8_t* HWY_RESTRICT in) {
-    if constexpr (kE4m3) {
-      const hn::RebindToSigned<D16> di16;
-      const hn::Rebind<int8_t, D16> di8;
-      const auto widened =
-          hn::PromoteTo(di16, hn::LoadU(di8, reinterpret_cast<const int8_t*>(in)));
-      return hn::And(hn::ShiftLeft<7>(hn::BitCast(d16, widened)), hn::Set(d16, uint16_t{0xBFFF}));
-    } else {
-      const hn::Rebind<uint8_t, D16> d8;
-      return hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LoadU(d8, in)));
-    }
+// Any output on F16C targets (AVX2, AVX3, AVX3_DL): a span of whole chunks
+// inside one block goes code -> F16 bits -> vcvtph2ps -> one Mul, in
+// element order, with no table lookup, no blends and no odd/even shuffle
+// (Fp8AsF16 in fp8_convert-inl.h: the F16 is the E5M2 value, or 2^-8 times
+// the E4M3 value). For E4M3 the 2^8 moves into the scale: scale * 256 is
+// exact while finite (a power of two; a subnormal scale just gains
+// exponent), so value * scale and (value / 256) * (scale * 256) are the
+// same real number and the one IEEE multiply rounds both to the same F32,
+// FTZ included. The F32 operands of the Mul are exact (vcvtph2ps ignores
+// DAZ), as in the reference. What this path cannot produce is the
+// reference's NaN rule, so it runs only for a finite scale * factor, and a
+// span holding a special code (E4M3 NaN; E5M2 Inf or NaN) is redone by the
+// general path. Otherwise no product is NaN (finite times finite), so F16
+// takes vcvtps2ph and BF16 the NaN-free rounding.
+template <DequantOut kOut, class DU>
+HWY_INLINE void StoreDirectPair(DU du, hn::Vec<DU> a, hn::Vec<DU> b, void* HWY_RESTRICT out) {
+  if constexpr (kOut == DequantOut::kF32) {
+    const hn::RebindToFloat<DU> df;
+    hn::StoreU(hn::BitCast(df, a), df, static_cast<float*>(out));
+    hn::StoreU(hn::BitCast(df, b), df, static_cast<float*>(out) + hn::Lanes(df));
+  } else if constexpr (kOut == DequantOut::kBf16) {
+    ToBf16UpperNonNan::StorePair(du, a, b, static_cast<uint16_t*>(out));
+  } else {
+    StoreF16Pair(du, a, b, static_cast<uint16_t*>(out));
   }
-};
+}
 
 // Elements [*i, stop) of a run (stop - *i >= one chunk) in whole chunks, all
 // scaled by `scale`; *i ends past the last whole chunk. False when the span
 // must be redone by the general path (a special code, or a scale that is
 // not finite once multiplied by kScaleFactor); its outputs are then
 // incomplete.
-template <class Decode, class DF>
-HWY_INLINE bool DequantF16DirectSpan(DF df, const uint8_t* HWY_RESTRICT codes, size_t* i,
-                                     size_t stop, float scale, uint16_t* HWY_RESTRICT out) {
-  using Direct = F16Direct<Decode>;
-  const float folded = scale * Direct::kScaleFactor;
+template <class Decode, DequantOut kOut, class DF, typename TOut>
+HWY_INLINE bool DequantDirectSpan(DF df, const uint8_t* HWY_RESTRICT codes, size_t* i,
+                                  size_t stop, float scale, TOut* HWY_RESTRICT out) {
+  using AsF16 = Fp8AsF16<Decode>;
+  const float folded = scale * AsF16::kScaleFactor;
   if ((std::bit_cast<uint32_t>(folded) & fmt::kF32ExpMask) == fmt::kF32ExpMask) return false;
   const hn::RebindToUnsigned<DF> du;
   const hn::Repartition<uint16_t, DF> d16;
-  const hn::Rebind<uint16_t, DF> dh;  // one half of d16
-  const hn::Rebind<hwy::float16_t, DF> df16;
   const size_t n = hn::Lanes(df);
   const auto scale_v = hn::Set(df, folded);
-  const auto special = hn::Set(d16, Direct::kSpecial);
   auto seen = hn::Zero(d16);
   size_t k = *i;
   for (; k + 2 * n <= stop; k += 2 * n) {
-    const auto bits = Direct::Load(d16, codes + k);
-    seen = hn::Or(seen, hn::VecFromMask(d16, hn::Eq(hn::And(bits, special), special)));
-    const auto a = hn::PromoteTo(df, hn::BitCast(df16, hn::LowerHalf(dh, bits)));
-    const auto b = hn::PromoteTo(df, hn::BitCast(df16, hn::UpperHalf(dh, bits)));
-    StoreF16Pair(du, hn::BitCast(du, hn::Mul(a, scale_v)), hn::BitCast(du, hn::Mul(b, scale_v)),
-                 out + k);
+    const auto bits = AsF16::Load(d16, codes + k);
+    seen = hn::Or(seen, hn::VecFromMask(d16, AsF16::Special(d16, bits)));
+    StoreDirectPair<kOut>(du, hn::BitCast(du, hn::Mul(WidenF16Lower(df, bits), scale_v)),
+                          hn::BitCast(du, hn::Mul(WidenF16Upper(df, bits), scale_v)), out + k);
   }
   *i = k;
   return hn::AllFalse(d16, hn::MaskFromVec(seen));
@@ -275,14 +268,14 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
     if (i + chunk <= cursor.end) {
       const size_t stop = std::min(cursor.end, n);
 #if AMN_F16_HARDWARE_DEMOTE
-      if constexpr (kOut == DequantOut::kF16) {
-        size_t next = i;
-        if (DequantF16DirectSpan<Decode>(df, codes, &next, stop, cursor.scales[cursor.index],
-                                         out)) {
-          i = next;
-          cursor.Seek(i);
-          continue;
-        }
+      // Every output measured faster this way (docs/performance.md, "FP8 to
+      // F32 and BF16 through F16C").
+      size_t next = i;
+      if (DequantDirectSpan<Decode, kOut>(df, codes, &next, stop, cursor.scales[cursor.index],
+                                          out)) {
+        i = next;
+        cursor.Seek(i);
+        continue;
       }
 #endif
       const auto scale = hn::Set(df, cursor.scales[cursor.index]);
@@ -316,7 +309,7 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
 // 65,536 elements in 128-column blocks, 2-core AVX-512 development VM: F16
 // 3.7-4.3x, BF16 2.0-2.4x faster, all four about 0.25 ns/element). AVX2 BF16
 // measured no faster with tables (0.33 ns/element either way), the F16C
-// targets' F16 (DequantF16DirectSpan) is 2.5x faster than a lookup, and the
+// targets' F16 (DequantDirectSpan) is 2.5x faster than a lookup, and the
 // F32 outputs write twice the bytes: these keep the vector path.
 template <DequantOut kOut>
 constexpr bool kFp8LookupTables =

@@ -37,7 +37,9 @@ float FromBits(uint32_t bits) { return std::bit_cast<float>(bits); }
 // Scales that reach every class of result: exact powers of two, inexact
 // values, products below the F16/BF16 normal range and inside F32's
 // subnormals, products past F16 and BF16 (and F32) to Inf, negatives, both
-// zeros, both infinities, quiet and signalling NaNs of either sign.
+// zeros, both infinities, quiet and signalling NaNs of either sign; the
+// largest scale whose E4M3 pre-scaling by 2^8 (the F16C route,
+// kernels/fp8_dequant-inl.h) stays finite, and the smallest that overflows.
 std::vector<float> SpecialScales() {
   return {1.0f,
           0.5f,
@@ -50,6 +52,9 @@ std::vector<float> SpecialScales() {
           65504.0f,
           1e30f,
           std::numeric_limits<float>::max(),
+          0x1.fffffep119f,
+          0x1p120f,
+          -0x1p120f,
           0x1p-20f,
           0x1p-30f,
           1e-38f,
@@ -337,11 +342,11 @@ TEST_P(Fp8DequantTest, ManyElementsPerScale) {
 }
 
 // Blocks of finite codes only (E4M3 without NaN; E5M2 without Inf and NaN),
-// one block per special scale: the F16C targets take their direct F16 path
-// (fp8_dequant-inl.h, DequantF16DirectSpan) for every block whose scale is
-// finite once folded. Then the same blocks with one special code in the last
-// element of every other block, which that path must hand back to the general
-// one, and block widths that leave a partial chunk.
+// one block per special scale: the F16C targets take their direct path
+// (fp8_dequant-inl.h, DequantDirectSpan; every output type) for every block
+// whose scale is finite once folded. Then the same blocks with one special
+// code in the last element of every other block, which that path must hand
+// back to the general one, and block widths that leave a partial chunk.
 TEST_P(Fp8DequantTest, FiniteCodeBlocksEveryScale) {
   const std::vector<float> scales = SpecialScales();
   for (ElemType code_type : kCodeTypes) {
