@@ -299,7 +299,8 @@ struct GgmlNvfp4 {
   // Every result is exact in BF16 and a normal F16 or ±0 (GgmlExactStore):
   // a code k (|k| in {1, 2, 3, 4, 6, 8, 12}: at most 2 significant bits)
   // times d (Ue4m3HalfBits: 0, or at most 4 significant bits in [2^-10,
-  // 224]) has at most 6 significant bits and |k d| in [2^-10, 2688].
+  // 240], 240 from byte 0xFF) has at most 6 significant bits and |k d| in
+  // [2^-10, 2880].
   static constexpr bool kExactIn16Bits = true;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t*) { return GgmlMakeScales(0, 0); }
   template <bool kSpecial>
