@@ -128,38 +128,23 @@ HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DF>> NibbleCodes(DF /*df*/,
 //   F32BitsToF16SignExtendedInRange.
 enum class Fp4TileRange { kAny, kFinite, kF16Normal };
 
-#if !AMN_F16_HARDWARE_DEMOTE
-// F16 bits of NaN-free lanes in the low 16 bits (the upper ones may hold
-// the sign extension) by software rounding: on SSE4/SSSE3 for a
-// kF16Normal tile the integer rounding, else F32BitsToF16Lanes<false>.
-template <Fp4TileRange kRange, class DU>
-HWY_INLINE hn::Vec<DU> NanFreeF16Lanes(DU du, hn::Vec<DU> x) {
-#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-  if constexpr (kRange == Fp4TileRange::kF16Normal) {
-    return hn::BitCast(du, F32BitsToF16SignExtendedInRange(du, x));
-  }
-#endif
-  return F32BitsToF16Lanes<false>(du, x);
-}
-#endif
-
 // Stores the F32 products A and B of a chunk whose tile is kFinite or
-// kF16Normal: StoreOut<kOut, false> but for F16, whose NaN-free rounding
-// StoreOut does not take (without F16C: NanFreeF16Lanes; on AVX2 an
-// unpack store).
+// kF16Normal (StoreOut<kOut, false> but for the two F16 cases below).
 template <DequantOut kOut, Fp4TileRange kRange, class DU, typename TOut>
 HWY_INLINE void StoreE2m1Products(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
-#if !AMN_F16_HARDWARE_DEMOTE
-  if constexpr (kOut == DequantOut::kF16) {
-    // Even elements from A's low halves (OddEven drops the upper ones),
-    // odd ones from B's.
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  if constexpr (kOut == DequantOut::kF16 && kRange == Fp4TileRange::kF16Normal) {
+    // Even elements from A's sign-extended F16 (its upper half dropped by
+    // the OddEven), odd ones from B's.
     const hn::Repartition<uint16_t, DU> d16;
-    const auto odd = hn::ShiftLeft<16>(NanFreeF16Lanes<kRange>(du, b));
-    hn::StoreU(hn::OddEven(hn::BitCast(d16, odd), hn::BitCast(d16, NanFreeF16Lanes<kRange>(du, a))),
+    const auto odd = hn::ShiftLeft<16>(hn::BitCast(du, F32BitsToF16SignExtendedInRange(du, b)));
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, odd),
+                           hn::BitCast(d16, F32BitsToF16SignExtendedInRange(du, a))),
                d16, out);
     return;
   }
-#else
+#endif
+#if AMN_F16_HARDWARE_DEMOTE
   const hn::Rebind<uint16_t, DU> dh;  // N u16 lanes
   if constexpr (kOut == DequantOut::kF16 && hn::MaxLanes(dh) == 8) {
     // AVX2: vcvtps2ph of the even and the odd elements, two word unpacks
@@ -222,14 +207,12 @@ HWY_INLINE void E2m1F16DirectChunk(DF df, const uint8_t* HWY_RESTRICT in, int sh
   const hn::Repartition<uint16_t, DF> d16;
   const hn::Repartition<uint8_t, DF> d8;
   const hn::Rebind<uint8_t, decltype(d16)> d8_half;
-  const hn::Rebind<uint16_t, DF> dh;  // one half of d16
-  const hn::Rebind<hwy::float16_t, DF> df16;
   const auto bytes = hn::PromoteTo(d16, hn::LoadU(d8_half, in));
   const auto index = hn::And(hn::ShiftLeftSame(bytes, 8 - shift), hn::Set(d16, uint16_t{0x0F00}));
   const auto bits = hn::BitCast(
       d16, hn::TableLookupBytes(hn::LoadDup128(d8, kE2m1F16High), hn::BitCast(d8, index)));
-  const auto a = hn::PromoteTo(df, hn::BitCast(df16, hn::LowerHalf(dh, bits)));
-  const auto b = hn::PromoteTo(df, hn::BitCast(df16, hn::UpperHalf(dh, bits)));
+  const auto a = WidenF16Lower(df, bits);
+  const auto b = WidenF16Upper(df, bits);
   StoreF16Pair(du, hn::BitCast(du, hn::Mul(a, scale_a)), hn::BitCast(du, hn::Mul(b, scale_b)),
                out);
 }

@@ -108,8 +108,8 @@ HWY_INLINE hn::Vec<DF> WidenB(DF df, V16 bf16) {
 }
 
 // Stores A and B (u32 lanes of F32 bits) as 2N outputs. BF16/F16 use
-// float_convert-inl.h's encoders (or the NaN-free BF16 rounding when
-// kMayBeNan is false), whose 16-bit results sit in one half of each lane.
+// float_convert-inl.h's encoders (their NaN-free roundings when kMayBeNan
+// is false), whose 16-bit results sit in one half of each lane.
 template <DequantOut kOut, bool kMayBeNan, class DU, typename TOut>
 HWY_INLINE void StoreOut(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
   const hn::Repartition<uint16_t, DU> d16;
@@ -125,8 +125,9 @@ HWY_INLINE void StoreOut(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT
         hn::OddEven(hn::BitCast(d16, encode(b)), hn::BitCast(d16, hn::ShiftRight<16>(encode(a)))),
         d16, out);
   } else {
-    hn::StoreU(hn::OddEven(hn::BitCast(d16, hn::ShiftLeft<16>(F32BitsToF16Lanes(du, b))),
-                           hn::BitCast(d16, F32BitsToF16Lanes(du, a))),
+    const auto f16_b = hn::ShiftLeft<16>(F32BitsToF16Lanes<kMayBeNan>(du, b));
+    hn::StoreU(hn::OddEven(hn::BitCast(d16, f16_b),
+                           hn::BitCast(d16, F32BitsToF16Lanes<kMayBeNan>(du, a))),
                d16, out);
   }
 }
