@@ -5,11 +5,11 @@
 // float_convert-inl.h. On F16C targets whole chunks inside one block take a
 // shorter route (DequantDirectSpan: codes to F16 bits, vcvtph2ps, the same
 // one Mul, then the F32 store, the NaN-free BF16 rounding or vcvtps2ph).
-// BF16/F16 output on SSE4/SSSE3 takes 256-entry per-scale tables, made by
-// the chunk code, when a scale covers >= kFp8LookupMinElems elements
-// (DequantByTables). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
-// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
-// that reference.
+// When a scale covers >= 1024 elements, BF16 output on x86 takes per-scale
+// nibble tables (DequantBf16ByNibbleTables) and F16 output on SSE4/SSSE3
+// 256-entry per-scale tables (DequantByTables), both made by the chunk code.
+// Same bytes as kernels/ref/fp8_dequant_ref.cc on every target; the SCALAR
+// target (one-lane vectors, no 16-byte table lookup) runs that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
 #undef AMN_KERNELS_FP8_DEQUANT_INL_H_
@@ -305,16 +305,16 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
 // 256-entry table made by DequantChunk itself over the codes 0..255 (the
 // same decode, Mul, NaN rule and rounding: the same bits by construction),
 // and then each output is one byte -> u16 load. Taken only where it measured
-// faster (docs/performance.md, "Per-scale lookup tables"): BF16 and F16 on
-// SSE4 and SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`,
-// 65,536 elements in 128-column blocks, 2-core AVX-512 development VM: F16
-// 3.7-4.3x, BF16 2.0-2.4x faster, all four about 0.25 ns/element). AVX2 BF16
-// measured no faster with tables (0.33 ns/element either way), the F16C
+// faster (docs/performance.md, "Per-scale lookup tables"): F16 on SSE4 and
+// SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`, 65,536
+// elements in 128-column blocks, 2-core AVX-512 development VM: 3.7-4.3x
+// faster, about 0.25 ns/element). BF16 takes the nibble tables below on
+// every x86 target (about 1.5x faster again on SSE4/SSSE3), the F16C
 // targets' F16 (DequantDirectSpan) is 2.5x faster than a lookup, and the
 // F32 outputs write twice the bytes: these keep the vector path.
 template <DequantOut kOut>
 constexpr bool kFp8LookupTables =
-    (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) && kOut != DequantOut::kF32;
+    (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) && kOut == DequantOut::kF16;
 // The fewest elements a scale must cover for its table to pay: building one
 // costs about as much as 256 outputs of the vector path, and the break-even
 // from the measured per-element times comes to about 330 elements (F16) and
@@ -381,7 +381,6 @@ HWY_INLINE void DequantByTables(const uint8_t* HWY_RESTRICT codes, size_t rows, 
   }
 }
 
-
 #if HWY_ARCH_X86
 // Scaled FP8 to BF16 through per-scale nibble tables (x86 targets; the
 // 16-byte lookups are pshufb). A code is sign | h | lo, h the top three
@@ -432,7 +431,9 @@ struct Fp8NibbleFormat<E5m2ToBf16Op> {
 template <class Format>
 alignas(16) inline constexpr auto kNibbleHiAdd = [] {
   std::array<uint8_t, 16> add{};
-  for (size_t h = 0; h < 16; ++h) add[h] = static_cast<uint8_t>((h & 7) * Format::kHiStep + (h & 8) * 16);
+  for (size_t h = 0; h < 16; ++h) {
+    add[h] = static_cast<uint8_t>((h & 7) * Format::kHiStep + (h & 8) * 16);
+  }
   return add;
 }();
 // A lane is special when the classes of its lo and h agree: lo 1 (special
@@ -500,8 +501,8 @@ HWY_INLINE hn::Vec<D8> ToInterleaveOrder(D8 d8, hn::Vec<D8> codes) {
     const size_t n = hn::Lanes(d64);
     HWY_ALIGN int64_t order[HWY_MAX_BYTES / 8];
     for (size_t j = 0; j < n; ++j) order[j] = static_cast<int64_t>((j & 1) * (n / 2) + j / 2);
-    return hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(d64, codes),
-                                                hn::SetTableIndices(d64, order)));
+    return hn::BitCast(
+        d8, hn::TableLookupLanes(hn::BitCast(d64, codes), hn::SetTableIndices(d64, order)));
   }
 }
 
@@ -525,7 +526,8 @@ HWY_INLINE void DequantByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n,
     const auto c = ToInterleaveOrder(d8, hn::LoadU(d8, in));
     const auto lo = hn::And(c, hn::Set(d8, 0x0F));
     const auto h = hn::ShiftRight<4>(c);
-    const auto special = hn::Eq(hn::TableLookupBytes(lo_class, lo), hn::TableLookupBytes(hi_class, h));
+    const auto special =
+        hn::Eq(hn::TableLookupBytes(lo_class, lo), hn::TableLookupBytes(hi_class, h));
     const auto out_lo = hn::IfThenElse(special, hn::TableLookupBytes(special_lo, lo),
                                        hn::TableLookupBytes(normal_lo, lo));
     const auto out_hi = hn::Add(hn::IfThenElse(special, hn::TableLookupBytes(special_hi, lo),
@@ -602,9 +604,8 @@ HWY_INLINE void Fp8DequantRows(void (*reference)(const uint8_t*, size_t, size_t,
   if constexpr (kFp8NibbleTables<Decode, kOut>) {
     if (rows * std::min(block_cols, cols) >= kFp8NibbleMinElems) {
       const bool one_block = block_cols >= cols;
-      DequantBf16ByNibbleTables<Decode>(codes, one_block ? 1 : rows,
-                                        one_block ? rows * cols : cols, col_scales,
-                                        one_block ? rows * cols : block_cols, out);
+      DequantBf16ByNibbleTables<Decode>(codes, one_block ? 1 : rows, one_block ? rows * cols : cols,
+                                        col_scales, one_block ? rows * cols : block_cols, out);
       return;
     }
   }

@@ -386,7 +386,9 @@ TEST_P(Fp8DequantTest, FiniteCodeBlocksEveryScale) {
 TEST_P(Fp8DequantTest, NibbleTableBoundsAndTies) {
   std::vector<uint8_t> row;
   for (int copy = 0; copy < 4; ++copy) {
-    for (int code = 0; code < 256; ++code) row.push_back(static_cast<uint8_t>((code * 37 + copy) & 0xFF));
+    for (int code = 0; code < 256; ++code) {
+      row.push_back(static_cast<uint8_t>((code * 37 + copy) & 0xFF));
+    }
   }
   for (int code = 0; code < 7; ++code) row.push_back(static_cast<uint8_t>(code * 41));
   for (ElemType code_type : kCodeTypes) {
@@ -406,7 +408,8 @@ TEST_P(Fp8DequantTest, NibbleTableBoundsAndTies) {
     }
     const uint32_t low = static_cast<uint32_t>(bias) << 23;  // 2^(bias - 127)
     std::vector<float> scales;
-    for (uint32_t bits : {low - 1, low, low + 1, 2 * low, inside - 1, inside, outside, outside + 1}) {
+    for (uint32_t bits :
+         {low - 1, low, low + 1, 2 * low, inside - 1, inside, outside, outside + 1}) {
       scales.push_back(FromBits(bits));
       scales.push_back(FromBits(bits | 0x80000000u));
     }
@@ -428,7 +431,7 @@ TEST_P(Fp8DequantTest, NibbleTableBoundsAndTies) {
       EXPECT_TRUE(DequantMatchesReference(
           {code_type, ElemType::kBf16, row.size(), row.size(), s % 5, s % 3, (s * 3) % 64}, row,
           {scales[s]}));
-      EXPECT_TRUE(DequantMatchesReference({code_type, ElemType::kBf16, 128, 128}, 
+      EXPECT_TRUE(DequantMatchesReference({code_type, ElemType::kBf16, 128, 128},
                                           std::vector<uint8_t>(row.begin(), row.begin() + 1024),
                                           {scales[s]}));
     }
