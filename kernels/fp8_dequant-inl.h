@@ -5,11 +5,11 @@
 // float_convert-inl.h. On F16C targets whole chunks inside one block take a
 // shorter route (DequantDirectSpan: codes to F16 bits, vcvtph2ps, the same
 // one Mul, then the F32 store, the NaN-free BF16 rounding or vcvtps2ph).
-// BF16/F16 output on SSE4/SSSE3 takes 256-entry per-scale tables, made by
-// the chunk code, when a scale covers >= kFp8LookupMinElems elements
-// (DequantByTables). Same bytes as kernels/ref/fp8_dequant_ref.cc on every
-// target; the SCALAR target (one-lane vectors, no 16-byte table lookup) runs
-// that reference.
+// When a scale covers >= 1024 elements, BF16 output on x86 takes per-scale
+// nibble tables (DequantBf16ByNibbleTables) and F16 output on SSE4/SSSE3
+// 256-entry per-scale tables (DequantByTables), both made by the chunk code.
+// Same bytes as kernels/ref/fp8_dequant_ref.cc on every target; the SCALAR
+// target (one-lane vectors, no 16-byte table lookup) runs that reference.
 #if defined(AMN_KERNELS_FP8_DEQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_DEQUANT_INL_H_
 #undef AMN_KERNELS_FP8_DEQUANT_INL_H_
@@ -305,16 +305,16 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
 // 256-entry table made by DequantChunk itself over the codes 0..255 (the
 // same decode, Mul, NaN rule and rounding: the same bits by construction),
 // and then each output is one byte -> u16 load. Taken only where it measured
-// faster (docs/performance.md, "Per-scale lookup tables"): BF16 and F16 on
-// SSE4 and SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`,
-// 65,536 elements in 128-column blocks, 2-core AVX-512 development VM: F16
-// 3.7-4.3x, BF16 2.0-2.4x faster, all four about 0.25 ns/element). AVX2 BF16
-// measured no faster with tables (0.33 ns/element either way), the F16C
+// faster (docs/performance.md, "Per-scale lookup tables"): F16 on SSE4 and
+// SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`, 65,536
+// elements in 128-column blocks, 2-core AVX-512 development VM: 3.7-4.3x
+// faster, about 0.25 ns/element). BF16 takes the nibble tables below on
+// every x86 target (about 1.5x faster again on SSE4/SSSE3), the F16C
 // targets' F16 (DequantDirectSpan) is 2.5x faster than a lookup, and the
 // F32 outputs write twice the bytes: these keep the vector path.
 template <DequantOut kOut>
 constexpr bool kFp8LookupTables =
-    (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) && kOut != DequantOut::kF32;
+    (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) && kOut == DequantOut::kF16;
 // The fewest elements a scale must cover for its table to pay: building one
 // costs about as much as 256 outputs of the vector path, and the break-even
 // from the measured per-element times comes to about 330 elements (F16) and
@@ -328,16 +328,24 @@ alignas(64) inline constexpr auto kFp8AllCodes = [] {
   return codes;
 }();
 
+// out[k] = the output of codes[k] under `scale`, by the vector path; n is a
+// multiple of 32, which every target's chunk divides.
+template <class Decode, DequantOut kOut, typename TOut>
+HWY_INLINE void DequantCodesOneScale(float scale, const uint8_t* HWY_RESTRICT codes, size_t n,
+                                     TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const size_t chunk = 2 * hn::Lanes(df);
+  const auto scale_v = hn::Set(df, scale);
+  const auto nan = ProductNan(df, scale_v);
+  for (size_t i = 0; i < n; i += chunk) {
+    DequantChunk<Decode, kOut>(df, codes + i, scale_v, nan, scale_v, nan, out + i);
+  }
+}
+
 // table[code] = the output of `code` under `scale`, by the vector path.
 template <class Decode, DequantOut kOut, typename TOut>
 HWY_INLINE void BuildCodeTable(float scale, TOut* HWY_RESTRICT table) {
-  const hn::ScalableTag<float> df;
-  const size_t chunk = 2 * hn::Lanes(df);  // divides 256 on every target
-  const auto scale_v = hn::Set(df, scale);
-  const auto nan = ProductNan(df, scale_v);
-  for (size_t i = 0; i < kFp8AllCodes.size(); i += chunk) {
-    DequantChunk<Decode, kOut>(df, kFp8AllCodes.data() + i, scale_v, nan, scale_v, nan, table + i);
-  }
+  DequantCodesOneScale<Decode, kOut>(scale, kFp8AllCodes.data(), kFp8AllCodes.size(), table);
 }
 
 // out[k] = table[codes[k]] for k in [0, n).
@@ -373,6 +381,210 @@ HWY_INLINE void DequantByTables(const uint8_t* HWY_RESTRICT codes, size_t rows, 
   }
 }
 
+#if HWY_ARCH_X86
+// Scaled FP8 to BF16 through per-scale nibble tables (x86 targets; the
+// 16-byte lookups are pshufb). A code is sign | h | lo, h the top three
+// exponent bits and lo the low nibble (the other exponent bits and the
+// mantissa). For a finite scale whose normal-code products stay normal F32
+// and finite in BF16, the BF16 bits of code * scale are
+//   normal[lo] + (hi_add[h] << 8),
+// because scaling a normal F32 by 2^k, with the result still normal, adds k
+// to the exponent field of both the F32 product and its BF16 rounding (the
+// rounded significand depends on the mantissa and the scale alone, carry to
+// the next binade included), and h steps the exponent in whole BF16
+// high-byte units; a negative code flips bit 15 (hi_add adds 0x80 to the
+// high byte). The codes no exponent step reaches (subnormals and zero at
+// h & 7 == 0; E4M3 NaN, E5M2 Inf and NaN at h & 7 == 7) take `special`
+// entries instead, picked per lane by a pair of class lookups. Every entry
+// is the vector path's own output for one code (DequantCodesOneScale), so
+// the rounding, the NaN rule and the sign of zero are the reference's.
+struct Fp8NibbleTables {
+  alignas(16) uint8_t normal_lo[16];
+  alignas(16) uint8_t normal_hi[16];
+  alignas(16) uint8_t special_lo[16];
+  alignas(16) uint8_t special_hi[16];
+};
+
+// Format constants: the exponent bias, the BF16 high-byte step of one h
+// step (E4M3: 2 exponents = 1; E5M2: 4 exponents = 2), the largest finite
+// code, and which low nibbles are special at h & 7 == 0 (low) and 7 (high).
+template <class Decode>
+struct Fp8NibbleFormat;
+template <>
+struct Fp8NibbleFormat<E4m3ToBf16Op> {
+  static constexpr uint32_t kBias = 7;
+  static constexpr uint8_t kHiStep = 1;
+  static constexpr uint8_t kMaxFinite = 0x7E;
+  static constexpr bool LowSpecial(size_t lo) { return lo < 8; }
+  static constexpr bool HighSpecial(size_t lo) { return lo == 15; }
+};
+template <>
+struct Fp8NibbleFormat<E5m2ToBf16Op> {
+  static constexpr uint32_t kBias = 15;
+  static constexpr uint8_t kHiStep = 2;
+  static constexpr uint8_t kMaxFinite = 0x7B;
+  static constexpr bool LowSpecial(size_t lo) { return lo < 4; }
+  static constexpr bool HighSpecial(size_t lo) { return lo >= 12; }
+};
+
+// What h adds to the BF16 high byte: its exponent steps, and the sign.
+template <class Format>
+alignas(16) inline constexpr auto kNibbleHiAdd = [] {
+  std::array<uint8_t, 16> add{};
+  for (size_t h = 0; h < 16; ++h) {
+    add[h] = static_cast<uint8_t>((h & 7) * Format::kHiStep + (h & 8) * 16);
+  }
+  return add;
+}();
+// A lane is special when the classes of its lo and h agree: lo 1 (special
+// at h & 7 == 0), 2 (special at 7) or 3 (never); h 1, 2 or 4 (neither).
+template <class Format>
+alignas(16) inline constexpr auto kNibbleLoClass = [] {
+  std::array<uint8_t, 16> cls{};
+  for (size_t lo = 0; lo < 16; ++lo) {
+    cls[lo] = Format::LowSpecial(lo) ? 1 : Format::HighSpecial(lo) ? 2 : 3;
+  }
+  return cls;
+}();
+alignas(16) inline constexpr std::array<uint8_t, 16> kNibbleHiClass = {1, 4, 4, 4, 4, 4, 4, 2,
+                                                                       1, 4, 4, 4, 4, 4, 4, 2};
+// The codes whose outputs make the tables: [lo] the normal code with h = 1,
+// [16 + lo] the special code of that lo, else the largest finite code (so
+// the table build sees whether the largest product overflows BF16).
+template <class Format>
+alignas(64) inline constexpr auto kNibbleBuildCodes = [] {
+  std::array<uint8_t, 32> codes{};
+  for (size_t lo = 0; lo < 16; ++lo) {
+    codes[lo] = static_cast<uint8_t>(0x10 | lo);
+    codes[16 + lo] = Format::LowSpecial(lo)    ? static_cast<uint8_t>(lo)
+                     : Format::HighSpecial(lo) ? static_cast<uint8_t>(0x70 | lo)
+                                               : Format::kMaxFinite;
+  }
+  return codes;
+}();
+
+// Fills *t for `scale`; false when the exponent steps would not hold: a
+// scale that is not finite, too small for the smallest normal code's
+// product (2^(1 - bias) * |scale|, exact) to be a normal F32, or large
+// enough for the largest finite code's output to be BF16 Inf. Zero and NaN
+// scales fail here too (their outputs do not step with the exponent).
+template <class Decode>
+HWY_INLINE bool BuildNibbleTables(float scale, Fp8NibbleTables* HWY_RESTRICT t) {
+  using Format = Fp8NibbleFormat<Decode>;
+  const uint32_t magnitude = std::bit_cast<uint32_t>(scale) & fmt::kF32AbsMask;
+  if (magnitude >= fmt::kF32ExpMask || magnitude < (Format::kBias << 23)) return false;
+  const auto& codes = kNibbleBuildCodes<Format>;
+  HWY_ALIGN uint16_t bf16[32];
+  DequantCodesOneScale<Decode, DequantOut::kBf16>(scale, codes.data(), codes.size(), bf16);
+  for (size_t lo = 0; lo < 16; ++lo) {
+    const bool special = Format::LowSpecial(lo) || Format::HighSpecial(lo);
+    if (!special && (bf16[16 + lo] & 0x7F80) == 0x7F80) return false;  // the largest overflows
+    const uint8_t special_h = Format::LowSpecial(lo) ? 0 : 7;
+    t->normal_lo[lo] = static_cast<uint8_t>(bf16[lo]);
+    t->normal_hi[lo] = static_cast<uint8_t>((bf16[lo] >> 8) - kNibbleHiAdd<Format>[1]);
+    t->special_lo[lo] = static_cast<uint8_t>(bf16[16 + lo]);
+    t->special_hi[lo] =
+        static_cast<uint8_t>((bf16[16 + lo] >> 8) - kNibbleHiAdd<Format>[special_h]);
+  }
+  return true;
+}
+
+// The order in which InterleaveLower/Upper of two byte vectors give 2 x N/2
+// u16 outputs in element order: they pair bytes within 128-bit blocks, so on
+// wider vectors block k must hold the k-th eighth-bytes of each half.
+template <class D8>
+HWY_INLINE hn::Vec<D8> ToInterleaveOrder(D8 d8, hn::Vec<D8> codes) {
+  if constexpr (HWY_MAX_BYTES == 16) {
+    return codes;
+  } else {
+    const hn::Repartition<uint64_t, D8> d64;
+    const size_t n = hn::Lanes(d64);
+    HWY_ALIGN int64_t order[HWY_MAX_BYTES / 8];
+    for (size_t j = 0; j < n; ++j) order[j] = static_cast<int64_t>((j & 1) * (n / 2) + j / 2);
+    return hn::BitCast(
+        d8, hn::TableLookupLanes(hn::BitCast(d64, codes), hn::SetTableIndices(d64, order)));
+  }
+}
+
+// out[k] = BF16 of codes[k] * scale for k in [0, n), by the tables of that
+// scale; the last partial vector goes through zero-padded copies.
+template <class Decode>
+HWY_INLINE void DequantByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n,
+                                 const Fp8NibbleTables& t, uint16_t* HWY_RESTRICT out) {
+  using Format = Fp8NibbleFormat<Decode>;
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint16_t, decltype(d8)> d16;
+  const size_t lanes = hn::Lanes(d8);
+  const auto normal_lo = hn::LoadDup128(d8, t.normal_lo);
+  const auto normal_hi = hn::LoadDup128(d8, t.normal_hi);
+  const auto special_lo = hn::LoadDup128(d8, t.special_lo);
+  const auto special_hi = hn::LoadDup128(d8, t.special_hi);
+  const auto hi_add = hn::LoadDup128(d8, kNibbleHiAdd<Format>.data());
+  const auto lo_class = hn::LoadDup128(d8, kNibbleLoClass<Format>.data());
+  const auto hi_class = hn::LoadDup128(d8, kNibbleHiClass.data());
+  const auto one_vector = [&](const uint8_t* HWY_RESTRICT in, uint16_t* HWY_RESTRICT dst) {
+    const auto c = ToInterleaveOrder(d8, hn::LoadU(d8, in));
+    const auto lo = hn::And(c, hn::Set(d8, 0x0F));
+    const auto h = hn::ShiftRight<4>(c);
+    const auto special =
+        hn::Eq(hn::TableLookupBytes(lo_class, lo), hn::TableLookupBytes(hi_class, h));
+    const auto out_lo = hn::IfThenElse(special, hn::TableLookupBytes(special_lo, lo),
+                                       hn::TableLookupBytes(normal_lo, lo));
+    const auto out_hi = hn::Add(hn::IfThenElse(special, hn::TableLookupBytes(special_hi, lo),
+                                               hn::TableLookupBytes(normal_hi, lo)),
+                                hn::TableLookupBytes(hi_add, h));
+    hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, out_lo, out_hi)), d16, dst);
+    hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, out_lo, out_hi)), d16, dst + lanes / 2);
+  };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) one_vector(codes + i, out + i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t code_tail[HWY_MAX_BYTES] = {};
+  HWY_ALIGN uint16_t out_tail[HWY_MAX_BYTES];
+  std::memcpy(code_tail, codes + i, n - i);
+  one_vector(code_tail, out_tail);
+  std::memcpy(out + i, out_tail, (n - i) * sizeof(uint16_t));
+}
+
+// Where the nibble tables are taken: BF16 output on every x86 target, for a
+// scale covering >= kFp8NibbleMinElems elements (building the tables costs
+// 32 outputs of the vector path plus their unpacking).
+template <class Decode, DequantOut kOut>
+constexpr bool kFp8NibbleTables = kOut == DequantOut::kBf16;
+constexpr size_t kFp8NibbleMinElems = 1024;
+
+// Rows x cols in BF16 by nibble tables per column block, grouped and row by
+// row as DequantByTables; a block whose scale fails BuildNibbleTables runs
+// the general path (DequantRun) instead.
+template <class Decode>
+HWY_INLINE void DequantBf16ByNibbleTables(const uint8_t* HWY_RESTRICT codes, size_t rows,
+                                          size_t cols, const float* HWY_RESTRICT col_scales,
+                                          size_t block_cols, uint16_t* HWY_RESTRICT out) {
+  constexpr size_t kGroup = 16;
+  Fp8NibbleTables tables[kGroup];
+  bool usable[kGroup];
+  const size_t n_blocks = (cols - 1) / block_cols + 1;
+  for (size_t group = 0; group < n_blocks; group += kGroup) {
+    const size_t group_end = std::min(n_blocks, group + kGroup);
+    for (size_t b = group; b < group_end; ++b) {
+      usable[b - group] = BuildNibbleTables<Decode>(col_scales[b], &tables[b - group]);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t b = group; b < group_end; ++b) {
+        const size_t first = r * cols + b * block_cols;
+        const size_t width = std::min(block_cols, cols - b * block_cols);
+        if (usable[b - group]) {
+          DequantByNibbles<Decode>(codes + first, width, tables[b - group], out + first);
+        } else {
+          DequantRun<Decode, DequantOut::kBf16>(codes + first, width,
+                                                BlockCursor{col_scales + b, 1, width}, out + first);
+        }
+      }
+    }
+  }
+}
+#endif  // HWY_ARCH_X86
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // Whole rows: SCALAR runs the reference; other targets run row by row, or
@@ -388,6 +600,16 @@ HWY_INLINE void Fp8DequantRows(void (*reference)(const uint8_t*, size_t, size_t,
 #else
   (void)reference;
   if (rows == 0 || cols == 0) return;
+#if HWY_ARCH_X86
+  if constexpr (kFp8NibbleTables<Decode, kOut>) {
+    if (rows * std::min(block_cols, cols) >= kFp8NibbleMinElems) {
+      const bool one_block = block_cols >= cols;
+      DequantBf16ByNibbleTables<Decode>(codes, one_block ? 1 : rows, one_block ? rows * cols : cols,
+                                        col_scales, one_block ? rows * cols : block_cols, out);
+      return;
+    }
+  }
+#endif
   if constexpr (kFp8LookupTables<kOut>) {
     if (rows * std::min(block_cols, cols) >= kFp8LookupMinElems) {
       // One scale over all rows is one block of rows * cols columns.

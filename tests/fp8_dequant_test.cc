@@ -12,6 +12,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -369,6 +370,72 @@ TEST_P(Fp8DequantTest, FiniteCodeBlocksEveryScale) {
         EXPECT_TRUE(DequantMatchesReference({code_type, out_type, codes.size(), block_cols, 1, 0, 3},
                                             marked, scales));
       }
+    }
+  }
+}
+
+// BF16 through per-scale nibble tables (fp8_dequant-inl.h, BuildNibbleTables;
+// every x86 target but SCALAR, scales covering >= 1024 elements) holds only
+// while the exponent steps do, so: scales at both ends of that range (the
+// smallest whose smallest normal product is a normal F32, the largest whose
+// largest finite product stays finite in BF16) and just outside, either
+// sign; and scales with 9-bit significands, whose products with each
+// mantissa include exact BF16 midpoints (ties to even; counted below). Each
+// scale covers one row of 4 x 256 codes + 7: every table entry, NaN, Inf and
+// both zeros.
+TEST_P(Fp8DequantTest, NibbleTableBoundsAndTies) {
+  std::vector<uint8_t> row;
+  for (int copy = 0; copy < 4; ++copy) {
+    for (int code = 0; code < 256; ++code) {
+      row.push_back(static_cast<uint8_t>((code * 37 + copy) & 0xFF));
+    }
+  }
+  for (int code = 0; code < 7; ++code) row.push_back(static_cast<uint8_t>(code * 41));
+  for (ElemType code_type : kCodeTypes) {
+    const bool e4m3 = code_type == ElemType::kF8E4m3;
+    const auto decode = e4m3 ? ref::E4m3ToF32Bits : ref::E5m2ToF32Bits;
+    const int bias = e4m3 ? 7 : 15;
+    const int mantissa_bits = e4m3 ? 3 : 2;
+    const uint32_t max_finite_value = decode(e4m3 ? 0x7E : 0x7B);
+    const auto finite_bf16 = [&](uint32_t scale_bits) {
+      const uint32_t product = ref::ScaledF32Bits(max_finite_value, FromBits(scale_bits));
+      return (ref::F32BitsToBf16(product) & 0x7F80) != 0x7F80;
+    };
+    uint32_t inside = std::bit_cast<uint32_t>(1.0f), outside = 0x7F7FFFFFu;
+    while (outside - inside > 1) {
+      const uint32_t mid = inside + (outside - inside) / 2;
+      (finite_bf16(mid) ? inside : outside) = mid;
+    }
+    const uint32_t low = static_cast<uint32_t>(bias) << 23;  // 2^(bias - 127)
+    std::vector<float> scales;
+    // low / 2 and 0.75 low: where the steps fail (the smallest products are
+    // F32 subnormals), so a looser bound than low is caught.
+    for (uint32_t bits : {low - (1u << 23), low - (1u << 22), low - 1, low, low + 1, 2 * low,
+                          inside - 1, inside, outside, outside + 1}) {
+      scales.push_back(FromBits(bits));
+      scales.push_back(FromBits(bits | 0x80000000u));
+    }
+    std::vector<int> ties(size_t{1} << mantissa_bits);
+    for (uint32_t k = 0; k < 256; ++k) {
+      for (int exponent : {-20, 0, 7}) {
+        const float scale = std::ldexp(static_cast<float>(256 + k) / 256, exponent);
+        scales.push_back(k % 2 ? -scale : scale);
+        for (size_t m = 0; m < ties.size(); ++m) {
+          // (1 + m / 2^mantissa_bits) * scale, exact in F32 (<= 17 bits): a
+          // BF16 midpoint when its low 16 bits are exactly 0x8000.
+          const float value = 1.0f + static_cast<float>(m) / static_cast<float>(ties.size());
+          if ((std::bit_cast<uint32_t>(value * scale) & 0xFFFF) == 0x8000) ++ties[m];
+        }
+      }
+    }
+    for (size_t m = 0; m < ties.size(); ++m) EXPECT_GT(ties[m], 0) << "mantissa " << m;
+    for (size_t s = 0; s < scales.size(); ++s) {
+      EXPECT_TRUE(DequantMatchesReference(
+          {code_type, ElemType::kBf16, row.size(), row.size(), s % 5, s % 3, (s * 3) % 64}, row,
+          {scales[s]}));
+      EXPECT_TRUE(DequantMatchesReference({code_type, ElemType::kBf16, 128, 128},
+                                          std::vector<uint8_t>(row.begin(), row.begin() + 1024),
+                                          {scales[s]}));
     }
   }
 }
