@@ -54,44 +54,38 @@ namespace hn = hwy::HWY_NAMESPACE;
 // two 4 KiB tables on the stack.
 inline constexpr size_t kAwqTileCols = 1024;
 
-// The codes of vectors 2 * kPair and 2 * kPair + 1 (kPair 0..3) of a unit of
-// n words (8n columns; lane L of vector k is column kn + L) in q0 and q1.
-// kPair is a template parameter so that every index and shift below is a
-// constant the compiler hoists out of the column loop (with a runtime k,
-// g++ 12 kept the SSE4 F16 loop rolled and rebuilt them per vector).
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-// 128-bit vectors: vectors 2w and 2w + 1 are the eight columns of word w,
-// m = 0..3 and 4..7 at shifts 4 * REV[m] = 0, 16, 4, 20 and 8, 24, 12, 28:
-// the broadcast word, its odd lanes shifted by 16, its upper half by 4
-// (two blends), then the whole by 8. (No per-lane shift before AVX2:
-// Highway emulates it slowly.)
-template <size_t kPair, class DU>
-HWY_INLINE void AwqInOutCodes(DU du, hn::Vec<DU> words, hn::Vec<DU>& q0, hn::Vec<DU>& q1) {
-  const auto word = hn::Broadcast<static_cast<int>(kPair)>(words);
+// 128-bit vectors: vectors 2w and 2w + 1 of a unit (lane L of vector k is
+// column kn + L) are the eight columns of word w, m = 0..3 and 4..7 at
+// shifts 4 * REV[m] = 0, 16, 4, 20 and 8, 24, 12, 28: the broadcast word,
+// its odd lanes shifted by 16, its upper half by 4 (two blends), then the
+// whole by 8. kWord is a template parameter so that every shift is an
+// immediate (the lane lookups and per-lane shift selects of the general
+// path below, with a runtime k, were rebuilt per vector: g++ 12 kept the
+// SSE4 F16 loop rolled).
+template <size_t kWord, class DU>
+HWY_INLINE void AwqInOutWordCodes(DU du, hn::Vec<DU> words, hn::Vec<DU>& q0, hn::Vec<DU>& q1) {
+  const auto word = hn::Broadcast<static_cast<int>(kWord)>(words);
   const auto halves = hn::OddEven(hn::ShiftRight<16>(word), word);
   const auto low = hn::ConcatUpperLower(du, hn::ShiftRight<4>(halves), halves);
   q0 = hn::And(low, hn::Set(du, 0xFu));
   q1 = hn::And(hn::ShiftRight<8>(low), hn::Set(du, 0xFu));
 }
 #else
-// Lane L of vector k takes word (kn + L) / 8 (TableLookupLanes) at shift
-// 4 * REV[m], m = (kn + L) % 8 = 16 * (m & 1) + 4 * (m & 2) / 2 + 4 * (m & 4) / 2.
-template <size_t kVector, class DU>
-HWY_INLINE hn::Vec<DU> AwqInOutVectorCodes(DU du, hn::Vec<DU> words) {
+// The codes of vector k (0..7) of a unit of n words (8n columns; lane L is
+// column kn + L): word (kn + L) / 8 by TableLookupLanes, at shift
+// 4 * REV[m] = 16 * (m & 1) + 4 * (m & 2) / 2 + 4 * (m & 4) / 2, m = column % 8.
+template <class DU>
+HWY_INLINE hn::Vec<DU> AwqInOutVectorCodes(DU du, hn::Vec<DU> words, size_t k) {
   const hn::RebindToSigned<DU> di;
   const size_t n = hn::Lanes(du);
-  const auto column = hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(kVector * n)));
+  const auto column = hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(k * n)));
   const auto word = hn::TableLookupLanes(
       words, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<3>(column))));
   const auto m = hn::And(column, hn::Set(du, 7u));
   const auto shift = hn::Or(hn::ShiftLeft<1>(hn::And(m, hn::Set(du, 6u))),
                             hn::ShiftLeft<4>(hn::And(m, hn::Set(du, 1u))));
   return hn::And(hn::Shr(word, shift), hn::Set(du, 0xFu));
-}
-template <size_t kPair, class DU>
-HWY_INLINE void AwqInOutCodes(DU du, hn::Vec<DU> words, hn::Vec<DU>& q0, hn::Vec<DU>& q1) {
-  q0 = AwqInOutVectorCodes<2 * kPair>(du, words);
-  q1 = AwqInOutVectorCodes<2 * kPair + 1>(du, words);
 }
 #endif
 
@@ -111,30 +105,39 @@ HWY_INLINE bool AwqColumnF16InRange(int32_t zero, float scale) {
   return F16InRangeProducts(scale, static_cast<float>(std::max(zero, 15 - zero)));
 }
 
-// Vectors 2 * kPair and 2 * kPair + 1 of a unit: 2n outputs at out + 2n *
-// kPair. kInRange: F16 products that AwqColumnF16InRange accepted for every
-// column of the tile.
-template <size_t kPair, DequantOut kOut, bool kMayBeNan, bool kInRange, class DU, typename TOut>
-HWY_INLINE void AwqInOutPair(DU du, hn::Vec<DU> words, const float* HWY_RESTRICT scale,
-                             const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
+// The codes q0 and q1 of 2n consecutive columns to 2n outputs, with those
+// columns' scales and zeros. kInRange: F16 products that
+// AwqColumnF16InRange accepted for every column of the tile.
+template <DequantOut kOut, bool kMayBeNan, bool kInRange, class DU, typename TOut>
+HWY_INLINE void AwqInOutStorePair(DU du, hn::Vec<DU> q0, hn::Vec<DU> q1,
+                                  const float* HWY_RESTRICT scale,
+                                  const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
   static_assert(!kInRange || (kAwqInOutF16InRange<kOut> && !kMayBeNan));
   const hn::RebindToSigned<DU> di;
   const hn::RebindToFloat<DU> df;
   const size_t n = hn::Lanes(du);
-  const size_t first = 2 * kPair * n;
-  hn::Vec<DU> q0, q1;
-  AwqInOutCodes<kPair>(du, words, q0, q1);
-  const auto d0 = hn::Sub(hn::BitCast(di, q0), hn::LoadU(di, zero + first));
-  const auto d1 = hn::Sub(hn::BitCast(di, q1), hn::LoadU(di, zero + first + n));
-  const auto p0 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, d0), hn::LoadU(df, scale + first));
-  const auto p1 =
-      ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, d1), hn::LoadU(df, scale + first + n));
+  const auto d0 = hn::Sub(hn::BitCast(di, q0), hn::LoadU(di, zero));
+  const auto d1 = hn::Sub(hn::BitCast(di, q1), hn::LoadU(di, zero + n));
+  const auto p0 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, d0), hn::LoadU(df, scale));
+  const auto p1 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, d1), hn::LoadU(df, scale + n));
   if constexpr (kInRange) {
-    ToF16LowerInRange::StorePair(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out + first);
+    ToF16LowerInRange::StorePair(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out);
   } else {
-    StorePair<kOut, kMayBeNan>(df, p0, p1, out + first);
+    StorePair<kOut, kMayBeNan>(df, p0, p1, out);
   }
 }
+
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+// Word kWord of a unit: its 8 columns.
+template <size_t kWord, DequantOut kOut, bool kMayBeNan, bool kInRange, class DU, typename TOut>
+HWY_INLINE void AwqInOutWord(DU du, hn::Vec<DU> words, const float* HWY_RESTRICT scale,
+                             const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
+  hn::Vec<DU> q0, q1;
+  AwqInOutWordCodes<kWord>(du, words, q0, q1);
+  AwqInOutStorePair<kOut, kMayBeNan, kInRange>(du, q0, q1, scale + 8 * kWord, zero + 8 * kWord,
+                                               out + 8 * kWord);
+}
+#endif
 
 // One unit: n words at `bytes` (8n columns) to 8n outputs.
 template <DequantOut kOut, bool kMayBeNan, bool kInRange, typename TOut>
@@ -143,10 +146,21 @@ HWY_INLINE void AwqInOutUnit(const uint8_t* HWY_RESTRICT bytes, const float* HWY
   const hn::ScalableTag<uint32_t> du;
   const hn::Repartition<uint8_t, decltype(du)> d8;
   const auto words = hn::BitCast(du, hn::LoadU(d8, bytes));
-  AwqInOutPair<0, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
-  AwqInOutPair<1, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
-  AwqInOutPair<2, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
-  AwqInOutPair<3, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  AwqInOutWord<0, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+  AwqInOutWord<1, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+  AwqInOutWord<2, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+  AwqInOutWord<3, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+#else
+  // (Vector indices as template parameters measured 7-9 % slower for F32
+  // on AVX2 and AVX3_DL, though 8 % faster for F16 on AVX3_DL.)
+  const size_t n = hn::Lanes(du);
+  for (size_t k = 0; k < 8; k += 2) {
+    AwqInOutStorePair<kOut, kMayBeNan, kInRange>(du, AwqInOutVectorCodes(du, words, k),
+                                                 AwqInOutVectorCodes(du, words, k + 1),
+                                                 scale + k * n, zero + k * n, out + k * n);
+  }
+#endif
 }
 
 // Columns [0, tc) of one tile row (tc a multiple of 8); the last partial
