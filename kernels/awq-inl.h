@@ -152,8 +152,9 @@ HWY_INLINE void AwqInOutUnit(const uint8_t* HWY_RESTRICT bytes, const float* HWY
   AwqInOutWord<2, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
   AwqInOutWord<3, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
 #else
-  // (Vector indices as template parameters measured 7-9 % slower for F32
-  // on AVX2 and AVX3_DL, though 8 % faster for F16 on AVX3_DL.)
+  // (Vector indices as template parameters, as on SSE4, measured 6-9 %
+  // slower for F32 on AVX2 and AVX3_DL, best of three pairs:
+  // docs/performance.md, "AWQ GEMM layout (`awq4_inout`) 16-bit outputs".)
   const size_t n = hn::Lanes(du);
   for (size_t k = 0; k < 8; k += 2) {
     AwqInOutStorePair<kOut, kMayBeNan, kInRange>(du, AwqInOutVectorCodes(du, words, k),
