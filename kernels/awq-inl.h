@@ -10,7 +10,10 @@
 //   kAwqTileCols with the tile's scales and zeros widened once per group into
 //   stack tables; each vector of n words (8n columns) is spread over 8
 //   vectors by TableLookupLanes (lane L of vector k takes word (kn + L) / 8)
-//   and a per-lane shift.
+//   and a per-lane shift (SSE4/SSSE3: a broadcast word, constant shifts and
+//   blends). F16 output on SSE4/SSSE3 takes the integer rounding of
+//   ToF16LowerInRange for a tile and group whose products are all ±0 or
+//   F16-normal (AwqColumnF16InRange).
 // * kOutIn (row j = output feature, K outputs; what `amn remember` writes):
 //   the eight output rows of one word column share every word, so a vector
 //   holds that word from n consecutive input rows (gathered from a
@@ -51,70 +54,134 @@ namespace hn = hwy::HWY_NAMESPACE;
 // two 4 KiB tables on the stack.
 inline constexpr size_t kAwqTileCols = 1024;
 
-// Vector k (0..7) of a unit of n words: 8n columns, lane L = column kn + L.
-template <bool kMayBeNan, class DU>
-HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> AwqInOutColumns(DU du, hn::Vec<DU> words, size_t k,
-                                                          const float* HWY_RESTRICT scale,
-                                                          const int32_t* HWY_RESTRICT zero) {
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+// 128-bit vectors: vectors 2w and 2w + 1 of a unit (lane L of vector k is
+// column kn + L) are the eight columns of word w, m = 0..3 and 4..7 at
+// shifts 4 * REV[m] = 0, 16, 4, 20 and 8, 24, 12, 28: the broadcast word,
+// its odd lanes shifted by 16, its upper half by 4 (two blends), then the
+// whole by 8. kWord is a template parameter so that every shift is an
+// immediate (the lane lookups and per-lane shift selects of the general
+// path below, with a runtime k, were rebuilt per vector: g++ 12 kept the
+// SSE4 F16 loop rolled).
+template <size_t kWord, class DU>
+HWY_INLINE void AwqInOutWordCodes(DU du, hn::Vec<DU> words, hn::Vec<DU>& q0, hn::Vec<DU>& q1) {
+  const auto word = hn::Broadcast<static_cast<int>(kWord)>(words);
+  const auto halves = hn::OddEven(hn::ShiftRight<16>(word), word);
+  const auto low = hn::ConcatUpperLower(du, hn::ShiftRight<4>(halves), halves);
+  q0 = hn::And(low, hn::Set(du, 0xFu));
+  q1 = hn::And(hn::ShiftRight<8>(low), hn::Set(du, 0xFu));
+}
+#else
+// The codes of vector k (0..7) of a unit of n words (8n columns; lane L is
+// column kn + L): word (kn + L) / 8 by TableLookupLanes, at shift
+// 4 * REV[m] = 16 * (m & 1) + 4 * (m & 2) / 2 + 4 * (m & 4) / 2, m = column % 8.
+template <class DU>
+HWY_INLINE hn::Vec<DU> AwqInOutVectorCodes(DU du, hn::Vec<DU> words, size_t k) {
   const hn::RebindToSigned<DU> di;
-  const hn::RebindToFloat<DU> df;
   const size_t n = hn::Lanes(du);
   const auto column = hn::Add(hn::Iota(du, 0), hn::Set(du, static_cast<uint32_t>(k * n)));
   const auto word = hn::TableLookupLanes(
       words, hn::IndicesFromVec(du, hn::BitCast(di, hn::ShiftRight<3>(column))));
-  // 4 * REV[m] = 16 * (m & 1) + 4 * (m & 2) / 2 + 4 * (m & 4) / 2, m = column % 8.
   const auto m = hn::And(column, hn::Set(du, 7u));
-#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-  // No per-lane shift before AVX2 (Highway emulates it slowly): three
-  // constant shifts selected per lane. m is odd exactly in the odd lanes
-  // (kn is even).
-  auto shifted = hn::OddEven(hn::ShiftRight<16>(word), word);
-  shifted = hn::IfThenElse(hn::TestBit(m, hn::Set(du, 2u)), hn::ShiftRight<4>(shifted), shifted);
-  shifted = hn::IfThenElse(hn::TestBit(m, hn::Set(du, 4u)), hn::ShiftRight<8>(shifted), shifted);
-  const auto q = hn::And(shifted, hn::Set(du, 0xFu));
-#else
   const auto shift = hn::Or(hn::ShiftLeft<1>(hn::And(m, hn::Set(du, 6u))),
                             hn::ShiftLeft<4>(hn::And(m, hn::Set(du, 1u))));
-  const auto q = hn::And(hn::Shr(word, shift), hn::Set(du, 0xFu));
+  return hn::And(hn::Shr(word, shift), hn::Set(du, 0xFu));
+}
 #endif
-  const auto diff = hn::Sub(hn::BitCast(di, q), hn::LoadU(di, zero + k * n));
-  return ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, diff), hn::LoadU(df, scale + k * n));
+
+// F16 output on the targets without F16C where ToF16LowerInRange's integer
+// rounding exists (SSE4, SSSE3): a tile row group whose every product is ±0
+// or in F16's normal range (AwqColumnF16InRange) is stored by it.
+template <DequantOut kOut>
+constexpr bool kAwqInOutF16InRange = kOut == DequantOut::kF16 && kF16InRangeStore;
+
+// Whether every product fl((q - zero) * scale), q in 0..15, of one column is
+// ±0 or has a magnitude in [2^-14, 2^16): q - zero is an exact integer of
+// magnitude at most max(zero, 15 - zero), and the product is the one F32
+// multiply that F16InRangeProducts bounds (false for Inf and NaN scales).
+// The F16 output's rounding is then the store's, once, whatever the scale
+// type (the scale is widened exactly to F32).
+HWY_INLINE bool AwqColumnF16InRange(int32_t zero, float scale) {
+  return F16InRangeProducts(scale, static_cast<float>(std::max(zero, 15 - zero)));
 }
 
+// The codes q0 and q1 of 2n consecutive columns to 2n outputs, with those
+// columns' scales and zeros. kInRange: F16 products that
+// AwqColumnF16InRange accepted for every column of the tile.
+template <DequantOut kOut, bool kMayBeNan, bool kInRange, class DU, typename TOut>
+HWY_INLINE void AwqInOutStorePair(DU du, hn::Vec<DU> q0, hn::Vec<DU> q1,
+                                  const float* HWY_RESTRICT scale,
+                                  const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
+  static_assert(!kInRange || (kAwqInOutF16InRange<kOut> && !kMayBeNan));
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  const size_t n = hn::Lanes(du);
+  const auto d0 = hn::Sub(hn::BitCast(di, q0), hn::LoadU(di, zero));
+  const auto d1 = hn::Sub(hn::BitCast(di, q1), hn::LoadU(di, zero + n));
+  const auto p0 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, d0), hn::LoadU(df, scale));
+  const auto p1 = ScaledProduct<kMayBeNan>(df, hn::ConvertTo(df, d1), hn::LoadU(df, scale + n));
+  if constexpr (kInRange) {
+    ToF16LowerInRange::StorePair(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out);
+  } else {
+    StorePair<kOut, kMayBeNan>(df, p0, p1, out);
+  }
+}
+
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+// Word kWord of a unit: its 8 columns.
+template <size_t kWord, DequantOut kOut, bool kMayBeNan, bool kInRange, class DU, typename TOut>
+HWY_INLINE void AwqInOutWord(DU du, hn::Vec<DU> words, const float* HWY_RESTRICT scale,
+                             const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
+  hn::Vec<DU> q0, q1;
+  AwqInOutWordCodes<kWord>(du, words, q0, q1);
+  AwqInOutStorePair<kOut, kMayBeNan, kInRange>(du, q0, q1, scale + 8 * kWord, zero + 8 * kWord,
+                                               out + 8 * kWord);
+}
+#endif
+
 // One unit: n words at `bytes` (8n columns) to 8n outputs.
-template <DequantOut kOut, bool kMayBeNan, typename TOut>
+template <DequantOut kOut, bool kMayBeNan, bool kInRange, typename TOut>
 HWY_INLINE void AwqInOutUnit(const uint8_t* HWY_RESTRICT bytes, const float* HWY_RESTRICT scale,
                              const int32_t* HWY_RESTRICT zero, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<uint32_t> du;
-  const hn::RebindToFloat<decltype(du)> df;
   const hn::Repartition<uint8_t, decltype(du)> d8;
-  const size_t n = hn::Lanes(du);
   const auto words = hn::BitCast(du, hn::LoadU(d8, bytes));
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  AwqInOutWord<0, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+  AwqInOutWord<1, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+  AwqInOutWord<2, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+  AwqInOutWord<3, kOut, kMayBeNan, kInRange>(du, words, scale, zero, out);
+#else
+  // (Vector indices as template parameters, as on SSE4, measured 6-9 %
+  // slower for F32 on AVX2 and AVX3_DL, best of three pairs:
+  // docs/performance.md, "AWQ GEMM layout (`awq4_inout`) 16-bit outputs".)
+  const size_t n = hn::Lanes(du);
   for (size_t k = 0; k < 8; k += 2) {
-    const auto p0 = AwqInOutColumns<kMayBeNan>(du, words, k, scale, zero);
-    const auto p1 = AwqInOutColumns<kMayBeNan>(du, words, k + 1, scale, zero);
-    StorePair<kOut, kMayBeNan>(df, p0, p1, out + k * n);
+    AwqInOutStorePair<kOut, kMayBeNan, kInRange>(du, AwqInOutVectorCodes(du, words, k),
+                                                 AwqInOutVectorCodes(du, words, k + 1),
+                                                 scale + k * n, zero + k * n, out + k * n);
   }
+#endif
 }
 
 // Columns [0, tc) of one tile row (tc a multiple of 8); the last partial
 // unit goes through zero-padded copies, so nothing outside the spans is
 // touched. The tables hold a whole number of units.
-template <DequantOut kOut, bool kMayBeNan, typename TOut>
+template <DequantOut kOut, bool kMayBeNan, bool kInRange, typename TOut>
 HWY_INLINE void AwqInOutTileRow(const uint8_t* HWY_RESTRICT bytes, size_t tc,
                                 const float* HWY_RESTRICT scale, const int32_t* HWY_RESTRICT zero,
                                 TOut* HWY_RESTRICT out) {
   const size_t unit = 8 * hn::Lanes(hn::ScalableTag<uint32_t>());
   size_t c = 0;
   for (; c + unit <= tc; c += unit) {
-    AwqInOutUnit<kOut, kMayBeNan>(bytes + c / 2, scale + c, zero + c, out + c);
+    AwqInOutUnit<kOut, kMayBeNan, kInRange>(bytes + c / 2, scale + c, zero + c, out + c);
   }
   if (c == tc) return;
   const size_t rest = tc - c;
   HWY_ALIGN uint8_t bytes_tail[HWY_MAX_BYTES] = {};
   HWY_ALIGN TOut out_tail[2 * HWY_MAX_BYTES];
   std::memcpy(bytes_tail, bytes + c / 2, rest / 2);
-  AwqInOutUnit<kOut, kMayBeNan>(bytes_tail, scale + c, zero + c, out_tail);
+  AwqInOutUnit<kOut, kMayBeNan, kInRange>(bytes_tail, scale + c, zero + c, out_tail);
   std::memcpy(out + c, out_tail, rest * sizeof(TOut));
 }
 
@@ -134,6 +201,7 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
       const size_t group_first = i - i % m.group_size;
       const size_t i_end = re - group_first > m.group_size ? group_first + m.group_size : re;
       bool finite = true;
+      bool in_range = kAwqInOutF16InRange<kOut>;
       for (size_t c = 0; c < tc; ++c) {
         const size_t j = c0 + c;
         const uint32_t bits = ref::ScaleF32Bits(m.scales, m.scale_type, g * n_cols + j);
@@ -141,16 +209,23 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
         scale[c] = std::bit_cast<float>(bits);
         zero[c] = static_cast<int32_t>(
             (ref::LoadLe32(m.qzeros + 4 * (g * words + j / 8)) >> ref::AwqNibbleShift(j)) & 0xF);
+        if constexpr (kAwqInOutF16InRange<kOut>) {
+          in_range = in_range && AwqColumnF16InRange(zero[c], scale[c]);
+        }
       }
+      // The padding (scale 0, zero 0) gives ±0: finite and in range.
       std::fill(scale + tc, scale + padded, 0.0f);
       std::fill(zero + tc, zero + padded, 0);
       for (; i < i_end; ++i) {
         const uint8_t* bytes = m.qweight + 4 * (i * words) + c0 / 2;
         TOut* row_out = out + (i - rb) * n_cols + c0;
-        if (finite) {
-          AwqInOutTileRow<kOut, false>(bytes, tc, scale, zero, row_out);
+        if (kAwqInOutF16InRange<kOut> && in_range) {
+          AwqInOutTileRow<kOut, false, kAwqInOutF16InRange<kOut>>(bytes, tc, scale, zero,
+                                                                   row_out);
+        } else if (finite) {
+          AwqInOutTileRow<kOut, false, false>(bytes, tc, scale, zero, row_out);
         } else {
-          AwqInOutTileRow<kOut, true>(bytes, tc, scale, zero, row_out);
+          AwqInOutTileRow<kOut, true, false>(bytes, tc, scale, zero, row_out);
         }
       }
     }

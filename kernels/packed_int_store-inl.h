@@ -50,7 +50,8 @@ HWY_INLINE hn::Vec<DF> ScaledProduct(DF df, hn::Vec<DF> diff, hn::Vec<DF> scale)
 
 // Stores p0 (elements [0, n)) and p1 (elements [n, 2n)) as 2n outputs, with
 // float_convert-inl.h's F32 -> BF16/F16 rounding: BF16 by ConcatOdd of the
-// upper halves, F16 by StoreF16Pair (vcvtps2ph stores where F16C is exact).
+// upper halves, F16 by StoreF16Pair (vcvtps2ph stores where F16C is exact;
+// without F16C, kMayBeNan = false drops the NaN select as for BF16).
 template <DequantOut kOut, bool kMayBeNan, class DF, typename TOut>
 HWY_INLINE void StorePair(DF df, hn::Vec<DF> p0, hn::Vec<DF> p1, TOut* HWY_RESTRICT out) {
   const hn::RebindToUnsigned<DF> du;
@@ -66,7 +67,7 @@ HWY_INLINE void StorePair(DF df, hn::Vec<DF> p0, hn::Vec<DF> p1, TOut* HWY_RESTR
     hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(p1)), hn::BitCast(d16, encode(p0))),
                d16, out);
   } else {
-    StoreF16Pair(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out);
+    StoreF16Pair<kMayBeNan>(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -391,6 +392,93 @@ TEST_P(AwqTest, OutInBlockingEdgesMatchReference) {
                           ReferenceAwq(d, WeightOrientation::kOutIn, c.rb, c.re, c.out),
                           ElemTypeBytes(c.out),
                           Describe(d, WeightOrientation::kOutIn, c.rb, c.re, c.out)));
+  }
+}
+
+// Raw scale bits of `type` around the in-out kernel's F16 in-range bounds
+// for a column whose differences reach max_diff in magnitude: ±2^-14 (in)
+// and the next value below it in the type (out: F16-subnormal products),
+// 1.5 * 2^-15 (out), ±0 (in), the values within 3 steps of the type's
+// rounding of 65536 / max_diff (products on both sides of 2^16, those that
+// round to F16 Inf included), and a realistic scale.
+std::vector<uint32_t> F16InRangeBoundaryRaws(ElemType type, float max_diff) {
+  const auto raw_of = [type](float value) -> uint32_t {
+    const uint32_t bits = std::bit_cast<uint32_t>(value);
+    if (type == ElemType::kF32) return bits;
+    if (type == ElemType::kBf16) return bits >> 16;  // truncation: any BF16 is fine
+    return ref::F32BitsToF16(bits);
+  };
+  const uint32_t sign = type == ElemType::kF32 ? 0x80000000u : 0x8000u;
+  std::vector<uint32_t> magnitudes = {raw_of(0x1p-14f), raw_of(0x1p-14f) - 1, raw_of(0x1.8p-15f),
+                                      0u, raw_of(0.0123f)};
+  const uint32_t top = raw_of(65536.0f / max_diff);
+  for (uint32_t k = top - 3; k <= top + 3; ++k) magnitudes.push_back(k);
+  std::vector<uint32_t> raws;
+  for (uint32_t m : magnitudes) {
+    raws.push_back(m);
+    raws.push_back(m | sign);
+  }
+  return raws;
+}
+
+// Groups on both sides of the in-out kernel's F16 in-range test
+// (kernels/awq-inl.h: AwqColumnF16InRange on every column of a column tile
+// and group), whose F16 outputs take the integer rounding on SSE4/SSSE3.
+// Groups of two rows; codes (i + 3j) % 16 put every code in every row.
+// Uniform: every column of a group has the same zero (0, 15, 7, 8, 3:
+// differences up to 15, 8 and 12) and the same scale, one of
+// F16InRangeBoundaryRaws for that zero, so the group is in range exactly
+// when that scale is; N = 72 (whole vector units and a partial one on every
+// target) and 1040 (a second column tile of 16 columns). Mixed: zero and
+// scale vary by column, so one column out of range decides a group. All
+// scale types and outputs, both orientations, against the reference.
+TEST_P(AwqTest, F16InRangeBoundaryScales) {
+  constexpr std::array<uint32_t, 5> kZeros = {0, 15, 7, 8, 3};
+  for (const bool mixed : {false, true}) {
+    for (const size_t n : {size_t{72}, size_t{1040}}) {
+      if (mixed && n != 72) continue;
+      for (ElemType scale_type : kScaleTypes) {
+        std::vector<std::vector<uint32_t>> raws;  // per zero
+        for (uint32_t z : kZeros) {
+          raws.push_back(F16InRangeBoundaryRaws(scale_type, static_cast<float>(std::max(z, 15 - z))));
+        }
+        const size_t groups = kZeros.size() * raws[0].size();
+        AwqData d{2 * groups, n, 2, scale_type, std::vector<uint8_t>(2 * groups * n / 2),
+                  std::vector<uint8_t>(groups * n / 2), {}};
+        const size_t words = n / 8;
+        for (size_t i = 0; i < d.k; ++i) {
+          for (size_t w = 0; w < words; ++w) {
+            uint32_t word = 0;
+            for (size_t c = 0; c < 8; ++c) {
+              const size_t j = 8 * w + c;
+              word |= static_cast<uint32_t>((i + 3 * j) % 16) << ref::AwqNibbleShift(j);
+            }
+            PutLe(d.qweight, i * words + w, word);
+          }
+        }
+        for (size_t g = 0; g < groups; ++g) {
+          std::vector<uint32_t> zero_words(words, 0);
+          for (size_t j = 0; j < n; ++j) {
+            const size_t pick = mixed ? g + j : g;
+            const size_t zi = (pick / raws[0].size()) % kZeros.size();
+            zero_words[j / 8] |= kZeros[zi] << ref::AwqNibbleShift(j);
+            const uint32_t raw = raws[zi][pick % raws[0].size()];
+            for (size_t b = 0; b < ElemTypeBytes(scale_type); ++b) {
+              d.scales.push_back(static_cast<uint8_t>(raw >> (8 * b)));
+            }
+          }
+          for (size_t w = 0; w < words; ++w) PutLe(d.qzeros, g * words + w, zero_words[w]);
+        }
+        for (WeightOrientation o : kOrientations) {
+          const size_t rows = o == WeightOrientation::kOutIn ? d.n : d.k;
+          for (ElemType out : kOutTypes) {
+            EXPECT_TRUE(SameBytes(RunAwq(d, o, 0, rows, out, 1, 2), ReferenceAwq(d, o, 0, rows, out),
+                                  ElemTypeBytes(out), Describe(d, o, 0, rows, out)))
+                << (mixed ? "mixed" : "uniform");
+          }
+        }
+      }
+    }
   }
 }
 
