@@ -33,8 +33,11 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", VersionLine());
   GlobalOptions globals;
   AddGlobalOptions(app, globals);
-  app.footer("Environment: AMN_ISA=NAME caps dispatch like --isa. AMN_NO_COPY_FILE_RANGE=1\n"
-             "writes tensors kept as stored with read + write instead of copy_file_range.\n"
+  app.footer("Environment: AMN_ISA=NAME caps dispatch like --isa. Tensors kept as stored\n"
+             "go file to file with copy_file_range where the kernel need not move the bytes\n"
+             "(NFS, SMB, Ceph; Btrfs, XFS, bcachefs, OCFS2 at block-aligned offsets), else\n"
+             "with read + write; AMN_COPY_FILE_RANGE=1 copies them so everywhere,\n"
+             "AMN_NO_COPY_FILE_RANGE=1 nowhere.\n"
              "AMN_OUTPUT_WRITER=ring|mapped picks how outputs are written (default ring).\n"
              "Exit codes: 0 ok, 1 the work failed, 2 usage error.");
 

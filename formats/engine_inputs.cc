@@ -68,6 +68,11 @@ Result<RangeCopy> EngineInputs::CopyRange(size_t file, uint64_t offset, uint64_t
   return CopyFileRange(source->fd(), offset, out_fd, bytes, call);
 }
 
+Result<FileSystemKind> EngineInputs::FileSystem(size_t file) {
+  AMN_ASSIGN_OR_RETURN(FileSource* source, Source(file));
+  return FileSystemOf(source->fd());
+}
+
 Result<const MappedFile*> EngineInputs::Map(size_t file) {
   if (!use_mmap_) return nullptr;
   AMN_ASSIGN_OR_RETURN(FileSource* source, Source(file));  // its stamp is the reference

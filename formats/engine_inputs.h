@@ -42,6 +42,10 @@ class EngineInputs {
                               CopyRangeCall call,
                               std::optional<uint64_t> out_offset = std::nullopt);
 
+  // The file system `file` is on (fstatfs), for choosing where CopyRange
+  // pays (CopyRangeAvoidsCopy).
+  Result<FileSystemKind> FileSystem(size_t file);
+
   // The views of packed tensor `tensor` (its codes and parts); kTruncated
   // when the file is now shorter than its header said.
   Result<PackedViews> Views(size_t tensor, const PackedJob& job);

@@ -384,15 +384,50 @@ bool Cancelled(const std::atomic<bool>* cancel) {
   return cancel != nullptr && cancel->load(std::memory_order_relaxed);
 }
 
-// Whether WriteShard starts with kCopy chunks going file to file: the caller
-// allows it, needs no chunk's bytes (on_chunk), and AMN_NO_COPY_FILE_RANGE
-// (set and not "0": to compare the two paths, or to work around a file
-// system whose copy_file_range misbehaves) does not forbid it.
-bool CopiesInKernel(const EngineOptions& options) {
-  if (options.copy_range == nullptr || options.on_chunk) return false;
-  const char* env = std::getenv("AMN_NO_COPY_FILE_RANGE");
-  return env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0;
-}
+// Which kCopy chunks WriteShard copies file to file (copy_file_range):
+// none when the caller gives no call or needs every chunk's bytes
+// (on_chunk), or the use (EngineOptions::copy_range_use, else the
+// environment) is kNever; all with kAlways; else the chunks whose copy lets
+// the kernel skip moving the bytes (CopyRangeAvoidsCopy, from the input's
+// and the output's file systems and the two offsets). The others are read
+// and written (on ext4 and tmpfs that is faster than the kernel's copy
+// through the page cache: docs/performance.md).
+class KernelCopies {
+ public:
+  KernelCopies(const OutputShard& shard, EngineInputs& inputs, int out_fd,
+               const EngineOptions& options)
+      : use_(options.copy_range == nullptr || options.on_chunk
+                 ? CopyRangeUse::kNever
+                 : options.copy_range_use.value_or(CopyRangeUseFromEnvironment())) {
+    if (use_ != CopyRangeUse::kWhereItAvoidsCopy) return;
+    out_ = FileSystemOf(out_fd);
+    for (const OutputTensor& t : shard.tensors) {
+      if (t.decode != Decode::kCopy) continue;
+      if (t.input_file >= in_types_.size()) in_types_.resize(t.input_file + 1, 0);
+      // A file that cannot be opened is the reads' error to report; 0: no copy.
+      const Result<FileSystemKind> in = inputs.FileSystem(t.input_file);
+      if (in.ok()) in_types_[t.input_file] = in->type;
+    }
+  }
+
+  bool Any() const { return use_ != CopyRangeUse::kNever; }
+
+  // Chunk `chunk` of `out`, written at `out_offset` in the output file.
+  bool Take(const OutputTensor& out, const Chunk& chunk, uint64_t out_offset) const {
+    if (use_ == CopyRangeUse::kNever || out.decode != Decode::kCopy || out.permute_heads != 0 ||
+        chunk.out_bytes == 0) {
+      return false;
+    }
+    return use_ == CopyRangeUse::kAlways ||
+           CopyRangeAvoidsCopy(in_types_[out.input_file], out_.type,
+                               out.input_offset + chunk.in_begin, out_offset, out_.block_size);
+  }
+
+ private:
+  CopyRangeUse use_;
+  FileSystemKind out_;
+  std::vector<int64_t> in_types_;  // by input file; 0 for files with no kept tensor
+};
 
 // Writes kCopy chunk `chunk` of `out` at the output's position (`written`)
 // file to file while `in_kernel` holds; what that leaves (the call failed or
@@ -430,14 +465,16 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
                                shard.header_bytes.size(), 0, out_name));
   uint64_t written = shard.header_bytes.size();
   size_t tensors_done = 0;
-  // Chunks of tensors kept as stored are the writer's own: it copies them
-  // file to file (CopyChunk) in turn, with no worker and no hand-over.
-  const bool copies_in_kernel = CopiesInKernel(options);
-  bool in_kernel = copies_in_kernel;  // the writer's; cleared by the first copy that fails
+  // Chunks of tensors kept as stored that KernelCopies takes are the
+  // writer's own: it copies them file to file (CopyChunk) in turn, with no
+  // worker and no hand-over.
+  const KernelCopies kernel_copies(shard, inputs, out_fd, options);
+  bool in_kernel = kernel_copies.Any();  // the writer's; cleared by the first copy that fails
   auto writer_copies = [&](size_t c) {
     const OutputTensor& out = shard.tensors[chunks[c].tensor];
-    return copies_in_kernel && out.decode == Decode::kCopy && out.permute_heads == 0 &&
-           chunks[c].out_bytes > 0;
+    // A kept tensor's chunk lands as far into it as it starts in the input.
+    return kernel_copies.Take(out, chunks[c],
+                              shard.header_bytes.size() + out.data_begin + chunks[c].in_begin);
   };
   auto produce = [&](size_t c, Pipeline::Slot& slot) -> Status {
     const Chunk& chunk = chunks[c];
@@ -465,7 +502,7 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
     } else {
       AMN_RETURN_IF_ERROR(WriteAll(out_fd, slot.out.data(), chunks[c].out_bytes, written, out_name));
     }
-    if (options.on_chunk) {  // never with a deferred chunk (CopiesInKernel)
+    if (options.on_chunk) {  // never with a deferred chunk (KernelCopies)
       options.on_chunk(chunks[c].tensor,
                        std::span<const std::byte>(slot.out.data(), chunks[c].out_bytes));
     }
@@ -535,8 +572,8 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
   }
   const Capacity cap = ChunkCapacity(shard, chunks);
   const ChunkDecoder decoder(shard, inputs);
-  const bool copies_in_kernel = CopiesInKernel(options);
-  std::atomic<bool> in_kernel{copies_in_kernel};  // cleared by the first copy that fails
+  const KernelCopies kernel_copies(shard, inputs, out_fd, options);
+  std::atomic<bool> in_kernel{kernel_copies.Any()};  // cleared by the first copy that fails
   std::vector<QuantError> errors(chunks.size());  // encode chunks', summed in order at the end
   const OutputMap map = OutputMap::Map(out_fd, total);
 
@@ -549,8 +586,7 @@ Status WriteShardMapped(const OutputShard& shard, const std::vector<Chunk>& chun
     if (chunk.out_bytes == 0) return Status::Ok();
     const uint64_t from = out.input_offset + chunk.in_begin;  // kept tensors
     uint64_t copied = 0;
-    if (out.decode == Decode::kCopy && out.permute_heads == 0 && copies_in_kernel &&
-        in_kernel.load(std::memory_order_relaxed)) {
+    if (kernel_copies.Take(out, chunk, at[c]) && in_kernel.load(std::memory_order_relaxed)) {
       AMN_ASSIGN_OR_RETURN(const RangeCopy copy,
                            inputs.CopyRange(out.input_file, from, chunk.out_bytes, out_fd,
                                             options.copy_range, at[c]));

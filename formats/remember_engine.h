@@ -5,15 +5,16 @@
 // * the ring writer: worker threads read and dequantize chunks into a
 //   bounded ring of buffers; the calling thread writes them in order. With
 //   one thread, no worker starts: the calling thread fills each chunk itself
-//   before writing it. Chunks of tensors kept as stored skip the workers:
-//   the writing thread copies them file to file (EngineOptions::copy_range)
-//   in their turn.
+//   before writing it. Chunks of tensors kept as stored that are copied
+//   file to file (EngineOptions::copy_range, where copy_range_use picks
+//   them) skip the workers: the writing thread copies them in their turn.
 // * the mapped writer (formats/mapped_output.h; AMN_OUTPUT_WRITER=mapped or
 //   EngineOptions::writer, not the default: see ChosenWriter): the output
 //   is sized and its space reserved up front and mapped once, and the
 //   workers take chunks in any order and decode each straight into its own
-//   pages of that map (kept tensors: copy_file_range at their offset),
-//   while the calling thread reports progress and watches for cancellation.
+//   pages of that map (kept tensors copied file to file: copy_file_range
+//   at their offset), while the calling thread reports progress and
+//   watches for cancellation.
 //   One thread's write(2) no longer bounds the speed (docs/performance.md).
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
@@ -53,12 +54,21 @@ struct EngineOptions {
   std::function<Status(int fd)> finish;
   // WriteShard: a chunk whose output bytes are a contiguous range of the
   // input (Decode::kCopy: a tensor kept as stored) goes file to file through
-  // this (copy_file_range(2)) instead of pread + write. What it does not copy
-  // (it fails, e.g. EXDEV across file systems, or stops short) is read and
-  // written, and the shard's later chunks are read and written too. The
-  // bytes are the same either way. nullptr, a set on_chunk (it needs the
-  // bytes) or AMN_NO_COPY_FILE_RANGE=1 in the environment: pread + write.
+  // this (copy_file_range(2)) instead of pread + write where copy_range_use
+  // says so. What it does not copy (it fails, e.g. EXDEV across file
+  // systems, or stops short) is read and written, and the shard's later
+  // chunks are read and written too. The bytes are the same either way.
+  // nullptr or a set on_chunk (it needs the bytes): pread + write.
   CopyRangeCall copy_range = SystemCopyFileRange;
+  // Which of those chunks go through copy_range. Unset: from the
+  // environment (CopyRangeUseFromEnvironment: AMN_NO_COPY_FILE_RANGE=1 none,
+  // AMN_COPY_FILE_RANGE=1 all), by default kWhereItAvoidsCopy: only where
+  // the kernel need not move the bytes (a network file system's copy on the
+  // server, a reflink file system at block-aligned offsets:
+  // CopyRangeAvoidsCopy); on ext4 or tmpfs pread + write, which measured
+  // faster there than the kernel's copy through the page cache
+  // (docs/performance.md, "Choosing copy_file_range per file system").
+  std::optional<CopyRangeUse> copy_range_use;
   // WriteShard's writer. Unset: AMN_OUTPUT_WRITER=ring|mapped when the
   // environment says one, else the ring (the mapped writer is slower where
   // measured: docs/performance.md, "The mapped output writer"). A set on_chunk (it

@@ -1,6 +1,8 @@
-// `amn remember` with tensors copied file to file (copy_file_range) writes
-// exactly the bytes it writes with AMN_NO_COPY_FILE_RANGE=1 (pread + write),
-// with either output writer (AMN_OUTPUT_WRITER=ring|mapped), at -j 1 and
+// `amn remember` with tensors copied file to file (copy_file_range, forced
+// with AMN_COPY_FILE_RANGE=1, since ext4 and tmpfs would not choose it)
+// writes exactly the bytes it writes with AMN_NO_COPY_FILE_RANGE=1 (pread +
+// write) and as it chooses by default, with either output writer
+// (AMN_OUTPUT_WRITER=ring|mapped), at -j 1 and
 // -j 3: on the .npz/.pth fixtures, on files numpy.savez and
 // torch.save wrote (whose tensors are also checked against the bytes
 // numpy.load / torch.load read, tests/copy_path_files.py), on GGUF and
@@ -32,16 +34,18 @@ void WriteBytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
-// Runs remember on `input` with `extra` flags, copy path on and off, with
-// the ring and the mapped output writer, -j 1 and -j 3; expects all eight
-// outputs to be the same bytes and returns them.
+// Runs remember on `input` with `extra` flags, copy path forced on, off and
+// as chosen, with the ring and the mapped output writer, -j 1 and -j 3;
+// expects all twelve outputs to be the same bytes and returns them.
 std::vector<uint8_t> RememberBothWays(const fs::path& input, const std::string& extra) {
   SCOPED_TRACE(input.filename().string() + " " + extra);
   TempDir dir;
   std::vector<uint8_t> first;
-  for (const char* env : {"AMN_OUTPUT_WRITER=ring", "AMN_OUTPUT_WRITER=mapped",
+  for (const char* env : {"AMN_OUTPUT_WRITER=ring AMN_COPY_FILE_RANGE=1",
+                          "AMN_OUTPUT_WRITER=mapped AMN_COPY_FILE_RANGE=1",
                           "AMN_OUTPUT_WRITER=ring AMN_NO_COPY_FILE_RANGE=1",
-                          "AMN_OUTPUT_WRITER=mapped AMN_NO_COPY_FILE_RANGE=1"}) {
+                          "AMN_OUTPUT_WRITER=mapped AMN_NO_COPY_FILE_RANGE=1",
+                          "AMN_OUTPUT_WRITER=ring", "AMN_OUTPUT_WRITER=mapped"}) {
     for (const char* threads : {"-j 1", "-j 3"}) {
       const fs::path output = dir.path() / "out.safetensors";
       const CliResult r = RunAmn("remember -q --force " + std::string(threads) + " " + Quote(input) +

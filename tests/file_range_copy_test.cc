@@ -1,10 +1,13 @@
 // copy_file_range(2) in the remember engine: the helper's loop over partial
-// copies and its early stops (formats/file_range_copy.h), and WriteShard's
-// output with tensors copied file to file, with every kind of failure forced
-// through EngineOptions::copy_range, and with the copy turned off, by both
-// writers (the ring and the mapped one) at -j 1 and -j 3: always the
-// bytes worked out here from the input (header, ranges, zero padding, BF16 as
-// the top half of F32 values that BF16 holds exactly).
+// copies and its early stops (formats/file_range_copy.h), where it is chosen
+// (CopyRangeAvoidsCopy, the environment variables), and WriteShard's output
+// with tensors copied file to file (forced with CopyRangeUse::kAlways, as
+// this machine's ext4 or tmpfs would not choose it), with every kind of
+// failure forced through EngineOptions::copy_range, with the copy turned
+// off, and as chosen by default, by both writers (the ring and the mapped
+// one) at -j 1 and -j 3: always the bytes worked out here from the input
+// (header, ranges, zero padding, BF16 as the top half of F32 values that
+// BF16 holds exactly).
 #include "formats/file_range_copy.h"
 
 #include <fcntl.h>
@@ -80,6 +83,96 @@ ssize_t TinyAndInterrupted(int in, off64_t* in_off, int out, off64_t* out_off, s
 ssize_t NothingCopied(int, off64_t*, int, off64_t*, size_t, unsigned) {
   ++g_calls;
   return 0;
+}
+
+// --- CopyRangeAvoidsCopy, CopyRangeUseFromEnvironment ----------------------
+
+// statfs(2) f_type values, from the statfs(2) manual page.
+constexpr int64_t kExt4 = 0xEF53, kTmpfs = 0x01021994, kNfs = 0x6969, kCifs = 0xFF534D42,
+                  kSmb2 = 0xFE534D42, kCeph = 0x00C36400, kBtrfs = 0x9123683E,
+                  kXfs = 0x58465342, kBcachefs = 0xCA451A4E, kOcfs2 = 0x7461636F,
+                  kOverlay = 0x794C7630, kFuse = 0x65735546;
+
+TEST(CopyRangeAvoidsCopy, NetworkFileSystemsCopyOnTheServerAtAnyOffset) {
+  for (const int64_t fs : {kNfs, kCifs, kSmb2, kCeph}) {
+    SCOPED_TRACE(fs);
+    EXPECT_TRUE(CopyRangeAvoidsCopy(fs, fs, 0, 0, 4096));
+    EXPECT_TRUE(CopyRangeAvoidsCopy(fs, fs, 1000, 3368, 4096));
+    EXPECT_TRUE(CopyRangeAvoidsCopy(fs, fs, 1000, 3368, 0));  // no block size needed
+  }
+}
+
+TEST(CopyRangeAvoidsCopy, ReflinkFileSystemsOnlyWhereBothOffsetsAreBlockAligned) {
+  for (const int64_t fs : {kBtrfs, kXfs, kBcachefs, kOcfs2}) {
+    SCOPED_TRACE(fs);
+    EXPECT_TRUE(CopyRangeAvoidsCopy(fs, fs, 0, 0, 4096));
+    EXPECT_TRUE(CopyRangeAvoidsCopy(fs, fs, 4096 * 3, 4096 * 7, 4096));
+    EXPECT_TRUE(CopyRangeAvoidsCopy(fs, fs, 65536, 131072, 65536));
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 1000, 3368, 4096));  // an NPZ member into safetensors
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 4096, 4096 + 3368, 4096));  // the output's only
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 8192 + 64, 8192, 4096));    // the input's only
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 4096, 4096, 65536));  // aligned to 4 KiB, not 64
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 0, 0, 0));  // fstatfs failed: no block size
+  }
+}
+
+TEST(CopyRangeAvoidsCopy, PageCacheCopiesAndMixedPairsAreNot) {
+  // The kernel copies the bytes in the page cache on these, aligned or not.
+  for (const int64_t fs : {kExt4, kTmpfs, kOverlay, kFuse, int64_t{0}}) {
+    SCOPED_TRACE(fs);
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 0, 0, 4096));
+    EXPECT_FALSE(CopyRangeAvoidsCopy(fs, fs, 1000, 3368, 4096));
+  }
+  // Two file systems: EXDEV or a copy in the page cache, never a shared
+  // extent or a server's copy, even between two of the same kind's types.
+  EXPECT_FALSE(CopyRangeAvoidsCopy(kXfs, kBtrfs, 0, 0, 4096));
+  EXPECT_FALSE(CopyRangeAvoidsCopy(kNfs, kCifs, 0, 0, 4096));
+  EXPECT_FALSE(CopyRangeAvoidsCopy(kNfs, kExt4, 0, 0, 4096));
+  EXPECT_FALSE(CopyRangeAvoidsCopy(kExt4, kXfs, 0, 0, 4096));
+  EXPECT_FALSE(CopyRangeAvoidsCopy(kTmpfs, kBtrfs, 0, 0, 4096));
+}
+
+// Sets (or with nullptr unsets) both variables for one scope.
+class CopyVariables {
+ public:
+  CopyVariables(const char* no_copy, const char* copy) {
+    Set("AMN_NO_COPY_FILE_RANGE", no_copy);
+    Set("AMN_COPY_FILE_RANGE", copy);
+  }
+  ~CopyVariables() {
+    ::unsetenv("AMN_NO_COPY_FILE_RANGE");
+    ::unsetenv("AMN_COPY_FILE_RANGE");
+  }
+
+ private:
+  static void Set(const char* name, const char* value) {
+    if (value == nullptr) {
+      ::unsetenv(name);
+    } else {
+      ::setenv(name, value, 1);
+    }
+  }
+};
+
+TEST(CopyRangeUseFromEnvironment, OffWinsThenOnThenTheDefault) {
+  struct Case {
+    const char* no_copy;
+    const char* copy;
+    CopyRangeUse use;
+  };
+  for (const Case& k : {Case{nullptr, nullptr, CopyRangeUse::kWhereItAvoidsCopy},
+                        Case{"", "", CopyRangeUse::kWhereItAvoidsCopy},
+                        Case{"0", "0", CopyRangeUse::kWhereItAvoidsCopy},
+                        Case{"1", nullptr, CopyRangeUse::kNever},
+                        Case{"yes", "0", CopyRangeUse::kNever},
+                        Case{nullptr, "1", CopyRangeUse::kAlways},
+                        Case{"0", "1", CopyRangeUse::kAlways},
+                        Case{"", "on", CopyRangeUse::kAlways},
+                        Case{"1", "1", CopyRangeUse::kNever}}) {
+    SCOPED_TRACE(std::string(k.no_copy ? k.no_copy : "(unset)") + " " + (k.copy ? k.copy : "(unset)"));
+    const CopyVariables set(k.no_copy, k.copy);
+    EXPECT_EQ(CopyRangeUseFromEnvironment(), k.use);
+  }
 }
 
 // --- CopyFileRange ----------------------------------------------------------
@@ -209,12 +302,15 @@ TEST(CopyFileRange, RealCallsThatStopEarly) {
 
 // --- WriteShard ------------------------------------------------------------
 
+// Every kept chunk through `call` (kAlways), whatever the temporary
+// directory's file system would choose.
 EngineOptions Options(unsigned threads, CopyRangeCall call,
                       std::optional<OutputWriter> writer = std::nullopt) {
   EngineOptions options;
   options.threads = threads;
   options.chunk_bytes = 64;  // many chunks: 16 + 6 + 79 copied
   options.copy_range = call;
+  options.copy_range_use = CopyRangeUse::kAlways;
   options.writer = writer;
   return options;
 }
@@ -275,20 +371,34 @@ TEST(WriteShardCopy, FallsBackToReadAndWrite) {
 TEST(WriteShardCopy, OffWithTheEnvironmentVariableOrWhenChunksAreWatched) {
   TempDir dir;
   const ShardCase c = MakeCase(dir.path() / "in");
-  ASSERT_EQ(::setenv("AMN_NO_COPY_FILE_RANGE", "1", 1), 0);
-  g_calls = 0;
-  Status status = RunShard(c, dir.path() / "out", Options(2, Counting));
-  ::unsetenv("AMN_NO_COPY_FILE_RANGE");
-  ASSERT_TRUE(status.ok());
+  EngineOptions from_environment = Options(2, Counting);
+  from_environment.copy_range_use.reset();
+  {
+    const CopyVariables set("1", "1");  // off wins over on
+    g_calls = 0;
+    ASSERT_TRUE(RunShard(c, dir.path() / "out", from_environment).ok());
+  }
   EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
   EXPECT_EQ(g_calls, 0);
 
-  ASSERT_EQ(::setenv("AMN_NO_COPY_FILE_RANGE", "0", 1), 0);  // "0" leaves it on
-  g_calls = 0;
-  status = RunShard(c, dir.path() / "out", Options(1, Counting));
-  ::unsetenv("AMN_NO_COPY_FILE_RANGE");
-  ASSERT_TRUE(status.ok());
+  {
+    const CopyVariables set("0", "1");  // "0" leaves it on; the second forces it
+    g_calls = 0;
+    from_environment.threads = 1;
+    ASSERT_TRUE(RunShard(c, dir.path() / "out", from_environment).ok());
+  }
   EXPECT_EQ(g_calls, kCopiedChunks);
+
+  // kNever in the options, whatever the environment says.
+  {
+    const CopyVariables set(nullptr, "1");
+    EngineOptions never = Options(1, Counting);
+    never.copy_range_use = CopyRangeUse::kNever;
+    g_calls = 0;
+    ASSERT_TRUE(RunShard(c, dir.path() / "out", never).ok());
+  }
+  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+  EXPECT_EQ(g_calls, 0);
 
   // on_chunk needs every chunk's bytes (NPZ output's CRC-32): no copying.
   EngineOptions watched = Options(1, Counting);
@@ -299,6 +409,41 @@ TEST(WriteShardCopy, OffWithTheEnvironmentVariableOrWhenChunksAreWatched) {
   EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
   EXPECT_EQ(g_calls, 0);
   EXPECT_EQ(seen, 1000u + 200 + 333 + 5000);
+}
+
+// By default (no variable set) the engine copies file to file only where
+// CopyRangeAvoidsCopy says the kernel need not move the bytes. The case's
+// kept tensors sit at offsets that are not block-aligned, so only a network
+// file system would take them; on ext4 or tmpfs none is copied. The bytes
+// are the same either way.
+TEST(WriteShardCopy, DefaultChoosesByFileSystem) {
+  TempDir dir;
+  const ShardCase c = MakeCase(dir.path() / "in");
+  const CopyVariables set(nullptr, nullptr);
+  const int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const FileSystemKind here = FileSystemOf(fd);
+  ::close(fd);
+  ASSERT_NE(here.type, 0) << "fstatfs failed";
+  // Misaligned (the output's data starts after an 8-byte header) and aligned.
+  const bool misaligned_pays = CopyRangeAvoidsCopy(here.type, here.type, 1, 9, here.block_size);
+  const bool page_cache_only = !CopyRangeAvoidsCopy(here.type, here.type, 0, 0, here.block_size);
+  for (const OutputWriter writer : kWriters) {
+    for (unsigned threads : {1u, 3u}) {
+      SCOPED_TRACE(std::string(WriterName(writer)) + " -j " + std::to_string(threads));
+      EngineOptions options = Options(threads, Counting, writer);
+      options.copy_range_use.reset();
+      g_calls = 0;
+      ASSERT_TRUE(RunShard(c, dir.path() / "out", options).ok());
+      EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+      if (page_cache_only) {
+        EXPECT_EQ(g_calls, 0);  // ext4, tmpfs: pread + write
+      }
+      if (misaligned_pays) {
+        EXPECT_EQ(g_calls, kCopiedChunks);  // a network file system
+      }
+    }
+  }
 }
 
 // An input cut short after planning: the copy stops at its end and the read

@@ -165,10 +165,15 @@ TEST(InputChange, RewrittenInPlaceIsAnErrorNamingTheFile) {
   }
 }
 
-// Kept F32 goes file to file (copy_file_range): a copy that meets the
-// shrunk end stops short and the read after it reports the truncation; a
-// rewrite shows in the file's stamp.
+// Kept F32 goes file to file (copy_file_range, forced: this machine's file
+// system would not choose it): a copy that meets the shrunk end stops short
+// and the read after it reports the truncation; a rewrite shows in the
+// file's stamp.
 TEST(InputChange, ChangedWhileCopiedFileToFileIsAnErrorNamingTheFile) {
+  ::setenv("AMN_COPY_FILE_RANGE", "1", 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("AMN_COPY_FILE_RANGE"); }
+  } unset;
   for (void (*change)(const fs::path&) : {Truncate, RewriteInPlace}) {
     SCOPED_TRACE(change == Truncate ? "truncated" : "rewritten");
     TempDir dir;
