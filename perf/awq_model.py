@@ -4,7 +4,7 @@ config.json), for timing `remember` of AWQ against `cp` of its output.
 
 The shapes and names are perf/plain_model.py's (the same --gib gives the same
 layers); the layout is what AutoAWQ's GEMM checkpoints hold (checked against
-/work/shared/fixtures README, awq_reference and safetensors_reference
+../shared/fixtures README, awq_reference and safetensors_reference
 awq.safetensors): each q/k/v/o/gate/up/down projection of a layer with
 in_features x out_features becomes
   PREFIX.qweight  I32 [in, out/8]        4-bit codes packed along out
