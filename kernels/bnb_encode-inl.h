@@ -270,15 +270,15 @@ HWY_INLINE void StorePackedPairs(hn::Vec<hn::RebindToSigned<EncDF>> a,
 
 // Elements [i0, i0 + len) in xs, whole blocks of block_size (a multiple of
 // 2N) except perhaps a last partial one whose length is a multiple of 2N;
-// absmax[0..] their blocks' absmax (computed here unless given).
-template <bool kFp4>
-HWY_INLINE void EncodeBnb4TileSearch(const float* HWY_RESTRICT xs, uint64_t i0, size_t len,
-                                     size_t block_size, bool absmax_given,
-                                     float* HWY_RESTRICT absmax, const Bnb4Tables<kFp4>& t,
-                                     uint8_t* HWY_RESTRICT packed, kernels::ErrorSums* errors) {
+// absmax[0..] their blocks' absmax (computed here unless given); each
+// vector's x and x' (at xs + k) go to errors(k, x, x').
+template <bool kFp4, class Errors>
+HWY_INLINE void EncodeBnb4Search(const float* HWY_RESTRICT xs, uint64_t i0, size_t len,
+                                 size_t block_size, bool absmax_given, float* HWY_RESTRICT absmax,
+                                 const Bnb4Tables<kFp4>& t, uint8_t* HWY_RESTRICT packed,
+                                 const Errors& errors) {
   const EncDF df;
   const size_t n = hn::Lanes(df);
-  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
   for (size_t b0 = 0, b = 0; b0 < len; b0 += block_size, ++b) {
     const size_t blen = std::min(block_size, len - b0);
     if (!absmax_given) absmax[b] = TileAbsMax(xs + b0, blen);
@@ -286,14 +286,46 @@ HWY_INLINE void EncodeBnb4TileSearch(const float* HWY_RESTRICT xs, uint64_t i0, 
     const auto vinv = hn::Set(df, 1.0f / absmax[b]);
     for (size_t k = b0; k < b0 + blen; k += 2 * n) {
       hn::Vec<EncDF> qa, qb;
-      const auto ca = Bnb4CodesSearch<kFp4>(hn::Load(df, xs + k), vinv, vabsmax, t, &qa);
-      const auto cb = Bnb4CodesSearch<kFp4>(hn::Load(df, xs + k + n), vinv, vabsmax, t, &qb);
-      hn::Store(qa, df, xq + k);
-      hn::Store(qb, df, xq + k + n);
+      const auto xa = hn::Load(df, xs + k), xb = hn::Load(df, xs + k + n);
+      const auto ca = Bnb4CodesSearch<kFp4>(xa, vinv, vabsmax, t, &qa);
+      const auto cb = Bnb4CodesSearch<kFp4>(xb, vinv, vabsmax, t, &qb);
       StorePackedPairs(ca, cb, packed + (i0 + k) / 2);
+      errors(k, xa, qa);
+      errors(k + n, xb, qb);
     }
   }
-  if (errors != nullptr) AddEncodeErrors(xs, xq, i0, len, *errors);
+}
+
+// EncodeBnb4Search with the errors added: in registers with AVX-512 (one
+// vector of 8 doubles per sum; i0 + k is a multiple of 2N, so every vector
+// starts at lane 0 of the sums), else through an x' tile. With 16 registers
+// (AVX2) the search's constants and 2 x 3 sums do not fit: in registers it
+// measured 11 % slower there.
+template <bool kFp4>
+HWY_INLINE void EncodeBnb4TileSearch(const float* HWY_RESTRICT xs, uint64_t i0, size_t len,
+                                     size_t block_size, bool absmax_given,
+                                     float* HWY_RESTRICT absmax, const Bnb4Tables<kFp4>& t,
+                                     uint8_t* HWY_RESTRICT packed, kernels::ErrorSums* errors) {
+  const auto no_errors = [](size_t, hn::Vec<EncDF>, hn::Vec<EncDF>) {};
+  if (errors == nullptr) {
+    return EncodeBnb4Search<kFp4>(xs, i0, len, block_size, absmax_given, absmax, t, packed,
+                                  no_errors);
+  }
+#if HWY_HAVE_FLOAT64 && !HWY_HAVE_SCALABLE
+  if constexpr (EncodeErrorRegs::kV == 1) {
+    EncodeErrorRegs regs(*errors);
+    EncodeBnb4Search<kFp4>(
+        xs, i0, len, block_size, absmax_given, absmax, t, packed,
+        [&](size_t, hn::Vec<EncDF> x, hn::Vec<EncDF> xq) { regs.template Add<0>(x, xq); });
+    return regs.Store(*errors);
+  }
+#endif
+  const EncDF df;
+  HWY_ALIGN float xq[kEncodeTile + kEncodePad];
+  EncodeBnb4Search<kFp4>(
+      xs, i0, len, block_size, absmax_given, absmax, t, packed,
+      [&](size_t k, hn::Vec<EncDF>, hn::Vec<EncDF> q) { hn::Store(q, df, xq + k); });
+  AddEncodeErrors(xs, xq, i0, len, *errors);
 }
 
 template <bool kFp4>
