@@ -2,7 +2,10 @@
 // tile of BF16/F16/F32 input as F32 into a stack buffer (with the
 // non-finite check), and adding a tile's errors to kernels::ErrorSums in the
 // order kernels/encode_common.h fixes (lane = element index % 8), so the sums
-// are the scalar reference's bytes on every vector width.
+// are the scalar reference's bytes on every vector width; or, for bodies
+// that encode straight from the input (EncodeGroupsInRegisters), the same
+// sums kept in registers, and max |x| with the non-finite check in one
+// integer pass (AbsMaxBits).
 // Not compiled for HWY_SCALAR: the encoders run their references there.
 #if defined(AMN_KERNELS_ENCODE_COMMON_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_ENCODE_COMMON_INL_H_
