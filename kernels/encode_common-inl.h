@@ -146,21 +146,47 @@ HWY_INLINE auto WithInputType(ElemType type, const Body& body) {
   return body(std::integral_constant<ElemType, ElemType::kF32>());
 }
 
-// max |x| of input elements [i0, i0 + count) as F32 bits: for finite F32
-// the order of |x| is the order of its bits with the sign cleared, so one
-// integer max gives both the absmax and the non-finite check (the result is
-// >= 0x7F800000 exactly when some element is NaN or infinite).
+// max |x| of input elements [i0, i0 + count) as F32 bits: for finite
+// values the order of |x| is the order of its bits with the sign cleared,
+// so one integer max gives both the absmax and the non-finite check (the
+// result is >= 0x7F800000 exactly when some element is NaN or infinite).
+// BF16 and F16 take the max on their 16-bit patterns (twice the lanes per
+// vector) and widen it once: widening to F32 keeps the order, and keeps
+// Inf and NaN at or above 0x7F800000.
 template <ElemType kType>
 HWY_INLINE uint32_t AbsMaxBits(const uint8_t* HWY_RESTRICT in, uint64_t i0, size_t count) {
-  const EncDU du;
-  const size_t n = hn::Lanes(du);
-  const auto magnitude = hn::Set(du, 0x7FFFFFFFu);
-  auto m = hn::Zero(du);
-  size_t k = 0;
-  for (; k + n <= count; k += n) m = hn::Max(m, hn::And(LoadInputLanes<kType>(in, i0 + k), magnitude));
-  uint32_t bits = hn::GetLane(hn::MaxOfLanes(du, m));
-  for (; k < count; ++k) bits = std::max(bits, kernels::LoadInputBits(in, kType, i0 + k) & 0x7FFFFFFFu);
-  return bits;
+  if constexpr (kType == ElemType::kF32) {
+    const EncDU du;
+    const size_t n = hn::Lanes(du);
+    const auto magnitude = hn::Set(du, 0x7FFFFFFFu);
+    auto m = hn::Zero(du);
+    size_t k = 0;
+    for (; k + n <= count; k += n) {
+      m = hn::Max(m, hn::And(LoadInputLanes<kType>(in, i0 + k), magnitude));
+    }
+    uint32_t bits = hn::GetLane(hn::MaxOfLanes(du, m));
+    for (; k < count; ++k) {
+      bits = std::max(bits, kernels::LoadInputBits(in, kType, i0 + k) & 0x7FFFFFFFu);
+    }
+    return bits;
+  } else {
+    const hn::ScalableTag<uint16_t> d16;
+    const size_t n = hn::Lanes(d16);
+    const uint8_t* HWY_RESTRICT p = in + 2 * i0;
+    const auto magnitude = hn::Set(d16, 0x7FFF);
+    auto m = hn::Zero(d16);
+    size_t k = 0;
+    for (; k + n <= count; k += n) {
+      m = hn::Max(m, hn::And(hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p + 2 * k)),
+                             magnitude));
+    }
+    uint16_t half = hn::GetLane(hn::MaxOfLanes(d16, m));
+    for (; k < count; ++k) {
+      half = std::max<uint16_t>(half, static_cast<uint16_t>((p[2 * k] | p[2 * k + 1] << 8) & 0x7FFF));
+    }
+    return kType == ElemType::kBf16 ? static_cast<uint32_t>(half) << 16
+                                    : ref::F16ToF32Bits(half);
+  }
 }
 
 // u32 lanes holding codes in their low byte -> bytes. On x86 a truncation is
