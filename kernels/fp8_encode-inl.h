@@ -85,34 +85,6 @@ HWY_INLINE hn::Vec<EncDU> F32ToFp8Lanes(hn::Vec<EncDF> q, hn::Vec<EncDF>* value)
   return hn::Or(hn::IfThenElse(is_sub, sub, normal), hn::ShiftRight<24>(sign_bit));
 }
 
-// u32 lanes holding codes (< 256) -> bytes. On x86 a truncation is 1-3
-// shuffles where the saturating DemoteTo is 2-4 instructions (2-5 % of the
-// encoder on the VM, performance.md). Highway 1.0.3's AVX3_DL
-// TruncateTo(u8, u32) permutes dwords where it means bytes (wrong codes), so
-// AVX3_DL spells out the AVX3 one: each 128-bit block's 4 low bytes to its
-// first dword, then those 4 dwords to the bottom. The targets not measured
-// (EMU128, Arm) keep the DemoteTo.
-HWY_INLINE hn::Vec<hn::Rebind<uint8_t, EncDU>> CodesToBytes(hn::Rebind<uint8_t, EncDU> d8,
-                                                           hn::Vec<EncDU> codes) {
-#if HWY_TARGET == HWY_AVX3_DL
-  (void)d8;
-  const EncDU du;
-  const hn::Repartition<uint8_t, EncDU> du8;
-  alignas(16) static constexpr uint8_t kLowBytes[16] = {0, 4, 8, 12, 0, 4, 8, 12,
-                                                        0, 4, 8, 12, 0, 4, 8, 12};
-  alignas(64) static constexpr uint32_t kFirstDwords[16] = {0, 4, 8, 12, 0, 4, 8, 12,
-                                                            0, 4, 8, 12, 0, 4, 8, 12};
-  const auto quads = hn::TableLookupBytes(codes, hn::BitCast(du, hn::LoadDup128(du8, kLowBytes)));
-  const auto packed = hn::TableLookupLanes(quads, hn::SetTableIndices(du, kFirstDwords));
-  return hn::LowerHalf(hn::LowerHalf(hn::BitCast(du8, packed)));
-#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || \
-    HWY_TARGET == HWY_SSSE3
-  return hn::TruncateTo(d8, codes);
-#else
-  return hn::DemoteTo(d8, hn::BitCast(hn::RebindToSigned<EncDU>(), codes));
-#endif
-}
-
 // Elements [i0, i0 + count) of the call (one segment of one group) with one
 // scale: codes to codes[i0..], errors added when `errors` is set.
 template <bool kE5m2>
