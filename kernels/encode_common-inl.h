@@ -83,45 +83,6 @@ HWY_INLINE uint64_t FirstNonFinite(const uint8_t* in, ElemType type, uint64_t i0
   return i0 + count;  // not reached
 }
 
-#if HWY_HAVE_FLOAT64 && !HWY_HAVE_SCALABLE
-// The whole groups of 8 elements from xs[k] on (index + k a multiple of 8),
-// with the lanes' sums in kV registers of 8 / kV double lanes each (lane
-// j * N + l of the sums in register j, lane l): the same additions in the
-// same order as one lane at a time. Returns the new k.
-template <size_t kV, class DD>
-HWY_INLINE size_t AddEncodeErrorsInRegisters(DD dd, const float* HWY_RESTRICT xs,
-                                             const float* HWY_RESTRICT xq, size_t k, size_t count,
-                                             kernels::ErrorSums& sums) {
-  const hn::Rebind<float, DD> dfh;
-  constexpr size_t kN = kernels::kErrorLanes / kV;
-  hn::Vec<DD> abs[kV], sq[kV], ref[kV];
-  for (size_t j = 0; j < kV; ++j) {
-    abs[j] = hn::LoadU(dd, sums.abs + j * kN);
-    sq[j] = hn::LoadU(dd, sums.sq_err + j * kN);
-    ref[j] = hn::LoadU(dd, sums.sq_ref + j * kN);
-  }
-  auto vmax = hn::Zero(dd);
-  for (; k + kernels::kErrorLanes <= count; k += kernels::kErrorLanes) {
-    for (size_t j = 0; j < kV; ++j) {
-      const auto x = hn::PromoteTo(dd, hn::LoadU(dfh, xs + k + j * kN));
-      const auto d = hn::Sub(x, hn::PromoteTo(dd, hn::LoadU(dfh, xq + k + j * kN)));
-      const auto a = hn::Abs(d);
-      abs[j] = hn::Add(abs[j], a);
-      sq[j] = hn::Add(sq[j], hn::Mul(d, d));
-      ref[j] = hn::Add(ref[j], hn::Mul(x, x));
-      vmax = hn::Max(vmax, a);
-    }
-  }
-  for (size_t j = 0; j < kV; ++j) {
-    hn::StoreU(abs[j], dd, sums.abs + j * kN);
-    hn::StoreU(sq[j], dd, sums.sq_err + j * kN);
-    hn::StoreU(ref[j], dd, sums.sq_ref + j * kN);
-  }
-  const double m = hn::GetLane(hn::MaxOfLanes(dd, vmax));
-  if (m > sums.max_abs) sums.max_abs = m;
-  return k;
-}
-#endif
 
 // Input elements [i, i + N) as F32 bits (the loaders of LoadEncodeTile), for
 // an input type fixed at compile time.
@@ -238,7 +199,7 @@ class EncodeErrorRegs {
   static_assert(kHalf * kV == kernels::kErrorLanes && kHalf == hn::MaxLanes(DD()) &&
                 kGroupVectors <= 2);
 
-  explicit EncodeErrorRegs(const kernels::ErrorSums& sums) {
+  HWY_INLINE explicit EncodeErrorRegs(const kernels::ErrorSums& sums) {
     const DD dd;
     for (size_t j = 0; j < kV; ++j) {
       abs_[j] = hn::LoadU(dd, sums.abs + j * kHalf);
@@ -256,7 +217,16 @@ class EncodeErrorRegs {
     Add1((2 * u + 1) % kV, hn::UpperHalf(dh, x), hn::UpperHalf(dh, xq));
   }
 
-  void Store(kernels::ErrorSums& sums) const {
+  // One group of kErrorLanes elements from memory: the half vectors are
+  // loaded (and widened) directly, with no split of a whole F32 vector.
+  HWY_INLINE void AddGroup(const float* HWY_RESTRICT x, const float* HWY_RESTRICT xq) {
+    const hn::Rebind<float, DD> dh;
+    for (size_t j = 0; j < kV; ++j) {
+      Add1(j, hn::LoadU(dh, x + j * kHalf), hn::LoadU(dh, xq + j * kHalf));
+    }
+  }
+
+  HWY_INLINE void Store(kernels::ErrorSums& sums) const {
     const DD dd;
     for (size_t j = 0; j < kV; ++j) {
       hn::StoreU(abs_[j], dd, sums.abs + j * kHalf);
@@ -323,6 +293,19 @@ HWY_INLINE size_t EncodeGroupsInRegisters(const uint8_t* HWY_RESTRICT in, uint64
   *bits_max = hn::GetLane(hn::MaxOfLanes(du, m));
   return k;
 }
+
+// The whole groups from xs[k] on (index + k a multiple of 8) through the
+// same registers, x and x' read from the tiles. Returns the new k.
+HWY_INLINE size_t AddEncodeErrorsInRegisters(const float* HWY_RESTRICT xs,
+                                             const float* HWY_RESTRICT xq, size_t k, size_t count,
+                                             kernels::ErrorSums& sums) {
+  EncodeErrorRegs regs(sums);
+  for (; k + kernels::kErrorLanes <= count; k += kernels::kErrorLanes) {
+    regs.AddGroup(xs + k, xq + k);
+  }
+  regs.Store(sums);
+  return k;
+}
 #endif
 
 // Adds the errors of elements [index, index + count) of the call, x in xs,
@@ -344,15 +327,8 @@ HWY_INLINE void AddEncodeErrors(const float* HWY_RESTRICT xs, const float* HWY_R
       kernels::AddError(sums, index + k, xs[k], xq[k]);
     }
 #if !HWY_HAVE_SCALABLE
-    // Fixed-width targets keep the sums in registers (kErrorLanes / N of them).
-    constexpr size_t kL = kernels::kErrorLanes;
-    if (n == 8) {
-      k = AddEncodeErrorsInRegisters<kL / 8>(hn::CappedTag<double, 8>(), xs, xq, k, count, sums);
-    } else if (n == 4) {
-      k = AddEncodeErrorsInRegisters<kL / 4>(hn::CappedTag<double, 4>(), xs, xq, k, count, sums);
-    } else if (n == 2) {
-      k = AddEncodeErrorsInRegisters<kL / 2>(hn::CappedTag<double, 2>(), xs, xq, k, count, sums);
-    }
+    // Fixed-width targets keep the sums in registers (EncodeErrorRegs).
+    k = AddEncodeErrorsInRegisters(xs, xq, k, count, sums);
 #endif
     // Whatever is left in whole vectors (all of it on scalable targets),
     // through the sums in memory.
