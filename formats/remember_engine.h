@@ -12,9 +12,9 @@
 //   EngineOptions::writer, not the default: see ChosenWriter): the output
 //   is sized and its space reserved up front and mapped once, and the
 //   workers take chunks in any order and decode each straight into its own
-//   pages of that map (kept tensors copied file to file: copy_file_range
-//   at their offset), while the calling thread reports progress and
-//   watches for cancellation.
+//   pages of that map (kept tensors at their offset, by copy_file_range
+//   where CopyRangeAvoidsCopy says so), while the calling thread reports
+//   progress and watches for cancellation.
 //   One thread's write(2) no longer bounds the speed (docs/performance.md).
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
