@@ -1,23 +1,33 @@
 #!/usr/bin/env python3
-"""Writes a synthetic AutoAWQ (GEMM, 4-bit) Llama-shaped model (safetensors +
-config.json), for timing `remember` of AWQ against `cp` of its output.
+"""Writes a synthetic 4-bit AutoAWQ (GEMM) or GPTQ Llama-shaped model
+(safetensors + config.json), for timing `remember` of them against `cp` of
+its output.
 
 The shapes and names are perf/plain_model.py's (the same --gib gives the same
-layers); the layout is what AutoAWQ's GEMM checkpoints hold (checked against
-../shared/fixtures README, awq_reference and safetensors_reference
-awq.safetensors): each q/k/v/o/gate/up/down projection of a layer with
-in_features x out_features becomes
+layers); the layouts are what the checkpoints hold (checked against
+../shared/fixtures README: awq_reference, gptq_reference, and
+safetensors_reference awq.safetensors / gptq.safetensors). Each
+q/k/v/o/gate/up/down projection of a layer with in_features x out_features
+becomes, for --format awq (AutoAWQ GEMM):
   PREFIX.qweight  I32 [in, out/8]        4-bit codes packed along out
   PREFIX.qzeros   I32 [in/group, out/8]  4-bit zero points, same packing
   PREFIX.scales   F16 [in/group, out]
-(no g_idx, no bias), in the safetensors library's order; embeddings, lm_head and norms stay F16 (torch_dtype
-float16), and config.json's quantization_config is AutoAWQ's
-{"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true,
-"version": "gemm", "modules_to_not_convert": null}. Codes are uniform random
-(every nibble 0..15), zero points 4..11 (as in the reference slice), scales
-0.005..0.02; embeddings Gaussian (std 0.02), norms 1.0.
+(no g_idx), with AutoAWQ's quantization_config {"quant_method": "awq",
+"bits": 4, "group_size": 128, "zero_point": true, "version": "gemm",
+"modules_to_not_convert": null}; codes uniform (every nibble 0..15), zero
+points 4..11 (as in the reference slice). For --format gptq (AutoGPTQ /
+GPTQModel, checkpoint format v1, symmetric, no act-order):
+  PREFIX.g_idx    I32 [in]               i / group
+  PREFIX.qweight  I32 [in/8, out]        4-bit codes packed along in, LSB first
+  PREFIX.qzeros   I32 [in/group, out/8]  stored zero - 1 = 7 in every field
+  PREFIX.scales   F16 [in/group, out]
+with a quantization_config as AutoGPTQ writes it {"quant_method": "gptq",
+"bits": 4, "group_size": 128, "desc_act": false, "sym": true, ...}. Scales
+0.005..0.02, no bias. Embeddings, lm_head and norms stay F16 (torch_dtype
+float16): embeddings Gaussian (std 0.02), norms 1.0. Tensors are in the
+safetensors library's order.
 
-  perf/awq_model.py OUT_DIR [--gib 1.0] [--hidden 2048] [--group 128] [--seed 0]
+  perf/int4_model.py OUT_DIR [--format awq|gptq] [--gib 1.0] [--hidden 2048] [--group 128] [--seed 0]
 
 --gib is the size of the BF16 model plain_model.py would write (about what
 `remember` writes). Needs numpy (Debian: python3-numpy, /usr/bin/python3)."""
@@ -48,9 +58,19 @@ def packed_words(rng, rows, cols8, lo, hi):
     return words.astype("<u4").tobytes()
 
 
+def quantization_config(fmt, group):
+    if fmt == "awq":
+        return {"quant_method": "awq", "bits": 4, "group_size": group, "zero_point": True,
+                "version": "gemm", "modules_to_not_convert": None}
+    return {"quant_method": "gptq", "bits": 4, "group_size": group, "damp_percent": 0.01,
+            "desc_act": False, "sym": True, "true_sequential": True,
+            "model_name_or_path": None, "model_file_base_name": "model"}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("out")
+    ap.add_argument("--format", choices=("awq", "gptq"), default="awq")
     ap.add_argument("--gib", type=float, default=1.0)
     ap.add_argument("--hidden", type=int, default=2048)
     ap.add_argument("--group", type=int, default=128)
@@ -71,10 +91,18 @@ def main():
                     ("mlp.down_proj", inter, h)]
         for name, fin, fout in linears:
             q = p + name
-            tensors[q + ".qweight"] = ("I32", [fin, fout // 8],
-                                       lambda r, a=fin, b=fout: packed_words(r, a, b // 8, 0, 15))
-            tensors[q + ".qzeros"] = ("I32", [fin // g, fout // 8],
-                                      lambda r, a=fin, b=fout: packed_words(r, a // g, b // 8, 4, 11))
+            if args.format == "awq":
+                tensors[q + ".qweight"] = ("I32", [fin, fout // 8],
+                                           lambda r, a=fin, b=fout: packed_words(r, a, b // 8, 0, 15))
+                tensors[q + ".qzeros"] = ("I32", [fin // g, fout // 8],
+                                          lambda r, a=fin, b=fout: packed_words(r, a // g, b // 8, 4, 11))
+            else:
+                tensors[q + ".g_idx"] = ("I32", [fin],
+                                         lambda r, a=fin: (np.arange(a, dtype="<i4") // g).tobytes())
+                tensors[q + ".qweight"] = ("I32", [fin // 8, fout],
+                                           lambda r, a=fin, b=fout: packed_words(r, a // 8, b, 0, 15))
+                tensors[q + ".qzeros"] = ("I32", [fin // g, fout // 8],
+                                          lambda r, a=fin, b=fout: packed_words(r, a // g, b // 8, 7, 7))
             tensors[q + ".scales"] = ("F16", [fin // g, fout],
                                       lambda r, a=fin, b=fout: f16_bytes(r, [a // g, b], 0.005, 0.02))
         for n in ("input_layernorm", "post_attention_layernorm"):
@@ -104,9 +132,7 @@ def main():
               "num_attention_heads": h // 64, "num_key_value_heads": h // 64,
               "vocab_size": vocab, "max_position_embeddings": 4096, "rms_norm_eps": 1e-5,
               "rope_theta": 10000.0, "torch_dtype": "float16", "tie_word_embeddings": False,
-              "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": g,
-                                      "zero_point": True, "version": "gemm",
-                                      "modules_to_not_convert": None}}
+              "quantization_config": quantization_config(args.format, g)}
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     print(f"{args.out}: {layers} layers, {offset / 2**30:.2f} GiB")
