@@ -6,7 +6,9 @@
 // except on F16C targets, where vcvtph2ps widens the codes read as F16 bits
 // (Fp8AsF16, Fp8HalfToF32).
 // Same bytes as kernels/ref/fp8_ref.cc on every target; the SCALAR target
-// (one-lane vectors, no 16-byte table lookup) runs that reference.
+// (one-lane vectors, no 16-byte table lookup) runs that reference. On x86
+// the BF16 and F16 outputs are byte maps instead: nibble lookups into
+// constant tables (MapByNibbles), and E5M2 -> F16 a byte interleave.
 #if defined(AMN_KERNELS_FP8_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_CONVERT_INL_H_
 #undef AMN_KERNELS_FP8_CONVERT_INL_H_
@@ -14,8 +16,10 @@
 #define AMN_KERNELS_FP8_CONVERT_INL_H_
 #endif
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "hwy/highway.h"
@@ -128,6 +132,213 @@ struct E5m2ToF16Op {
   }
 };
 
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+// FP8 codes to 16-bit words through nibble tables (x86 targets; the 16-byte
+// lookups are pshufb), shared by the plain casts below and the scaled BF16
+// kernel (fp8_dequant-inl.h). A code is sign | h | lo, h the top three
+// exponent bits and lo the low nibble (the other exponent bits and the
+// mantissa). Where a function of the code only moves the exponent field of
+// its 16-bit output with the code's exponent (an exact cast; a scaled
+// product that stays normal), the output of a normal code is
+//   normal[lo] + (hi_add[h] << 8)
+// because h steps the exponent in whole high-byte units (kHiStep: E4M3
+// steps 2 exponents, i.e. 1 in a BF16 high byte and 8 in an F16 one; E5M2
+// steps 4, 2 in a BF16 high byte), and a negative code flips bit 15 (hi_add
+// adds 0x80 to the high byte). The codes no exponent step reaches
+// (subnormals and zero at h & 7 == 0; E4M3 NaN, E5M2 Inf and NaN at
+// h & 7 == 7) take `special` entries instead, picked per lane by a pair of
+// class lookups. Every entry is one output of the function itself, so the
+// tables give its bits for every code (the exhaustive tests pin this).
+struct Fp8NibbleTables {
+  alignas(16) uint8_t normal_lo[16];
+  alignas(16) uint8_t normal_hi[16];
+  alignas(16) uint8_t special_lo[16];
+  alignas(16) uint8_t special_hi[16];
+};
+
+// Format constants, by the decode Op of the output: the exponent bias, the
+// high-byte step of one h step, the largest finite code, and which low
+// nibbles are special at h & 7 == 0 (low) and 7 (high).
+template <class Decode>
+struct Fp8NibbleFormat;
+template <>
+struct Fp8NibbleFormat<E4m3ToBf16Op> {
+  static constexpr uint32_t kBias = 7;
+  static constexpr uint8_t kHiStep = 1;
+  static constexpr uint8_t kMaxFinite = 0x7E;
+  static constexpr bool LowSpecial(size_t lo) { return lo < 8; }
+  static constexpr bool HighSpecial(size_t lo) { return lo == 15; }
+};
+template <>
+struct Fp8NibbleFormat<E4m3ToF16Op> : Fp8NibbleFormat<E4m3ToBf16Op> {
+  static constexpr uint8_t kHiStep = 8;
+};
+template <>
+struct Fp8NibbleFormat<E5m2ToBf16Op> {
+  static constexpr uint32_t kBias = 15;
+  static constexpr uint8_t kHiStep = 2;
+  static constexpr uint8_t kMaxFinite = 0x7B;
+  static constexpr bool LowSpecial(size_t lo) { return lo < 4; }
+  static constexpr bool HighSpecial(size_t lo) { return lo >= 12; }
+};
+
+// What h adds to the high byte: its exponent steps, and the sign.
+template <class Format>
+alignas(16) inline constexpr auto kNibbleHiAdd = [] {
+  std::array<uint8_t, 16> add{};
+  for (size_t h = 0; h < 16; ++h) {
+    add[h] = static_cast<uint8_t>((h & 7) * Format::kHiStep + (h & 8) * 16);
+  }
+  return add;
+}();
+// A lane is special when the classes of its lo and h agree: lo 1 (special
+// at h & 7 == 0), 2 (special at 7) or 3 (never); h 1, 2 or 4 (neither).
+template <class Format>
+alignas(16) inline constexpr auto kNibbleLoClass = [] {
+  std::array<uint8_t, 16> cls{};
+  for (size_t lo = 0; lo < 16; ++lo) {
+    cls[lo] = Format::LowSpecial(lo) ? 1 : Format::HighSpecial(lo) ? 2 : 3;
+  }
+  return cls;
+}();
+alignas(16) inline constexpr std::array<uint8_t, 16> kNibbleHiClass = {1, 4, 4, 4, 4, 4, 4, 2,
+                                                                       1, 4, 4, 4, 4, 4, 4, 2};
+// The codes whose outputs make the tables: [lo] the normal code with h = 1,
+// [16 + lo] the special code of that lo, else the largest finite code (so
+// a table build can see whether the largest output overflows).
+template <class Format>
+alignas(64) inline constexpr auto kNibbleBuildCodes = [] {
+  std::array<uint8_t, 32> codes{};
+  for (size_t lo = 0; lo < 16; ++lo) {
+    codes[lo] = static_cast<uint8_t>(0x10 | lo);
+    codes[16 + lo] = Format::LowSpecial(lo)    ? static_cast<uint8_t>(lo)
+                     : Format::HighSpecial(lo) ? static_cast<uint8_t>(0x70 | lo)
+                                               : Format::kMaxFinite;
+  }
+  return codes;
+}();
+
+// Fills *t from `words`, the 16-bit outputs of kNibbleBuildCodes<Format>;
+// false when the largest finite code's output is BF16 Inf or NaN (the
+// exponent steps would not hold up to it; only a scaled BF16 output can
+// overflow).
+template <class Decode>
+HWY_INLINE bool FillNibbleTables(const uint16_t* HWY_RESTRICT words,
+                                 Fp8NibbleTables* HWY_RESTRICT t) {
+  using Format = Fp8NibbleFormat<Decode>;
+  for (size_t lo = 0; lo < 16; ++lo) {
+    const bool special = Format::LowSpecial(lo) || Format::HighSpecial(lo);
+    if (!special && (words[16 + lo] & 0x7F80) == 0x7F80) return false;  // the largest overflows
+    const uint8_t special_h = Format::LowSpecial(lo) ? 0 : 7;
+    t->normal_lo[lo] = static_cast<uint8_t>(words[lo]);
+    t->normal_hi[lo] = static_cast<uint8_t>((words[lo] >> 8) - kNibbleHiAdd<Format>[1]);
+    t->special_lo[lo] = static_cast<uint8_t>(words[16 + lo]);
+    t->special_hi[lo] =
+        static_cast<uint8_t>((words[16 + lo] >> 8) - kNibbleHiAdd<Format>[special_h]);
+  }
+  return true;
+}
+
+// The order in which InterleaveLower/Upper of two byte vectors give 2 x N/2
+// u16 outputs in element order: they pair bytes within 128-bit blocks, so on
+// wider vectors block k must hold the k-th eighth-bytes of each half.
+template <class D8>
+HWY_INLINE hn::Vec<D8> ToInterleaveOrder(D8 d8, hn::Vec<D8> codes) {
+  if constexpr (HWY_MAX_BYTES == 16) {
+    return codes;
+  } else {
+    const hn::Repartition<uint64_t, D8> d64;
+    const size_t n = hn::Lanes(d64);
+    HWY_ALIGN int64_t order[HWY_MAX_BYTES / 8];
+    for (size_t j = 0; j < n; ++j) order[j] = static_cast<int64_t>((j & 1) * (n / 2) + j / 2);
+    return hn::BitCast(
+        d8, hn::TableLookupLanes(hn::BitCast(d64, codes), hn::SetTableIndices(d64, order)));
+  }
+}
+
+// out[k] = the word whose low and high bytes `map` gives for codes[k], k in
+// [0, n): map(c, &lo, &hi) maps a byte vector of codes to those two bytes
+// per lane. The last partial vector goes through zero-padded copies.
+template <class D8, class Map>
+HWY_INLINE void MapCodesToWords(D8 d8, const uint8_t* HWY_RESTRICT codes, size_t n,
+                                const Map& map, uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, D8> d16;
+  const size_t lanes = hn::Lanes(d8);
+  const auto one_vector = [&](const uint8_t* HWY_RESTRICT in, uint16_t* HWY_RESTRICT dst) {
+    hn::Vec<D8> lo, hi;
+    map(ToInterleaveOrder(d8, hn::LoadU(d8, in)), &lo, &hi);
+    hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi)), d16, dst);
+    hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi)), d16, dst + lanes / 2);
+  };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) one_vector(codes + i, out + i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t code_tail[HWY_MAX_BYTES] = {};
+  HWY_ALIGN uint16_t out_tail[HWY_MAX_BYTES];
+  std::memcpy(code_tail, codes + i, n - i);
+  one_vector(code_tail, out_tail);
+  std::memcpy(out + i, out_tail, (n - i) * sizeof(uint16_t));
+}
+
+// out[k] = the output of codes[k] by the tables t, for k in [0, n).
+template <class Decode>
+HWY_INLINE void MapByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n,
+                             const Fp8NibbleTables& t, uint16_t* HWY_RESTRICT out) {
+  using Format = Fp8NibbleFormat<Decode>;
+  const hn::ScalableTag<uint8_t> d8;
+  const auto normal_lo = hn::LoadDup128(d8, t.normal_lo);
+  const auto normal_hi = hn::LoadDup128(d8, t.normal_hi);
+  const auto special_lo = hn::LoadDup128(d8, t.special_lo);
+  const auto special_hi = hn::LoadDup128(d8, t.special_hi);
+  const auto hi_add = hn::LoadDup128(d8, kNibbleHiAdd<Format>.data());
+  const auto lo_class = hn::LoadDup128(d8, kNibbleLoClass<Format>.data());
+  const auto hi_class = hn::LoadDup128(d8, kNibbleHiClass.data());
+  using V = hn::Vec<decltype(d8)>;
+  MapCodesToWords(d8, codes, n, [&](V c, V* out_lo, V* out_hi) {
+    const auto lo = hn::And(c, hn::Set(d8, 0x0F));
+    const auto h = hn::ShiftRight<4>(c);
+    const auto special =
+        hn::Eq(hn::TableLookupBytes(lo_class, lo), hn::TableLookupBytes(hi_class, h));
+    *out_lo = hn::IfThenElse(special, hn::TableLookupBytes(special_lo, lo),
+                             hn::TableLookupBytes(normal_lo, lo));
+    *out_hi = hn::Add(hn::IfThenElse(special, hn::TableLookupBytes(special_hi, lo),
+                                     hn::TableLookupBytes(normal_hi, lo)),
+                      hn::TableLookupBytes(hi_add, h));
+  }, out);
+}
+
+// The constant tables of a plain cast (scale 1), from its reference's
+// outputs, built once per target on first use.
+template <class Decode>
+HWY_INLINE const Fp8NibbleTables& PlainNibbleTables(void (*reference)(const uint8_t*, size_t,
+                                                                      uint16_t*)) {
+  static const Fp8NibbleTables tables = [reference] {
+    const auto& codes = kNibbleBuildCodes<Fp8NibbleFormat<Decode>>;
+    uint16_t words[32];
+    reference(codes.data(), codes.size(), words);
+    Fp8NibbleTables t;
+    FillNibbleTables<Decode>(words, &t);  // always true: no finite FP8 overflows BF16 or F16
+    return t;
+  }();
+  return tables;
+}
+
+// E5M2 -> F16 as bytes: the low byte is zero and the high byte the code,
+// with the F16 quiet bit (0x02 there) set on NaN codes (|code| > 0x7C).
+HWY_INLINE void E5m2ToF16Bytes(const uint8_t* HWY_RESTRICT codes, size_t n,
+                               uint16_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::RebindToSigned<decltype(d8)> di8;
+  using V = hn::Vec<decltype(d8)>;
+  MapCodesToWords(d8, codes, n, [&](V c, V* out_lo, V* out_hi) {
+    const auto abs = hn::BitCast(di8, hn::And(c, hn::Set(d8, 0x7F)));
+    const auto nan = hn::RebindMask(d8, hn::Gt(abs, hn::Set(di8, 0x7C)));
+    *out_lo = hn::Zero(d8);
+    *out_hi = hn::Or(c, hn::IfThenElseZero(nan, hn::Set(d8, 0x02)));
+  }, out);
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+
 // u8 codes -> 16-bit results, computed in u16 lanes.
 template <class Op>
 struct Fp8To16Chunk {
@@ -235,21 +446,6 @@ struct Fp8ToF32Chunk {
     hn::StoreU(Fp8HalfToF32<Op, true>(df, bits), df, out + hn::Lanes(df));
   }
 };
-
-// u8 codes -> BF16 on F16C targets: the upper halves of the F32 (ConcatOdd).
-// Taken on AVX2 only (Fp8ToBf16Chunk below).
-template <class Op>
-struct Fp8ToBf16ViaF16Chunk {
-  template <class D16>
-  HWY_INLINE void operator()(D16 d16, const uint8_t* HWY_RESTRICT in,
-                             uint16_t* HWY_RESTRICT out) const {
-    const hn::Repartition<float, D16> df;
-    const hn::RebindToUnsigned<decltype(df)> du;
-    const auto bits = Fp8AsF16<Op>::LoadExact(d16, in);
-    StoreBf16UpperPair(du, hn::BitCast(du, Fp8HalfToF32<Op, false>(df, bits)),
-                       hn::BitCast(du, Fp8HalfToF32<Op, true>(df, bits)), out);
-  }
-};
 #elif HWY_MAX_BYTES == 16
 // u8 codes -> F32 = BF16 << 16 on single-block targets (SSE4, SSSE3, NEON,
 // EMU128): decoded in u16 lanes, then interleaved with zeros, which puts
@@ -289,15 +485,15 @@ struct Fp8ToF32Chunk {
 };
 #endif
 
-// BF16 output goes through F16C on AVX2, where it measured faster than the
-// u16-lane decode (docs/performance.md, "FP8 to F32 and BF16 through
-// F16C"); on AVX3/AVX3_DL it measured no faster.
-#if AMN_F16_HARDWARE_DEMOTE && HWY_TARGET == HWY_AVX2
-template <class Op>
-using Fp8ToBf16Chunk = Fp8ToBf16ViaF16Chunk<Op>;
+// The 16-bit casts take the nibble tables (MapByNibbles, E5m2ToF16Bytes) on
+// x86 targets but SCALAR, where they measured faster than the u16-lane
+// decode (docs/performance.md, "Plain FP8 to BF16 and F16 through constant
+// nibble tables"); elsewhere (NEON, SVE: not measured) the u16 lanes stay.
+#undef AMN_FP8_NIBBLE_CASTS  // this header is read once per target
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+#define AMN_FP8_NIBBLE_CASTS 1
 #else
-template <class Op>
-using Fp8ToBf16Chunk = Fp8To16Chunk<Op>;
+#define AMN_FP8_NIBBLE_CASTS 0
 #endif
 
 // One row: SCALAR runs the reference, other targets the vector chunks, one
@@ -318,19 +514,35 @@ HWY_INLINE void E4m3ToF32Kernel(const uint8_t* in, size_t n, float* out) {
   Fp8Row<Fp8ToF32Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToF32, in, n, out);
 }
 HWY_INLINE void E4m3ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
-  Fp8Row<Fp8ToBf16Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToBf16, in, n, out);
+#if AMN_FP8_NIBBLE_CASTS
+  MapByNibbles<E4m3ToBf16Op>(in, n, PlainNibbleTables<E4m3ToBf16Op>(ref::ConvertE4m3ToBf16), out);
+#else
+  Fp8Row<Fp8To16Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToBf16, in, n, out);
+#endif
 }
 HWY_INLINE void E4m3ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
+#if AMN_FP8_NIBBLE_CASTS
+  MapByNibbles<E4m3ToF16Op>(in, n, PlainNibbleTables<E4m3ToF16Op>(ref::ConvertE4m3ToF16), out);
+#else
   Fp8Row<Fp8To16Chunk, E4m3ToF16Op>(ref::ConvertE4m3ToF16, in, n, out);
+#endif
 }
 HWY_INLINE void E5m2ToF32Kernel(const uint8_t* in, size_t n, float* out) {
   Fp8Row<Fp8ToF32Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToF32, in, n, out);
 }
 HWY_INLINE void E5m2ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
-  Fp8Row<Fp8ToBf16Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToBf16, in, n, out);
+#if AMN_FP8_NIBBLE_CASTS
+  MapByNibbles<E5m2ToBf16Op>(in, n, PlainNibbleTables<E5m2ToBf16Op>(ref::ConvertE5m2ToBf16), out);
+#else
+  Fp8Row<Fp8To16Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToBf16, in, n, out);
+#endif
 }
 HWY_INLINE void E5m2ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
+#if AMN_FP8_NIBBLE_CASTS
+  E5m2ToF16Bytes(in, n, out);
+#else
   Fp8Row<Fp8To16Chunk, E5m2ToF16Op>(ref::ConvertE5m2ToF16, in, n, out);
+#endif
 }
 
 // The Fp8Convert family (kernels/kernel_args.h): elements [begin, end) of

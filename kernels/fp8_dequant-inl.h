@@ -382,86 +382,15 @@ HWY_INLINE void DequantByTables(const uint8_t* HWY_RESTRICT codes, size_t rows, 
 }
 
 #if HWY_ARCH_X86
-// Scaled FP8 to BF16 through per-scale nibble tables (x86 targets; the
-// 16-byte lookups are pshufb). A code is sign | h | lo, h the top three
-// exponent bits and lo the low nibble (the other exponent bits and the
-// mantissa). For a finite scale whose normal-code products stay normal F32
-// and finite in BF16, the BF16 bits of code * scale are
-//   normal[lo] + (hi_add[h] << 8),
-// because scaling a normal F32 by 2^k, with the result still normal, adds k
-// to the exponent field of both the F32 product and its BF16 rounding (the
-// rounded significand depends on the mantissa and the scale alone, carry to
-// the next binade included), and h steps the exponent in whole BF16
-// high-byte units; a negative code flips bit 15 (hi_add adds 0x80 to the
-// high byte). The codes no exponent step reaches (subnormals and zero at
-// h & 7 == 0; E4M3 NaN, E5M2 Inf and NaN at h & 7 == 7) take `special`
-// entries instead, picked per lane by a pair of class lookups. Every entry
-// is the vector path's own output for one code (DequantCodesOneScale), so
-// the rounding, the NaN rule and the sign of zero are the reference's.
-struct Fp8NibbleTables {
-  alignas(16) uint8_t normal_lo[16];
-  alignas(16) uint8_t normal_hi[16];
-  alignas(16) uint8_t special_lo[16];
-  alignas(16) uint8_t special_hi[16];
-};
-
-// Format constants: the exponent bias, the BF16 high-byte step of one h
-// step (E4M3: 2 exponents = 1; E5M2: 4 exponents = 2), the largest finite
-// code, and which low nibbles are special at h & 7 == 0 (low) and 7 (high).
-template <class Decode>
-struct Fp8NibbleFormat;
-template <>
-struct Fp8NibbleFormat<E4m3ToBf16Op> {
-  static constexpr uint32_t kBias = 7;
-  static constexpr uint8_t kHiStep = 1;
-  static constexpr uint8_t kMaxFinite = 0x7E;
-  static constexpr bool LowSpecial(size_t lo) { return lo < 8; }
-  static constexpr bool HighSpecial(size_t lo) { return lo == 15; }
-};
-template <>
-struct Fp8NibbleFormat<E5m2ToBf16Op> {
-  static constexpr uint32_t kBias = 15;
-  static constexpr uint8_t kHiStep = 2;
-  static constexpr uint8_t kMaxFinite = 0x7B;
-  static constexpr bool LowSpecial(size_t lo) { return lo < 4; }
-  static constexpr bool HighSpecial(size_t lo) { return lo >= 12; }
-};
-
-// What h adds to the BF16 high byte: its exponent steps, and the sign.
-template <class Format>
-alignas(16) inline constexpr auto kNibbleHiAdd = [] {
-  std::array<uint8_t, 16> add{};
-  for (size_t h = 0; h < 16; ++h) {
-    add[h] = static_cast<uint8_t>((h & 7) * Format::kHiStep + (h & 8) * 16);
-  }
-  return add;
-}();
-// A lane is special when the classes of its lo and h agree: lo 1 (special
-// at h & 7 == 0), 2 (special at 7) or 3 (never); h 1, 2 or 4 (neither).
-template <class Format>
-alignas(16) inline constexpr auto kNibbleLoClass = [] {
-  std::array<uint8_t, 16> cls{};
-  for (size_t lo = 0; lo < 16; ++lo) {
-    cls[lo] = Format::LowSpecial(lo) ? 1 : Format::HighSpecial(lo) ? 2 : 3;
-  }
-  return cls;
-}();
-alignas(16) inline constexpr std::array<uint8_t, 16> kNibbleHiClass = {1, 4, 4, 4, 4, 4, 4, 2,
-                                                                       1, 4, 4, 4, 4, 4, 4, 2};
-// The codes whose outputs make the tables: [lo] the normal code with h = 1,
-// [16 + lo] the special code of that lo, else the largest finite code (so
-// the table build sees whether the largest product overflows BF16).
-template <class Format>
-alignas(64) inline constexpr auto kNibbleBuildCodes = [] {
-  std::array<uint8_t, 32> codes{};
-  for (size_t lo = 0; lo < 16; ++lo) {
-    codes[lo] = static_cast<uint8_t>(0x10 | lo);
-    codes[16 + lo] = Format::LowSpecial(lo)    ? static_cast<uint8_t>(lo)
-                     : Format::HighSpecial(lo) ? static_cast<uint8_t>(0x70 | lo)
-                                               : Format::kMaxFinite;
-  }
-  return codes;
-}();
+// Scaled FP8 to BF16 through per-scale nibble tables (MapByNibbles in
+// fp8_convert-inl.h). For a finite scale whose normal-code products stay
+// normal F32 and finite in BF16, the exponent steps hold: scaling a normal
+// F32 by 2^k, with the result still normal, adds k to the exponent field of
+// both the F32 product and its BF16 rounding (the rounded significand
+// depends on the mantissa and the scale alone, carry to the next binade
+// included). Every entry is the vector path's own output for one code
+// (DequantCodesOneScale), so the rounding, the NaN rule and the sign of zero
+// are the reference's.
 
 // Fills *t for `scale`; false when the exponent steps would not hold: a
 // scale that is not finite, too small for the smallest normal code's
@@ -476,74 +405,7 @@ HWY_INLINE bool BuildNibbleTables(float scale, Fp8NibbleTables* HWY_RESTRICT t) 
   const auto& codes = kNibbleBuildCodes<Format>;
   HWY_ALIGN uint16_t bf16[32];
   DequantCodesOneScale<Decode, DequantOut::kBf16>(scale, codes.data(), codes.size(), bf16);
-  for (size_t lo = 0; lo < 16; ++lo) {
-    const bool special = Format::LowSpecial(lo) || Format::HighSpecial(lo);
-    if (!special && (bf16[16 + lo] & 0x7F80) == 0x7F80) return false;  // the largest overflows
-    const uint8_t special_h = Format::LowSpecial(lo) ? 0 : 7;
-    t->normal_lo[lo] = static_cast<uint8_t>(bf16[lo]);
-    t->normal_hi[lo] = static_cast<uint8_t>((bf16[lo] >> 8) - kNibbleHiAdd<Format>[1]);
-    t->special_lo[lo] = static_cast<uint8_t>(bf16[16 + lo]);
-    t->special_hi[lo] =
-        static_cast<uint8_t>((bf16[16 + lo] >> 8) - kNibbleHiAdd<Format>[special_h]);
-  }
-  return true;
-}
-
-// The order in which InterleaveLower/Upper of two byte vectors give 2 x N/2
-// u16 outputs in element order: they pair bytes within 128-bit blocks, so on
-// wider vectors block k must hold the k-th eighth-bytes of each half.
-template <class D8>
-HWY_INLINE hn::Vec<D8> ToInterleaveOrder(D8 d8, hn::Vec<D8> codes) {
-  if constexpr (HWY_MAX_BYTES == 16) {
-    return codes;
-  } else {
-    const hn::Repartition<uint64_t, D8> d64;
-    const size_t n = hn::Lanes(d64);
-    HWY_ALIGN int64_t order[HWY_MAX_BYTES / 8];
-    for (size_t j = 0; j < n; ++j) order[j] = static_cast<int64_t>((j & 1) * (n / 2) + j / 2);
-    return hn::BitCast(
-        d8, hn::TableLookupLanes(hn::BitCast(d64, codes), hn::SetTableIndices(d64, order)));
-  }
-}
-
-// out[k] = BF16 of codes[k] * scale for k in [0, n), by the tables of that
-// scale; the last partial vector goes through zero-padded copies.
-template <class Decode>
-HWY_INLINE void DequantByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n,
-                                 const Fp8NibbleTables& t, uint16_t* HWY_RESTRICT out) {
-  using Format = Fp8NibbleFormat<Decode>;
-  const hn::ScalableTag<uint8_t> d8;
-  const hn::Repartition<uint16_t, decltype(d8)> d16;
-  const size_t lanes = hn::Lanes(d8);
-  const auto normal_lo = hn::LoadDup128(d8, t.normal_lo);
-  const auto normal_hi = hn::LoadDup128(d8, t.normal_hi);
-  const auto special_lo = hn::LoadDup128(d8, t.special_lo);
-  const auto special_hi = hn::LoadDup128(d8, t.special_hi);
-  const auto hi_add = hn::LoadDup128(d8, kNibbleHiAdd<Format>.data());
-  const auto lo_class = hn::LoadDup128(d8, kNibbleLoClass<Format>.data());
-  const auto hi_class = hn::LoadDup128(d8, kNibbleHiClass.data());
-  const auto one_vector = [&](const uint8_t* HWY_RESTRICT in, uint16_t* HWY_RESTRICT dst) {
-    const auto c = ToInterleaveOrder(d8, hn::LoadU(d8, in));
-    const auto lo = hn::And(c, hn::Set(d8, 0x0F));
-    const auto h = hn::ShiftRight<4>(c);
-    const auto special =
-        hn::Eq(hn::TableLookupBytes(lo_class, lo), hn::TableLookupBytes(hi_class, h));
-    const auto out_lo = hn::IfThenElse(special, hn::TableLookupBytes(special_lo, lo),
-                                       hn::TableLookupBytes(normal_lo, lo));
-    const auto out_hi = hn::Add(hn::IfThenElse(special, hn::TableLookupBytes(special_hi, lo),
-                                               hn::TableLookupBytes(normal_hi, lo)),
-                                hn::TableLookupBytes(hi_add, h));
-    hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, out_lo, out_hi)), d16, dst);
-    hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, out_lo, out_hi)), d16, dst + lanes / 2);
-  };
-  size_t i = 0;
-  for (; i + lanes <= n; i += lanes) one_vector(codes + i, out + i);
-  if (i == n) return;
-  HWY_ALIGN uint8_t code_tail[HWY_MAX_BYTES] = {};
-  HWY_ALIGN uint16_t out_tail[HWY_MAX_BYTES];
-  std::memcpy(code_tail, codes + i, n - i);
-  one_vector(code_tail, out_tail);
-  std::memcpy(out + i, out_tail, (n - i) * sizeof(uint16_t));
+  return FillNibbleTables<Decode>(bf16, t);
 }
 
 // Where the nibble tables are taken: BF16 output on every x86 target, for a
@@ -574,7 +436,7 @@ HWY_INLINE void DequantBf16ByNibbleTables(const uint8_t* HWY_RESTRICT codes, siz
         const size_t first = r * cols + b * block_cols;
         const size_t width = std::min(block_cols, cols - b * block_cols);
         if (usable[b - group]) {
-          DequantByNibbles<Decode>(codes + first, width, tables[b - group], out + first);
+          MapByNibbles<Decode>(codes + first, width, tables[b - group], out + first);
         } else {
           DequantRun<Decode, DequantOut::kBf16>(codes + first, width,
                                                 BlockCursor{col_scales + b, 1, width}, out + first);

@@ -47,6 +47,25 @@ TEST_P(Fp8ConvertTest, SizesAndAlignments) {
   }
 }
 
+// Every length from 0 to two of the widest vectors (64 bytes) plus one, at
+// unaligned input and output starts: the whole vectors and the zero-padded
+// tail of the byte-vector paths (MapCodesToWords), with every code in play.
+TEST_P(Fp8ConvertTest, EveryLengthToTwoVectorsPlusOne) {
+  const std::vector<uint8_t> codes = AllCodes(1);
+  for (const KernelInfo& kernel : Kernels()) {
+    if (kernel.family != "fp8_convert") continue;
+    for (size_t n = 0; n <= 2 * 64 + 1; ++n) {
+      for (size_t start : {size_t{0}, size_t{3}, size_t{127}}) {
+        const std::vector<uint8_t> input(codes.begin() + start, codes.begin() + start + n);
+        for (size_t offset : {0, 1, 5}) {
+          EXPECT_TRUE(MatchesReference(kernel, input, offset, (offset * 7) % 64))
+              << "n=" << n << " start=" << start << " offset=" << offset;
+        }
+      }
+    }
+  }
+}
+
 AMN_INSTANTIATE_PER_TARGET(Fp8ConvertTest);
 
 }  // namespace
