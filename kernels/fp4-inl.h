@@ -43,6 +43,7 @@
 #include "kernels/float_formats.h"
 #include "kernels/fp8_convert-inl.h"
 #include "kernels/fp8_dequant-inl.h"
+#include "kernels/int4_byte_table-inl.h"
 #include "kernels/ref/fp4_ref.h"
 #include "kernels/ref/fp8_dequant_ref.h"
 
@@ -392,6 +393,74 @@ HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
   }
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// NVFP4 16-bit outputs through per-call scale-byte rows (x86, where the
+// 16-byte lookups are pshufb). With the global scale fixed for the call, an
+// output depends on its group's E4M3 byte and its code alone, so the row of
+// a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16 outputs that
+// E2m1Chunk, the general path with the NaN rule, gives codes 0..15 under
+// that byte's quotient: the same bits by construction. A group is then its
+// 8 code bytes split into 16 nibbles in element order and two lookups.
+// Taken for calls of at least kNvfp4RowMinGroups groups, so that the rows'
+// builds (one per distinct byte, each about one group's work on the general
+// path) are spread over many groups, on the targets where it measured
+// faster (docs/performance.md, "NVFP4 16-bit outputs through scale-byte
+// tables"): SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
+inline constexpr size_t kNvfp4RowMinGroups = 256;
+inline constexpr bool kNvfp4UsesRows = HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 ||
+                                       HWY_TARGET == HWY_AVX2;
+
+// The 16 codes of each of two groups (16 packed bytes at `in`) in element
+// order: byte k's low nibble is element 2k, its high nibble element 2k + 1.
+HWY_INLINE void Nvfp4GroupCodes(const uint8_t* HWY_RESTRICT in,
+                                hn::Vec<hn::Full128<uint8_t>>* HWY_RESTRICT first,
+                                hn::Vec<hn::Full128<uint8_t>>* HWY_RESTRICT second) {
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint16_t> d16;
+  const auto bytes = hn::LoadU(d8, in);
+  const auto high = hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, bytes)));
+  const auto mask = hn::Set(d8, uint8_t{0x0F});
+  *first = hn::And(hn::InterleaveLower(d8, bytes, high), mask);
+  *second = hn::And(hn::InterleaveUpper(d8, bytes, high), mask);
+}
+
+template <DequantOut kOut>
+HWY_INLINE void Nvfp4ByRows(const uint8_t* HWY_RESTRICT packed,
+                            const uint8_t* HWY_RESTRICT scales, float global_scale,
+                            uint32_t nan_bits, size_t n_groups, uint16_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const size_t chunk = 2 * hn::Lanes(df);
+  ScaleByteRows rows;
+  const auto build = [&](uint8_t s, uint16_t* HWY_RESTRICT entries) {
+    // Codes 0..15 (then repeated) as packed bytes, the byte's quotient by
+    // the vector path, and the general chunk with the NaN rule.
+    alignas(16) static constexpr uint8_t kCodes[16] = {0x10, 0x32, 0x54, 0x76, 0x98, 0xBA,
+                                                       0xDC, 0xFE, 0x10, 0x32, 0x54, 0x76,
+                                                       0x98, 0xBA, 0xDC, 0xFE};
+    HWY_ALIGN float q[2 * kFp4MaxLanes];
+    (void)Nvfp4TileScales<kOut>(df, &s, 1, global_scale, nan_bits, q);
+    const auto scale = hn::Set(df, q[0]);
+    for (size_t i = 0; i < ref::kNvfp4GroupElems; i += chunk) {
+      E2m1Chunk<kOut>(df, PackedCodes(df, kCodes + i / 2), scale, scale, entries + i);
+    }
+  };
+  size_t g = 0;
+  for (; g + 2 <= n_groups; g += 2) {
+    hn::Vec<hn::Full128<uint8_t>> first, second;
+    Nvfp4GroupCodes(packed + g * 8, &first, &second);
+    StoreScaleByteRow(rows.Row(scales[g], build), first, out + g * 16);
+    StoreScaleByteRow(rows.Row(scales[g + 1], build), second, out + g * 16 + 16);
+  }
+  if (g < n_groups) {
+    HWY_ALIGN uint8_t last[16] = {};
+    std::memcpy(last, packed + g * 8, 8);
+    hn::Vec<hn::Full128<uint8_t>> first, second;
+    Nvfp4GroupCodes(last, &first, &second);
+    StoreScaleByteRow(rows.Row(scales[g], build), first, out + g * 16);
+  }
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float global_scale,
                          size_t n_groups, TOut* out) {
@@ -401,6 +470,14 @@ HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float glo
   const bool global_is_nan = (global_bits & fmt::kF32AbsMask) > fmt::kF32ExpMask;
   const uint32_t nan_bits =
       global_is_nan ? global_bits | fmt::kF32QuietBit : ref::kF32InvalidProductNan;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  if constexpr (kOut != DequantOut::kF32 && kNvfp4UsesRows) {
+    if (n_groups >= kNvfp4RowMinGroups) {
+      Nvfp4ByRows<kOut>(packed, scales, global_scale, nan_bits, n_groups, out);
+      return;
+    }
+  }
+#endif
   E2m1GroupRun<kOut, ref::kNvfp4GroupElems>(
       packed, scales, n_groups, out,
       [df, global_scale, nan_bits](const uint8_t* codes, size_t count, float* q) {

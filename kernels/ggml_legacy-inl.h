@@ -536,11 +536,134 @@ template <class Store>
 using GgmlExactStore = GgmlStore16<
     std::conditional_t<Store::Encoder::kUpperHalf, ToBf16UpperExact, ToF16LowerInRange>>;
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// NVFP4 16-bit outputs through per-call scale-byte rows (x86): an output is
+// a function of its sub-block's UE4M3 byte and its code alone, so the row
+// of a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16 outputs
+// that the block path (GgmlNvfp4::Chunk and the store GgmlBlock would use)
+// gives a sub-block holding codes 0..15 under that byte: the same bits by
+// construction. A sub-block is then its 8 code bytes split into 16 nibbles
+// in ggml's order and two lookups. Taken for calls of at least
+// kGgmlNvfp4RowMinBlocks blocks, so the rows' builds (one per distinct
+// byte, each about one sub-block's work on the block path) are spread over
+// many sub-blocks, on the targets where it measured faster
+// (docs/performance.md, "NVFP4 16-bit outputs through scale-byte tables"):
+// SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
+inline constexpr size_t kGgmlNvfp4RowMinBlocks = 64;
+inline constexpr bool kGgmlNvfp4UsesRows =
+    HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_AVX2;
+inline constexpr size_t kGgmlMxfp4RowMinBlocks = 128;
+
+// The 16 codes of each of two sub-blocks (16 code bytes at `in`) in ggml's
+// order: the 8 low nibbles, then the 8 high ones.
+HWY_INLINE void GgmlNvfp4SubBlockCodes(const uint8_t* HWY_RESTRICT in,
+                                       hn::Vec<hn::Full128<uint8_t>>* HWY_RESTRICT first,
+                                       hn::Vec<hn::Full128<uint8_t>>* HWY_RESTRICT second) {
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint64_t> d64;
+  const auto bytes = hn::BitCast(d64, hn::LoadU(d8, in));
+  const auto high = hn::ShiftRight<4>(bytes);
+  const auto mask = hn::Set(d8, uint8_t{0x0F});
+  *first = hn::And(hn::BitCast(d8, hn::InterleaveLower(d64, bytes, high)), mask);
+  *second = hn::And(hn::BitCast(d8, hn::InterleaveUpper(d64, bytes, high)), mask);
+}
+
+template <class Store>
+HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
+                                uint16_t* HWY_RESTRICT out) {
+  using RowStore = std::conditional_t<GgmlUsesExactStore<GgmlNvfp4, Store>(),
+                                      GgmlExactStore<Store>, typename Store::Finite>;
+  ScaleByteRows rows;
+  const auto build = [](uint8_t s, uint16_t* HWY_RESTRICT entries) {
+    // Sub-block 0 (and 1) with element l the low nibble l of byte l and
+    // element l + 8 the high nibble l + 8.
+    HWY_ALIGN uint8_t x[ggml::kNvfp4Bytes] = {s,    s,    s,    s,    0x80, 0x91,
+                                              0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7,
+                                              0x80, 0x91, 0xA2, 0xB3, 0xC4, 0xD5,
+                                              0xE6, 0xF7};
+    const GgmlBlockScales scales = GgmlNvfp4::Scales(x);
+    const size_t lanes = hn::Lanes(GgmlDU());
+    for (size_t j0 = 0; j0 < ggml::kNvfp4SubElems; j0 += 2 * lanes) {
+      RowStore().Pair(GgmlNvfp4::Chunk<false>(x, j0, scales),
+                      GgmlNvfp4::Chunk<false>(x, j0 + lanes, scales), entries + j0);
+    }
+  };
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* x = blocks + b * ggml::kNvfp4Bytes;
+    uint16_t* y = out + b * ggml::kNvfp4Elems;
+    for (size_t s = 0; s < 4; s += 2) {
+      hn::Vec<hn::Full128<uint8_t>> first, second;
+      GgmlNvfp4SubBlockCodes(x + 4 + s * 8, &first, &second);
+      StoreScaleByteRow(rows.Row(x[s], build), first, y + s * 16);
+      StoreScaleByteRow(rows.Row(x[s + 1], build), second, y + s * 16 + 16);
+    }
+  }
+}
+
+// MXFP4 the same way: a block's outputs are a function of its E8M0 byte and
+// the code, so its row holds what GgmlBlock gives a block of codes 0..15
+// (its per-block byte table where GgmlUsesByteTables, else the chunks).
+// Taken for calls of at least kGgmlMxfp4RowMinBlocks blocks (each row
+// costs about one block), where it measured faster (docs/performance.md,
+// "NVFP4 16-bit outputs through scale-byte tables"): every x86 target but
+// AVX-512's BF16, whose per-block tables with 256-bit lookups were as fast.
+template <class Store>
+constexpr bool GgmlUsesMxfp4Rows() {
+  if constexpr (sizeof(typename Store::T) != 2) {
+    return false;
+  } else {
+    constexpr bool kAvx512 = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+    return !(kAvx512 && Store::Encoder::kUpperHalf);
+  }
+}
+
+template <class Store>
+HWY_INLINE void GgmlMxfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
+                                uint16_t* HWY_RESTRICT out) {
+  ScaleByteRows rows;
+  const auto build = [](uint8_t e, uint16_t* HWY_RESTRICT entries) {
+    // Element j < 16 is the low nibble of qs[j]: code j.
+    HWY_ALIGN uint8_t x[ggml::kMxfp4Bytes] = {e, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    HWY_ALIGN uint16_t block[ggml::kQK];
+    GgmlBlock<GgmlMxfp4, typename Store::Finite, false>(x, GgmlMxfp4::Scales(x), block);
+    std::memcpy(entries, block, 16 * sizeof(uint16_t));
+  };
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint16_t> d16;
+  const auto mask = hn::Set(d8, uint8_t{0x0F});
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* x = blocks + b * ggml::kMxfp4Bytes;
+    uint16_t* y = out + b * ggml::kQK;
+    const uint8_t* row = rows.Row(x[0], build);
+    // Element j: the low nibble of qs[j], element j + 16 its high nibble.
+    const auto bytes = hn::LoadU(d8, x + 1);
+    StoreScaleByteRow(row, hn::And(bytes, mask), y);
+    StoreScaleByteRow(
+        row, hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, bytes))), mask), y + 16);
+  }
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+
 // n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                                         typename Store::T* HWY_RESTRICT out) {
   constexpr size_t kElems = GgmlBlockElems<Decoder>();
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  if constexpr (std::is_same_v<Decoder, GgmlNvfp4> && sizeof(typename Store::T) == 2 &&
+                kGgmlNvfp4UsesRows) {
+    if (n_blocks >= kGgmlNvfp4RowMinBlocks) {
+      GgmlNvfp4ByRows<Store>(blocks, n_blocks, out);
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<Decoder, GgmlMxfp4> && GgmlUsesMxfp4Rows<Store>()) {
+    if (n_blocks >= kGgmlMxfp4RowMinBlocks) {
+      GgmlMxfp4ByRows<Store>(blocks, n_blocks, out);
+      return;
+    }
+  }
+#endif
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* x = blocks + b * Decoder::kBytes;
     const GgmlBlockScales scales = Decoder::Scales(x);

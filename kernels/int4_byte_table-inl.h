@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "hwy/highway.h"
 
@@ -169,6 +170,64 @@ HWY_INLINE hn::Vec<D8> Int4Nibbles(D8 d8, hn::Vec<D8> x) {
   const hn::Repartition<uint16_t, D8> d16;
   if constexpr (kHigh) x = hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x)));
   return hn::And(x, hn::Set(d8, uint8_t{0x0F}));
+}
+
+// Per-call rows of 16-bit outputs keyed by a scale byte (NVFP4's E4M3 /
+// UE4M3 group scales): when every output is a function of (scale byte,
+// 4-bit code) alone, a call keeps one row of the 16 results per scale byte
+// it meets, built on first use by the caller's exact vector path, so each
+// group of 16 outputs is two pshufb of its row and no arithmetic. A row is
+// its entries' 16 low bytes, then their 16 high bytes. 8.25 KiB, on the
+// caller's stack; only `built` is initialised per call.
+class ScaleByteRows {
+ public:
+  ScaleByteRows() { std::memset(built_, 0, sizeof(built_)); }
+  ScaleByteRows(const ScaleByteRows&) = delete;
+  ScaleByteRows& operator=(const ScaleByteRows&) = delete;
+
+  // The row of scale byte s; `build(s, entries)` writes its 16 outputs
+  // (entries[code], u16) the first time s is seen. `entries` has room for
+  // 64 (a wide target's whole chunk).
+  template <class Build>
+  HWY_INLINE const uint8_t* Row(uint8_t s, const Build& build) {
+    if (HWY_UNLIKELY(!built_[s])) {
+      HWY_ALIGN uint16_t entries[64];
+      build(s, entries);
+      Set(s, entries);
+    }
+    return rows_[s];
+  }
+
+ private:
+  // Splits 16 u16 entries into the row's low and high bytes.
+  HWY_INLINE void Set(uint8_t s, const uint16_t* HWY_RESTRICT entries) {
+    const hn::Full128<uint8_t> d8;
+    const hn::Full128<uint64_t> d64;
+    alignas(16) static constexpr uint8_t kSplit[16] = {0, 2, 4, 6, 8, 10, 12, 14,
+                                                       1, 3, 5, 7, 9, 11, 13, 15};
+    const auto split = hn::Load(d8, kSplit);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(entries);
+    // Entries 0..7 (8..15) as [their low bytes, their high bytes].
+    const auto first = hn::BitCast(d64, hn::TableLookupBytes(hn::Load(d8, bytes), split));
+    const auto second = hn::BitCast(d64, hn::TableLookupBytes(hn::Load(d8, bytes + 16), split));
+    hn::Store(hn::BitCast(d8, hn::InterleaveLower(d64, first, second)), d8, rows_[s]);
+    hn::Store(hn::BitCast(d8, hn::InterleaveUpper(d64, first, second)), d8, rows_[s] + 16);
+    built_[s] = 1;
+  }
+
+  HWY_ALIGN uint8_t rows_[256][32];
+  uint8_t built_[256];
+};
+
+// 16 outputs from their codes (one per byte, in output order) and a row of
+// ScaleByteRows.
+HWY_INLINE void StoreScaleByteRow(const uint8_t* HWY_RESTRICT row,
+                                  hn::Vec<hn::Full128<uint8_t>> codes,
+                                  uint16_t* HWY_RESTRICT out) {
+  const hn::Full128<uint8_t> d8;
+  StoreInt4ByteLookups(d8, Int4ByteTables<hn::Full128<uint8_t>>{hn::Load(d8, row),
+                                                                 hn::Load(d8, row + 16)},
+                       codes, out);
 }
 
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3

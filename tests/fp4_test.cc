@@ -424,6 +424,66 @@ TEST_P(Fp4Test, Nvfp4F16RangeEdges) {
   }
 }
 
+// x86 BF16/F16 outputs of calls of >= 256 groups go through per-call rows
+// of each scale byte's 16 results (fp4-inl.h, Nvfp4ByRows). Every scale
+// byte with every code: `rotations` groups per byte, the codes of group
+// (rotation r) in the order r, r + 1, ... (mod 16), so with 16 rotations
+// every code meets every byte in every position; byte i % 256 for group i.
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> EveryScaleByteEveryCode(size_t rotations) {
+  const size_t groups = 256 * rotations;
+  std::vector<uint8_t> packed(groups * 8), scales(groups);
+  for (size_t i = 0; i < groups; ++i) {
+    const size_t r = i / 256;
+    scales[i] = static_cast<uint8_t>(i + r);  // each byte meets each rotation
+    for (size_t k = 0; k < 8; ++k) {
+      packed[i * 8 + k] = static_cast<uint8_t>(((2 * k + r) & 15) | (((2 * k + 1 + r) & 15) << 4));
+    }
+  }
+  return {packed, scales};
+}
+
+TEST_P(Fp4Test, Nvfp4EveryScaleByteEveryCode) {
+  constexpr std::array kOut16 = {ElemType::kBf16, ElemType::kF16};
+  // Global scales whose quotients make zero, BF16/F16 subnormal, F16
+  // overflowing (6 q around 65520), F32-overflowing, Inf and NaN outputs.
+  const std::vector<float> globals = {1.0f,  1234.5f, 1.0f / 3,  -2.0f,  3e38f,
+                                      1e-38f, 0x1p-140f, 0.0f,   -0.0f,  kInf,
+                                      -kInf, FromBits(0x7FC00000u), FromBits(0xFF800123u),
+                                      FromBits(0x7F80FFFFu), 6.0f / 65520, 448.0f * 6 / 65520,
+                                      0x1p13f, 0x1p20f, 448.0f * 0x1p15f, -0.37f};
+  {
+    // 16 rows x 16 groups = 256 groups, each byte once.
+    const auto [packed, scales] = EveryScaleByteEveryCode(1);
+    for (const float global : globals) {
+      for (ElemType type : kOut16) {
+        EXPECT_TRUE(Nvfp4MatchesReference(packed, scales, global, 16, 256, 0, 16, type, 1));
+      }
+    }
+  }
+  // Every byte with every code in every position; row sub-ranges (32 and 31
+  // rows of 16 groups: 512 and 496 groups) and output offsets.
+  const auto [packed, scales] = EveryScaleByteEveryCode(16);
+  for (const float global : {1234.5f, 0.37f, 0x1p13f}) {
+    for (ElemType type : kOut16) {
+      EXPECT_TRUE(Nvfp4MatchesReference(packed, scales, global, 256, 256, 0, 256, type, 0));
+      EXPECT_TRUE(Nvfp4MatchesReference(packed, scales, global, 256, 256, 1, 33, type, 3));
+      EXPECT_TRUE(Nvfp4MatchesReference(packed, scales, global, 256, 256, 200, 231, type, 1));
+    }
+  }
+  // Around the threshold: 255 (17-group rows) and 256 groups, and 257 and
+  // 259 (odd: the last group alone), of one-group rows.
+  for (const auto& [rows, cols] : std::vector<std::pair<size_t, size_t>>{
+           {15, 272}, {16, 256}, {257, 16}, {259, 16}}) {
+    const std::vector<uint8_t> part_packed(packed.begin(), packed.begin() + rows * cols / 2);
+    const std::vector<uint8_t> part_scales(scales.begin(), scales.begin() + rows * cols / 16);
+    for (ElemType type : kOut16) {
+      EXPECT_TRUE(Nvfp4MatchesReference(part_packed, part_scales, 1234.5f, rows, cols, 0, rows,
+                                        type, 1))
+          << rows << " x " << cols;
+    }
+  }
+}
+
 // Every E8M0 exponent (0, 127, 254, 255 included) with every byte, both
 // layouts, three experts; the transposed output equals transformers'
 // formula computed by the test.

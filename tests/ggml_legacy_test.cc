@@ -299,6 +299,17 @@ TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
   for (ElemType out_type : kOutTypes) {
     EXPECT_TRUE(MatchesGgmlReference(G::kMXFP4, mxfp4, out_type, 3, 2));
   }
+  // 127, 128 and 129 of these blocks: x86 16-bit outputs of calls of >= 128
+  // blocks look their codes up in per-call rows per E8M0 byte
+  // (ggml_legacy-inl.h, GgmlMxfp4ByRows).
+  std::vector<uint8_t> many;
+  while (many.size() < 129 * ggml::kMxfp4Bytes) many.insert(many.end(), mxfp4.begin(), mxfp4.end());
+  for (size_t n_blocks : {127, 128, 129}) {
+    const std::vector<uint8_t> part(many.begin(), many.begin() + n_blocks * ggml::kMxfp4Bytes);
+    for (ElemType out_type : {ElemType::kBf16, ElemType::kF16}) {
+      EXPECT_TRUE(MatchesGgmlReference(G::kMXFP4, part, out_type, 1, 1)) << n_blocks;
+    }
+  }
   for (GgmlType type : {G::kQ4_1, G::kQ8_0}) {
     const size_t block_bytes = Info(type).block_bytes;
     std::vector<uint8_t> blocks;

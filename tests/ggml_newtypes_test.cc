@@ -250,6 +250,34 @@ TEST_P(GgmlNewTypesTest, MisalignedBuffersMatchReference) {
   }
 }
 
+// x86 BF16/F16 outputs of calls of >= 64 NVFP4 blocks go through per-call
+// rows of each UE4M3 byte's 16 results (ggml_legacy-inl.h,
+// GgmlNvfp4ByRows): every scale byte in every sub-block slot with every
+// code in every position (16 rotations of the codes, sub-block i scaled by
+// byte (i % 256 + i / 256)), against the reference; calls of 63, 64 and 65
+// blocks (the threshold) and misaligned buffers.
+TEST_P(GgmlNewTypesTest, Nvfp4EveryScaleByteEveryCode) {
+  const size_t bb = ggml::kNvfp4Bytes;
+  std::vector<uint8_t> blocks(1024 * bb);
+  for (size_t i = 0; i < 4096; ++i) {  // sub-block i: block i / 4, slot i % 4
+    const size_t r = i / 256;
+    uint8_t* x = blocks.data() + i / 4 * bb;
+    x[i % 4] = static_cast<uint8_t>(i + r);
+    for (size_t l = 0; l < 8; ++l) {  // element l: low nibble; l + 8: high nibble
+      x[4 + (i % 4) * 8 + l] = static_cast<uint8_t>(((l + r) & 15) | (((l + 8 + r) & 15) << 4));
+    }
+  }
+  for (ElemType out : {ElemType::kBf16, ElemType::kF16}) {
+    EXPECT_TRUE(MatchesGgmlReference(G::kNVFP4, blocks, out));
+    EXPECT_TRUE(MatchesGgmlReference(G::kNVFP4, blocks, out, 1, 3));
+    for (size_t n_blocks : {63, 64, 65}) {
+      const std::vector<uint8_t> part(blocks.begin() + 100 * bb,
+                                      blocks.begin() + (100 + n_blocks) * bb);
+      EXPECT_TRUE(MatchesGgmlReference(G::kNVFP4, part, out, 0, 1)) << n_blocks;
+    }
+  }
+}
+
 TEST_P(GgmlNewTypesTest, RegistryEntriesMatchReference) {
   size_t entries = 0;
   uint32_t seed = 70;
