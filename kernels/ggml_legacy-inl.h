@@ -63,6 +63,38 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
   return {d, m, is_nan(d) ? d : ggml::kInvalidNan, is_nan(m) ? m : ggml::kInvalidNan, true};
 }
 
+// The scales of a block whose f16 d is at x and, for kMin, its f16 m at
+// x + 2 (Q5_0, Q5_1). On the F16C targets (AVX2, AVX3*) a block whose d and
+// m are finite, the usual case, widens both with one vcvtph2ps: exact for
+// every finite f16, subnormals included, whatever MXCSR's DAZ says
+// (float_convert-inl.h, FromF16), so the bits are F16ScaleBits's. That is
+// about 5 instructions per scale instead of F16ScaleBits's range test, two
+// shifts, an and, an add and an or per scale and GgmlMakeScales's finite test
+// on the widened bits (docs/performance.md, "Q5_0 and Q5_1 against ggml").
+// The finite test is done on the f16 bits instead: an exponent field
+// e = h & 0x7C00 is all ones exactly when e + 0x400 reaches bit 15 (for
+// kMin in both halves at once: no carry crosses from the low half, whose
+// e + 0x400 <= 0x8000). Blocks with an Inf/NaN scale, and the other
+// targets, take F16ScaleBits and GgmlMakeScales.
+template <bool kMin>
+HWY_INLINE GgmlBlockScales GgmlF16BlockScales(const uint8_t* x) {
+#if AMN_F16_HARDWARE_DEMOTE
+  const uint32_t dm = kMin ? ggml::LoadLe32(x) : ggml::LoadLe16(x);
+  if (HWY_LIKELY((((dm & 0x7C007C00u) + 0x04000400u) & 0x80008000u) == 0)) {
+    const hn::CappedTag<uint32_t, 2> d32;
+    const hn::Rebind<hwy::float16_t, decltype(d32)> df16;
+    const hn::RebindToFloat<decltype(d32)> df;
+    const hn::Repartition<uint32_t, decltype(df16)> dw;  // one u32 lane: d, m as u16
+    const auto halves = hn::BitCast(df16, hn::Set(dw, dm));
+    const auto wide = hn::BitCast(d32, hn::PromoteTo(df, halves));
+    const uint32_t m = kMin ? hn::GetLane(hn::Reverse(d32, wide)) : 0;
+    return {hn::GetLane(wide), m, 0, 0, false};
+  }
+#endif
+  return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)),
+                        kMin ? ggml::F16ScaleBits(ggml::LoadLe16(x + 2)) : 0);
+}
+
 // Whether every result q * d of a non-special block of a type without a
 // min (integer codes |q| <= max_code) is ±0 or has a magnitude in
 // [2^-14, 2^16), the range of ToF16LowerInRange: F16InRangeProducts
@@ -211,9 +243,7 @@ struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
 struct GgmlQ5_0 {
   static constexpr size_t kBytes = ggml::kQ5_0Bytes;
   static constexpr float kMaxAbsCode = 16.0f;  // GgmlF16InRange
-  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
-  }
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<false>(x); }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {
@@ -224,9 +254,7 @@ struct GgmlQ5_0 {
 
 struct GgmlQ5_1 {
   static constexpr size_t kBytes = ggml::kQ5_1Bytes;
-  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), ggml::F16ScaleBits(ggml::LoadLe16(x + 2)));
-  }
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<true>(x); }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {

@@ -337,6 +337,56 @@ TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
   }
 }
 
+// Q5_0/Q5_1's per-block scales, which the F16C targets widen with
+// vcvtph2ps after testing the f16 exponent fields of d and m together
+// (GgmlF16BlockScales in kernels/ggml_legacy-inl.h): every pair of d, m
+// from finite edges (±0, the smallest and largest f16 subnormals, the
+// smallest normal, ±65504, ±1, -0.5) and Inf/NaN ones, so each half of the
+// combined test meets the other half finite and special. The NaNs include
+// payloads whose widened low 16 bits are >= 0x8000 (0x7FFF, 0xFFFF, 0xFE07,
+// 0x7DFF), which a special block wrongly taking the finite path would round
+// into another BF16 (the others round the same either way). qh is all 0,
+// all 1, alternating both ways, and a mixed pattern; codes cover every
+// nibble, zero codes included (Inf * 0). Whole runs and partial ones
+// (1, 2, 3, 17 blocks, misaligned).
+TEST_P(GgmlLegacyTest, Q5ScaleWideningEdges) {
+  constexpr std::array<uint16_t, 20> kScales = {
+      0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00,
+      0xB800, 0x7C00, 0xFC00, 0x7C01, 0x7DFF, 0x7E00, 0x7FFF, 0xFFFF, 0xFE07, 0x7BFE};
+  constexpr std::array<uint32_t, 5> kQh = {0, 0xFFFFFFFFu, 0xAAAAAAAAu, 0x55555555u, 0x0F0F00FFu};
+  for (GgmlType type : {G::kQ5_0, G::kQ5_1}) {
+    const size_t block_bytes = Info(type).block_bytes;
+    const size_t qh = type == G::kQ5_1 ? 4 : 2;
+    std::vector<uint8_t> blocks;
+    uint32_t seed = 4242;
+    for (uint16_t d : kScales) {
+      for (uint16_t m : kScales) {
+        if (type == G::kQ5_0 && m != kScales[0]) continue;
+        std::vector<uint8_t> block = PseudoRandomBytes(block_bytes, seed++);
+        Put16(block.data(), d);
+        if (MOffset(type) != 0) Put16(block.data() + 2, m);
+        Put32(block.data() + qh, kQh[seed % kQh.size()]);
+        block[qh + 4] = static_cast<uint8_t>(block[qh + 4] & 0xF0);  // nibble 0: code 0 or 16
+        blocks.insert(blocks.end(), block.begin(), block.end());
+      }
+    }
+    const std::vector<uint16_t> bf16 = AsU16(GgmlReference(type, blocks, ElemType::kBf16));
+    const auto is_nan = [](uint16_t b) { return (b & 0x7FFF) > 0x7F80; };
+    EXPECT_NE(std::count_if(bf16.begin(), bf16.end(), is_nan), 0) << GgmlName(type);
+    EXPECT_NE(std::count(bf16.begin(), bf16.end(), uint16_t{0x7F80}), 0) << GgmlName(type);
+    for (ElemType out_type : kOutTypes) {
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type)) << GgmlName(type);
+      for (size_t n_blocks : {1, 2, 3, 17}) {
+        for (size_t first : {size_t{0}, blocks.size() / block_bytes - n_blocks}) {
+          const std::vector<uint8_t> part(blocks.begin() + first * block_bytes,
+                                          blocks.begin() + (first + n_blocks) * block_bytes);
+          EXPECT_TRUE(MatchesGgmlReference(type, part, out_type, 5, 3)) << GgmlName(type);
+        }
+      }
+    }
+  }
+}
+
 TEST_P(GgmlLegacyTest, PropertyMatchesReference) {
   const bool ok = rc::check("DequantGgml (legacy) matches the reference", [] {
     const GgmlType type = *rc::gen::elementOf(kLegacyTypes);
