@@ -34,9 +34,10 @@ safetensors library's order.
 import argparse
 import json
 import os
-import struct
 
 import numpy as np
+
+from safetensors_file import write_safetensors
 
 
 def f16_bytes(rng, shape, lo=None, hi=None):
@@ -112,21 +113,9 @@ def main():
     # In the order the safetensors library writes (fixtures README): larger
     # dtypes first (its dtype enum, descending: I32 before F16), then by name.
     tensors = dict(sorted(tensors.items(), key=lambda t: (t[1][0] != "I32", t[0])))
-    header, offset = {}, 0
-    for name, (dtype, shape, _) in tensors.items():
-        n = (2 if dtype == "F16" else 4) * int(np.prod(shape))
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
-        offset += n
-    header["__metadata__"] = {"format": "pt"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
     os.makedirs(args.out, exist_ok=True)
-    rng = np.random.default_rng(args.seed)
-    with open(os.path.join(args.out, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for name, (_, _, write) in tensors.items():
-            f.write(write(rng))
+    offset = write_safetensors(os.path.join(args.out, "model.safetensors"), tensors,
+                               np.random.default_rng(args.seed), {"format": "pt"})
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": h,
               "intermediate_size": inter, "num_hidden_layers": layers,
               "num_attention_heads": h // 64, "num_key_value_heads": h // 64,

@@ -15,9 +15,10 @@ the same random bytes), for bare machines (perf/thread_scaling.sh)."""
 import argparse
 import json
 import os
-import struct
 
 import numpy as np
+
+from safetensors_file import write_safetensors
 
 
 def bf16_bytes(rng, shape):
@@ -49,23 +50,14 @@ def main():
         shapes[p + "mlp.down_proj.weight"] = [h, inter]
         shapes[p + "input_layernorm.weight"] = [h]
         shapes[p + "post_attention_layernorm.weight"] = [h]
-    header, offset = {}, 0
-    for name, shape in shapes.items():
-        n = 2 * int(np.prod(shape))
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + n]}
-        offset += n
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
+    # Norms 1.0, the rest Gaussian.
+    tensors = {name: ("BF16", shape,
+                      (lambda r, s=shape: np.full(s, 0x3F80, dtype="<u2").tobytes()) if len(shape) == 1
+                      else (lambda r, s=shape: bf16_bytes(r, s)))
+               for name, shape in shapes.items()}
     os.makedirs(args.out, exist_ok=True)
-    rng = np.random.default_rng(args.seed)
-    with open(os.path.join(args.out, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for name, shape in shapes.items():
-            if len(shape) == 1:
-                f.write(np.full(shape, 0x3F80, dtype="<u2").tobytes())  # norms: 1.0
-            else:
-                f.write(bf16_bytes(rng, shape))
+    offset = write_safetensors(os.path.join(args.out, "model.safetensors"), tensors,
+                               np.random.default_rng(args.seed))
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": h,
               "intermediate_size": inter, "num_hidden_layers": layers,
               "num_attention_heads": h // 64, "num_key_value_heads": h // 64,
