@@ -337,7 +337,7 @@ TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
   }
 }
 
-// Q5_0/Q5_1's per-block scales, which the F16C targets widen with
+// Q5_0/Q5_1's per-block scales, which AVX3/AVX3_DL widen with
 // vcvtph2ps after testing the f16 exponent fields of d and m together
 // (GgmlF16BlockScales in kernels/ggml_legacy-inl.h): every pair of d, m
 // from finite edges (±0, the smallest and largest f16 subnormals, the
