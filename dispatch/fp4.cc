@@ -4,7 +4,7 @@
 #define HWY_TARGET_INCLUDE "dispatch/fp4.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "kernels/fp4-inl.h"
+#include "kernels/mxfp4_transposed-inl.h"  // and kernels/fp4-inl.h
 #include "dispatch/family_dispatch.h"
 
 AMN_FAMILY_TARGET_BEGIN

@@ -612,7 +612,7 @@ TEST_P(Fp4Test, Mxfp4MultiExpertRanges) {
   }
 }
 
-// Transposed MXFP4 over several row tiles (fp4-inl.h: 64 rows), the last
+// Transposed MXFP4 over several row tiles (mxfp4_transposed-inl.h: 64 rows), the last
 // tile partial, every E8M0 exponent, and one 255 (Inf scale) in the last
 // tile only: the F16C F16 path takes the tiles with finite scales, the
 // general path the other; ranges start and end inside groups.
@@ -632,7 +632,7 @@ TEST_P(Fp4Test, Mxfp4TransposedAcrossTiles) {
   }
 }
 
-// The x86 exponent path of transposed MXFP4 (fp4-inl.h) takes a 64-row
+// The x86 exponent path of transposed MXFP4 (mxfp4_transposed-inl.h) takes a 64-row
 // tile of one group when all its E8M0 codes lie in [2, 252] (F16: [114,
 // 140]) and works in runs of 16, 32 or 64 rows in a permuted byte order.
 // Each tile here gets one scale class: inside the F16 range (its ends
