@@ -396,8 +396,6 @@ HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
 // faster (docs/performance.md, "NVFP4 16-bit outputs through scale-byte
 // tables"): SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
 inline constexpr size_t kNvfp4RowMinGroups = 256;
-inline constexpr bool kNvfp4UsesRows = HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 ||
-                                       HWY_TARGET == HWY_AVX2;
 
 // The 16 codes of each of two groups (16 packed bytes at `in`) in element
 // order: byte k's low nibble is element 2k, its high nibble element 2k + 1.
@@ -460,7 +458,7 @@ HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float glo
   const uint32_t nan_bits =
       global_is_nan ? global_bits | fmt::kF32QuietBit : ref::kF32InvalidProductNan;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-  if constexpr (kOut != DequantOut::kF32 && kNvfp4UsesRows) {
+  if constexpr (kOut != DequantOut::kF32 && kNvfp4UsesScaleByteRows) {
     if (n_groups >= kNvfp4RowMinGroups) {
       Nvfp4ByRows<kOut>(packed, scales, global_scale, nan_bits, n_groups, out);
       return;

@@ -579,8 +579,6 @@ using GgmlExactStore = GgmlStore16<
 // (docs/performance.md, "NVFP4 16-bit outputs through scale-byte tables"):
 // SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
 inline constexpr size_t kGgmlNvfp4RowMinBlocks = 64;
-inline constexpr bool kGgmlNvfp4UsesRows =
-    HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_AVX2;
 inline constexpr size_t kGgmlMxfp4RowMinBlocks = 128;
 
 // The 16 codes of each of two sub-blocks (16 code bytes at `in`) in ggml's
@@ -680,7 +678,7 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
   constexpr size_t kElems = GgmlBlockElems<Decoder>();
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   if constexpr (std::is_same_v<Decoder, GgmlNvfp4> && sizeof(typename Store::T) == 2 &&
-                kGgmlNvfp4UsesRows) {
+                kNvfp4UsesScaleByteRows) {
     if (n_blocks >= kGgmlNvfp4RowMinBlocks) {
       GgmlNvfp4ByRows<Store>(blocks, n_blocks, out);
       return;

@@ -219,6 +219,12 @@ class ScaleByteRows {
   uint8_t built_[256];
 };
 
+// Where NVFP4's 16-bit outputs take ScaleByteRows (both layouts): the
+// targets where it measured faster (docs/performance.md, "NVFP4 16-bit
+// outputs through scale-byte tables"); AVX-512 measured no clear gain.
+inline constexpr bool kNvfp4UsesScaleByteRows =
+    HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_AVX2;
+
 // 16 outputs from their codes (one per byte, in output order) and a row of
 // ScaleByteRows.
 HWY_INLINE void StoreScaleByteRow(const uint8_t* HWY_RESTRICT row,
