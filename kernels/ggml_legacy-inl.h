@@ -8,7 +8,8 @@
 // reference's rule (kernels/ref/ggml_legacy_ref.h); blocks whose d or m is
 // Inf/NaN take a chunk variant that makes them canonical (chosen per block).
 // On x86 the 4-bit types' 16-bit outputs may instead go through a byte
-// table of the block's 16 possible results (GgmlUsesByteTables).
+// table of the block's 16 possible results, Q5_0/Q5_1's through two for
+// their 32 (GgmlUsesByteTables).
 //
 // A block is decoded in chunks of N = Lanes(CappedTag<u32, 16>) elements: N
 // is a power of two <= 16 (SVE counts lanes with SV_POW2), so a chunk never
@@ -241,28 +242,55 @@ struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
   }
 };
 
+// Q5_0 and Q5_1: every output is Values(its 5-bit code, the block's
+// scales), the code's low nibble from the 16 bytes at kQsOffset in ggml's
+// order and its fifth bit from the u32 qh at kQhOffset, so a block has at
+// most 32 distinct outputs, which GgmlByteTableBlock uses (two 16-entry
+// table sets). Chunk is Values on a chunk's codes (Q5_0 with the
+// subtraction folded into GgmlQ5SignedCodes: the same F32 integers).
 struct GgmlQ5_0 {
   static constexpr size_t kBytes = ggml::kQ5_0Bytes;
+  static constexpr size_t kQhOffset = 2;
+  static constexpr size_t kQsOffset = 6;
   static constexpr float kMaxAbsCode = 16.0f;  // GgmlF16InRange
+  // With a finite d, (16 - k - 16) * d = -((16 + k - 16) * d) exactly (an
+  // exact integer times d, negated: IEEE rounding is sign-symmetric), and
+  // every 16-bit encoder rounds a negative non-NaN F32 to its magnitude's
+  // bits with bit 15 set, so the outputs are odd around code 16
+  // (Int5OddTables); Values<false> is never NaN.
+  static constexpr bool kOddAroundCode16 = true;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<false>(x); }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> codes,
+                                                              const GgmlBlockScales& s) {
+    const hn::RebindToSigned<GgmlDU> di;
+    return GgmlScaled<kSpecial>(GgmlToF32(hn::Sub(hn::BitCast(di, codes), hn::Set(di, 16))), s);
+  }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {
     const GgmlDU du;
-    return GgmlScaled<kSpecial>(GgmlToF32(GgmlQ5SignedCodes(du, x + 6, x + 2, j0)), s);
+    return GgmlScaled<kSpecial>(
+        GgmlToF32(GgmlQ5SignedCodes(du, x + kQsOffset, x + kQhOffset, j0)), s);
   }
 };
 
 struct GgmlQ5_1 {
   static constexpr size_t kBytes = ggml::kQ5_1Bytes;
+  static constexpr size_t kQhOffset = 4;
+  static constexpr size_t kQsOffset = 8;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<true>(x); }
+  template <bool kSpecial>
+  static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> codes,
+                                                              const GgmlBlockScales& s) {
+    const hn::RebindToSigned<GgmlDU> di;
+    return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, codes)), s), s);
+  }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Chunk(const uint8_t* x, size_t j0,
                                                              const GgmlBlockScales& s) {
     const GgmlDU du;
-    const hn::RebindToSigned<GgmlDU> di;
-    const auto q5 = GgmlQ5Codes(du, x + 8, x + 4, j0);
-    return GgmlPlusMin<kSpecial>(GgmlScaled<kSpecial>(GgmlToF32(hn::BitCast(di, q5)), s), s);
+    return Values<kSpecial>(GgmlQ5Codes(du, x + kQsOffset, x + kQhOffset, j0), s);
   }
 };
 
@@ -468,9 +496,9 @@ struct GgmlStore16 {
 using GgmlStoreBf16 = GgmlStore16<ToBf16Upper>;
 using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
 
-// ---- Per-block byte tables for the 4-bit types' 16-bit outputs.
+// ---- Per-block byte tables for the 4- and 5-bit types' 16-bit outputs.
 
-// Which (4-bit type, 16-bit output, target) combinations take
+// Which (4- or 5-bit type, 16-bit output, target) combinations take
 // GgmlByteTableBlock instead of rounding every element: the one place that
 // chooses, from best-of-3 interleaved timings (docs/performance.md,
 // "Per-block tables for 4-bit GGUF types"). SSSE3/SSE4: every type and
@@ -482,6 +510,16 @@ template <class Decoder, class Store>
 constexpr bool GgmlUsesByteTables() {
   if constexpr (!requires { Decoder::kQsOffset; } || sizeof(typename Store::T) != 2) {
     return false;
+  } else if constexpr (requires { Decoder::kQhOffset; }) {
+    // Q5_0/Q5_1 (two table sets, Int5ByteTables; docs/performance.md, "Q5_0
+    // and Q5_1 16-bit outputs through per-block tables"): SSSE3/SSE4 both
+    // types and outputs (Q5_0 1.6-1.75x, Q5_1 1.06-1.22x); AVX2 Q5_0's BF16
+    // only (1.19x: its finite blocks round 16 entries, Int5OddTables;
+    // Q5_1's BF16 was 1.00-1.02x, the F16s 0.77-0.97x against vcvtps2ph);
+    // AVX-512 took 1.5-2x the time with the tables.
+    constexpr bool kBf16 = Store::Encoder::kUpperHalf;
+    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) return true;
+    return HWY_TARGET == HWY_AVX2 && kBf16 && std::is_same_v<Decoder, GgmlQ5_0>;
   } else {
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
     constexpr bool kCodebook =
@@ -498,21 +536,48 @@ constexpr bool GgmlUsesByteTables() {
 // (Values on codes 0..15, the arithmetic of Chunk, then Encode) rounded once
 // into byte tables, and its 32 nibbles looked up. The tables hold exactly
 // what Chunk + Encode give each code, so the outputs are the same bits.
+// Q5_0/Q5_1 the same way with two table sets, Values on codes 0..15 and on
+// 16..31 (Int5ByteTables), the fifth bits (qh) choosing per output; a
+// finite Q5_0 block computes only codes 17..31 and 32 (16 * d) and
+// mirrors them (Int5OddTables, GgmlQ5_0::kOddAroundCode16).
 template <class Decoder, class Encode, bool kSpecial>
 HWY_INLINE void GgmlByteTableBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& s,
                                    uint16_t* HWY_RESTRICT out) {
   using D8 = hn::ScalableTag<uint8_t>;
   const D8 d8;
-  const auto tables =
-      MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&s](auto du, auto codes) {
-        const auto values = Decoder::template Values<kSpecial>(hn::BitCast(du, codes), s);
-        return Encode()(du, hn::BitCast(du, values));
-      });
+  // The tables of codes first .. first + 15.
+  const auto tables_from = [&s, d8](uint32_t first) {
+    return MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&s, first](auto du, auto codes) {
+      const auto values =
+          Decoder::template Values<kSpecial>(hn::Add(hn::BitCast(du, codes), hn::Set(du, first)), s);
+      return Encode()(du, hn::BitCast(du, values));
+    });
+  };
   // Element j: the low nibble of qs[j], element j + 16 its high nibble.
   const Int4Lookup32Tag d32;
   const auto qs = hn::LoadDup128(d32, x + Decoder::kQsOffset);
-  StoreInt4ByteLookups32(Int4Tables32(tables), Int4Nibbles<0>(d32, qs), Int4Nibbles<1>(d32, qs),
-                         out);
+  if constexpr (requires { Decoder::kQhOffset; }) {
+    const auto tables = [&] {
+      if constexpr (requires { Decoder::kOddAroundCode16; }) {
+        if constexpr (!kSpecial) {
+          // Entry k: Values on code 16 + k, on code 32 for k = 0.
+          return Int5OddTables(
+              d8, MakeInt4ByteTables<Encode::kUpperHalf>(d8, [&s](auto du, auto codes) {
+                const auto odd = hn::Add(hn::And(hn::Add(hn::BitCast(du, codes), hn::Set(du, 15u)),
+                                                 hn::Set(du, 15u)),
+                                         hn::Set(du, 17u));
+                return Encode()(du, hn::BitCast(du, Decoder::template Values<false>(odd, s)));
+              }));
+        }
+      }
+      return Int5ByteTables<D8>{tables_from(0), tables_from(16)};
+    }();
+    StoreInt5ByteLookups32(Int4Tables32(tables), Int4Nibbles<0>(d32, qs), Int4Nibbles<1>(d32, qs),
+                           ggml::LoadLe32(x + Decoder::kQhOffset), out);
+  } else {
+    StoreInt4ByteLookups32(Int4Tables32(tables_from(0)), Int4Nibbles<0>(d32, qs),
+                           Int4Nibbles<1>(d32, qs), out);
+  }
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 

@@ -7,6 +7,8 @@
 // Used by the compressed-tensors int4 kernels (packed_int-inl.h) and the
 // GGUF 4-bit block types (ggml_legacy-inl.h, Q4_K/IQ4_XS in
 // ggml_kquant-inl.h), which differ only in where each code's nibble sits,
+// by Q5_0/Q5_1 (ggml_legacy-inl.h), whose 5-bit codes index two table sets
+// (Int5ByteTables: the low nibble the entry, the fifth bit the set),
 // by Q2_K/Q3_K/TQ2_0 (ggml_kquant-inl.h), whose 2- and 3-bit codes of
 // several factor groups share one 16-entry table, and by the IQ2/IQ3
 // lattice types (ggml_iquant-inl.h), whose few signed codes map to 3- or
@@ -115,17 +117,75 @@ HWY_INLINE Int4ByteTables<D8> MakeInt4ByteTables(D8 d8, const Entries& entries) 
 #endif
 }
 
+// Tables of 5-bit codes (GGUF Q5_0/Q5_1): the entries of codes 0..15 in
+// `lower`, those of codes 16..31 in `upper`, each a MakeInt4ByteTables.
+// A code's low nibble indexes both; its fifth bit picks the table.
+template <class D8>
+struct Int5ByteTables {
+  Int4ByteTables<D8> lower;
+  Int4ByteTables<D8> upper;
+};
+
+// The tables of 5-bit codes whose 16-bit results are odd around code 16,
+// r(16 - k) = -r(16 + k) as bits r ^ 0x8000 (Q5_0's (q - 16) * d with a
+// finite d, rounded symmetrically), from `t`, the tables of r(16 + k) at
+// entry k for k = 1..15 and of r(32) = r(16 + 16) at entry 0: the 15
+// results of codes 17..31 and the code-0 result's negation computed once.
+// Code 16's result is +0 or -0 with r(32)'s sign (0 * d has d's sign, as
+// 16 * d has). Five byte operations instead of a second MakeInt4ByteTables.
+template <class D8>
+HWY_INLINE Int5ByteTables<D8> Int5OddTables(D8 d8, const Int4ByteTables<D8>& t) {
+  // Lower entry c is t's entry (16 - c) % 16 negated.
+  alignas(16) static constexpr uint8_t kMirror[16] = {0, 15, 14, 13, 12, 11, 10, 9,
+                                                      8, 7,  6,  5,  4,  3,  2,  1};
+  // Upper entry 0 (code 16): no low byte and only the high byte's sign.
+  alignas(16) static constexpr uint8_t kZeroLow[16] = {0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                                       0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                                       0xFF, 0xFF, 0xFF, 0xFF};
+  alignas(16) static constexpr uint8_t kZeroHigh[16] = {0x80, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                                        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                                        0xFF, 0xFF, 0xFF, 0xFF};
+  const auto mirror = hn::LoadDup128(d8, kMirror);
+  return {{hn::TableLookupBytes(t.low, mirror),
+           hn::Xor(hn::TableLookupBytes(t.high, mirror), hn::Set(d8, uint8_t{0x80}))},
+          {hn::And(t.low, hn::LoadDup128(d8, kZeroLow)),
+           hn::And(t.high, hn::LoadDup128(d8, kZeroHigh))}};
+}
+
+// Stores the 16-bit outputs whose low bytes are `low` and high bytes
+// `high` (one per byte, element order within each 128-bit block): the
+// blocks' lower 8 outputs, then their upper 8.
+template <class D8>
+HWY_INLINE void StoreEntryBytes(D8 d8, hn::Vec<D8> low, hn::Vec<D8> high,
+                                uint16_t* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, D8> d16;
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, low, high)), d16, out);
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
+}
+
 // Looks up codes (one per byte, element order within each 128-bit block)
 // and stores the outputs of the blocks' lower 8 codes, then those of their
 // upper 8 codes.
 template <class D8>
 HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn::Vec<D8> codes,
                                      uint16_t* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, D8> d16;
-  const auto low = hn::TableLookupBytes(tables.low, codes);
-  const auto high = hn::TableLookupBytes(tables.high, codes);
-  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, low, high)), d16, out);
-  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, low, high)), d16, out + hn::Lanes(d16));
+  StoreEntryBytes(d8, hn::TableLookupBytes(tables.low, codes),
+                  hn::TableLookupBytes(tables.high, codes), out);
+}
+
+// The same for 5-bit codes: their low nibbles in `nibbles`, their fifth
+// bits in `upper`. Both tables are looked up and the bytes blended (two
+// pshufb and a blend per plane instead of one pshufb).
+template <class D8>
+HWY_INLINE void StoreInt5ByteLookups(D8 d8, const Int5ByteTables<D8>& tables,
+                                     hn::Vec<D8> nibbles, hn::Mask<D8> upper,
+                                     uint16_t* HWY_RESTRICT out) {
+  const auto plane = [&](hn::Vec<D8> lower_table, hn::Vec<D8> upper_table) {
+    return hn::IfThenElse(upper, hn::TableLookupBytes(upper_table, nibbles),
+                          hn::TableLookupBytes(lower_table, nibbles));
+  };
+  StoreEntryBytes(d8, plane(tables.lower.low, tables.upper.low),
+                  plane(tables.lower.high, tables.upper.high), out);
 }
 
 // Tables for 32 outputs at a time (a GGUF block or sub-block): at most 256
@@ -141,12 +201,27 @@ HWY_INLINE Int4ByteTables<Int4Lookup32Tag> Int4Tables32(const Int4ByteTables<D8>
     return tables;
   }
 }
+template <class D8>
+HWY_INLINE Int5ByteTables<Int4Lookup32Tag> Int4Tables32(const Int5ByteTables<D8>& tables) {
+  return {Int4Tables32(tables.lower), Int4Tables32(tables.upper)};
+}
 
 // Looks up 32 codes, those of outputs 0..15 in c0 and of 16..31 in c1 (the
 // same 16 in every 128-bit block), and stores the 32 outputs in order. At
 // 256 bits StoreInt4ByteLookups stores the lower 8 codes of both blocks,
 // then their upper 8, so block 0 gets codes 0..7 and 16..23, block 1 codes
 // 8..15 and 24..31 (two 64-bit unpacks and a blend).
+// At 256 bits: c0's and c1's codes in the order StoreInt4ByteLookups
+// stores, outputs 0..7, 16..23 in block 0 and 8..15, 24..31 in block 1.
+HWY_INLINE hn::Vec<Int4Lookup32Tag> Int4Codes32At256(hn::Vec<Int4Lookup32Tag> c0,
+                                                     hn::Vec<Int4Lookup32Tag> c1) {
+  const hn::Repartition<uint64_t, Int4Lookup32Tag> d64;
+  const auto lo = hn::BitCast(d64, c0);
+  const auto hi = hn::BitCast(d64, c1);
+  return hn::BitCast(Int4Lookup32Tag(), hn::ConcatUpperLower(d64, hn::InterleaveUpper(d64, lo, hi),
+                                                             hn::InterleaveLower(d64, lo, hi)));
+}
+
 HWY_INLINE void StoreInt4ByteLookups32(const Int4ByteTables<Int4Lookup32Tag>& tables,
                                        hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1,
                                        uint16_t* HWY_RESTRICT out) {
@@ -155,12 +230,43 @@ HWY_INLINE void StoreInt4ByteLookups32(const Int4ByteTables<Int4Lookup32Tag>& ta
     StoreInt4ByteLookups(d8, tables, c0, out);
     StoreInt4ByteLookups(d8, tables, c1, out + 16);
   } else {
-    const hn::Repartition<uint64_t, Int4Lookup32Tag> d64;
-    const auto lo = hn::BitCast(d64, c0);
-    const auto hi = hn::BitCast(d64, c1);
-    const auto codes = hn::ConcatUpperLower(d64, hn::InterleaveUpper(d64, lo, hi),
-                                            hn::InterleaveLower(d64, lo, hi));
-    StoreInt4ByteLookups(d8, tables, hn::BitCast(d8, codes), out);
+    StoreInt4ByteLookups(d8, tables, Int4Codes32At256(c0, c1), out);
+  }
+}
+
+// Per byte i, whether bit 8 * spread[i] + i % 8 of `bits` is set: the
+// bytes of `bits` spread by one byte shuffle (spread: one index per byte,
+// 16 or 32 of them as the tag has lanes), tested against each byte's bit.
+HWY_INLINE hn::Mask<Int4Lookup32Tag> Int5FifthBits(uint32_t bits, const uint8_t* spread) {
+  const Int4Lookup32Tag d8;
+  const hn::Repartition<uint32_t, Int4Lookup32Tag> du;
+  alignas(16) static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128,
+                                                   1, 2, 4, 8, 16, 32, 64, 128};
+  const auto bytes = hn::TableLookupBytes(hn::BitCast(d8, hn::Set(du, bits)), hn::Load(d8, spread));
+  return hn::TestBit(bytes, hn::LoadDup128(d8, kBit));
+}
+
+// 32 outputs of 5-bit codes: the low nibbles of outputs 0..15 in c0 and of
+// 16..31 in c1 (as StoreInt4ByteLookups32), bit j of `fifth_bits` output
+// j's fifth bit (GGUF's qh).
+HWY_INLINE void StoreInt5ByteLookups32(const Int5ByteTables<Int4Lookup32Tag>& tables,
+                                       hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1,
+                                       uint32_t fifth_bits, uint16_t* HWY_RESTRICT out) {
+  const Int4Lookup32Tag d8;
+  if constexpr (hn::MaxLanes(Int4Lookup32Tag()) == 16) {
+    alignas(16) static constexpr uint8_t kFirst[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                                       1, 1, 1, 1, 1, 1, 1, 1};
+    alignas(16) static constexpr uint8_t kSecond[16] = {2, 2, 2, 2, 2, 2, 2, 2,
+                                                        3, 3, 3, 3, 3, 3, 3, 3};
+    StoreInt5ByteLookups(d8, tables, c0, Int5FifthBits(fifth_bits, kFirst), out);
+    StoreInt5ByteLookups(d8, tables, c1, Int5FifthBits(fifth_bits, kSecond), out + 16);
+  } else {
+    // Int4Codes32At256's order: qh bytes 0 and 2 in block 0, 1 and 3 in 1.
+    alignas(32) static constexpr uint8_t kSpread[32] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2,
+        1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3};
+    StoreInt5ByteLookups(d8, tables, Int4Codes32At256(c0, c1), Int5FifthBits(fifth_bits, kSpread),
+                         out);
   }
 }
 

@@ -387,6 +387,53 @@ TEST_P(GgmlLegacyTest, Q5ScaleWideningEdges) {
   }
 }
 
+// Q5_0/Q5_1 16-bit outputs through two per-block table sets on x86
+// (GgmlByteTableBlock, Int5ByteTables): the fifth bit of each output picks
+// the set, spread from qh byte by byte in the order of the lookups (which
+// differs between 128- and 256-bit vectors). Every single qh bit set and
+// every single bit clear, each with every nibble somewhere in the block,
+// so each output position takes each set once alone; d positive, negative
+// and ±0 (code 16's ±0 comes from d's sign in Q5_0's mirrored tables),
+// with Q5_1 mins of both signs; Inf/NaN d (special blocks: both sets
+// computed). Whole runs and partial ones, misaligned.
+TEST_P(GgmlLegacyTest, Q5FifthBitPositions) {
+  constexpr std::array<std::pair<uint16_t, uint16_t>, 8> kScales = {{{0x3C00, 0xB800},
+                                                                     {0xB555, 0x3A00},
+                                                                     {0x0000, 0x8000},
+                                                                     {0x8000, 0x0000},
+                                                                     {0x2E66, 0xAC00},
+                                                                     {0x83FF, 0x0001},
+                                                                     {0x7C00, 0x3C00},
+                                                                     {0x7E00, 0xBC00}}};
+  for (GgmlType type : {G::kQ5_0, G::kQ5_1}) {
+    const size_t block_bytes = Info(type).block_bytes;
+    const size_t qh = type == G::kQ5_1 ? 4 : 2;
+    std::vector<uint8_t> blocks;
+    for (size_t i = 0; i < 64; ++i) {
+      std::vector<uint8_t> block(block_bytes, 0);
+      const auto [d, m] = kScales[i % kScales.size()];
+      Put16(block.data(), d);
+      if (MOffset(type) != 0) Put16(block.data() + 2, m);
+      const uint32_t bit = 1u << (i % 32);
+      Put32(block.data() + qh, i < 32 ? bit : ~bit);
+      for (size_t l = 0; l < 16; ++l) {
+        block[qh + 4 + l] = static_cast<uint8_t>(((l + i) & 15) | ((15 - l + 3 * i) & 15) << 4);
+      }
+      blocks.insert(blocks.end(), block.begin(), block.end());
+    }
+    for (ElemType out_type : kOutTypes) {
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type, 3, 1)) << GgmlName(type);
+      for (size_t n_blocks : {1, 2, 5}) {
+        for (size_t first : {size_t{0}, size_t{31}, blocks.size() / block_bytes - n_blocks}) {
+          const std::vector<uint8_t> part(blocks.begin() + first * block_bytes,
+                                          blocks.begin() + (first + n_blocks) * block_bytes);
+          EXPECT_TRUE(MatchesGgmlReference(type, part, out_type, 1, 3)) << GgmlName(type);
+        }
+      }
+    }
+  }
+}
+
 TEST_P(GgmlLegacyTest, PropertyMatchesReference) {
   const bool ok = rc::check("DequantGgml (legacy) matches the reference", [] {
     const GgmlType type = *rc::gen::elementOf(kLegacyTypes);
