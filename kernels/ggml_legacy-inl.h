@@ -513,10 +513,10 @@ constexpr bool GgmlUsesByteTables() {
   } else if constexpr (requires { Decoder::kQhOffset; }) {
     // Q5_0/Q5_1 (two table sets, Int5ByteTables; docs/performance.md, "Q5_0
     // and Q5_1 16-bit outputs through per-block tables"): SSSE3/SSE4 both
-    // types and outputs (Q5_0 1.6-1.75x, Q5_1 1.06-1.22x); AVX2 Q5_0's BF16
-    // only (1.19x: its finite blocks round 16 entries, Int5OddTables;
+    // types and outputs (Q5_0 1.6-1.75x, Q5_1 1.06-1.24x); AVX2 Q5_0's BF16
+    // only (1.19-1.22x: its finite blocks round 16 entries, Int5OddTables;
     // Q5_1's BF16 was 1.00-1.02x, the F16s 0.77-0.97x against vcvtps2ph);
-    // AVX-512 took 1.5-2x the time with the tables.
+    // AVX-512 took 1.5-2.4x the time with the tables.
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
     if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) return true;
     return HWY_TARGET == HWY_AVX2 && kBf16 && std::is_same_v<Decoder, GgmlQ5_0>;
