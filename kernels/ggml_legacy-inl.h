@@ -65,8 +65,11 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 }
 
 // The scales of a block whose f16 d is at x and, for kMin, its f16 m at
-// x + 2 (Q5_0, Q5_1). On AVX3 and AVX3_DL a block whose d and
-// m are finite, the usual case, widens both with one vcvtph2ps: exact for
+// x + 2 (Q4_0, Q4_1, Q5_0, Q5_1; Q8_0 measured 0.80-0.97x with it on
+// AVX3_DL/AVX3 and keeps F16ScaleBits, docs/performance.md, "Q5_0 and
+// Q5_1 16-bit outputs through per-block tables"). On AVX3 and AVX3_DL a
+// block whose d and m are finite, the usual case, widens both with one
+// vcvtph2ps: exact for
 // every finite f16, subnormals included, whatever MXCSR's DAZ says
 // (float_convert-inl.h, FromF16), so the bits are F16ScaleBits's. That is
 // about 5 instructions per scale instead of F16ScaleBits's range test, two
@@ -215,9 +218,7 @@ struct GgmlNibbleDecoder {
 struct GgmlQ4_0 : GgmlNibbleDecoder<GgmlQ4_0> {
   static constexpr size_t kBytes = ggml::kQ4_0Bytes;
   static constexpr size_t kQsOffset = 2;
-  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
-  }
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<false>(x); }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
                                                               const GgmlBlockScales& s) {
@@ -230,9 +231,7 @@ struct GgmlQ4_0 : GgmlNibbleDecoder<GgmlQ4_0> {
 struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
   static constexpr size_t kBytes = ggml::kQ4_1Bytes;
   static constexpr size_t kQsOffset = 4;
-  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
-    return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), ggml::F16ScaleBits(ggml::LoadLe16(x + 2)));
-  }
+  static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<true>(x); }
   template <bool kSpecial>
   static HWY_INLINE hn::Vec<hn::RebindToFloat<GgmlDU>> Values(hn::Vec<GgmlDU> nibbles,
                                                               const GgmlBlockScales& s) {

@@ -337,7 +337,7 @@ TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
   }
 }
 
-// Q5_0/Q5_1's per-block scales, which AVX3/AVX3_DL widen with
+// Q4_0/Q4_1/Q5_0/Q5_1's per-block scales, which AVX3/AVX3_DL widen with
 // vcvtph2ps after testing the f16 exponent fields of d and m together
 // (GgmlF16BlockScales in kernels/ggml_legacy-inl.h): every pair of d, m
 // from finite edges (±0, the smallest and largest f16 subnormals, the
@@ -345,28 +345,32 @@ TEST_P(GgmlLegacyTest, OverflowingFiniteScalesAndSpecialBlocks) {
 // combined test meets the other half finite and special. The NaNs include
 // payloads whose widened low 16 bits are >= 0x8000 (0x7FFF, 0xFFFF, 0xFE07,
 // 0x7DFF), which a special block wrongly taking the finite path would round
-// into another BF16 (the others round the same either way). qh is all 0,
-// all 1, alternating both ways, and a mixed pattern; codes cover every
+// into another BF16 (the others round the same either way). Q5's qh is all
+// 0, all 1, alternating both ways, and a mixed pattern; codes cover every
 // nibble, zero codes included (Inf * 0). Whole runs and partial ones
 // (1, 2, 3, 17 blocks, misaligned).
-TEST_P(GgmlLegacyTest, Q5ScaleWideningEdges) {
+TEST_P(GgmlLegacyTest, F16ScaleWideningEdges) {
   constexpr std::array<uint16_t, 20> kScales = {
       0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00,
       0xB800, 0x7C00, 0xFC00, 0x7C01, 0x7DFF, 0x7E00, 0x7FFF, 0xFFFF, 0xFE07, 0x7BFE};
   constexpr std::array<uint32_t, 5> kQh = {0, 0xFFFFFFFFu, 0xAAAAAAAAu, 0x55555555u, 0x0F0F00FFu};
-  for (GgmlType type : {G::kQ5_0, G::kQ5_1}) {
+  for (GgmlType type : {G::kQ4_0, G::kQ4_1, G::kQ5_0, G::kQ5_1}) {
     const size_t block_bytes = Info(type).block_bytes;
-    const size_t qh = type == G::kQ5_1 ? 4 : 2;
+    const size_t qs = block_bytes - 16;
+    const bool q5 = type == G::kQ5_0 || type == G::kQ5_1;
     std::vector<uint8_t> blocks;
     uint32_t seed = 4242;
     for (uint16_t d : kScales) {
       for (uint16_t m : kScales) {
-        if (type == G::kQ5_0 && m != kScales[0]) continue;
+        if (MOffset(type) == 0 && m != kScales[0]) continue;
         std::vector<uint8_t> block = PseudoRandomBytes(block_bytes, seed++);
         Put16(block.data(), d);
         if (MOffset(type) != 0) Put16(block.data() + 2, m);
-        Put32(block.data() + qh, kQh[seed % kQh.size()]);
-        block[qh + 4] = static_cast<uint8_t>(block[qh + 4] & 0xF0);  // nibble 0: code 0 or 16
+        if (q5) Put32(block.data() + qs - 4, kQh[seed % kQh.size()]);
+        // Zero codes (Inf * 0): element 0's nibble 0 (Q5: code 0 or 16),
+        // and Q4_0's element 1 code 8.
+        block[qs] = static_cast<uint8_t>(block[qs] & 0xF0);
+        if (type == G::kQ4_0) block[qs + 1] = static_cast<uint8_t>((block[qs + 1] & 0xF0) | 8);
         blocks.insert(blocks.end(), block.begin(), block.end());
       }
     }
