@@ -514,7 +514,7 @@ constexpr bool GgmlUsesByteTables() {
     // and Q5_1 16-bit outputs through per-block tables"): SSSE3/SSE4 both
     // types and outputs (Q5_0 1.6-1.75x, Q5_1 1.06-1.24x); AVX2 Q5_0's BF16
     // only (1.19-1.22x: its finite blocks round 16 entries, Int5OddTables;
-    // Q5_1's BF16 was 1.00-1.02x, the F16s 0.77-0.97x against vcvtps2ph);
+    // Q5_1's BF16 was 1.00-1.02x, the F16s 0.74-0.97x against vcvtps2ph);
     // AVX-512 took 1.5-2.4x the time with the tables.
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
     if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) return true;
