@@ -40,7 +40,7 @@ CopyRangeUse CopyRangeUseFromEnvironment();
 // copying the bytes through the page cache. Where it cannot (ext4, tmpfs,
 // misaligned offsets, two different file systems) it copies them in the
 // page cache, which measured slower than pread + write on ext4 and tmpfs
-// (docs/performance.md, "Choosing copy_file_range per file system"):
+// (docs/performance/remember-vs-cp.md, "Choosing copy_file_range per file system"):
 // * a network file system with a copy on the server (NFS 4.2, SMB/CIFS,
 //   Ceph), both files on the same type: yes, at any offset;
 // * a file system that shares extents (Btrfs, XFS, bcachefs, OCFS2), both

@@ -8,7 +8,7 @@
 // (which stays O(threads x chunk)). fsync writes pages dirtied through a
 // map like any other, so the staged output's commit (formats/staged_output.h)
 // is the same.
-// Not the default: where measured (docs/performance.md, "The mapped output
+// Not the default: where measured (docs/performance/multi-thread.md, "The mapped output
 // writer") it was not faster than the ring.
 #ifndef AMN_FORMATS_MAPPED_OUTPUT_H_
 #define AMN_FORMATS_MAPPED_OUTPUT_H_

@@ -391,7 +391,7 @@ bool Cancelled(const std::atomic<bool>* cancel) {
 // the kernel skip moving the bytes (CopyRangeAvoidsCopy, from the input's
 // and the output's file systems and the two offsets). The others are read
 // and written (on ext4 and tmpfs that is faster than the kernel's copy
-// through the page cache: docs/performance.md).
+// through the page cache: docs/performance/remember-vs-cp.md).
 class KernelCopies {
  public:
   KernelCopies(const OutputShard& shard, EngineInputs& inputs, int out_fd,
@@ -529,7 +529,7 @@ Status WriteShardRing(const OutputShard& shard, const std::vector<Chunk>& chunks
 
 // Which writer WriteShard tries first (EngineOptions::writer). The ring by
 // default: the mapped writer has not been measured faster where it counts
-// (docs/performance.md, "The mapped output writer").
+// (docs/performance/multi-thread.md, "The mapped output writer").
 OutputWriter ChosenWriter(const EngineOptions& options) {
   if (options.on_chunk) return OutputWriter::kRing;  // it needs the bytes in order
   if (options.writer) return *options.writer;

@@ -15,7 +15,7 @@
 //   pages of that map (kept tensors at their offset, by copy_file_range
 //   where CopyRangeAvoidsCopy says so), while the calling thread reports
 //   progress and watches for cancellation.
-//   One thread's write(2) no longer bounds the speed (docs/performance.md).
+//   One thread's write(2) no longer bounds the speed (docs/performance/multi-thread.md).
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
@@ -67,11 +67,11 @@ struct EngineOptions {
   // server, a reflink file system at block-aligned offsets:
   // CopyRangeAvoidsCopy); on ext4 or tmpfs pread + write, which measured
   // faster there than the kernel's copy through the page cache
-  // (docs/performance.md, "Choosing copy_file_range per file system").
+  // (docs/performance/remember-vs-cp.md, "Choosing copy_file_range per file system").
   std::optional<CopyRangeUse> copy_range_use;
   // WriteShard's writer. Unset: AMN_OUTPUT_WRITER=ring|mapped when the
   // environment says one, else the ring (the mapped writer is slower where
-  // measured: docs/performance.md, "The mapped output writer"). A set on_chunk (it
+  // measured: docs/performance/multi-thread.md, "The mapped output writer"). A set on_chunk (it
   // needs the bytes in order) always gets the ring; so does an output the
   // mapped writer cannot take (ReserveForMapping: fallocate refused, a
   // write-only or non-empty file, ...).

@@ -152,7 +152,7 @@ HWY_INLINE uint32_t AbsMaxBits(const uint8_t* HWY_RESTRICT in, uint64_t i0, size
 
 // u32 lanes holding codes in their low byte -> bytes. On x86 a truncation is
 // 1-3 shuffles where the saturating DemoteTo is 2-4 instructions (2-5 % of
-// the FP8 encoder on the VM, performance.md). Highway 1.0.3's AVX3_DL
+// the FP8 encoder on the VM, performance/encoders.md). Highway 1.0.3's AVX3_DL
 // TruncateTo(u8, u32) permutes dwords where it means bytes (wrong codes), so
 // AVX3_DL spells out the AVX3 one: each 128-bit block's 4 low bytes to its
 // first dword, then those 4 dwords to the bottom. The targets not measured

@@ -487,7 +487,7 @@ struct Fp8ToF32Chunk {
 
 // The 16-bit casts take the nibble tables (MapByNibbles, E5m2ToF16Bytes) on
 // x86 targets but SCALAR, where they measured faster than the u16-lane
-// decode (docs/performance.md, "Plain FP8 to BF16 and F16 through constant
+// decode (docs/performance/fp8.md, "Plain FP8 to BF16 and F16 through constant
 // nibble tables"); elsewhere (NEON, SVE: not measured) the u16 lanes stay.
 #undef AMN_FP8_NIBBLE_CASTS  // this header is read once per target
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR

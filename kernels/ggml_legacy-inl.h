@@ -66,7 +66,7 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 
 // The scales of a block whose f16 d is at x and, for kMin, its f16 m at
 // x + 2 (Q4_0, Q4_1, Q5_0, Q5_1; Q8_0 measured 0.80-0.97x with it on
-// AVX3_DL/AVX3 and keeps F16ScaleBits, docs/performance.md, "Q5_0 and
+// AVX3_DL/AVX3 and keeps F16ScaleBits, docs/performance/gguf-decode.md, "Q5_0 and
 // Q5_1 16-bit outputs through per-block tables"). On AVX3 and AVX3_DL a
 // block whose d and m are finite, the usual case, widens both with one
 // vcvtph2ps: exact for
@@ -74,7 +74,7 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 // (float_convert-inl.h, FromF16), so the bits are F16ScaleBits's. That is
 // about 5 instructions per scale instead of F16ScaleBits's range test, two
 // shifts, an and, an add and an or per scale and GgmlMakeScales's finite test
-// on the widened bits (docs/performance.md, "Q5_0 and Q5_1 against ggml").
+// on the widened bits (docs/performance/gguf-decode.md, "Q5_0 and Q5_1 against ggml").
 // The finite test is done on the f16 bits instead: an exponent field
 // e = h & 0x7C00 is all ones exactly when e + 0x400 reaches bit 15 (for
 // kMin in both halves at once: no carry crosses from the low half, whose
@@ -106,7 +106,7 @@ HWY_INLINE GgmlBlockScales GgmlF16BlockScales(const uint8_t* x) {
 // (float_convert-inl.h) on d. (Q5_1's q * d + m could be bounded the same
 // way when d and m share a sign, but GGUF files store d > 0 > m, where the
 // sum cancels towards 0: measured, its test only cost time;
-// docs/performance.md.)
+// docs/performance/bounds.md.)
 HWY_INLINE bool GgmlF16InRange(uint32_t d_bits, float max_code) {
   float d;
   std::memcpy(&d, &d_bits, sizeof(d));
@@ -138,7 +138,7 @@ HWY_INLINE hn::Vec<GgmlDU> GgmlHighBits(GgmlDU du, uint32_t qh, size_t j0) {
 // Q5_0/Q5_1's fifth bits: on AVX-512 a chunk is 16 lanes = two whole bytes
 // of qh (bit y of qh is bit y % 8 of byte y / 8, LoadMaskBits's order),
 // loaded into a mask register that selects the or per lane: 1.1-1.3x faster
-// than GgmlHighBits's table load, and, compare and and (docs/performance.md,
+// than GgmlHighBits's table load, and, compare and and (docs/performance/gguf-decode.md,
 // "Q5_0/Q5_1 fifth bits as a mask"). AVX2's emulated mask (broadcast, and,
 // compare, blendv) was 1.2-1.3x slower; with 4 lanes a chunk starts
 // mid-byte. Only the Q5 decoders use it, so no other type's code changes.
@@ -499,7 +499,7 @@ using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
 
 // Which (4- or 5-bit type, 16-bit output, target) combinations take
 // GgmlByteTableBlock instead of rounding every element: the one place that
-// chooses, from best-of-3 interleaved timings (docs/performance.md,
+// chooses, from best-of-3 interleaved timings (docs/performance/bounds.md,
 // "Per-block tables for 4-bit GGUF types"). SSSE3/SSE4: every type and
 // both outputs (F16 is rounded in software there). AVX2: BF16, and F16 but
 // for Q4_1 (vcvtps2ph per element was as fast). AVX-512: BF16 of the
@@ -510,7 +510,7 @@ constexpr bool GgmlUsesByteTables() {
   if constexpr (!requires { Decoder::kQsOffset; } || sizeof(typename Store::T) != 2) {
     return false;
   } else if constexpr (requires { Decoder::kQhOffset; }) {
-    // Q5_0/Q5_1 (two table sets, Int5ByteTables; docs/performance.md, "Q5_0
+    // Q5_0/Q5_1 (two table sets, Int5ByteTables; docs/performance/gguf-decode.md, "Q5_0
     // and Q5_1 16-bit outputs through per-block tables"): SSSE3/SSE4 both
     // types and outputs (Q5_0 1.6-1.75x, Q5_1 1.06-1.24x); AVX2 Q5_0's BF16
     // only (1.19-1.22x: its finite blocks round 16 entries, Int5OddTables;
@@ -640,7 +640,7 @@ using GgmlExactStore = GgmlStore16<
 // kGgmlNvfp4RowMinBlocks blocks, so the rows' builds (one per distinct
 // byte, each about one sub-block's work on the block path) are spread over
 // many sub-blocks, on the targets where it measured faster
-// (docs/performance.md, "NVFP4 16-bit outputs through scale-byte tables"):
+// (docs/performance/gguf-decode.md, "NVFP4 16-bit outputs through scale-byte tables"):
 // SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
 inline constexpr size_t kGgmlNvfp4RowMinBlocks = 64;
 inline constexpr size_t kGgmlMxfp4RowMinBlocks = 128;
@@ -695,7 +695,7 @@ HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
 // the code, so its row holds what GgmlBlock gives a block of codes 0..15
 // (its per-block byte table where GgmlUsesByteTables, else the chunks).
 // Taken for calls of at least kGgmlMxfp4RowMinBlocks blocks (each row
-// costs about one block), where it measured faster (docs/performance.md,
+// costs about one block), where it measured faster (docs/performance/gguf-decode.md,
 // "NVFP4 16-bit outputs through scale-byte tables"): every x86 target but
 // AVX-512's BF16, whose per-block tables with 256-bit lookups were as fast.
 template <class Store>

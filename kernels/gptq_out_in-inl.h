@@ -256,7 +256,7 @@ HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, s
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 // Whether 4-bit codes to BF16/F16 take Nibble16Run (measured per target:
-// docs/performance.md, "GPTQ/AWQ 4-bit 16-bit outputs on AVX2 through byte
+// docs/performance/safetensors-schemes.md, "GPTQ/AWQ 4-bit 16-bit outputs on AVX2 through byte
 // tables"); elsewhere they take the u32 lane lookups below.
 template <DequantOut kOut>
 constexpr bool GptqNibbleUsesByteTables() {

@@ -429,7 +429,7 @@ HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_
 
 // Whether PackedIntGroupChunks runs two chunks per loop iteration: the loop
 // control is 4 of about 22 instructions per chunk on AVX2. Three sets of
-// interleaved rounds on 2026-11-26 (docs/performance.md, "`ct_int8` on
+// interleaved rounds on 2026-11-26 (docs/performance/bounds.md, "`ct_int8` on
 // AVX2"): AVX2 int8 BF16 7-10 % faster, F16 and F32 1-3 %, in every set;
 // on AVX3/AVX3_DL/SSE4/SSSE3 the sets disagreed (-5 % to +6 %), so those
 // keep one chunk per iteration.

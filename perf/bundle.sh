@@ -7,7 +7,7 @@
 #   perf/bundle.sh DEST [BUILD_DIR]      (BUILD_DIR default build/gcc)
 #
 # DEST gets amn, synthetic_model, bandwidth_mt, timed_run, kernel_scaling (the
-# kernels alone against the floor, docs/performance.md), thread_scaling.sh,
+# kernels alone against the floor, docs/performance/multi-thread.md), thread_scaling.sh,
 # ld-linux-x86-64.so.2 and lib/ (all stripped copies); the last lines printed
 # are the invocation prefix and the scaling command. thread_scaling.sh run
 # from DEST finds the bundle by itself. Needs ldd; strip is used when present.

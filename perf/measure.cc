@@ -57,7 +57,7 @@ uint16_t F16Bits(float v) {
 // uniform in ±4 (F32, and rounded from it for BF16/F16). Random BF16
 // patterns instead spread the exponents over F32's whole range and make
 // most quotients such as x / absmax subnormal, unlike weights': that cost
-// the encoders 4–7× on the development VM's Intel host (docs/performance.md,
+// the encoders 4–7× on the development VM's Intel host (docs/performance/encoders.md,
 // "Encoder inputs like weights").
 void FillFinite(ElemType type, unsigned char* out, size_t n, Rng& rng) {
   for (size_t i = 0; i < n; ++i) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes MIB MiB of random bytes to a new file with plain write(2) calls of
 4 MiB, optionally fsync'd before closing: the buffered-write path that a
-decoded output takes, without amn (docs/performance.md, "remember of
+decoded output takes, without amn (docs/performance/remember-vs-cp.md, "remember of
 quantized models against cp on the VM").
 
     python3 perf/write_loop.py OUT [--mib 937] [--fsync]

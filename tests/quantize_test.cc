@@ -317,7 +317,7 @@ TEST_P(QuantizeTest, Fp8TinySubnormalGroupsGetTheSmallestScale) {
 // either side of, every rounding midpoint, one such lane per vector (the
 // rest 0), so a per-vector fallback taken for another lane cannot hide one.
 // A product path with a midpoint filter, which these caught when planted
-// wrong, is in performance.md ("The FP8 division", 2026-11-27).
+// wrong, is in performance/encoders.md ("The FP8 division", 2026-11-27).
 
 constexpr uint64_t kMidpointCols = 16;
 
