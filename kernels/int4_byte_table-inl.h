@@ -201,16 +201,12 @@ HWY_INLINE Int4ByteTables<Int4Lookup32Tag> Int4Tables32(const Int4ByteTables<D8>
     return tables;
   }
 }
+// The same for both sets of 5-bit tables.
 template <class D8>
 HWY_INLINE Int5ByteTables<Int4Lookup32Tag> Int4Tables32(const Int5ByteTables<D8>& tables) {
   return {Int4Tables32(tables.lower), Int4Tables32(tables.upper)};
 }
 
-// Looks up 32 codes, those of outputs 0..15 in c0 and of 16..31 in c1 (the
-// same 16 in every 128-bit block), and stores the 32 outputs in order. At
-// 256 bits StoreInt4ByteLookups stores the lower 8 codes of both blocks,
-// then their upper 8, so block 0 gets codes 0..7 and 16..23, block 1 codes
-// 8..15 and 24..31 (two 64-bit unpacks and a blend).
 // At 256 bits: c0's and c1's codes in the order StoreInt4ByteLookups
 // stores, outputs 0..7, 16..23 in block 0 and 8..15, 24..31 in block 1.
 HWY_INLINE hn::Vec<Int4Lookup32Tag> Int4Codes32At256(hn::Vec<Int4Lookup32Tag> c0,
@@ -222,6 +218,11 @@ HWY_INLINE hn::Vec<Int4Lookup32Tag> Int4Codes32At256(hn::Vec<Int4Lookup32Tag> c0
                                                              hn::InterleaveLower(d64, lo, hi)));
 }
 
+// Looks up 32 codes, those of outputs 0..15 in c0 and of 16..31 in c1 (the
+// same 16 in every 128-bit block), and stores the 32 outputs in order. At
+// 256 bits StoreInt4ByteLookups stores the lower 8 codes of both blocks,
+// then their upper 8, so block 0 gets codes 0..7 and 16..23, block 1 codes
+// 8..15 and 24..31 (two 64-bit unpacks and a blend).
 HWY_INLINE void StoreInt4ByteLookups32(const Int4ByteTables<Int4Lookup32Tag>& tables,
                                        hn::Vec<Int4Lookup32Tag> c0, hn::Vec<Int4Lookup32Tag> c1,
                                        uint16_t* HWY_RESTRICT out) {
