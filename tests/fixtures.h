@@ -37,9 +37,18 @@ inline std::vector<std::filesystem::path> FixtureFiles(const std::string& family
   return files;
 }
 
+// One read of the whole file (an istreambuf_iterator copy took 2.9 s per
+// 20 MiB under ASan at -O0, the sanitizer build's test code). A missing
+// file, or anything but a regular file, reads as empty.
 inline std::vector<uint8_t> ReadBytes(const std::filesystem::path& path) {
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
   std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+  if (error || !in) return {};
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return bytes;
 }
 
 inline uint32_t LoadLe32(const uint8_t* p) {
