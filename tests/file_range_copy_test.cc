@@ -36,11 +36,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using test::ReadBytes;  // tests/fixtures.h, through tests/cli_files.h
 using test::TempDir;  // tests/cli_files.h
 using shard_case::Compare;  // tests/engine_shard_case.h
 using shard_case::MakeCase;
 using shard_case::Pattern;
-using shard_case::ReadFile;
 using shard_case::RunShard;
 using shard_case::ShardCase;
 using shard_case::WriteFile;
@@ -208,7 +208,7 @@ TEST(CopyFileRange, CopiesTheRangeAtTheOutputPosition) {
   std::vector<uint8_t> want = {'h', 'e', 'a', 'd'};
   want.insert(want.end(), input.begin() + 1234, input.begin() + 1234 + 70000);
   want.insert(want.end(), {'t', 'a', 'i', 'l'});
-  EXPECT_EQ(ReadFile(dir.path() / "out"), want);
+  EXPECT_EQ(ReadBytes(dir.path() / "out"), want);
 }
 
 // At an output offset (the mapped writer's workers): the output's position
@@ -231,7 +231,7 @@ TEST(CopyFileRange, AtAnOffsetLeavesThePositionAlone) {
   std::vector<uint8_t> want(3, 0);
   want.insert(want.end(), input.begin() + 7, input.begin() + 40004);
   want.insert(want.end(), input.begin() + 50000, input.begin() + 80000);
-  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), want), "same");
+  EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), want), "same");
 }
 
 TEST(CopyFileRange, LoopsOverShortAndInterruptedCalls) {
@@ -246,7 +246,7 @@ TEST(CopyFileRange, LoopsOverShortAndInterruptedCalls) {
     EXPECT_EQ(copy.error, 0);
     EXPECT_EQ(g_calls, 14);  // 7 copies of at most 3 bytes, each after an EINTR
   }
-  EXPECT_EQ(ReadFile(dir.path() / "out"), std::vector<uint8_t>(input.begin() + 5, input.begin() + 25));
+  EXPECT_EQ(ReadBytes(dir.path() / "out"), std::vector<uint8_t>(input.begin() + 5, input.begin() + 25));
 }
 
 TEST(CopyFileRange, StopsAtAFailureAndSaysHowFarItGot) {
@@ -333,11 +333,11 @@ TEST(WriteShardCopy, CopiesFileToFileWithTheSameBytes) {
       OutputWriter used = OutputWriter::kRing;
       options.writer_used = &used;
       ASSERT_TRUE(RunShard(c, dir.path() / "out", options).ok());
-      EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+      EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), c.expected), "same");
       EXPECT_EQ(g_calls, kCopiedChunks);  // every kCopy chunk, one call each
       EXPECT_EQ(used, writer) << "the temporary directory's file system refused fallocate?";
       ASSERT_TRUE(RunShard(c, dir.path() / "off", Options(threads, nullptr, writer)).ok());
-      EXPECT_EQ(Compare(ReadFile(dir.path() / "off"), c.expected), "same");
+      EXPECT_EQ(Compare(ReadBytes(dir.path() / "off"), c.expected), "same");
     }
   }
 }
@@ -359,7 +359,7 @@ TEST(WriteShardCopy, FallsBackToReadAndWrite) {
         SCOPED_TRACE(std::string(k.name) + " " + WriterName(writer) + " -j " + std::to_string(threads));
         g_calls = 0;
         ASSERT_TRUE(RunShard(c, dir.path() / "out", Options(threads, k.call, writer)).ok());
-        EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+        EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), c.expected), "same");
         if (threads == 1 && k.calls_one_thread >= 0) {
           EXPECT_EQ(g_calls, k.calls_one_thread);
         }
@@ -378,7 +378,7 @@ TEST(WriteShardCopy, OffWithTheEnvironmentVariableOrWhenChunksAreWatched) {
     g_calls = 0;
     ASSERT_TRUE(RunShard(c, dir.path() / "out", from_environment).ok());
   }
-  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+  EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), c.expected), "same");
   EXPECT_EQ(g_calls, 0);
 
   {
@@ -397,7 +397,7 @@ TEST(WriteShardCopy, OffWithTheEnvironmentVariableOrWhenChunksAreWatched) {
     g_calls = 0;
     ASSERT_TRUE(RunShard(c, dir.path() / "out", never).ok());
   }
-  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+  EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), c.expected), "same");
   EXPECT_EQ(g_calls, 0);
 
   // on_chunk needs every chunk's bytes (NPZ output's CRC-32): no copying.
@@ -406,7 +406,7 @@ TEST(WriteShardCopy, OffWithTheEnvironmentVariableOrWhenChunksAreWatched) {
   watched.on_chunk = [&](size_t, std::span<const std::byte> bytes) { seen += bytes.size(); };
   g_calls = 0;
   ASSERT_TRUE(RunShard(c, dir.path() / "out", watched).ok());
-  EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+  EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), c.expected), "same");
   EXPECT_EQ(g_calls, 0);
   EXPECT_EQ(seen, 1000u + 200 + 333 + 5000);
 }
@@ -435,7 +435,7 @@ TEST(WriteShardCopy, DefaultChoosesByFileSystem) {
       options.copy_range_use.reset();
       g_calls = 0;
       ASSERT_TRUE(RunShard(c, dir.path() / "out", options).ok());
-      EXPECT_EQ(Compare(ReadFile(dir.path() / "out"), c.expected), "same");
+      EXPECT_EQ(Compare(ReadBytes(dir.path() / "out"), c.expected), "same");
       if (page_cache_only) {
         EXPECT_EQ(g_calls, 0);  // ext4, tmpfs: pread + write
       }

@@ -39,10 +39,10 @@ namespace fs = std::filesystem;
 
 using shard_case::Compare;  // tests/engine_shard_case.h
 using shard_case::MakeCase;
-using shard_case::ReadFile;
 using shard_case::RunShard;
 using shard_case::ShardCase;
 using test::InChild;  // tests/in_child.h
+using test::ReadBytes;  // tests/fixtures.h, through tests/cli_files.h
 using test::TempDir;  // tests/cli_files.h
 
 // --- stand-ins for fallocate(2) ---------------------------------------------
@@ -85,7 +85,7 @@ OutputWriter Ran(const ShardCase& c, const fs::path& out, EngineOptions options)
   options.writer_used = &used;
   const Status status = RunShard(c, out, options);
   EXPECT_TRUE(status.ok()) << status.ToString();
-  EXPECT_EQ(Compare(ReadFile(out), c.expected), "same");
+  EXPECT_EQ(Compare(ReadBytes(out), c.expected), "same");
   return used;
 }
 
@@ -210,7 +210,7 @@ TEST(MappedWriter, UnmappableOutputsTakeTheRing) {
   options.writer_used = &used;
   g_fallocate_calls = 0;
   ASSERT_TRUE(RunShard(c, dir.path() / "wronly", options, O_WRONLY).ok());
-  EXPECT_EQ(Compare(ReadFile(dir.path() / "wronly"), c.expected), "same");
+  EXPECT_EQ(Compare(ReadBytes(dir.path() / "wronly"), c.expected), "same");
   EXPECT_EQ(used, OutputWriter::kRing);
 
   used = OutputWriter::kMapped;
@@ -225,7 +225,7 @@ TEST(MappedWriter, UnmappableOutputsTakeTheRing) {
   ::close(fd);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(used, OutputWriter::kRing);
-  EXPECT_EQ(Compare(ReadFile(longer), c.expected), "same");
+  EXPECT_EQ(Compare(ReadBytes(longer), c.expected), "same");
   EXPECT_EQ(g_fallocate_calls, 0);
 }
 
