@@ -22,6 +22,7 @@
 
 #include "amn/model.h"
 #include "formats/sigbus_guard.h"
+#include "tests/fixtures.h"
 #include "tests/in_child.h"
 #include "tests/npy_writer.h"
 #include "tests/temp_dir.h"
@@ -199,16 +200,14 @@ TEST(InputChange, UnchangedInputGivesTheSameBytesWithAndWithoutMmap) {
   ASSERT_TRUE(model->Remember(dir.path() / "mapped.safetensors", options).ok());
   options.use_mmap = false;
   ASSERT_TRUE(model->Remember(dir.path() / "read.safetensors", options).ok());
-  std::ifstream a(dir.path() / "mapped.safetensors", std::ios::binary);
-  std::ifstream b(dir.path() / "read.safetensors", std::ios::binary);
-  const std::string bytes_a((std::istreambuf_iterator<char>(a)), {});
-  const std::string bytes_b((std::istreambuf_iterator<char>(b)), {});
-  EXPECT_GT(bytes_a.size(), size_t{2} << 20);
+  const std::vector<uint8_t> bytes_a = test::ReadBytes(dir.path() / "mapped.safetensors");
+  const std::vector<uint8_t> bytes_b = test::ReadBytes(dir.path() / "read.safetensors");
+  ASSERT_GT(bytes_a.size(), size_t{2} << 20);
   EXPECT_EQ(bytes_a, bytes_b);
   // 3.0f is BF16 0x4040: element 6 of the gathered array.
-  const size_t data = 8 + (static_cast<uint8_t>(bytes_a[0]) | static_cast<uint8_t>(bytes_a[1]) << 8);
-  EXPECT_EQ(static_cast<uint8_t>(bytes_a[data + 12]), 0x40);
-  EXPECT_EQ(static_cast<uint8_t>(bytes_a[data + 13]), 0x40);
+  const size_t data = 8 + (bytes_a[0] | bytes_a[1] << 8);
+  EXPECT_EQ(bytes_a[data + 12], 0x40);
+  EXPECT_EQ(bytes_a[data + 13], 0x40);
 }
 
 }  // namespace
