@@ -804,10 +804,13 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
     // test is on the factors actually multiplied, so it holds for every bit
     // pattern whatever the layout of d (a non-finite d gives non-finite
     // factors: (2s + 1) and (0.5 + s) are nonzero).
+    // F32 of IQ1_S/IQ1_M takes the unrolled store (kqv::KQuantUnrollsF32
+    // says where and why).
     if (sizeof(TOut) == 2 && kBf16 && HWY_LIKELY(FactorsFinite<kIq1S ? 8 : 16>(dec))) {
       kqv::StoreBlock<Value, TOut, kBf16, false>(dec, 0, out + i * iq::kQK);
     } else {
-      kqv::StoreBlock<Value, TOut, kBf16, true>(dec, 0, out + i * iq::kQK);
+      constexpr bool kUnrolledF32 = kIq1 && kqv::kUnrollsF32Here;
+      kqv::StoreBlock<Value, TOut, kBf16, true, kUnrolledF32>(dec, 0, out + i * iq::kQK);
     }
   }
 }

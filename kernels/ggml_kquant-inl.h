@@ -536,18 +536,22 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
   }
 }
 
-// Which types store F32 with the unrolled StoreF32: Q3_K..Q6_K on AVX2,
-// SSE4 and SSSE3, measured cache-resident 1.12-1.52x faster on AVX2 and
-// 1.20-1.62x on SSE4, streaming 0.93-1.38x. Not IQ4_XS, TQ1_0, TQ2_0, Q8_K
-// nor the I-quants: their cache-resident rows gained too, but their AVX2
-// streaming rows measured 0.55-0.82x in three runs (an unchanged IQ4_XS
-// moved 0.74x in another, so the cause is open); not AVX-512 (no gain)
-// nor Arm (untimed). docs/performance/gguf-decode.md, "F32 pass 2
-// unrolled, and against ggml built for AVX2".
+// Which types store F32 with the unrolled StoreF32 (the targets where it
+// may: kUnrollsF32Here): Q2_K..Q6_K, and IQ1_S/IQ1_M (ggml_iquant-inl.h),
+// on AVX2, SSE4 and SSSE3. Measured cache-resident 1.11-1.52x faster on
+// AVX2 and 1.20-1.62x on SSE4, streaming 0.93-1.38x. Not IQ4_XS, TQ1_0,
+// TQ2_0, Q8_K nor IQ2/IQ3: their cache-resident rows gained too, but the
+// AVX2 streaming rows of IQ4_XS/TQ1_0/TQ2_0 measured 0.55-0.82x in three
+// runs (an unchanged IQ4_XS moved 0.74x in another, so the cause is open),
+// IQ2/IQ3's 0.85-1.11x; not AVX-512 (no gain) nor Arm (untimed).
+// docs/performance/gguf-decode.md, "F32 pass 2 unrolled, and against ggml
+// built for AVX2".
+inline constexpr bool kUnrollsF32Here =
+    HWY_ARCH_X86 && HWY_TARGET >= HWY_AVX2 && HWY_TARGET <= HWY_SSSE3;
 template <uint32_t kType>
 constexpr bool KQuantUnrollsF32() {
-  return HWY_ARCH_X86 && HWY_TARGET >= HWY_AVX2 && HWY_TARGET <= HWY_SSSE3 &&
-         (kType == kQ3K || kType == kQ4K || kType == kQ5K || kType == kQ6K);
+  return kUnrollsF32Here &&
+         (kType == kQ2K || kType == kQ3K || kType == kQ4K || kType == kQ5K || kType == kQ6K);
 }
 
 // log2 of the elements per factor slot of Decoded::dl/ml: 16, except
