@@ -541,9 +541,9 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
 // on AVX2, SSE4 and SSSE3. Measured cache-resident 1.11-1.52x faster on
 // AVX2 and 1.20-1.62x on SSE4, streaming 0.93-1.38x. Not IQ4_XS, TQ1_0,
 // TQ2_0, Q8_K nor IQ2/IQ3: their cache-resident rows gained too, but the
-// AVX2 streaming rows of IQ4_XS/TQ1_0/TQ2_0 measured 0.55-0.82x in three
-// runs (an unchanged IQ4_XS moved 0.74x in another, so the cause is open),
-// IQ2/IQ3's 0.85-1.11x; not AVX-512 (no gain) nor Arm (untimed).
+// AVX2 streaming rows of IQ4_XS/TQ1_0/TQ2_0 measured 0.55-0.82x, in either
+// run order (the cause is not found), IQ2/IQ3's 0.85-1.11x; not AVX-512
+// (no gain) nor Arm (untimed).
 // docs/performance/gguf-decode.md, "F32 pass 2 unrolled, and against ggml
 // built for AVX2".
 inline constexpr bool kUnrollsF32Here =
