@@ -38,10 +38,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void DequantGptqKernel(const gptq::LayerView& layer, WeightOrientation orientation,
                                   size_t row_begin, size_t row_end, TOut* out) {
+#if HWY_TARGET == HWY_SCALAR
   constexpr ElemType kType = kOut == DequantOut::kF32    ? ElemType::kF32
                              : kOut == DequantOut::kBf16 ? ElemType::kBf16
                                                          : ElemType::kF16;
-#if HWY_TARGET == HWY_SCALAR
   ref::DequantGptq(layer, orientation, row_begin, row_end, kType, out);
 #else
   if (row_begin >= row_end) return;
@@ -50,7 +50,7 @@ HWY_INLINE void DequantGptqKernel(const gptq::LayerView& layer, WeightOrientatio
     if (orientation == WeightOrientation::kInOut) {
       DequantGptqInOut<kBits, kOut>(layer, row_begin, row_end, out);
     } else {
-      DequantGptqOutIn<kBits, kOut>(layer, row_begin, row_end, out, ref::DequantGptq, kType);
+      DequantGptqOutIn<kBits, kOut>(layer, row_begin, row_end, out);
     }
   };
   switch (layer.bits) {

@@ -33,23 +33,23 @@ inline constexpr size_t kGptqMaxLanes = HWY_MAX_BYTES / sizeof(uint32_t);
 // up to 2L - 1 fields (at most L / 4 words) past the data.
 inline constexpr size_t kStreamPadWords = 2 * kGptqMaxLanes + 2;
 
-// Lanes l = 0..L-1 get field (first + l) (kBits wide) of the LSB-first
-// stream `words`, which must hold L words from word (first * kBits) / 32.
-// Each lane picks its word with a table lookup and shifts it by its own
-// amount; a 3-bit field that straddles a word takes its high bits from the
-// next one: (hi << 1) << (31 - shift), defined for every shift.
+// Lanes l = 0..L-1 get the kBits-wide field at bit `bit` + l * kBits
+// (bit < 32) of the LSB-first stream whose word 0 is at `words`; reads L
+// words (8 bits: L bytes from byte bit / 8). Each lane picks its word with
+// a table lookup and shifts it by its own amount; a 3-bit field that
+// straddles a word takes its high bits from the next one:
+// (hi << 1) << (31 - shift), defined for every shift.
 template <uint32_t kBits, class DU>
-HWY_INLINE hn::Vec<DU> UnpackFields(DU du, const uint32_t* HWY_RESTRICT words, size_t first,
-                                    hn::Vec<DU> lane_bits) {
+HWY_INLINE hn::Vec<DU> UnpackFieldsAt(DU du, const uint32_t* HWY_RESTRICT words, uint32_t bit,
+                                      hn::Vec<DU> lane_bits) {
   if constexpr (kBits == 8) {  // one byte per field: a widening load
     (void)lane_bits;
     const hn::Rebind<uint8_t, DU> d8;
-    return hn::PromoteTo(du, hn::LoadU(d8, reinterpret_cast<const uint8_t*>(words) + first));
+    return hn::PromoteTo(du, hn::LoadU(d8, reinterpret_cast<const uint8_t*>(words) + bit / 8));
   }
   const hn::RebindToSigned<DU> di;
-  const size_t bit0 = first * kBits;
-  const auto v = hn::LoadU(du, words + bit0 / 32);
-  const auto offset = hn::Add(lane_bits, hn::Set(du, static_cast<uint32_t>(bit0 % 32)));
+  const auto v = hn::LoadU(du, words);
+  const auto offset = hn::Add(lane_bits, hn::Set(du, bit));
   const auto index = hn::ShiftRight<5>(offset);
   const auto shift = hn::And(offset, hn::Set(du, 31u));
   auto field = hn::Shr(hn::TableLookupLanes(v, hn::IndicesFromVec(du, hn::BitCast(di, index))),
@@ -61,6 +61,15 @@ HWY_INLINE hn::Vec<DU> UnpackFields(DU du, const uint32_t* HWY_RESTRICT words, s
     field = hn::Or(field, hn::Shl(hn::ShiftLeft<1>(hi), hn::Sub(hn::Set(du, 31u), shift)));
   }
   return hn::And(field, hn::Set(du, (1u << kBits) - 1));
+}
+
+// Lanes l = 0..L-1 get field (first + l) of the stream `words`, which must
+// hold L words from word (first * kBits) / 32.
+template <uint32_t kBits, class DU>
+HWY_INLINE hn::Vec<DU> UnpackFields(DU du, const uint32_t* HWY_RESTRICT words, size_t first,
+                                    hn::Vec<DU> lane_bits) {
+  const size_t bit0 = first * kBits;
+  return UnpackFieldsAt<kBits>(du, words + bit0 / 32, static_cast<uint32_t>(bit0 % 32), lane_bits);
 }
 
 // lane l -> l * kBits, the bit offset of lane l's field.

@@ -5,7 +5,7 @@
 // once); runs inside one group take their results from a table of all
 // 2^bits results of the group, or compute them. With act-order g_idx,
 // whole tiles are computed in the transposed domain (lane = row) and
-// transposed back; other rows use per-row tables.
+// transposed back; other rows take per-lane zeros and scales.
 #if defined(AMN_KERNELS_GPTQ_OUT_IN_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_GPTQ_OUT_IN_INL_H_
 #undef AMN_KERNELS_GPTQ_OUT_IN_INL_H_
@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "amn/weight_layout.h"
@@ -38,10 +39,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if HWY_TARGET != HWY_SCALAR
 
 // ---- kOutIn ------------------------------------------------------------
-
-// Groups a per-row g_idx table holds (kOutIn); layers with more groups and
-// a g_idx run the reference for that call.
-inline constexpr size_t kGptqMaxTableGroups = 2048;
 
 // Elements per kOutIn chunk (a multiple of 32; 512 keeps a tile's streams
 // at 9 KiB for 8 bits) and the most rows a transposed tile has.
@@ -99,16 +96,6 @@ HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, s
     }
   }
 }
-
-// Where the zeros and scales of a kOutIn row come from.
-// With a g_idx, either `results` (every group's 2^bits results, as
-// GroupLutLow gives them, at [g << bits]) or the zero and scale tables.
-struct OutInRow {
-  size_t j;
-  const uint32_t* results = nullptr;   // [groups << bits]
-  const float* zero_table = nullptr;   // [groups]
-  const float* scale_table = nullptr;  // [groups]
-};
 
 // Row j's F32 zero and scale of group g.
 HWY_INLINE float ZeroOf(const gptq::LayerView& layer, size_t g, size_t j) {
@@ -453,39 +440,23 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   }
 }
 
-// Lane l = table[index[l]], through memory: QEMU 7.2's AVX2 gather
-// emulation (the emulated fleet) returns wrong lanes here, and these
-// gathers only serve the rows outside whole tiles.
-template <class D>
-HWY_INLINE hn::Vec<D> GatherLanes(D d, const hn::TFromD<D>* HWY_RESTRICT table,
-                                  hn::Vec<hn::RebindToSigned<D>> index) {
-  const hn::RebindToSigned<D> di;
-  HWY_ALIGN int32_t indices[kGptqMaxLanes];
-  HWY_ALIGN hn::TFromD<D> values[kGptqMaxLanes];
-  hn::Store(index, di, indices);
-  for (size_t l = 0; l < hn::Lanes(d); ++l) values[l] = table[indices[l]];
-  return hn::Load(d, values);
-}
-
 // Elements [i0, i0 + count) of row j, count <= kOutInChunk, from the chunk's
 // stream `stream` (field 0 is element i0; zero-padded past the data).
 // Without a g_idx, runs of whole steps inside one group take BroadcastRun;
-// steps across a group boundary and the tail take per-lane zeros and
-// scales. With a g_idx, zeros and scales are gathered per lane from the
-// row's tables.
+// steps across a group boundary, the tail and every step of a layer with a
+// g_idx (rows outside whole tiles: DequantGptqOutIn) take per-lane zeros
+// and scales.
 template <uint32_t kBits, DequantOut kOut, typename TOut>
-HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
+HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
                            const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
                            TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::RebindToSigned<decltype(df)> di;
   const size_t lanes = hn::Lanes(df);
   const size_t step = 2 * lanes;
   const auto lane_bits = LaneBitOffsets<kBits>(du);
   HWY_ALIGN float lane_zeros[2 * kGptqMaxLanes];
   HWY_ALIGN float lane_scales[2 * kGptqMaxLanes];
-  HWY_ALIGN int32_t index_tail[2 * kGptqMaxLanes];
   HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
   const size_t group_size = layer.group_size;
   size_t c = 0;
@@ -496,69 +467,44 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, const OutInRow& row,
       const size_t g = i / group_size;
       const size_t group_stop = std::min(count, (g + 1) * group_size - i0);
       const size_t n_steps = (group_stop - c) / step;
-      BroadcastRun<kBits, kOut>(stream, c, n_steps, ZeroOf(layer, g, row.j),
-                                ScaleOf(layer, g, row.j), out);
+      BroadcastRun<kBits, kOut>(stream, c, n_steps, ZeroOf(layer, g, j), ScaleOf(layer, g, j),
+                                out);
       c += n_steps * step;
       continue;
     }
     TOut* dst = full ? out + c : out_tail;
     const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
     const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
-    if (layer.g_idx != nullptr) {
-      const int32_t* g_idx = reinterpret_cast<const int32_t*>(layer.g_idx) + i;
-      if (!full) {
-        std::fill(index_tail, index_tail + step, 0);
-        std::memcpy(index_tail, g_idx, 4 * (count - c));
-        g_idx = index_tail;
-      }
-      const auto ga = hn::LoadU(di, g_idx);
-      const auto gb = hn::LoadU(di, g_idx + lanes);
-      if (row.results != nullptr) {
-        // One gather per vector: result (g << bits) + q of the row's table.
-        const auto* results = reinterpret_cast<const int32_t*>(row.results);
-        const auto ia = hn::Add(hn::ShiftLeft<kBits>(ga), hn::BitCast(di, qa));
-        const auto ib = hn::Add(hn::ShiftLeft<kBits>(gb), hn::BitCast(di, qb));
-        const auto ra = hn::BitCast(du, GatherLanes(di, results, ia));
-        const auto rb = hn::BitCast(du, GatherLanes(di, results, ib));
-        if constexpr (kOut == DequantOut::kF32) {
-          hn::StoreU(hn::BitCast(df, ra), df, dst);
-          hn::StoreU(hn::BitCast(df, rb), df, dst + lanes);
-        } else {
-          const hn::Repartition<uint16_t, decltype(du)> d16;
-          hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, rb), hn::BitCast(d16, ra)), d16, dst);
-        }
-        if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
-        c += step;
-        continue;
-      }
-      DequantStep<kOut>(df, qa, qb, GatherLanes(df, row.zero_table, ga),
-                        GatherLanes(df, row.zero_table, gb),
-                        GatherLanes(df, row.scale_table, ga),
-                        GatherLanes(df, row.scale_table, gb), dst);
-    } else {
-      // The padded lanes of a tail repeat the last element's group.
-      const size_t last = i0 + count - 1;
-      for (size_t k = 0; k < step; ++k) {
-        const size_t g = std::min(i + k, last) / group_size;
-        lane_zeros[k] = ZeroOf(layer, g, row.j);
-        lane_scales[k] = ScaleOf(layer, g, row.j);
-      }
-      DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
-                        hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
+    // The padded lanes of a tail repeat the last element's group.
+    const size_t last = i0 + count - 1;
+    for (size_t k = 0; k < step; ++k) {
+      const size_t g = gptq::GroupOf(layer, std::min(i + k, last));
+      lane_zeros[k] = ZeroOf(layer, g, j);
+      lane_scales[k] = ScaleOf(layer, g, j);
     }
+    DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
+                      hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
     if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
     c += step;
   }
 }
 
-// kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes) of a layer with a
-// g_idx, computed in the transposed domain: for each element i, lane t is
-// row j0 + t, so the codes are one shifted load of qweight word row
-// bits*i/32 and the zero and scale are plain loads of the tables at
-// [g_idx[i] * n] (zeros[g * n + t], scales[g * n + t]); no gathers. Blocks
-// of n elements are transposed back (TransposeTileStreams) into rows t.
-// kMayBeNan = false when every scale of the tile is finite.
-template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, typename TOut>
+// Entries (group, lane) a tile's zero and scale tables hold: 16 KiB on the
+// stack. Layers with more groups than fit for the tile's lanes read each
+// element's zeros and scales from the layer instead (1.2-1.7x slower
+// where both were timed, docs/schemes/gptq.md).
+inline constexpr size_t kGptqMaxTableEntries = 2048;
+
+// kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes, j0 + n <= N) of a
+// layer with a g_idx, computed in the transposed domain: for each element
+// i, lane t is row j0 + t, so the codes are one shifted load of qweight
+// word row bits*i/32. The zero and scale of group g = g_idx[i] are plain
+// loads of the tables at [g * n] (zeros[g * n + t], scales[g * n + t]) with
+// kTables, else one load of scales[g][j0..] and fields j0.. of qzeros row
+// g (UnpackFieldsAt), for any number of groups. Blocks of n elements are
+// transposed back (TransposeTileStreams) into rows t. kMayBeNan = false
+// when every scale of the tile is finite.
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, typename TOut>
 HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
                              const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
                              TOut* HWY_RESTRICT out) {
@@ -571,6 +517,20 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
   const size_t stride = 4 * layer.n;
   const uint8_t* column0 = layer.qweight + 4 * j0;
   const auto mask = hn::Set(du, (1u << kBits) - 1);
+  const auto lane_bits = LaneBitOffsets<kBits>(du);
+  const auto plus_one = hn::Set(du, layer.zeros_plus_one ? 1u : 0u);
+  // Without tables the zeros are fields j0.. of a qzeros row: UnpackFieldsAt
+  // reads n words from the word of field j0, inside the tensor for the rows
+  // below `direct_groups`; the last rows' words are copied into `zero_words`.
+  const size_t zero_row_bytes = layer.n * kBits / 32 * 4;
+  const size_t first_word_byte = 4 * (j0 * kBits / 32);
+  const auto first_bit = static_cast<uint32_t>(j0 * kBits % 32);
+  const size_t zero_bytes = layer.groups * zero_row_bytes;
+  const size_t direct_groups = zero_bytes >= first_word_byte + 4 * n
+                                   ? (zero_bytes - first_word_byte - 4 * n) / zero_row_bytes + 1
+                                   : 0;
+  HWY_ALIGN uint32_t zero_words[kTileLanes] = {};
+  const size_t scale_bytes = ElemTypeBytes(layer.scale_type);
   HWY_ALIGN uint32_t by_element[kTileLanes * kTileLanes];
   HWY_ALIGN uint32_t by_row[kTileLanes * kTileLanes];
   HWY_ALIGN TOut row_tail[kTileLanes];
@@ -587,10 +547,31 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
         q = hn::Or(q, hn::ShiftLeftSame(next, 32 - shift));
       }
       const size_t g = gptq::LoadLe32(layer.g_idx + 4 * i);
-      const auto scale = hn::LoadU(df, scales + g * n);
-      auto product = hn::Mul(
-          hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(q, mask))), hn::LoadU(df, zeros + g * n)),
-          scale);
+      hn::Vec<decltype(df)> zero, scale;
+      if constexpr (kTables) {
+        zero = hn::LoadU(df, zeros + g * n);
+        scale = hn::LoadU(df, scales + g * n);
+      } else {
+        const uint8_t* zero_at = layer.qzeros + g * zero_row_bytes + first_word_byte;
+        const uint32_t* words = reinterpret_cast<const uint32_t*>(zero_at);
+        if (HWY_UNLIKELY(g >= direct_groups)) {
+          std::memcpy(zero_words, zero_at, zero_bytes - (g * zero_row_bytes + first_word_byte));
+          words = zero_words;
+        }
+        zero = hn::ConvertTo(df, hn::BitCast(di, hn::Add(UnpackFieldsAt<kBits>(du, words, first_bit,
+                                                                               lane_bits),
+                                                         plus_one)));
+        const uint8_t* scale_at = layer.scales + (g * layer.n + j0) * scale_bytes;
+        if (layer.scale_type == ElemType::kF32) {
+          scale = hn::LoadU(df, reinterpret_cast<const float*>(scale_at));
+        } else if (layer.scale_type == ElemType::kBf16) {
+          scale = hn::BitCast(df, FromBf16()(du, reinterpret_cast<const uint16_t*>(scale_at)));
+        } else {
+          scale = hn::BitCast(df, FromF16()(du, reinterpret_cast<const uint16_t*>(scale_at)));
+        }
+      }
+      auto product =
+          hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(q, mask))), zero), scale);
       if (kMayBeNan) product = hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product);
       const auto bits = hn::BitCast(du, product);
       hn::Vec<decltype(du)> encoded;
@@ -621,15 +602,7 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
 
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin, size_t row_end,
-                                 TOut* HWY_RESTRICT out, void (*reference)(const gptq::LayerView&,
-                                                                           WeightOrientation,
-                                                                           size_t, size_t,
-                                                                           ElemType, void*),
-                                 ElemType out_type) {
-  if (layer.g_idx != nullptr && layer.groups > kGptqMaxTableGroups) {
-    reference(layer, WeightOrientation::kOutIn, row_begin, row_end, out_type, out);
-    return;
-  }
+                                 TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<uint32_t> du;
   const size_t lanes = hn::Lanes(du);
   const size_t stride = 4 * layer.n;
@@ -637,9 +610,9 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   // zero padding for the whole-vector loads past its end.
   constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kStreamPadWords;
   HWY_ALIGN uint32_t streams[kTileLanes * kStreamWords];
-  const auto run_chunk = [&](const OutInRow& row, const uint32_t* stream, size_t i0) {
-    OutInChunk<kBits, kOut>(layer, row, stream, i0, std::min(kOutInChunk, layer.k - i0),
-                            out + (row.j - row_begin) * layer.k + i0);
+  const auto run_chunk = [&](size_t j, const uint32_t* stream, size_t i0) {
+    OutInChunk<kBits, kOut>(layer, j, stream, i0, std::min(kOutInChunk, layer.k - i0),
+                            out + (j - row_begin) * layer.k + i0);
   };
   // Column j's words of chunk i0, one strided load each, into `stream`.
   const auto copy_column = [&](size_t j, size_t i0, uint32_t* stream) {
@@ -649,68 +622,49 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     std::memset(stream + n_words, 0, 4 * kStreamPadWords);
   };
   if (layer.g_idx != nullptr) {
-    // Row by row: each row first tabulates, per group, all 2^bits results
-    // when they fit in the table, else its zero and scale.
-    union {
-      uint32_t results[2 * kGptqMaxTableGroups + kGptqMaxLanes];
-      struct {
-        float zeros[kGptqMaxTableGroups];
-        float scales[kGptqMaxTableGroups];
-      } groups;
-    } table;
-    const bool all_results = (layer.groups << kBits) <= 2 * kGptqMaxTableGroups;
-    const hn::Rebind<float, decltype(du)> df;
-    const size_t levels = size_t{1} << kBits;
-    size_t j = row_begin;
-    if (lanes <= kTileLanes && layer.groups * lanes <= kGptqMaxTableGroups) {
-      // Whole tiles in the transposed domain (ActOrderTile): zeros and
-      // scales of the tile's rows interleaved by row, group by group.
+    if (lanes <= kTileLanes && row_end - row_begin >= lanes) {
+      // Whole tiles in the transposed domain (ActOrderTile); the last one
+      // ends at row_end and may overlap the one before, rewriting its rows
+      // with the same values.
+      // Layers whose zeros and scales of every group fit the tables get
+      // them tabulated per tile, interleaved by row, group by group.
+      const bool tabled = layer.groups * lanes <= kGptqMaxTableEntries;
+      HWY_ALIGN float zeros[kGptqMaxTableEntries];
+      HWY_ALIGN float scales[kGptqMaxTableEntries];
       const auto exponent = fmt::kF32ExpMask;
-      for (; j + lanes <= row_end; j += lanes) {
+      for (size_t j = row_begin; j < row_end; j += lanes) {
+        const size_t j0 = std::min(j, row_end - lanes);
         bool finite = true;
         for (size_t g = 0; g < layer.groups; ++g) {
           for (size_t t = 0; t < lanes; ++t) {
-            const uint32_t scale_bits = gptq::ScaleBits(layer, g, j + t);
+            const uint32_t scale_bits = gptq::ScaleBits(layer, g, j0 + t);
             finite = finite && (scale_bits & exponent) != exponent;
-            table.groups.zeros[g * lanes + t] = ZeroOf(layer, g, j + t);
-            std::memcpy(&table.groups.scales[g * lanes + t], &scale_bits, 4);
+            if (tabled) {
+              zeros[g * lanes + t] = ZeroOf(layer, g, j0 + t);
+              std::memcpy(&scales[g * lanes + t], &scale_bits, 4);
+            }
           }
         }
-        TOut* tile_out = out + (j - row_begin) * layer.k;
-        if (finite) {
-          ActOrderTile<kBits, kOut, false>(layer, j, table.groups.zeros, table.groups.scales,
-                                           tile_out);
+        TOut* tile_out = out + (j0 - row_begin) * layer.k;
+        const auto tile = [&](auto may_be_nan, auto tables) {
+          ActOrderTile<kBits, kOut, decltype(may_be_nan)::value, decltype(tables)::value>(
+              layer, j0, zeros, scales, tile_out);
+        };
+        using Yes = std::true_type;
+        using No = std::false_type;
+        if (tabled) {
+          finite ? tile(No(), Yes()) : tile(Yes(), Yes());
         } else {
-          ActOrderTile<kBits, kOut, true>(layer, j, table.groups.zeros, table.groups.scales,
-                                          tile_out);
+          finite ? tile(No(), No()) : tile(Yes(), No());
         }
       }
+      return;
     }
-    for (; j < row_end; ++j) {
-      OutInRow row{j};
-      if (all_results) {
-        for (size_t g = 0; g < layer.groups; ++g) {
-          const auto zero = hn::Set(df, ZeroOf(layer, g, j));
-          const auto scale = hn::Set(df, ScaleOf(layer, g, j));
-          // Whole vectors: lanes past 2^bits spill into the next group's
-          // slots (rewritten next) or the table's padding.
-          for (size_t base = 0; base < levels; base += lanes) {
-            hn::StoreU(GroupLutLow<kOut>(df, zero, scale, static_cast<int32_t>(base)), du,
-                       table.results + (g << kBits) + base);
-          }
-        }
-        row.results = table.results;
-      } else {
-        for (size_t g = 0; g < layer.groups; ++g) {
-          table.groups.zeros[g] = ZeroOf(layer, g, j);
-          table.groups.scales[g] = ScaleOf(layer, g, j);
-        }
-        row.zero_table = table.groups.zeros;
-        row.scale_table = table.groups.scales;
-      }
+    // Fewer rows than a tile (or vectors wider than kTileLanes): row by row.
+    for (size_t j = row_begin; j < row_end; ++j) {
       for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
         copy_column(j, i0, streams);
-        run_chunk(row, streams, i0);
+        run_chunk(j, streams, i0);
       }
     }
     return;
@@ -729,13 +683,13 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
                            n_words, streams, kStreamWords);
       for (size_t t = 0; t < lanes; ++t) {
         std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
-        run_chunk({j0 + t}, streams + t * kStreamWords, i0);
+        run_chunk(j0 + t, streams + t * kStreamWords, i0);
       }
       return;
     }
     for (size_t j = j0; j < j1; ++j) {
       copy_column(j, i0, streams);
-      run_chunk({j}, streams, i0);
+      run_chunk(j, streams, i0);
     }
   };
   // Blocks where that wins (measured streaming): 8-bit codes (but F32 on

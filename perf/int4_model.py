@@ -16,18 +16,21 @@ becomes, for --format awq (AutoAWQ GEMM):
 "bits": 4, "group_size": 128, "zero_point": true, "version": "gemm",
 "modules_to_not_convert": null}; codes uniform (every nibble 0..15), zero
 points 4..11 (as in the reference slice). For --format gptq (AutoGPTQ /
-GPTQModel, checkpoint format v1, symmetric, no act-order):
-  PREFIX.g_idx    I32 [in]               i / group
+GPTQModel, checkpoint format v1, symmetric, no act-order unless --act-order):
+  PREFIX.g_idx    I32 [in]               i / group (--act-order: a random
+                                         permutation of 0..in-1, / group)
   PREFIX.qweight  I32 [in/8, out]        4-bit codes packed along in, LSB first
   PREFIX.qzeros   I32 [in/group, out/8]  stored zero - 1 = 7 in every field
   PREFIX.scales   F16 [in/group, out]
 with a quantization_config as AutoGPTQ writes it {"quant_method": "gptq",
-"bits": 4, "group_size": 128, "desc_act": false, "sym": true, ...}. Scales
+"bits": 4, "group_size": 128, "desc_act": false (--act-order: true),
+"sym": true, ...}. Scales
 0.005..0.02, no bias. Embeddings, lm_head and norms stay F16 (torch_dtype
 float16): embeddings Gaussian (std 0.02), norms 1.0. Tensors are in the
 safetensors library's order.
 
-  perf/int4_model.py OUT_DIR [--format awq|gptq] [--gib 1.0] [--hidden 2048] [--group 128] [--seed 0]
+  perf/int4_model.py OUT_DIR [--format awq|gptq] [--act-order] [--gib 1.0] [--hidden 2048]
+                    [--group 128] [--seed 0]
 
 --gib is the size of the BF16 model plain_model.py would write (about what
 `remember` writes). Needs numpy (Debian: python3-numpy, /usr/bin/python3)."""
@@ -59,12 +62,12 @@ def packed_words(rng, rows, cols8, lo, hi):
     return words.astype("<u4").tobytes()
 
 
-def quantization_config(fmt, group):
+def quantization_config(fmt, group, act_order):
     if fmt == "awq":
         return {"quant_method": "awq", "bits": 4, "group_size": group, "zero_point": True,
                 "version": "gemm", "modules_to_not_convert": None}
     return {"quant_method": "gptq", "bits": 4, "group_size": group, "damp_percent": 0.01,
-            "desc_act": False, "sym": True, "true_sequential": True,
+            "desc_act": act_order, "sym": True, "true_sequential": True,
             "model_name_or_path": None, "model_file_base_name": "model"}
 
 
@@ -75,6 +78,8 @@ def main():
     ap.add_argument("--gib", type=float, default=1.0)
     ap.add_argument("--hidden", type=int, default=2048)
     ap.add_argument("--group", type=int, default=128)
+    ap.add_argument("--act-order", action="store_true",
+                    help="gptq: g_idx of a shuffled input order (desc_act true)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     h, inter, vocab, g = args.hidden, args.hidden * 11 // 4, 32000, args.group
@@ -98,8 +103,10 @@ def main():
                 tensors[q + ".qzeros"] = ("I32", [fin // g, fout // 8],
                                           lambda r, a=fin, b=fout: packed_words(r, a // g, b // 8, 4, 11))
             else:
-                tensors[q + ".g_idx"] = ("I32", [fin],
-                                         lambda r, a=fin: (np.arange(a, dtype="<i4") // g).tobytes())
+                order = (lambda r, a: r.permutation(a)) if args.act_order else (
+                    lambda r, a: np.arange(a))
+                tensors[q + ".g_idx"] = ("I32", [fin], lambda r, a=fin, o=order:
+                                         (o(r, a) // g).astype("<i4").tobytes())
                 tensors[q + ".qweight"] = ("I32", [fin // 8, fout],
                                            lambda r, a=fin, b=fout: packed_words(r, a // 8, b, 0, 15))
                 tensors[q + ".qzeros"] = ("I32", [fin // g, fout // 8],
@@ -121,7 +128,7 @@ def main():
               "num_attention_heads": h // 64, "num_key_value_heads": h // 64,
               "vocab_size": vocab, "max_position_embeddings": 4096, "rms_norm_eps": 1e-5,
               "rope_theta": 10000.0, "torch_dtype": "float16", "tie_word_embeddings": False,
-              "quantization_config": quantization_config(args.format, g)}
+              "quantization_config": quantization_config(args.format, g, args.act_order)}
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     print(f"{args.out}: {layers} layers, {offset / 2**30:.2f} GiB")

@@ -608,17 +608,38 @@ TEST_P(GptqTest, NearlySequentialGIdx) {
   }
 }
 
-// With a g_idx and more groups than the per-row tables hold, kOutIn takes
-// the reference; kInOut its usual path.
-TEST_P(GptqTest, ManyGroupsWithGIdx) {
-  OwnedLayer o = RandomLayer(4, 64, 16, 1, true, ElemType::kF16, 3);
-  o.groups = 3000;
-  o.qzeros = PseudoRandomBytes(o.groups * 2 * 4, 4);
-  o.scales = PseudoRandomBytes(o.groups * 16 * 2, 5);
-  for (size_t at = 1; at < o.scales.size(); at += 2) o.scales[at] &= 0xBF;
-  std::mt19937 rng(6);
-  for (size_t i = 0; i < 64; ++i) PutLe32(o.g_idx, 4 * i, rng() % 3000);
-  for (const ElemType out_type : kOutTypes) EXPECT_TRUE(MatchesReferenceRows(o, out_type, 3));
+// Act-order layers with more groups than a tile's zero and scale tables
+// hold (2100: on every target; 200: with AVX-512's 16 lanes) read each
+// element's zeros and scales from the layer: every width, v1 and v2 zeros,
+// every scale type, a g_idx that uses the last qzeros rows (whose words
+// are copied, not loaded past the tensor, which is exactly as long as the
+// layer needs), every row range (MatchesReferenceRows: whole, a middle
+// range that is no whole number of tiles, one row), and a NaN scale.
+TEST_P(GptqTest, GIdxBeyondTheTables) {
+  uint32_t seed = 500;
+  constexpr size_t kK = 64, kN = 96;
+  for (const uint32_t bits : kBitWidths) {
+    for (const size_t groups : {size_t{200}, size_t{2100}}) {
+      for (const ElemType scale_type : {ElemType::kF16, ElemType::kBf16, ElemType::kF32}) {
+        OwnedLayer o = RandomLayer(bits, kK, kN, 1, true, scale_type, seed++);
+        o.groups = groups;
+        o.qzeros = PseudoRandomBytes(groups * (kN * bits / 32) * 4, seed++);
+        const size_t size = ElemTypeBytes(scale_type);
+        o.scales = PseudoRandomBytes(groups * kN * size, seed++);
+        for (size_t at = 0; at < o.scales.size(); at += size) o.scales[at + size - 1] &= 0xBF;
+        std::mt19937 rng(seed);
+        for (size_t i = 0; i < kK; ++i) {
+          PutLe32(o.g_idx, 4 * i, static_cast<uint32_t>(i < 3 ? groups - 1 - i : rng() % groups));
+        }
+        if (scale_type == ElemType::kF32 && groups == 200) {
+          PutLe32(o.scales, 4 * ((groups - 2) * kN + 50), 0x7FC00001u);  // row 50's group 198
+        }
+        for (const ElemType out_type : kOutTypes) {
+          EXPECT_TRUE(MatchesReferenceRows(o, out_type, seed % 5));
+        }
+      }
+    }
+  }
 }
 
 // Scales that reach every class of result: NaN (quiet, signalling, either
