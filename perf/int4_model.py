@@ -24,10 +24,9 @@ GPTQModel, checkpoint format v1, symmetric, no act-order unless --act-order):
   PREFIX.scales   F16 [in/group, out]
 with a quantization_config as AutoGPTQ writes it {"quant_method": "gptq",
 "bits": 4, "group_size": 128, "desc_act": false (--act-order: true),
-"sym": true, ...}. Scales
-0.005..0.02, no bias. Embeddings, lm_head and norms stay F16 (torch_dtype
-float16): embeddings Gaussian (std 0.02), norms 1.0. Tensors are in the
-safetensors library's order.
+"sym": true, ...}. Scales 0.005..0.02, no bias. Embeddings, lm_head and
+norms stay F16 (torch_dtype float16): embeddings Gaussian (std 0.02), norms
+1.0. Tensors are in the safetensors library's order.
 
   perf/int4_model.py OUT_DIR [--format awq|gptq] [--act-order] [--gib 1.0] [--hidden 2048]
                     [--group 128] [--seed 0]
@@ -82,6 +81,8 @@ def main():
                     help="gptq: g_idx of a shuffled input order (desc_act true)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if args.act_order and args.format != "gptq":
+        ap.error("--act-order is for --format gptq (AWQ has no g_idx)")
     h, inter, vocab, g = args.hidden, args.hidden * 11 // 4, 32000, args.group
     per_layer = 2 * (4 * h * h + 3 * h * inter + 2 * h)  # as plain_model.py
     fixed = 2 * (2 * vocab * h + h)
