@@ -445,11 +445,13 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
 // Without a g_idx, runs of whole steps inside one group take BroadcastRun;
 // steps across a group boundary, the tail and every step of a layer with a
 // g_idx (rows outside whole tiles: DequantGptqOutIn) take per-lane zeros
-// and scales.
+// and scales, from `row_zeros` / `row_scales` (row j's of every group) when
+// given.
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
                            const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
-                           TOut* HWY_RESTRICT out) {
+                           TOut* HWY_RESTRICT out, const float* HWY_RESTRICT row_zeros = nullptr,
+                           const float* HWY_RESTRICT row_scales = nullptr) {
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const size_t lanes = hn::Lanes(df);
@@ -479,8 +481,8 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
     const size_t last = i0 + count - 1;
     for (size_t k = 0; k < step; ++k) {
       const size_t g = gptq::GroupOf(layer, std::min(i + k, last));
-      lane_zeros[k] = ZeroOf(layer, g, j);
-      lane_scales[k] = ScaleOf(layer, g, j);
+      lane_zeros[k] = row_zeros != nullptr ? row_zeros[g] : ZeroOf(layer, g, j);
+      lane_scales[k] = row_scales != nullptr ? row_scales[g] : ScaleOf(layer, g, j);
     }
     DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
                       hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
@@ -622,6 +624,8 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     std::memset(stream + n_words, 0, 4 * kStreamPadWords);
   };
   if (layer.g_idx != nullptr) {
+    HWY_ALIGN float zeros[kGptqMaxTableEntries];
+    HWY_ALIGN float scales[kGptqMaxTableEntries];
     if (lanes <= kTileLanes && row_end - row_begin >= lanes) {
       // Whole tiles in the transposed domain (ActOrderTile); the last one
       // ends at row_end and may overlap the one before, rewriting its rows
@@ -629,8 +633,6 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       // Layers whose zeros and scales of every group fit the tables get
       // them tabulated per tile, interleaved by row, group by group.
       const bool tabled = layer.groups * lanes <= kGptqMaxTableEntries;
-      HWY_ALIGN float zeros[kGptqMaxTableEntries];
-      HWY_ALIGN float scales[kGptqMaxTableEntries];
       const auto exponent = fmt::kF32ExpMask;
       for (size_t j = row_begin; j < row_end; j += lanes) {
         const size_t j0 = std::min(j, row_end - lanes);
@@ -660,11 +662,19 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       }
       return;
     }
-    // Fewer rows than a tile (or vectors wider than kTileLanes): row by row.
+    // Fewer rows than a tile (or vectors wider than kTileLanes): row by
+    // row, each row's zeros and scales tabulated when they fit.
+    const bool tabled = layer.groups <= kGptqMaxTableEntries;
     for (size_t j = row_begin; j < row_end; ++j) {
+      for (size_t g = 0; tabled && g < layer.groups; ++g) {
+        zeros[g] = ZeroOf(layer, g, j);
+        scales[g] = ScaleOf(layer, g, j);
+      }
       for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
         copy_column(j, i0, streams);
-        run_chunk(j, streams, i0);
+        OutInChunk<kBits, kOut>(layer, j, streams, i0, std::min(kOutInChunk, layer.k - i0),
+                                out + (j - row_begin) * layer.k + i0, tabled ? zeros : nullptr,
+                                tabled ? scales : nullptr);
       }
     }
     return;
