@@ -440,18 +440,25 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
   }
 }
 
+// Row j's tables of a layer with a g_idx (rows outside whole tiles), or
+// none: either every group's 2^bits results (GroupLutLow's, at [g << bits])
+// or its zero and scale (at [g]).
+struct RowTables {
+  const uint32_t* results = nullptr;
+  const float* zeros = nullptr;
+  const float* scales = nullptr;
+};
+
 // Elements [i0, i0 + count) of row j, count <= kOutInChunk, from the chunk's
 // stream `stream` (field 0 is element i0; zero-padded past the data).
 // Without a g_idx, runs of whole steps inside one group take BroadcastRun;
 // steps across a group boundary, the tail and every step of a layer with a
 // g_idx (rows outside whole tiles: DequantGptqOutIn) take per-lane zeros
-// and scales, from `row_zeros` / `row_scales` (row j's of every group) when
-// given.
+// and scales, from the row's tables when it has them.
 template <uint32_t kBits, DequantOut kOut, typename TOut>
 HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
                            const uint32_t* HWY_RESTRICT stream, size_t i0, size_t count,
-                           TOut* HWY_RESTRICT out, const float* HWY_RESTRICT row_zeros = nullptr,
-                           const float* HWY_RESTRICT row_scales = nullptr) {
+                           TOut* HWY_RESTRICT out, const RowTables& row = {}) {
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const size_t lanes = hn::Lanes(df);
@@ -459,6 +466,7 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
   const auto lane_bits = LaneBitOffsets<kBits>(du);
   HWY_ALIGN float lane_zeros[2 * kGptqMaxLanes];
   HWY_ALIGN float lane_scales[2 * kGptqMaxLanes];
+  HWY_ALIGN uint32_t lane_groups[2 * kGptqMaxLanes];
   HWY_ALIGN TOut out_tail[2 * kGptqMaxLanes];
   const size_t group_size = layer.group_size;
   size_t c = 0;
@@ -477,12 +485,49 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
     TOut* dst = full ? out + c : out_tail;
     const auto qa = UnpackFields<kBits>(du, stream, c, lane_bits);
     const auto qb = UnpackFields<kBits>(du, stream, c + lanes, lane_bits);
-    // The padded lanes of a tail repeat the last element's group.
+    // Each lane's group; the padded lanes of a tail repeat the last
+    // element's.
     const size_t last = i0 + count - 1;
-    for (size_t k = 0; k < step; ++k) {
-      const size_t g = gptq::GroupOf(layer, std::min(i + k, last));
-      lane_zeros[k] = row_zeros != nullptr ? row_zeros[g] : ZeroOf(layer, g, j);
-      lane_scales[k] = row_scales != nullptr ? row_scales[g] : ScaleOf(layer, g, j);
+    const uint32_t* groups = lane_groups;
+    if (layer.g_idx != nullptr && full) {
+      groups = reinterpret_cast<const uint32_t*>(layer.g_idx) + i;
+    } else {
+      for (size_t k = 0; k < step; ++k) {
+        lane_groups[k] = static_cast<uint32_t>(gptq::GroupOf(layer, std::min(i + k, last)));
+      }
+    }
+    if (row.results != nullptr) {
+      // Each lane's result (g << bits) + q of the row's table, picked
+      // through memory.
+      HWY_ALIGN uint32_t index[2 * kGptqMaxLanes];
+      HWY_ALIGN uint32_t picked[2 * kGptqMaxLanes];
+      hn::Store(hn::Add(hn::ShiftLeft<kBits>(hn::LoadU(du, groups)), qa), du, index);
+      hn::Store(hn::Add(hn::ShiftLeft<kBits>(hn::LoadU(du, groups + lanes)), qb), du,
+                index + lanes);
+      for (size_t k = 0; k < step; ++k) picked[k] = row.results[index[k]];
+      const auto ra = hn::Load(du, picked);
+      const auto rb = hn::Load(du, picked + lanes);
+      if constexpr (kOut == DequantOut::kF32) {
+        hn::StoreU(hn::BitCast(df, ra), df, dst);
+        hn::StoreU(hn::BitCast(df, rb), df, dst + lanes);
+      } else {
+        const hn::Repartition<uint16_t, decltype(du)> d16;
+        hn::StoreU(hn::ConcatEven(d16, hn::BitCast(d16, rb), hn::BitCast(d16, ra)), d16, dst);
+      }
+      if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
+      c += step;
+      continue;
+    }
+    if (row.zeros != nullptr) {
+      for (size_t k = 0; k < step; ++k) {
+        lane_zeros[k] = row.zeros[groups[k]];
+        lane_scales[k] = row.scales[groups[k]];
+      }
+    } else {
+      for (size_t k = 0; k < step; ++k) {
+        lane_zeros[k] = ZeroOf(layer, groups[k], j);
+        lane_scales[k] = ScaleOf(layer, groups[k], j);
+      }
     }
     DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
                       hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
@@ -624,8 +669,15 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     std::memset(stream + n_words, 0, 4 * kStreamPadWords);
   };
   if (layer.g_idx != nullptr) {
-    HWY_ALIGN float zeros[kGptqMaxTableEntries];
-    HWY_ALIGN float scales[kGptqMaxTableEntries];
+    union {
+      uint32_t results[2 * kGptqMaxTableEntries + kGptqMaxLanes];
+      struct {
+        float zeros[kGptqMaxTableEntries];
+        float scales[kGptqMaxTableEntries];
+      } groups;
+    } table;
+    float* zeros = table.groups.zeros;
+    float* scales = table.groups.scales;
     if (lanes <= kTileLanes && row_end - row_begin >= lanes) {
       // Whole tiles in the transposed domain (ActOrderTile); the last one
       // ends at row_end and may overlap the one before, rewriting its rows
@@ -663,18 +715,38 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       return;
     }
     // Fewer rows than a tile (or vectors wider than kTileLanes): row by
-    // row, each row's zeros and scales tabulated when they fit.
+    // row, each row's results of every group tabulated when they fit, else
+    // its zeros and scales when those do.
+    const bool all_results = (layer.groups << kBits) <= 2 * kGptqMaxTableEntries;
     const bool tabled = layer.groups <= kGptqMaxTableEntries;
+    const hn::Rebind<float, decltype(du)> df;
+    const size_t levels = size_t{1} << kBits;
     for (size_t j = row_begin; j < row_end; ++j) {
-      for (size_t g = 0; tabled && g < layer.groups; ++g) {
-        zeros[g] = ZeroOf(layer, g, j);
-        scales[g] = ScaleOf(layer, g, j);
+      RowTables row;
+      if (all_results) {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          const auto zero = hn::Set(df, ZeroOf(layer, g, j));
+          const auto scale = hn::Set(df, ScaleOf(layer, g, j));
+          // Whole vectors: lanes past 2^bits spill into the next group's
+          // slots (rewritten next) or the table's padding.
+          for (size_t base = 0; base < levels; base += lanes) {
+            hn::StoreU(GroupLutLow<kOut>(df, zero, scale, static_cast<int32_t>(base)), du,
+                       table.results + (g << kBits) + base);
+          }
+        }
+        row.results = table.results;
+      } else if (tabled) {
+        for (size_t g = 0; g < layer.groups; ++g) {
+          zeros[g] = ZeroOf(layer, g, j);
+          scales[g] = ScaleOf(layer, g, j);
+        }
+        row.zeros = zeros;
+        row.scales = scales;
       }
       for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
         copy_column(j, i0, streams);
         OutInChunk<kBits, kOut>(layer, j, streams, i0, std::min(kOutInChunk, layer.k - i0),
-                                out + (j - row_begin) * layer.k + i0, tabled ? zeros : nullptr,
-                                tabled ? scales : nullptr);
+                                out + (j - row_begin) * layer.k + i0, row);
       }
     }
     return;
