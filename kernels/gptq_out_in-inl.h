@@ -488,14 +488,19 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
     // Each lane's group; the padded lanes of a tail repeat the last
     // element's.
     const size_t last = i0 + count - 1;
-    const uint32_t* groups = lane_groups;
+    const uint32_t* groups = lane_groups;  // (any alignment: read by LoadU, memcpy)
     if (layer.g_idx != nullptr && full) {
-      groups = reinterpret_cast<const uint32_t*>(layer.g_idx) + i;
+      groups = reinterpret_cast<const uint32_t*>(layer.g_idx + 4 * i);
     } else {
       for (size_t k = 0; k < step; ++k) {
         lane_groups[k] = static_cast<uint32_t>(gptq::GroupOf(layer, std::min(i + k, last)));
       }
     }
+    const auto group = [&](size_t k) {
+      uint32_t g;
+      std::memcpy(&g, groups + k, sizeof(g));
+      return g;
+    };
     if (row.results != nullptr) {
       // Each lane's result (g << bits) + q of the row's table, picked
       // through memory.
@@ -520,13 +525,13 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
     }
     if (row.zeros != nullptr) {
       for (size_t k = 0; k < step; ++k) {
-        lane_zeros[k] = row.zeros[groups[k]];
-        lane_scales[k] = row.scales[groups[k]];
+        lane_zeros[k] = row.zeros[group(k)];
+        lane_scales[k] = row.scales[group(k)];
       }
     } else {
       for (size_t k = 0; k < step; ++k) {
-        lane_zeros[k] = ZeroOf(layer, groups[k], j);
-        lane_scales[k] = ScaleOf(layer, groups[k], j);
+        lane_zeros[k] = ZeroOf(layer, group(k), j);
+        lane_scales[k] = ScaleOf(layer, group(k), j);
       }
     }
     DequantStep<kOut>(df, qa, qb, hn::LoadU(df, lane_zeros), hn::LoadU(df, lane_zeros + lanes),
@@ -536,10 +541,12 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
   }
 }
 
-// Entries (group, lane) a tile's zero and scale tables hold: 16 KiB on the
-// stack. Layers with more groups than fit for the tile's lanes read each
-// element's zeros and scales from the layer instead (1.2-1.7x slower
-// where both were timed, docs/schemes/gptq.md).
+// Entries the zero and scale tables of a layer with a g_idx hold (a tile's:
+// group x lane, a row's: group), 16 KiB on the stack, which a row's table
+// of every group's 2^bits results (twice as many entries) shares. Tiles of
+// layers with more groups than fit read each element's zeros and scales
+// from the layer instead (1.2-1.7x slower where both were timed,
+// docs/schemes/gptq.md).
 inline constexpr size_t kGptqMaxTableEntries = 2048;
 
 // kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes, j0 + n <= N) of a
