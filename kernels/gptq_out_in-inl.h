@@ -664,9 +664,10 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   // zero padding for the whole-vector loads past its end.
   constexpr size_t kStreamWords = kOutInChunk * kBits / 32 + kStreamPadWords;
   HWY_ALIGN uint32_t streams[kTileLanes * kStreamWords];
-  const auto run_chunk = [&](size_t j, const uint32_t* stream, size_t i0) {
+  const auto run_chunk = [&](size_t j, const uint32_t* stream, size_t i0,
+                             const RowTables& row = {}) {
     OutInChunk<kBits, kOut>(layer, j, stream, i0, std::min(kOutInChunk, layer.k - i0),
-                            out + (j - row_begin) * layer.k + i0);
+                            out + (j - row_begin) * layer.k + i0, row);
   };
   // Column j's words of chunk i0, one strided load each, into `stream`.
   const auto copy_column = [&](size_t j, size_t i0, uint32_t* stream) {
@@ -752,8 +753,7 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       }
       for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
         copy_column(j, i0, streams);
-        OutInChunk<kBits, kOut>(layer, j, streams, i0, std::min(kOutInChunk, layer.k - i0),
-                                out + (j - row_begin) * layer.k + i0, row);
+        run_chunk(j, streams, i0, row);
       }
     }
     return;
