@@ -83,7 +83,7 @@ HWY_INLINE uint64_t Pair(uint32_t lo, uint32_t hi) { return lo | static_cast<uin
 // SIB byte, and every lane then loads table[0]; hn::GatherIndex left the
 // register to the compiler, which picked ymm4 for some IQ1_M gathers (only
 // fleet/AVX2 failed). Real CPUs are right; the move into ymm5 costs no
-// measurable time. docs/performance/gguf-decode.md has the minimal reproducer.
+// measurable time. docs/performance/gguf-iquants.md has the minimal reproducer.
 // u32 tables (IQ3 grids) take vpgatherdd, 8 lanes, the same way.
 #define AMN_IQ_GATHER_YMM5(CMP, GATHER, SCALE, SIZE)                              \
   asm("vmovdqa {%[idx], %%ymm5|ymm5, %[idx]}\n\t"                                 \
@@ -323,7 +323,7 @@ HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
 }
 #endif
 
-// Which IQ2/IQ3 types gather (docs/performance/gguf-decode.md, "IQ2/IQ3 grid gathers",
+// Which IQ2/IQ3 types gather (docs/performance/gguf-iquants.md, "IQ2/IQ3 grid gathers",
 // cache-resident ns, best of 3 interleaved): IQ2_XXS, IQ2_XS and IQ3_S on
 // AVX2 and AVX-512 (F32 1.08-1.81x, BF16/F16 1.10-1.47x, except AVX-512
 // BF16/F16 of IQ2_XXS, 0.93-1.09x, within noise); IQ3_XXS on AVX2 only
@@ -476,7 +476,7 @@ HWY_ALIGN constexpr uint32_t kIq1MShift[16] = {0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 
 
 // Which IQ1 types gather: both on AVX-512; on AVX2 only IQ1_M, as IQ1_S's
 // four-lane gather was about 5 % slower than its scalar lookups (F32/F16)
-// while IQ1_M's was 14-18 % faster (medians, docs/performance/gguf-decode.md).
+// while IQ1_M's was 14-18 % faster (medians, docs/performance/gguf-iquants.md).
 template <bool kIq1S>
 constexpr bool kIq1Gathers = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
                              !(kIq1S && HWY_TARGET == HWY_AVX2);
@@ -561,7 +561,7 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // IQ2_XXS: two groups); blocks with finite factors compute half of each
 // table and mirror the rest (IqMirroredTables). Pass 1 (the int8 codes in
 // Decoded::q) is unchanged.
-// Taken where it was faster than Store16 (docs/performance/gguf-decode.md, "IQ2/IQ3
+// Taken where it was faster than Store16 (docs/performance/gguf-iquants.md, "IQ2/IQ3
 // 16-bit outputs through byte tables", cache-resident ns, best of 3
 // interleaved, with IqMirroredTables): SSSE3/SSE4 for all five types (BF16
 // 1.4–2.0×, F16 with software rounding 2.1–3.3×); AVX2 BF16 of IQ2_XXS,
