@@ -66,7 +66,7 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 
 // The scales of a block whose f16 d is at x and, for kMin, its f16 m at
 // x + 2 (Q4_0, Q4_1, Q5_0, Q5_1; Q8_0 measured 0.80-0.97x with it on
-// AVX3_DL/AVX3 and keeps F16ScaleBits, docs/performance/gguf-decode.md, "Q5_0 and
+// AVX3_DL/AVX3 and keeps F16ScaleBits, docs/performance/gguf-legacy.md, "Q5_0 and
 // Q5_1 16-bit outputs through per-block tables"). On AVX3 and AVX3_DL a
 // block whose d and m are finite, the usual case, widens both with one
 // vcvtph2ps: exact for
@@ -74,7 +74,7 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 // (float_convert-inl.h, FromF16), so the bits are F16ScaleBits's. That is
 // about 5 instructions per scale instead of F16ScaleBits's range test, two
 // shifts, an and, an add and an or per scale and GgmlMakeScales's finite test
-// on the widened bits (docs/performance/gguf-decode.md, "Q5_0 and Q5_1 against ggml").
+// on the widened bits (docs/performance/gguf-legacy.md, "Q5_0 and Q5_1 against ggml").
 // The finite test is done on the f16 bits instead: an exponent field
 // e = h & 0x7C00 is all ones exactly when e + 0x400 reaches bit 15 (for
 // kMin in both halves at once: no carry crosses from the low half, whose
@@ -114,12 +114,13 @@ HWY_INLINE bool GgmlF16InRange(uint32_t d_bits, float max_code) {
 }
 
 // Nibbles of elements j0 .. j0+N-1 from qs[16] in ggml's order (low nibbles
-// are elements 0..15, high nibbles 16..31), as u32 lanes.
+// are elements 0..15, high nibbles 16..31), as u32 lanes. The bytes are
+// zero-extended, so a high nibble is the byte >> 4 with no mask (the branch
+// is per chunk, resolved at compile time where the block loop is unrolled).
 HWY_INLINE hn::Vec<GgmlDU> GgmlNibbles(GgmlDU du, const uint8_t* qs, size_t j0) {
   const hn::Rebind<uint8_t, GgmlDU> d8;
   const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, qs + (j0 & 15)));
-  const int shift = static_cast<int>(j0 >> 4) * 4;  // uniform per chunk
-  return hn::And(hn::ShiftRightSame(bytes, shift), hn::Set(du, 15u));
+  return j0 < 16 ? hn::And(bytes, hn::Set(du, 15u)) : hn::ShiftRight<4>(bytes);
 }
 
 // Bit y of qh, moved to bit 4, for y = j0 .. j0+N-1. A table of single-bit
@@ -138,7 +139,7 @@ HWY_INLINE hn::Vec<GgmlDU> GgmlHighBits(GgmlDU du, uint32_t qh, size_t j0) {
 // Q5_0/Q5_1's fifth bits: on AVX-512 a chunk is 16 lanes = two whole bytes
 // of qh (bit y of qh is bit y % 8 of byte y / 8, LoadMaskBits's order),
 // loaded into a mask register that selects the or per lane: 1.1-1.3x faster
-// than GgmlHighBits's table load, and, compare and and (docs/performance/gguf-decode.md,
+// than GgmlHighBits's table load, and, compare and and (docs/performance/gguf-legacy.md,
 // "Q5_0/Q5_1 fifth bits as a mask"). AVX2's emulated mask (broadcast, and,
 // compare, blendv) was 1.2-1.3x slower; with 4 lanes a chunk starts
 // mid-byte. Only the Q5 decoders use it, so no other type's code changes.
@@ -217,6 +218,7 @@ struct GgmlNibbleDecoder {
 
 struct GgmlQ4_0 : GgmlNibbleDecoder<GgmlQ4_0> {
   static constexpr size_t kBytes = ggml::kQ4_0Bytes;
+  static constexpr size_t kF16Scales = 1;  // GgmlScaleGroups
   static constexpr size_t kQsOffset = 2;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<false>(x); }
   template <bool kSpecial>
@@ -230,6 +232,7 @@ struct GgmlQ4_0 : GgmlNibbleDecoder<GgmlQ4_0> {
 
 struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
   static constexpr size_t kBytes = ggml::kQ4_1Bytes;
+  static constexpr size_t kF16Scales = 2;
   static constexpr size_t kQsOffset = 4;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<true>(x); }
   template <bool kSpecial>
@@ -249,6 +252,7 @@ struct GgmlQ4_1 : GgmlNibbleDecoder<GgmlQ4_1> {
 // subtraction folded into GgmlQ5SignedCodes: the same F32 integers).
 struct GgmlQ5_0 {
   static constexpr size_t kBytes = ggml::kQ5_0Bytes;
+  static constexpr size_t kF16Scales = 1;
   static constexpr size_t kQhOffset = 2;
   static constexpr size_t kQsOffset = 6;
   static constexpr float kMaxAbsCode = 16.0f;  // GgmlF16InRange
@@ -276,6 +280,7 @@ struct GgmlQ5_0 {
 
 struct GgmlQ5_1 {
   static constexpr size_t kBytes = ggml::kQ5_1Bytes;
+  static constexpr size_t kF16Scales = 2;
   static constexpr size_t kQhOffset = 4;
   static constexpr size_t kQsOffset = 8;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) { return GgmlF16BlockScales<true>(x); }
@@ -316,6 +321,7 @@ using GgmlQ8_1 = GgmlQ8<ggml::kQ8_1Bytes, 4>;
 
 struct GgmlIq4Nl : GgmlNibbleDecoder<GgmlIq4Nl> {
   static constexpr size_t kBytes = ggml::kIq4NlBytes;
+  static constexpr size_t kF16Scales = 1;
   static constexpr size_t kQsOffset = 2;
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
@@ -510,7 +516,7 @@ constexpr bool GgmlUsesByteTables() {
   if constexpr (!requires { Decoder::kQsOffset; } || sizeof(typename Store::T) != 2) {
     return false;
   } else if constexpr (requires { Decoder::kQhOffset; }) {
-    // Q5_0/Q5_1 (two table sets, Int5ByteTables; docs/performance/gguf-decode.md, "Q5_0
+    // Q5_0/Q5_1 (two table sets, Int5ByteTables; docs/performance/gguf-legacy.md, "Q5_0
     // and Q5_1 16-bit outputs through per-block tables"): SSSE3/SSE4 both
     // types and outputs (Q5_0 1.6-1.75x, Q5_1 1.06-1.24x); AVX2 Q5_0's BF16
     // only (1.19-1.22x: its finite blocks round 16 entries, Int5OddTables;
@@ -735,6 +741,115 @@ HWY_INLINE void GgmlMxfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
 }
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
+// One block at x of any scales to its kElems outputs at y.
+template <class Decoder, class Store>
+HWY_INLINE void GgmlLegacyBlock(const uint8_t* HWY_RESTRICT x, typename Store::T* HWY_RESTRICT y) {
+  const GgmlBlockScales scales = Decoder::Scales(x);
+  // Why the finite path may store with Store::Finite (BF16, and F16 on the
+  // targets without F16C, without the NaN rule): scales.special is false only when d and m are both finite, for
+  // every bit pattern (GgmlMakeScales tests the exponent field, and an Inf
+  // or NaN f16 scale widens to an all-ones F32 exponent; MXFP4's E8M0
+  // scale is always finite, at most 2^127: Mxfp4HalfScaleBits). Every
+  // Chunk<false> result is then q * d or (q * d) + m with q an exact F32
+  // integer (|q| <= 128) and d, m finite, or ±d (Q1_0), or an NVFP4
+  // codebook value times a UE4M3 scale (always finite: Ue4m3HalfBits).
+  // finite * finite is finite or ±Inf (MXFP4: 12 * 2^127 overflows), never
+  // NaN (that needs Inf * 0 or a NaN operand); ±Inf + finite m is ±Inf,
+  // never NaN (that needs Inf - Inf). So no finite-path lane is NaN, and
+  // the NaN-free rounding gives the reference's bits, Inf included.
+  if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
+    GgmlBlock<Decoder, Store, true>(x, scales, y);
+    return;
+  }
+  if constexpr (GgmlUsesExactStore<Decoder, Store>()) {
+    GgmlBlock<Decoder, GgmlExactStore<Store>, false>(x, scales, y);
+    return;
+  }
+  if constexpr (GgmlUsesF16InRange<Decoder, Store>()) {
+    if (GgmlF16InRange(scales.d, Decoder::kMaxAbsCode)) {
+      GgmlBlock<Decoder, GgmlStore16<ToF16LowerInRange>, false>(x, scales, y);
+      return;
+    }
+  }
+  GgmlBlock<Decoder, typename Store::Finite, false>(x, scales, y);
+}
+
+#if AMN_F16_HARDWARE_DEMOTE
+// F32 and BF16 outputs of the types whose f16 scales (d, or d and m) open
+// the block (kF16Scales), on the F16C targets: the scales of Lanes(GgmlDU)
+// blocks are tested for Inf/NaN together (GgmlF16BlockScales's test) and
+// widened with one vcvtph2ps per 16 scales, instead of a test and a
+// widening per block and a round trip of the results through general
+// registers. vcvtph2ps is exact for every finite f16 (FromF16,
+// float_convert-inl.h). A group with an Inf/NaN scale goes block by block
+// (GgmlLegacyBlock, whose widening keeps NaN payloads): real files have
+// none, and a per-block test inside the group loop cost BF16 up to 1.28x.
+// Measured against per-block scales on real blocks
+// (docs/performance/gguf-legacy.md, "F16 scales widened per group of
+// blocks"): F32 and BF16 faster; F16 outputs (vcvtps2ph) and Q8_0, whose
+// blocks are store-bound, gained nothing or lost up to 1.1x.
+template <class Decoder, class Store>
+constexpr bool GgmlUsesScaleGroups() {
+  if constexpr (!requires { Decoder::kF16Scales; }) {
+    return false;
+  } else if constexpr (sizeof(typename Store::T) == 4) {
+    return true;
+  } else {
+    return Store::Encoder::kUpperHalf;
+  }
+}
+
+// The blocks of whole groups from the start; returns how many it wrote.
+// Not inlined: inside the dispatch function its unrolled groups made GCC
+// rematerialize loop constants in the other outputs' block loops (F16
+// 1.06-1.13x the time, measured; the same docs section).
+template <class Decoder, class Store>
+HWY_NOINLINE size_t GgmlScaleGroups(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
+                                  typename Store::T* HWY_RESTRICT out) {
+  // GgmlLegacyBlock's per-block store choices, which a group skips.
+  static_assert(!GgmlUsesExactStore<Decoder, Store>() && !GgmlUsesF16InRange<Decoder, Store>());
+  constexpr size_t kElems = GgmlBlockElems<Decoder>();
+  const GgmlDU du;
+  const size_t group = hn::Lanes(du);
+  const hn::Repartition<hwy::float16_t, GgmlDU> dh;  // d (and m) of each block
+  const hn::Half<decltype(dh)> dh_half;
+  const hn::Rebind<float, decltype(dh_half)> df;
+  const hn::RebindToUnsigned<decltype(df)> du_half;
+  HWY_ALIGN uint32_t words[16];
+  HWY_ALIGN uint32_t wide[32];  // F32 bits: d0, m0, d1, m1, ...
+  size_t b = 0;
+  for (; b + group <= n_blocks; b += group) {
+    const uint8_t* x = blocks + b * Decoder::kBytes;
+    typename Store::T* y = out + b * kElems;
+    for (size_t i = 0; i < group; ++i) {
+      const uint8_t* xi = x + i * Decoder::kBytes;
+      words[i] = Decoder::kF16Scales == 2 ? ggml::LoadLe32(xi) : ggml::LoadLe16(xi);
+    }
+    const auto w = hn::Load(du, words);
+    const auto exp_carry = hn::And(hn::Add(hn::And(w, hn::Set(du, 0x7C007C00u)),
+                                           hn::Set(du, 0x04000400u)),
+                                   hn::Set(du, 0x80008000u));
+    if (HWY_UNLIKELY(!hn::AllTrue(du, hn::Eq(exp_carry, hn::Zero(du))))) {
+      for (size_t i = 0; i < group; ++i) {
+        GgmlLegacyBlock<Decoder, Store>(x + i * Decoder::kBytes, y + i * kElems);
+      }
+      continue;
+    }
+    const auto halves = hn::BitCast(dh, w);
+    hn::Store(hn::BitCast(du_half, hn::PromoteTo(df, hn::LowerHalf(dh_half, halves))), du_half,
+              wide);
+    hn::Store(hn::BitCast(du_half, hn::PromoteTo(df, hn::UpperHalf(dh_half, halves))), du_half,
+              wide + group);
+    for (size_t i = 0; i < group; ++i) {
+      const GgmlBlockScales scales{wide[2 * i], wide[2 * i + 1], 0, 0, false};
+      GgmlBlock<Decoder, typename Store::Finite, false>(x + i * Decoder::kBytes, scales,
+                                                        y + i * kElems);
+    }
+  }
+  return b;
+}
+#endif  // AMN_F16_HARDWARE_DEMOTE
+
 // n_blocks whole blocks -> n_blocks * kElems outputs; no overlap.
 template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
@@ -755,37 +870,14 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
     }
   }
 #endif
-  for (size_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* x = blocks + b * Decoder::kBytes;
-    const GgmlBlockScales scales = Decoder::Scales(x);
-    typename Store::T* y = out + b * kElems;
-    // Why the finite path may store with Store::Finite (BF16, and F16 on the
-    // targets without F16C, without the NaN rule): scales.special is false only when d and m are both finite, for
-    // every bit pattern (GgmlMakeScales tests the exponent field, and an Inf
-    // or NaN f16 scale widens to an all-ones F32 exponent; MXFP4's E8M0
-    // scale is always finite, at most 2^127: Mxfp4HalfScaleBits). Every
-    // Chunk<false> result is then q * d or (q * d) + m with q an exact F32
-    // integer (|q| <= 128) and d, m finite, or ±d (Q1_0), or an NVFP4
-    // codebook value times a UE4M3 scale (always finite: Ue4m3HalfBits).
-    // finite * finite is finite or ±Inf (MXFP4: 12 * 2^127 overflows), never
-    // NaN (that needs Inf * 0 or a NaN operand); ±Inf + finite m is ±Inf,
-    // never NaN (that needs Inf - Inf). So no finite-path lane is NaN, and
-    // the NaN-free rounding gives the reference's bits, Inf included.
-    if (HWY_UNLIKELY(scales.special)) {  // per block, never per element
-      GgmlBlock<Decoder, Store, true>(x, scales, y);
-      continue;
-    }
-    if constexpr (GgmlUsesExactStore<Decoder, Store>()) {
-      GgmlBlock<Decoder, GgmlExactStore<Store>, false>(x, scales, y);
-      continue;
-    }
-    if constexpr (GgmlUsesF16InRange<Decoder, Store>()) {
-      if (GgmlF16InRange(scales.d, Decoder::kMaxAbsCode)) {
-        GgmlBlock<Decoder, GgmlStore16<ToF16LowerInRange>, false>(x, scales, y);
-        continue;
-      }
-    }
-    GgmlBlock<Decoder, typename Store::Finite, false>(x, scales, y);
+  size_t b = 0;
+#if AMN_F16_HARDWARE_DEMOTE
+  if constexpr (GgmlUsesScaleGroups<Decoder, Store>()) {
+    b = GgmlScaleGroups<Decoder, Store>(blocks, n_blocks, out);
+  }
+#endif
+  for (; b < n_blocks; ++b) {
+    GgmlLegacyBlock<Decoder, Store>(blocks + b * Decoder::kBytes, out + b * kElems);
   }
 }
 

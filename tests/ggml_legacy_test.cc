@@ -439,6 +439,44 @@ TEST_P(GgmlLegacyTest, Q5FifthBitPositions) {
   }
 }
 
+// Blocks in runs long enough for the per-group scales of the F16C targets
+// (GgmlScaleGroups in kernels/ggml_legacy-inl.h: 16 blocks on AVX-512, 8
+// on AVX2): every block a different finite d (and m) from the f16 edges
+// (±0, subnormals, the smallest normal, ±65504) and ordinary values, so a
+// block given another block's scale or a subnormal widened as 0 changes the
+// output; then the same run with one block's d or m Inf or NaN, at every
+// position of the first 17, so each group meets a special block everywhere
+// in it. 53 blocks: whole groups and a rest on every target.
+TEST_P(GgmlLegacyTest, ScaleGroupsOfBlocks) {
+  constexpr std::array<uint16_t, 14> kFinite = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF,
+                                                0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00,
+                                                0xB800, 0x2E66, 0xAC00, 0x1234};
+  constexpr std::array<uint16_t, 3> kSpecial = {0x7C00, 0xFE07, 0x7DFF};
+  constexpr size_t kBlocks = 53;
+  for (GgmlType type : {G::kQ4_0, G::kQ4_1, G::kQ5_0, G::kQ5_1, G::kIQ4_NL}) {
+    const size_t block_bytes = Info(type).block_bytes;
+    std::vector<uint8_t> blocks = PseudoRandomBytes(kBlocks * block_bytes, 9001);
+    for (size_t b = 0; b < kBlocks; ++b) {
+      Put16(blocks.data() + b * block_bytes, kFinite[b % kFinite.size()]);
+      if (MOffset(type) != 0) {
+        Put16(blocks.data() + b * block_bytes + 2, kFinite[(5 * b + 3) % kFinite.size()]);
+      }
+    }
+    for (ElemType out_type : kOutTypes) {
+      EXPECT_TRUE(MatchesGgmlReference(type, blocks, out_type)) << GgmlName(type);
+    }
+    for (size_t b = 0; b < 17; ++b) {
+      std::vector<uint8_t> one_special = blocks;
+      const size_t at = MOffset(type) != 0 && b % 2 == 1 ? 2 : 0;  // m of odd blocks
+      Put16(one_special.data() + b * block_bytes + at, kSpecial[b % kSpecial.size()]);
+      for (ElemType out_type : kOutTypes) {
+        EXPECT_TRUE(MatchesGgmlReference(type, one_special, out_type))
+            << GgmlName(type) << " special block " << b;
+      }
+    }
+  }
+}
+
 TEST_P(GgmlLegacyTest, PropertyMatchesReference) {
   const bool ok = rc::check("DequantGgml (legacy) matches the reference", [] {
     const GgmlType type = *rc::gen::elementOf(kLegacyTypes);
