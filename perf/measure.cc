@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "amn/targets.h"
+#include "perf/gguf_sample_blocks.h"
 
 namespace amn::perf {
 namespace {
@@ -189,13 +190,19 @@ void FillKernelInput(const KernelInfo& kernel, size_t n_elems, unsigned char* in
   Rng rng(0x616D6E + n_elems);
   if (kernel.in_block_bytes == 0) {
     FillFinite(kernel.in, in, n_elems, rng);
-  } else {
-    // Quantized blocks: arbitrary bytes are valid. Their f16 scales may be
-    // Inf/NaN (about 3% of blocks, 6% with two scales), which then take the
-    // kernels' per-block special path, as such blocks would in a real file.
-    const size_t bytes = KernelInBytes(kernel, n_elems);
-    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<unsigned char>(rng.Next());
+    return;
   }
+  const size_t bytes = KernelInBytes(kernel, n_elems);
+  const std::span<const uint8_t> sample = GgufSampleBlocks(kernel);
+  if (!sample.empty()) {  // GGUF blocks as a model file holds them, tiled
+    for (size_t i = 0; i < bytes; i += sample.size()) {
+      std::memcpy(in + i, sample.data(), std::min(sample.size(), bytes - i));
+    }
+    return;
+  }
+  // Other packed inputs: any bytes are codes of a valid tensor whose scales
+  // come from the family's sample (dispatch/kernel_samples.h).
+  for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<unsigned char>(rng.Next());
 }
 
 KernelBuffers::KernelBuffers(const KernelInfo& kernel, size_t n_elems)

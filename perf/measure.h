@@ -135,9 +135,11 @@ class AlignedBytes : public UntouchedBytes {
   explicit AlignedBytes(size_t n_bytes);
 };
 
-// Writes KernelInBytes(kernel, n_elems) bytes of the input `amn bench` times:
-// reproducible pseudo-random finite values of the kernel's input type (any
-// bytes for block-quantized inputs), the same for the same n_elems.
+// Writes KernelInBytes(kernel, n_elems) bytes of the input `amn bench` times,
+// the same for the same n_elems: reproducible weight-like finite values of
+// the kernel's input type; for GGUF decoders the blocks amn's encoder makes
+// of weight-like values (perf/gguf_sample_blocks.h), tiled; for the other
+// packed inputs random code bytes.
 void FillKernelInput(const KernelInfo& kernel, size_t n_elems, unsigned char* in);
 
 // Buffers for one kernel at one size, the input filled by FillKernelInput.
