@@ -302,6 +302,8 @@ struct GgmlQ5_1 {
 template <size_t kBlockBytes, size_t kQsOffset>
 struct GgmlQ8 {
   static constexpr size_t kBytes = kBlockBytes;
+  static constexpr size_t kF16Scales = 1;  // Q8_1's s is not used by the decode
+  static constexpr bool kBf16ScaleGroups = false;  // GgmlUsesScaleGroups
   static constexpr float kMaxAbsCode = 128.0f;  // GgmlF16InRange
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
@@ -746,8 +748,9 @@ template <class Decoder, class Store>
 HWY_INLINE void GgmlLegacyBlock(const uint8_t* HWY_RESTRICT x, typename Store::T* HWY_RESTRICT y) {
   const GgmlBlockScales scales = Decoder::Scales(x);
   // Why the finite path may store with Store::Finite (BF16, and F16 on the
-  // targets without F16C, without the NaN rule): scales.special is false only when d and m are both finite, for
-  // every bit pattern (GgmlMakeScales tests the exponent field, and an Inf
+  // targets without F16C, without the NaN rule): scales.special is false
+  // only when d and m are both finite, for every bit pattern
+  // (GgmlMakeScales tests the exponent field, and an Inf
   // or NaN f16 scale widens to an all-ones F32 exponent; MXFP4's E8M0
   // scale is always finite, at most 2^127: Mxfp4HalfScaleBits). Every
   // Chunk<false> result is then q * d or (q * d) + m with q an exact F32
@@ -786,14 +789,16 @@ HWY_INLINE void GgmlLegacyBlock(const uint8_t* HWY_RESTRICT x, typename Store::T
 // none, and a per-block test inside the group loop cost BF16 up to 1.28x.
 // Measured against per-block scales on real blocks
 // (docs/performance/gguf-legacy.md, "F16 scales widened per group of
-// blocks"): F32 and BF16 faster; F16 outputs (vcvtps2ph) and Q8_0, whose
-// blocks are store-bound, gained nothing or lost up to 1.1x.
+// blocks"): F32 and BF16 faster; F16 outputs (vcvtps2ph) and Q8_0's BF16
+// (kBf16ScaleGroups) gained nothing or lost up to 1.1x.
 template <class Decoder, class Store>
 constexpr bool GgmlUsesScaleGroups() {
   if constexpr (!requires { Decoder::kF16Scales; }) {
     return false;
   } else if constexpr (sizeof(typename Store::T) == 4) {
     return true;
+  } else if constexpr (requires { Decoder::kBf16ScaleGroups; }) {
+    return Store::Encoder::kUpperHalf && Decoder::kBf16ScaleGroups;
   } else {
     return Store::Encoder::kUpperHalf;
   }
@@ -805,7 +810,7 @@ constexpr bool GgmlUsesScaleGroups() {
 // 1.06-1.13x the time, measured; the same docs section).
 template <class Decoder, class Store>
 HWY_NOINLINE size_t GgmlScaleGroups(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
-                                  typename Store::T* HWY_RESTRICT out) {
+                                    typename Store::T* HWY_RESTRICT out) {
   // GgmlLegacyBlock's per-block store choices, which a group skips.
   static_assert(!GgmlUsesExactStore<Decoder, Store>() && !GgmlUsesF16InRange<Decoder, Store>());
   constexpr size_t kElems = GgmlBlockElems<Decoder>();

@@ -453,7 +453,7 @@ TEST_P(GgmlLegacyTest, ScaleGroupsOfBlocks) {
                                                 0xB800, 0x2E66, 0xAC00, 0x1234};
   constexpr std::array<uint16_t, 3> kSpecial = {0x7C00, 0xFE07, 0x7DFF};
   constexpr size_t kBlocks = 53;
-  for (GgmlType type : {G::kQ4_0, G::kQ4_1, G::kQ5_0, G::kQ5_1, G::kIQ4_NL}) {
+  for (GgmlType type : {G::kQ4_0, G::kQ4_1, G::kQ5_0, G::kQ5_1, G::kQ8_0, G::kQ8_1, G::kIQ4_NL}) {
     const size_t block_bytes = Info(type).block_bytes;
     std::vector<uint8_t> blocks = PseudoRandomBytes(kBlocks * block_bytes, 9001);
     for (size_t b = 0; b < kBlocks; ++b) {
