@@ -305,7 +305,7 @@ HWY_INLINE void DequantRun(const uint8_t* HWY_RESTRICT codes, size_t n, BlockCur
 // 256-entry table made by DequantChunk itself over the codes 0..255 (the
 // same decode, Mul, NaN rule and rounding: the same bits by construction),
 // and then each output is one byte -> u16 load. Taken only where it measured
-// faster (docs/performance/bounds.md, "Per-scale lookup tables"): F16 on SSE4 and
+// faster (docs/performance/f16-on-sse4.md, "Per-scale lookup tables"): F16 on SSE4 and
 // SSSE3, whose F32 -> F16 rounding is done in software (`amn bench`, 65,536
 // elements in 128-column blocks, 2-core AVX-512 development VM: 3.7-4.3x
 // faster, about 0.25 ns/element). BF16 takes the nibble tables below on

@@ -569,7 +569,7 @@ constexpr int GroupShiftOf() {
 // (IQ4_XS's mapped through its codebook), at most 16 outputs. Q2_K, Q3_K,
 // TQ2_0 (PlaneByteTableBlock): 4, 8 and 4 outputs per 16-element factor
 // slot (TQ2_0: per block), several slots to a table.
-// Taken where it was faster (docs/performance/bounds.md, "Per-block tables for
+// Taken where it was faster (docs/performance/f16-on-sse4.md, "Per-block tables for
 // 4-bit GGUF types" and "Q2_K, Q3_K and TQ2_0 through byte tables"):
 // SSSE3/SSE4 for all five types (software F16 rounding; 1.5–6.4×); AVX2
 // BF16 for all five (1.18–2.7×) and F16 for TQ2_0 (1.7×);

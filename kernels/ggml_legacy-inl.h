@@ -106,7 +106,7 @@ HWY_INLINE GgmlBlockScales GgmlF16BlockScales(const uint8_t* x) {
 // (float_convert-inl.h) on d. (Q5_1's q * d + m could be bounded the same
 // way when d and m share a sign, but GGUF files store d > 0 > m, where the
 // sum cancels towards 0: measured, its test only cost time;
-// docs/performance/bounds.md.)
+// docs/performance/f16-on-sse4.md.)
 HWY_INLINE bool GgmlF16InRange(uint32_t d_bits, float max_code) {
   float d;
   std::memcpy(&d, &d_bits, sizeof(d));
@@ -507,7 +507,7 @@ using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
 
 // Which (4- or 5-bit type, 16-bit output, target) combinations take
 // GgmlByteTableBlock instead of rounding every element: the one place that
-// chooses, from best-of-3 interleaved timings (docs/performance/bounds.md,
+// chooses, from best-of-3 interleaved timings (docs/performance/f16-on-sse4.md,
 // "Per-block tables for 4-bit GGUF types"). SSSE3/SSE4: every type and
 // both outputs (F16 is rounded in software there). AVX2: BF16, and F16 but
 // for Q4_1 (vcvtps2ph per element was as fast). AVX-512: BF16 of the
