@@ -81,11 +81,14 @@ HWY_INLINE GgmlBlockScales GgmlMakeScales(uint32_t d, uint32_t m) {
 // e + 0x400 <= 0x8000). Blocks with an Inf/NaN scale, and the other
 // targets, take F16ScaleBits and GgmlMakeScales: on AVX2 this path measured
 // 5-10 % slower in every Q5 row (the same docs section).
+inline constexpr uint32_t kF16PairExponents = 0x7C007C00u;  // d | m << 16
+inline constexpr uint32_t kF16PairExponentUnit = 0x04000400u;
+inline constexpr uint32_t kF16PairCarries = 0x80008000u;  // set: Inf/NaN
 template <bool kMin>
 HWY_INLINE GgmlBlockScales GgmlF16BlockScales(const uint8_t* x) {
 #if AMN_F16_HARDWARE_DEMOTE && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
   const uint32_t dm = kMin ? ggml::LoadLe32(x) : ggml::LoadLe16(x);
-  if (HWY_LIKELY((((dm & 0x7C007C00u) + 0x04000400u) & 0x80008000u) == 0)) {
+  if (HWY_LIKELY((((dm & kF16PairExponents) + kF16PairExponentUnit) & kF16PairCarries) == 0)) {
     const hn::CappedTag<uint32_t, 2> d32;
     const hn::Rebind<hwy::float16_t, decltype(d32)> df16;
     const hn::RebindToFloat<decltype(d32)> df;
@@ -303,7 +306,6 @@ template <size_t kBlockBytes, size_t kQsOffset>
 struct GgmlQ8 {
   static constexpr size_t kBytes = kBlockBytes;
   static constexpr size_t kF16Scales = 1;  // Q8_1's s is not used by the decode
-  static constexpr bool kBf16ScaleGroups = false;  // GgmlUsesScaleGroups
   static constexpr float kMaxAbsCode = 128.0f;  // GgmlF16InRange
   static HWY_INLINE GgmlBlockScales Scales(const uint8_t* x) {
     return GgmlMakeScales(ggml::F16ScaleBits(ggml::LoadLe16(x)), 0);
@@ -790,17 +792,16 @@ HWY_INLINE void GgmlLegacyBlock(const uint8_t* HWY_RESTRICT x, typename Store::T
 // Measured against per-block scales on real blocks
 // (docs/performance/gguf-legacy.md, "F16 scales widened per group of
 // blocks"): F32 and BF16 faster; F16 outputs (vcvtps2ph) and Q8_0's BF16
-// (kBf16ScaleGroups) gained nothing or lost up to 1.1x.
+// gained nothing or lost up to 1.1x.
 template <class Decoder, class Store>
 constexpr bool GgmlUsesScaleGroups() {
   if constexpr (!requires { Decoder::kF16Scales; }) {
     return false;
   } else if constexpr (sizeof(typename Store::T) == 4) {
     return true;
-  } else if constexpr (requires { Decoder::kBf16ScaleGroups; }) {
-    return Store::Encoder::kUpperHalf && Decoder::kBf16ScaleGroups;
   } else {
-    return Store::Encoder::kUpperHalf;
+    return Store::Encoder::kUpperHalf && !std::is_same_v<Decoder, GgmlQ8_0> &&
+           !std::is_same_v<Decoder, GgmlQ8_1>;
   }
 }
 
@@ -820,8 +821,8 @@ HWY_NOINLINE size_t GgmlScaleGroups(const uint8_t* HWY_RESTRICT blocks, size_t n
   const hn::Half<decltype(dh)> dh_half;
   const hn::Rebind<float, decltype(dh_half)> df;
   const hn::RebindToUnsigned<decltype(df)> du_half;
-  HWY_ALIGN uint32_t words[16];
-  HWY_ALIGN uint32_t wide[32];  // F32 bits: d0, m0, d1, m1, ...
+  HWY_ALIGN uint32_t words[16];  // d | m << 16 (m 0 without kMin)
+  HWY_ALIGN uint32_t wide[32];   // F32 bits: d0, m0, d1, m1, ...
   size_t b = 0;
   for (; b + group <= n_blocks; b += group) {
     const uint8_t* x = blocks + b * Decoder::kBytes;
@@ -831,15 +832,18 @@ HWY_NOINLINE size_t GgmlScaleGroups(const uint8_t* HWY_RESTRICT blocks, size_t n
       words[i] = Decoder::kF16Scales == 2 ? ggml::LoadLe32(xi) : ggml::LoadLe16(xi);
     }
     const auto w = hn::Load(du, words);
-    const auto exp_carry = hn::And(hn::Add(hn::And(w, hn::Set(du, 0x7C007C00u)),
-                                           hn::Set(du, 0x04000400u)),
-                                   hn::Set(du, 0x80008000u));
-    if (HWY_UNLIKELY(!hn::AllTrue(du, hn::Eq(exp_carry, hn::Zero(du))))) {
+    const auto carries = hn::And(
+        hn::Add(hn::And(w, hn::Set(du, kF16PairExponents)), hn::Set(du, kF16PairExponentUnit)),
+        hn::Set(du, kF16PairCarries));
+    if (HWY_UNLIKELY(!hn::AllTrue(du, hn::Eq(carries, hn::Zero(du))))) {
       for (size_t i = 0; i < group; ++i) {
         GgmlLegacyBlock<Decoder, Store>(x + i * Decoder::kBytes, y + i * kElems);
       }
       continue;
     }
+    // FromF16's widening on the words already in a register (FromF16 itself
+    // loads from memory: storing the words as u16 for it measured 1.06-1.42x
+    // slower).
     const auto halves = hn::BitCast(dh, w);
     hn::Store(hn::BitCast(du_half, hn::PromoteTo(df, hn::LowerHalf(dh_half, halves))), du_half,
               wide);
