@@ -118,8 +118,9 @@ amn_status QuantizeFp8C(const amn_quantize_fp8_params* p, float* scales, size_t 
     for (float& v : grid_span) v = Fp8ScaleFromAmax(v, f);
   }
   QuantError e;
-  const Status s = QuantizeFp8(in, p->group_rows, p->group_cols, f, grid_span,
-                               Span(reinterpret_cast<std::byte*>(codes), n), &e);
+  const Status s =
+      QuantizeFp8(in, p->group_rows, p->group_cols, f, grid_span,
+                  Span(reinterpret_cast<std::byte*>(codes), n), error != nullptr ? &e : nullptr);
   if (!s.ok()) return FromStatus(kFn, s);
   CopyError(e, error);
   return Succeed();
@@ -150,9 +151,10 @@ amn_status QuantizeBnb4C(const amn_quantize_bnb4_params* p, float* absmax, size_
                      {"packed", packed, packed_bytes, CeilDiv(n, 2)}});
   if (st != AMN_OK) return st;
   QuantError e;
-  const Status s = QuantizeBnb4(in, p->block_size, type == AMN_BNB_FP4 ? Bnb4Type::kFp4 : Bnb4Type::kNf4,
-                                p->absmax_given != 0, Span(absmax, nb),
-                                Span(reinterpret_cast<std::byte*>(packed), CeilDiv(n, 2)), &e);
+  const Status s = QuantizeBnb4(
+      in, p->block_size, type == AMN_BNB_FP4 ? Bnb4Type::kFp4 : Bnb4Type::kNf4,
+      p->absmax_given != 0, Span(absmax, nb),
+      Span(reinterpret_cast<std::byte*>(packed), CeilDiv(n, 2)), error != nullptr ? &e : nullptr);
   if (!s.ok()) return FromStatus(kFn, s);
   CopyError(e, error);
   return Succeed();
@@ -204,8 +206,8 @@ amn_status QuantizeBnbInt8C(const amn_quantize_bnb_int8_params* p, float* scb, s
                      {"codes", codes, codes_len, n}});
   if (st != AMN_OK) return st;
   QuantError e;
-  const Status s =
-      QuantizeBnbInt8(in, p->scb_given != 0, Span(scb, in.rows), Span(codes, n), &e);
+  const Status s = QuantizeBnbInt8(in, p->scb_given != 0, Span(scb, in.rows), Span(codes, n),
+                                   error != nullptr ? &e : nullptr);
   if (!s.ok()) return FromStatus(kFn, s);
   CopyError(e, error);
   return Succeed();

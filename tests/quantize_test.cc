@@ -146,6 +146,8 @@ bool SameSums(const QuantError& e, const kernels::ErrorSums& s, uint64_t n) {
 constexpr std::array kTypes = {ElemType::kBf16, ElemType::kF16, ElemType::kF32};
 
 // ---- The checks, one per encoder -----------------------------------------
+// Each also encodes once more without error sums (the C ABI's error NULL,
+// which takes the kernels' loops without them) and wants the same bytes.
 
 // Codes and error sums with the given scales, one per group.
 testing::AssertionResult Fp8MatchesWithScales(const Input& in, uint64_t gr, uint64_t gc,
@@ -168,6 +170,10 @@ testing::AssertionResult Fp8MatchesWithScales(const Input& in, uint64_t gr, uint
     }
   }
   if (!SameSums(err, sums, n)) return testing::AssertionFailure() << "error sums differ";
+  std::vector<std::byte> plain(n);
+  if (!QuantizeFp8(in.rows_view(), gr, gc, format, scales, plain, nullptr).ok() || plain != codes) {
+    return testing::AssertionFailure() << "codes without error sums differ";
+  }
   return testing::AssertionSuccess();
 }
 
@@ -224,6 +230,14 @@ testing::AssertionResult Bnb4Matches(const Input& in, uint64_t bs, bool fp4, boo
     }
   }
   if (!SameSums(err, sums, n)) return testing::AssertionFailure() << "error sums differ";
+  std::vector<float> plain_absmax = given ? absmax_ref : std::vector<float>(nb);
+  std::vector<std::byte> plain(packed.size());
+  if (!QuantizeBnb4(in.rows_view(), bs, fp4 ? Bnb4Type::kFp4 : Bnb4Type::kNf4, given, plain_absmax,
+                    plain, nullptr)
+           .ok() ||
+      plain != packed || std::memcmp(plain_absmax.data(), absmax.data(), 4 * nb) != 0) {
+    return testing::AssertionFailure() << "output without error sums differs";
+  }
   return testing::AssertionSuccess();
 }
 
@@ -249,6 +263,12 @@ testing::AssertionResult Int8Matches(const Input& in, bool given, std::mt19937& 
   }
   if (codes != codes_ref) return testing::AssertionFailure() << "codes differ";
   if (!SameSums(err, sums, n)) return testing::AssertionFailure() << "error sums differ";
+  std::vector<float> plain_scb = given ? scb_ref : std::vector<float>(in.rows);
+  std::vector<int8_t> plain(n);
+  if (!QuantizeBnbInt8(in.rows_view(), given, plain_scb, plain, nullptr).ok() || plain != codes ||
+      std::memcmp(plain_scb.data(), scb.data(), 4 * in.rows) != 0) {
+    return testing::AssertionFailure() << "output without error sums differs";
+  }
   return testing::AssertionSuccess();
 }
 
@@ -504,6 +524,24 @@ TEST_P(QuantizeTest, EveryBf16MatchesReference) {
   ASSERT_TRUE(QuantizeBnbInt8(in.rows_view(), true, scb, i8, nullptr).ok());
   ref::QuantizeBnbInt8Ref(in.data(), in.type, 1, n, true, scb_ref.data(), i8_ref.data(), nullptr);
   EXPECT_EQ(i8, i8_ref);
+}
+
+// INT8 rows whose SCB is their own max |x|, one per positive finite BF16
+// max h: h, -h, then the 62 BF16 patterns just below h, signs alternating.
+// x * (127 / SCB) is within rounding of ±127 at the max, which the kernels
+// round without a clamp (Int8Scale::kWithin); with errors and without.
+TEST_P(QuantizeTest, Int8RowsAtTheirMaxMatchReference) {
+  Input in{ElemType::kBf16, 0, 64, {}, 0};
+  for (uint32_t h = 1; h < 0x7F80u; ++h, ++in.rows) {
+    for (uint32_t k = 0; k < 64; ++k) {
+      const uint32_t below = k < 2 ? h : (h > k - 1 ? h - (k - 1) : 0);
+      const uint32_t bits = below | ((k % 2) << 15);
+      in.storage.push_back(static_cast<uint8_t>(bits));
+      in.storage.push_back(static_cast<uint8_t>(bits >> 8));
+    }
+  }
+  std::mt19937 rng(7);
+  EXPECT_TRUE(Int8Matches(in, false, rng));
 }
 
 // A non-finite element is refused at its own index, whatever the tile or
