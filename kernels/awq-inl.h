@@ -154,7 +154,7 @@ HWY_INLINE void AwqInOutUnit(const uint8_t* HWY_RESTRICT bytes, const float* HWY
 #else
   // (Vector indices as template parameters, as on SSE4, measured 6-9 %
   // slower for F32 on AVX2 and AVX3_DL, best of three pairs:
-  // docs/performance/safetensors-schemes.md, "AWQ GEMM layout (`awq4_inout`) 16-bit outputs".)
+  // docs/performance/awq.md, "AWQ GEMM layout (`awq4_inout`) 16-bit outputs".)
   const size_t n = hn::Lanes(du);
   for (size_t k = 0; k < 8; k += 2) {
     AwqInOutStorePair<kOut, kMayBeNan, kInRange>(du, AwqInOutVectorCodes(du, words, k),
@@ -450,7 +450,7 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo,
   }
 }
 
-// Blocking for the out-in loop (measured: docs/performance/safetensors-schemes.md, "AWQ [out,
+// Blocking for the out-in loop (measured: docs/performance/awq.md, "AWQ [out,
 // in]: streaming blocking"). A band of 64 word columns reads 256 contiguous
 // bytes of each input row (the whole row when out_features <= 512), so the
 // input streams in whole lines; a tile of 1024 input rows (256 KiB of the
