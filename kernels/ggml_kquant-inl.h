@@ -1,11 +1,12 @@
 // Per-target ggml K-quant dequantization (Q2_K … Q8_K, IQ4_XS, TQ1_0, TQ2_0),
 // Highway 1.0.3. Each 256-element super-block is done in two passes:
 // 1. its codes are unpacked to signed integers (int8, one per element) with
-//    u8 vector ops (Q4_K/Q5_K/Q6_K on up to 32 lanes, TQ1_0 on u16 lanes),
-//    and its per-16-element factors (Q4_K/Q5_K: per 32; d·scale and
+//    u8 vector ops (Q2_K..Q6_K and TQ2_0 on up to 32 lanes, TQ1_0 on u16
+//    lanes), and its per-16-element factors (Q4_K/Q5_K: per 32; d·scale and
 //    dmin·min, the same f32 operations as kernels/ref/ggml_kquant_ref.cc,
-//    once per sub-block) are computed in scalar code (Q4_K/Q5_K: on vectors,
-//    their 6-bit scales unpacked by byte shuffles);
+//    once per sub-block) are computed on vectors (Q3_K's and Q4_K/Q5_K's
+//    6-bit scales unpacked by byte shuffles; IQ4_XS's and TQ1_0/TQ2_0's in
+//    scalar code);
 // 2. each element is converted exactly to f32 and multiplied by its
 //    broadcast factor (then the min subtracted), one IEEE operation each,
 //    never fused, as the reference does. BF16/F16 round that F32 in
@@ -106,46 +107,104 @@ HWY_INLINE V MoveBit(D32 d8, V v) {
   if constexpr (from > to) return ShrAnd<from - to>(d8, v, kMask);
 }
 
-// Q2_K factors d·(sc&15), dmin·(sc>>4) per 16 elements.
+// The 16 per-16-element scale bytes of a block widened to F32 lanes, a
+// vector at a time: lanes [s, s + Lanes) of bytes p[0..16), signed (Q6_K) or
+// not (Q2_K). One vector op each where the scalar loop, which GCC unrolled
+// but did not vectorize, took a load, convert, multiply and store per scale
+// (Q2_K with AVX2: 217 of 488 instructions per block).
+using DScale = hn::CappedTag<float, 16>;
+template <typename TByte>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DScale>> ScaleBytes(const uint8_t* p, size_t s) {
+  const hn::RebindToSigned<DScale> di;
+  const hn::Rebind<TByte, DScale> d8;
+  return hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const TByte*>(p) + s));
+}
+
+// Q2_K factors d·(sc&15), dmin·(sc>>4) per 16 elements (the F32 product of
+// the reference, operands in its order).
 HWY_INLINE void DecodeQ2KScales(const uint8_t* b, Decoded& out) {
   using namespace kq::q2k;
-  const float d = F16At(b + kD), dmin = F16At(b + kDmin);
-  for (size_t s = 0; s < 16; ++s) {
-    const uint8_t sc = b[kScales + s];
-    out.dl[s] = d * static_cast<float>(sc & 0xF);
-    out.ml[s] = dmin * static_cast<float>(sc >> 4);
+  const DScale df;
+  const hn::RebindToSigned<DScale> di;
+  const auto d = hn::Set(df, F16At(b + kD)), dmin = hn::Set(df, F16At(b + kDmin));
+  for (size_t s = 0; s < 16; s += hn::Lanes(df)) {
+    const auto sc = ScaleBytes<uint8_t>(b + kScales, s);
+    hn::StoreU(hn::Mul(d, hn::ConvertTo(df, hn::And(sc, hn::Set(di, 15)))), df, out.dl + s);
+    hn::StoreU(hn::Mul(dmin, hn::ConvertTo(df, hn::ShiftRight<4>(sc))), df, out.ml + s);
+  }
+}
+
+// Q2_K's and TQ2_0's 2-bit codes: element 128h+32k+l is bits 2k..2k+1 of
+// qs[32h+l], minus kBias; one u8 pass at up to 32 lanes.
+template <int kBias>
+HWY_INLINE void DecodeTwoBitPlanes(const uint8_t* qs, int8_t* q) {
+  const D32 d8;
+  const auto biased = [d8](decltype(hn::Zero(d8)) code) {
+    if constexpr (kBias == 0) return code;
+    return hn::Sub(code, hn::Set(d8, kBias));
+  };
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+      const auto v = hn::LoadU(d8, qs + 32 * h + l);
+      int8_t* dst = q + 128 * h + l;
+      Put(d8, biased(hn::And(v, hn::Set(d8, 3))), dst);
+      Put(d8, biased(ShrAnd<2>(d8, v, 3)), dst + 32);  // neighbour bits land at 6..7
+      Put(d8, biased(ShrAnd<4>(d8, v, 3)), dst + 64);
+      Put(d8, biased(ShrAnd<6>(d8, v, 3)), dst + 96);
+    }
   }
 }
 
 // Q2_K: q = (qs[32h+l] >> 2k) & 3.
 HWY_INLINE void DecodeQ2K(const uint8_t* b, Decoded& out) {
-  using namespace kq::q2k;
-  const D8 d8;
   DecodeQ2KScales(b, out);
-  const auto three = hn::Set(d8, 3);
-  for (size_t h = 0; h < 2; ++h) {
-    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
-      const auto v = hn::LoadU(d8, b + kQs + 32 * h + l);
-      for (int k = 0; k < 4; ++k) {
-        Put(d8, hn::And(hn::ShiftRightSame(v, 2 * k), three), out.q + 128 * h + 32 * k + l);
-      }
-    }
-  }
+  DecodeTwoBitPlanes<0>(b + kq::q2k::kQs, out.q);
 }
 
-// Q3_K factors d·(scale-32) per 16 elements.
+// Q3_K factors d·(scale-32) per 16 elements. The 16 6-bit scales
+// (kq::Q3KScale) come out of the 12 scale bytes with two 16-byte shuffles:
+// the low four bits of scale s are nibble s/8 of byte s%8, bits 4..5 are
+// bits 2(s/4).. of byte 8 + s%4, moved to 4..5 by a shift per group of four
+// lanes (u16-lane shifts: the neighbour bits fall outside 0x30). The 16-byte
+// load starts 4 bytes before the scales: only d's 2 bytes follow them.
 HWY_INLINE void DecodeQ3KScales(const uint8_t* b, Decoded& out) {
   using namespace kq::q3k;
-  const float d = F16At(b + kD);
-  for (int s = 0; s < 16; ++s) {
-    out.dl[s] = d * static_cast<float>(kq::Q3KScale(s, b + kScales));
+  const D8 d8;
+  const hn::Repartition<uint16_t, D8> d16;
+  HWY_ALIGN static constexpr uint8_t kX[16] = {4, 5, 6, 7, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11};
+  HWY_ALIGN static constexpr uint8_t kY[16] = {12, 13, 14, 15, 12, 13, 14, 15,
+                                               12, 13, 14, 15, 12, 13, 14, 15};
+  HWY_ALIGN static constexpr uint8_t kLow[16] = {15, 15, 15, 15, 15, 15, 15, 15};
+  HWY_ALIGN static constexpr uint8_t kHigh[16] = {0,  0,  0,  0,  0,  0,  0,  0,
+                                                  15, 15, 15, 15, 15, 15, 15, 15};
+  HWY_ALIGN static constexpr uint8_t kTop0[16] = {0x30, 0x30, 0x30, 0x30};
+  HWY_ALIGN static constexpr uint8_t kTop1[16] = {0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
+  HWY_ALIGN static constexpr uint8_t kTop2[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
+  HWY_ALIGN static constexpr uint8_t kTop3[16] = {0, 0, 0, 0, 0,    0,    0,    0,
+                                                  0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
+  const auto raw = hn::LoadU(d8, b + kScales - 4);
+  const auto x = hn::TableLookupBytes(raw, hn::Load(d8, kX));
+  const auto y = hn::BitCast(d16, hn::TableLookupBytes(raw, hn::Load(d8, kY)));
+  const auto top = [&](auto y16, const uint8_t* mask) {
+    return hn::And(hn::BitCast(d8, y16), hn::Load(d8, mask));
+  };
+  const auto low =
+      hn::Or(hn::And(x, hn::Load(d8, kLow)), hn::And(hn::ShiftRight<4>(x), hn::Load(d8, kHigh)));
+  const auto high = hn::Or(hn::Or(top(hn::ShiftLeft<4>(y), kTop0), top(hn::ShiftLeft<2>(y), kTop1)),
+                           hn::Or(top(y, kTop2), top(hn::ShiftRight<2>(y), kTop3)));
+  HWY_ALIGN uint8_t scales[16];
+  hn::Store(hn::Sub(hn::Or(low, high), hn::Set(d8, 32)), d8, scales);
+  const DScale df;
+  const auto d = hn::Set(df, F16At(b + kD));
+  for (size_t s = 0; s < 16; s += hn::Lanes(df)) {
+    hn::StoreU(hn::Mul(d, hn::ConvertTo(df, ScaleBytes<int8_t>(scales, s))), df, out.dl + s);
   }
 }
 
 // Q3_K: q = ((qs >> 2k) & 3) - (hmask bit (4h+k) ? 0 : 4).
 HWY_INLINE void DecodeQ3K(const uint8_t* b, Decoded& out) {
   using namespace kq::q3k;
-  const D8 d8;
+  const D32 d8;
   DecodeQ3KScales(b, out);
   const auto three = hn::Set(d8, 3), one = hn::Set(d8, 1);
   for (size_t h = 0; h < 2; ++h) {
@@ -232,9 +291,10 @@ HWY_INLINE void DecodeQ45K(const uint8_t* b, Decoded& out) {
 HWY_INLINE void DecodeQ6K(const uint8_t* b, Decoded& out) {
   using namespace kq::q6k;
   const D32 d8;
-  const float d = F16At(b + kD);
-  for (size_t s = 0; s < 16; ++s) {
-    out.dl[s] = d * static_cast<float>(static_cast<int8_t>(b[kScales + s]));
+  const DScale df;
+  const auto d = hn::Set(df, F16At(b + kD));
+  for (size_t s = 0; s < 16; s += hn::Lanes(df)) {
+    hn::StoreU(hn::Mul(d, hn::ConvertTo(df, ScaleBytes<int8_t>(b + kScales, s))), df, out.dl + s);
   }
   const auto fifteen = hn::Set(d8, 15), bias = hn::Set(d8, 32);
   for (size_t h = 0; h < 2; ++h) {
@@ -296,19 +356,8 @@ HWY_INLINE void DecodeTq2Scales(const uint8_t* b, Decoded& out) {
 
 // TQ2_0: q = ((qs[32h+l] >> 2k) & 3) - 1.
 HWY_INLINE void DecodeTq2(const uint8_t* b, Decoded& out) {
-  using namespace kq::tq2;
-  const D8 d8;
   DecodeTq2Scales(b, out);
-  const auto three = hn::Set(d8, 3), one = hn::Set(d8, 1);
-  for (size_t h = 0; h < 2; ++h) {
-    for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
-      const auto v = hn::LoadU(d8, b + kQs + 32 * h + l);
-      for (int k = 0; k < 4; ++k) {
-        Put(d8, hn::Sub(hn::And(hn::ShiftRightSame(v, 2 * k), three), one),
-            out.q + 128 * h + 32 * k + l);
-      }
-    }
-  }
+  DecodeTwoBitPlanes<1>(b + kq::tq2::kQs, out.q);
 }
 
 // TQ1_0: base-3 digits, digit(x,k) = (((x·3^k) mod 256)·3) >> 8, minus 1;
