@@ -133,6 +133,38 @@ TEST_P(GgmlIq2Iq1Targets, EncoderMatchesReferenceBytes) {
   }
 }
 
+// Finite inputs whose squares overflow F32: every weight is Inf and the
+// sub-block scales NaN. ggml aborts there (docs/schemes/
+// ggml-encode-iq2-iq1.md, "Order, and what cannot match"); amn must give the
+// reference's bytes on every target and read nothing out of bounds (IQ2_XXS
+// read its grid map at an uninitialized key until 2026-11-28).
+TEST_P(GgmlIq2Iq1Targets, OverflowingSquaresMatchReference) {
+  // IQ2_XXS's levels then stay all zero: key 0 must be on its grid.
+  ASSERT_GE(ref::iq2::GetGridIndex(ref::iq2::GridKind::kIq2Xxs).Map(0), 0);
+  constexpr uint64_t kCols = 256;
+  std::vector<float> x;
+  for (uint64_t i = 0; i < kCols; ++i) {  // every element huge, signs mixed
+    x.push_back((i % 3 == 0 ? -1.0f : 1.0f) * 3.0e38f / static_cast<float>(1 + i % 5));
+  }
+  for (uint64_t i = 0; i < kCols; ++i) {  // one huge element per group of 8
+    x.push_back(i % 8 == 5 ? 2.0e30f : 0.01f * static_cast<float>(i % 13) - 0.06f);
+  }
+  for (uint64_t i = 0; i < kCols; ++i) {  // just past the overflow of one square
+    x.push_back((i % 2 == 0 ? 1.9e19f : -1.0e19f) + static_cast<float>(i));
+  }
+  const uint64_t rows = x.size() / kCols;
+  std::vector<uint16_t> bf16(x.size());
+  for (size_t i = 0; i < x.size(); ++i) bf16[i] = ref::F32BitsToBf16(std::bit_cast<uint32_t>(x[i]));
+  const std::vector<float> w = ImatrixCases(kCols)[0].w;
+  for (GgmlType type : kTypes) {
+    const std::string what = "type " + std::to_string(static_cast<int>(type));
+    ExpectSame(Reference(type, x.data(), ElemType::kF32, rows, kCols, w.data()),
+               Encode(type, x.data(), ElemType::kF32, rows, kCols, w.data()), what);
+    ExpectSame(Reference(type, bf16.data(), ElemType::kBf16, rows, kCols, w.data()),
+               Encode(type, bf16.data(), ElemType::kBf16, rows, kCols, w.data()), what + " bf16");
+  }
+}
+
 AMN_INSTANTIATE_PER_TARGET(GgmlIq2Iq1Targets);
 
 }  // namespace

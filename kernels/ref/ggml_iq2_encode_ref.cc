@@ -195,7 +195,12 @@ void QuantizeIq2XxsBlock(const float* xbl, const float* qwbl, uint8_t* out,
   for (int ib = 0; ib < 8; ++ib) {
     const float* xb = xbl + 32 * ib;
     float weight[32], waux[32], xval[32];
-    int8_t L[32], Laux[32];
+    // L stays all zero (an on-grid key) when no trial wins and the scale is
+    // NaN: squares that overflow (|x| >= ~1.8e19) make every weight Inf.
+    // ggml keeps make_qp_quants' levels there and then aborts (its grid
+    // lookup or GGML_ASSERT(scale >= 0)); uninitialized, L read the grid
+    // map out of bounds (found by kernels_diff_fuzz).
+    int8_t L[32] = {}, Laux[32];
     uint8_t signs[4];
     Weights(xb, qwbl != nullptr ? qwbl + 32 * ib : nullptr, sigma2, 32, false, weight, waux);
     for (int k = 0; k < 4; ++k) {
