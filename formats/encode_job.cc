@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "amn/ggml_dequant.h"
 
@@ -36,8 +37,8 @@ uint64_t GroupRows(const EncodeJob& job, uint64_t chunk_rows) {
 
 // ggml rows [begin / cols, ...) with the importance values of the matrix
 // each row is in: the chunk is cut where one matrix's rows end.
-Status EncodeGgml(const EncodeJob& job, uint64_t begin, const FloatRows& in,
-                  std::span<std::byte> codes, QuantError* error) {
+Status EncodeGgmlRows(const EncodeJob& job, uint64_t begin, const FloatRows& in,
+                      std::span<std::byte> codes, QuantError* error) {
   if (job.imatrix.empty() || in.rows == 0) {
     return QuantizeGgml(job.ggml_type, in, /*imatrix=*/{}, codes, error);
   }
@@ -65,6 +66,27 @@ Status EncodeGgml(const EncodeJob& job, uint64_t begin, const FloatRows& in,
   }
   if (error != nullptr) *error = total;
   return Status::Ok();
+}
+
+// Finite inputs whose encoding is not finite: a block's F16 scale
+// overflowed (Q8_0 from about |x| > 65504 * 127), or an I-quant's squares did.
+// ggml writes such blocks (Inf/NaN weights); amn refuses the tensor, so no
+// output silently holds values its input did not. Known only where the
+// error sums were computed (the engine always computes them).
+Status FiniteEncoding(const EncodeJob& job, const QuantError* error) {
+  if (error == nullptr || std::isfinite(error->sum_abs)) return Status::Ok();
+  const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(job.ggml_type));
+  return Status(StatusCode::kInvalidArgument,
+                "values too large for " + std::string(info != nullptr ? info->name : "this type") +
+                    ": the encoding is not finite (a block's scale overflows, as in ggml, whose "
+                    "F16 scales stop at 65504); keep this tensor as F16/F32 (convert: "
+                    "--tensor-type REGEX=f32)");
+}
+
+Status EncodeGgml(const EncodeJob& job, uint64_t begin, const FloatRows& in,
+                  std::span<std::byte> codes, QuantError* error) {
+  AMN_RETURN_IF_ERROR(EncodeGgmlRows(job, begin, in, codes, error));
+  return FiniteEncoding(job, error);
 }
 
 }  // namespace

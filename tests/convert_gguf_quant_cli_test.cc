@@ -304,6 +304,41 @@ TEST(ConvertCli, ForgetOfAGgmlTypeWritesConvertsGguf) {
   EXPECT_EQ(dir.Entries(), before);
 }
 
+// A finite value whose block scale overflows F16 (Q8_0: d = amax / 127 >
+// 65504 from about 8.3e6): ggml writes Inf/NaN weights; amn refuses the
+// tensor and leaves no output. Just below the edge, and with the tensor
+// kept as F32, it converts.
+TEST(ConvertCli, ValuesTooLargeForTheTypeAreRefused) {
+  TempDir dir;
+  const auto model_with = [&](float big) {
+    std::vector<float> w(8 * 256);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(i % 17) - 0.08f;
+    w[300] = big;
+    std::vector<uint8_t> bytes(w.size() * 4);
+    std::memcpy(bytes.data(), w.data(), bytes.size());
+    const fs::path path =
+        dir.path() / ("big-" + std::to_string(static_cast<int64_t>(big)) + ".safetensors");
+    EXPECT_TRUE(SafetensorsBuilder()
+                    .Add("model.layers.0.mlp.down_proj.weight", "F32", {8, 256}, bytes)
+                    .Write(path));
+    return path;
+  };
+  const fs::path too_big = model_with(1e7f), fits = model_with(5e6f);
+  const fs::path out = dir.path() / "out.gguf";
+  const CliResult refused =
+      RunAmn("convert -q " + Quote(too_big) + " -o " + Quote(out) + " --scheme q8_0");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("values too large for Q8_0"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("model.layers.0.mlp.down_proj.weight"), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(out));
+  const CliResult kept = RunAmn("convert -q " + Quote(too_big) + " -o " + Quote(out) +
+                                " --scheme q8_0 --tensor-type down_proj=f32");
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  const CliResult below = RunAmn("convert -q " + Quote(fits) + " -o " +
+                                 Quote(dir.path() / "fits.gguf") + " --scheme q8_0");
+  EXPECT_EQ(below.exit_code, 0) << below.err;
+}
 
 }  // namespace
 }  // namespace amn::test
