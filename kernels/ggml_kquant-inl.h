@@ -15,8 +15,9 @@
 // NaN per block, from d and dmin alone, computed in scalar code; only blocks
 // whose d or dmin is Inf/NaN (the only ones that can give NaN) take the pass-2
 // variant with one IsNaN + IfThenElse per vector (chosen per block).
-// TQ1_0 to F16 skips both passes for blocks with a finite d: its only
-// results are -d, +0 · d and d, looked up per digit (Tq1F16Block).
+// TQ1_0 skips both passes for blocks with a finite d: its only results
+// are -d, +0 · d and d, looked up per digit (Tq1TableBlock,
+// ggml_tq1_table-inl.h).
 // Q4_K's, IQ4_XS's, Q2_K's, Q3_K's and TQ2_0's 16-bit outputs on some x86
 // targets (KQuantUsesByteTables) skip pass 1's code unpack: byte tables of
 // each sub-block's few results (KQuantByteTableBlock, PlaneByteTableBlock).
@@ -35,11 +36,12 @@
 #include <type_traits>
 
 #include "hwy/highway.h"
-#include "kernels/kernel_args.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
+#include "kernels/ggml_tq1_table-inl.h"
 #include "kernels/int4_byte_table-inl.h"
+#include "kernels/kernel_args.h"
 #include "kernels/ref/float_convert_ref.h"
 #include "kernels/ref/ggml_kquant_ref.h"
 
@@ -378,58 +380,6 @@ HWY_INLINE void Tq1Digits(D16 d16, const uint8_t* src, int digits, size_t stride
     hn::StoreU(hn::DemoteTo(di8, hn::BitCast(di16, digit)), di8, dst + stride * k);
     p = hn::Add(q, hn::Add(q, q));
   }
-}
-
-// TQ1_0 to F16, for a block whose d is finite (not SpecialBlock): each
-// result is digit · d with digit in {-1, 0, 1}, exact in F32 (f32(d) is
-// exact) and again in F16, so the reference's F32 product rounded to F16 is
-// one of three patterns of d's own bits: d ^ 0x8000, d & 0x8000 (+0 · d has
-// d's sign) and d. They sit in a 16-byte table, low bytes at 0..2, high
-// bytes at 8..10, and digit + 1 = ((x·3^k mod 256)·3) >> 8 (Tq1Digits
-// before its "minus 1") looks them up as the u16 index t | (t + 8) << 8, so
-// the block goes from the packed trits to F16 stores with no int8 scratch
-// and no F32 arithmetic.
-template <class D16>
-HWY_INLINE void Tq1F16Digits(D16 d16, const uint8_t* src, int digits, size_t stride,
-                             hn::Vec<hn::Repartition<uint8_t, D16>> table, uint16_t* dst) {
-  const hn::Rebind<uint8_t, D16> d8;
-  const hn::Repartition<uint8_t, D16> d8_full;
-  auto p = hn::PromoteTo(d16, hn::LoadU(d8, src));
-  for (int k = 0; k < digits; ++k) {
-    const auto q = hn::And(p, hn::Set(d16, 0xFF));
-    p = hn::Add(q, hn::Add(q, q));
-    const auto t = hn::ShiftRight<8>(p);
-    const auto index = hn::Add(hn::Mul(t, hn::Set(d16, 0x0101)), hn::Set(d16, 0x0800));
-    hn::StoreU(hn::BitCast(d16, hn::TableLookupBytes(table, hn::BitCast(d8_full, index))), d16,
-               dst + stride * k);
-  }
-}
-
-HWY_INLINE void Tq1F16Block(const uint8_t* b, uint16_t* HWY_RESTRICT y) {
-  using namespace kq::tq1;
-  const uint16_t d = kq::LoadLe16(b + kD);
-  const uint16_t values[3] = {static_cast<uint16_t>(d ^ 0x8000u),
-                              static_cast<uint16_t>(d & 0x8000u), d};
-  HWY_ALIGN uint8_t bytes[16] = {};
-  for (size_t v = 0; v < 3; ++v) {
-    bytes[v] = static_cast<uint8_t>(values[v] & 0xFF);
-    bytes[8 + v] = static_cast<uint8_t>(values[v] >> 8);
-  }
-  const hn::CappedTag<uint16_t, 16> d16;
-  const hn::Repartition<uint8_t, decltype(d16)> d8;
-  const auto table = hn::LoadDup128(d8, bytes);
-  const size_t n = hn::Lanes(d16);  // 8 or 16 (every non-SCALAR target)
-  for (size_t l = 0; l < 32; l += n) Tq1F16Digits(d16, b + kQs + l, 5, 32, table, y + l);
-  for (size_t l = 0; l < 16; l += n) Tq1F16Digits(d16, b + kQs + 32 + l, 5, 16, table, y + 160 + l);
-  // qh: 4 bytes, 4 digits each (elements 240 + 4k + l), through 8-lane
-  // copies so no load or store leaves the block.
-  const hn::Full128<uint16_t> d16x8;
-  const hn::Full128<uint8_t> d8x16;
-  HWY_ALIGN uint8_t qh[8] = {};
-  std::memcpy(qh, b + kQh, 4);
-  HWY_ALIGN uint16_t rows[4][8];
-  Tq1F16Digits(d16x8, qh, 4, 8, hn::LoadDup128(d8x16, bytes), &rows[0][0]);
-  for (size_t k = 0; k < 4; ++k) std::memcpy(y + 240 + 4 * k, rows[k], 4 * sizeof(uint16_t));
 }
 
 HWY_INLINE void DecodeTq1(const uint8_t* b, Decoded& out) {
@@ -871,9 +821,9 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   Decoded dec;
   for (size_t i = 0; i < n_blocks; ++i) {
     const uint8_t* b = blocks + i * bytes;
-    if constexpr (kType == kTq1 && sizeof(TOut) == 2 && !kBf16) {
+    if constexpr (kType == kTq1 && Tq1UsesTable<TOut>()) {
       if (HWY_LIKELY(!SpecialBlock<kType>(b))) {
-        Tq1F16Block(b, out + i * kQK);
+        Tq1TableBlock<kBf16>(b, out + i * kQK);
         continue;
       }
     }
