@@ -148,7 +148,7 @@ HWY_INLINE void GgmlQ5DwordsBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlock
   const hn::RebindToFloat<GgmlDU> df;
   const hn::Repartition<uint8_t, GgmlDU> d8;
   constexpr bool kSigned = Decoder::kSignedCodes;
-  HWY_ALIGN static constexpr GgmlQ5Placement kPlace = MakeGgmlQ5Placement(kSigned ? 3 : 0);
+  static constexpr GgmlQ5Placement kPlace = MakeGgmlQ5Placement(kSigned ? 3 : 0);
   const size_t lanes = hn::Lanes(du);
   const uint32_t qh = ggml::LoadLe32(x + Decoder::kQhOffset);
   const auto d_top = hn::Mul(GgmlScalar(s.d), hn::Set(df, 0x1p-24f));

@@ -57,8 +57,8 @@ HWY_INLINE hn::Vec<DU> GgmlQ5CodeDwords(DU du, const uint8_t* HWY_RESTRICT qs, u
                                         size_t h) {
   constexpr size_t kLanes = hn::MaxLanes(DU());
   static_assert(kLanes == 4 || kLanes == 8, "16 or 32 bytes of codes per vector");
-  HWY_ALIGN static constexpr GgmlQ5DwordLayout kLayouts[2] = {
-      MakeGgmlQ5DwordLayout<kLanes>(0), MakeGgmlQ5DwordLayout<kLanes>(4 * kLanes)};
+  static constexpr GgmlQ5DwordLayout kLayouts[2] = {MakeGgmlQ5DwordLayout<kLanes>(0),
+                                                    MakeGgmlQ5DwordLayout<kLanes>(4 * kLanes)};
   const GgmlQ5DwordLayout& t = kLayouts[h / (4 * kLanes)];
   const hn::Repartition<uint8_t, DU> d8;
   const hn::Repartition<uint16_t, DU> d16;
