@@ -393,7 +393,7 @@ HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
 // Taken for calls of at least kNvfp4RowMinGroups groups, so that the rows'
 // builds (one per distinct byte, each about one group's work on the general
 // path) are spread over many groups, on the targets where it measured
-// faster (docs/performance/gguf-decode.md, "NVFP4 16-bit outputs through scale-byte
+// faster (docs/performance/gguf-newer-types.md, "NVFP4 16-bit outputs through scale-byte
 // tables"): SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
 inline constexpr size_t kNvfp4RowMinGroups = 256;
 

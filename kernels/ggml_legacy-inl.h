@@ -303,7 +303,7 @@ using GgmlExactStore = GgmlStore16<
 // kGgmlNvfp4RowMinBlocks blocks, so the rows' builds (one per distinct
 // byte, each about one sub-block's work on the block path) are spread over
 // many sub-blocks, on the targets where it measured faster
-// (docs/performance/gguf-decode.md, "NVFP4 16-bit outputs through scale-byte tables"):
+// (docs/performance/gguf-newer-types.md, "NVFP4 16-bit outputs through scale-byte tables"):
 // SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
 inline constexpr size_t kGgmlNvfp4RowMinBlocks = 64;
 inline constexpr size_t kGgmlMxfp4RowMinBlocks = 128;
@@ -358,7 +358,7 @@ HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
 // the code, so its row holds what GgmlBlock gives a block of codes 0..15
 // (its per-block byte table where GgmlUsesByteTables, else the chunks).
 // Taken for calls of at least kGgmlMxfp4RowMinBlocks blocks (each row
-// costs about one block), where it measured faster (docs/performance/gguf-decode.md,
+// costs about one block), where it measured faster (docs/performance/gguf-newer-types.md,
 // "NVFP4 16-bit outputs through scale-byte tables"): every x86 target but
 // AVX-512's BF16, whose per-block tables with 256-bit lookups were as fast.
 template <class Store>

@@ -327,7 +327,7 @@ class ScaleByteRows {
 };
 
 // Where NVFP4's 16-bit outputs take ScaleByteRows (both layouts): the
-// targets where it measured faster (docs/performance/gguf-decode.md, "NVFP4 16-bit
+// targets where it measured faster (docs/performance/gguf-newer-types.md, "NVFP4 16-bit
 // outputs through scale-byte tables"); AVX-512 measured no clear gain.
 inline constexpr bool kNvfp4UsesScaleByteRows =
     HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_AVX2;
