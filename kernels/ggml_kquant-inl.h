@@ -367,19 +367,13 @@ HWY_INLINE void DecodeTq2(const uint8_t* b, Decoded& out) {
 // time: elements 32k+l from qs[l] (l < 32), 160+16k+l from qs[32+l],
 // 240+4k+l from qh[l] (k < 4, l < 4: one 4-byte chunk).
 template <class D16>
-HWY_INLINE void Tq1Digits(D16 d16, const uint8_t* src, int digits, size_t stride,
-                          int8_t* dst) {
-  const hn::Rebind<uint8_t, D16> d8;
+HWY_INLINE void Tq1Digits(D16 d16, const uint8_t* src, int digits, size_t stride, int8_t* dst) {
   const hn::Rebind<int16_t, D16> di16;
   const hn::Rebind<int8_t, D16> di8;
-  const auto x = hn::PromoteTo(d16, hn::LoadU(d8, src));
-  auto p = x;  // x·3^k mod 256 in the low byte
-  for (int k = 0; k < digits; ++k) {
-    const auto q = hn::And(p, hn::Set(d16, 0xFF));
-    const auto digit = hn::Sub(hn::ShiftRight<8>(hn::Add(q, hn::Add(q, q))), hn::Set(d16, 1));
-    hn::StoreU(hn::DemoteTo(di8, hn::BitCast(di16, digit)), di8, dst + stride * k);
-    p = hn::Add(q, hn::Add(q, q));
-  }
+  Tq1TableIndices(d16, src, digits, [&](int k, hn::Vec<D16> t) {  // t = digit + 1
+    const auto digit = hn::Sub(hn::BitCast(di16, t), hn::Set(di16, 1));
+    hn::StoreU(hn::DemoteTo(di8, digit), di8, dst + stride * k);
+  });
 }
 
 HWY_INLINE void DecodeTq1(const uint8_t* b, Decoded& out) {

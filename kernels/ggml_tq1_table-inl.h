@@ -31,7 +31,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // The digit + 1 (0, 1, 2: the table index) of N packed bytes at src, for
 // digit k = 0 .. digits - 1: ((x·3^k mod 256)·3) >> 8, on u16 lanes
-// (Highway 1.0.3 has no u8 Mul); `emit(k, t)` gets them.
+// (Highway 1.0.3 has no u8 Mul); `emit(k, t)` gets them. Also the digit
+// step of the two-pass decode (Tq1Digits, ggml_kquant-inl.h).
 template <class D16, class Emit>
 HWY_INLINE void Tq1TableIndices(D16 d16, const uint8_t* src, int digits, const Emit& emit) {
   const hn::Rebind<uint8_t, D16> d8;
