@@ -25,10 +25,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Q5_0/Q5_1 codes four to a u32 lane: lane i's byte c holds the code of
 // element h + c * N + i (N lanes), so 4N elements' codes come from one byte
 // shuffle of the nibbles and one bit test of qh, and chunk c is byte c of
-// every lane, one more byte shuffle away (GgmlQ5DwordsBlock). Per chunk
-// of N codes that is about a third of the vector operations GgmlQ5Codes
-// needs without mask registers (docs/performance/gguf-legacy.md, "Q5_0
-// and Q5_1 codes four to a lane on AVX2 and SSE4"). The layout's
+// every lane, one more byte shuffle away (GgmlQ5DwordsBlock). The AVX2
+// Q5_0 -> F32 block loop went from 45 instructions with GgmlQ5Codes per
+// chunk to 26 (docs/performance/gguf-legacy.md, "Q5_0 and Q5_1 codes four
+// to a lane on AVX2 and SSE4"). The layout's
 // constants, per byte b of the 4N (16 or 32) bytes from element h:
 // which qs byte holds its nibble (both 128-bit halves hold qs; elements
 // 16..31 take the high nibble), which qh byte (of the u32 in every lane)
