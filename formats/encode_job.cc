@@ -79,8 +79,8 @@ Status FiniteEncoding(const EncodeJob& job, const QuantError* error) {
   return Status(StatusCode::kInvalidArgument,
                 "values too large for " + std::string(info != nullptr ? info->name : "this type") +
                     ": the encoding is not finite (a block's scale overflows, as in ggml, whose "
-                    "F16 scales stop at 65504); keep this tensor unquantized (convert: "
-                    "--tensor-type REGEX=f32; forget: --skip REGEX)");
+                    "F16 scales stop at 65504); keep this tensor as F32 (amn convert "
+                    "--tensor-type REGEX=f32)");
 }
 
 Status EncodeGgml(const EncodeJob& job, uint64_t begin, const FloatRows& in,

@@ -329,6 +329,7 @@ TEST(ConvertCli, ValuesTooLargeForTheTypeAreRefused) {
       RunAmn("convert -q " + Quote(too_big) + " -o " + Quote(out) + " --scheme q8_0");
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("values too large for Q8_0"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--tensor-type REGEX=f32"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("model.layers.0.mlp.down_proj.weight"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(out));
