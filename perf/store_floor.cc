@@ -4,18 +4,23 @@
 // x86_non_temporal_threshold, non-temporal stores above it), while the
 // kernels write with hn::Store, which reads each output line before writing
 // it (read-for-ownership) unless the line is already cached. This tool times,
-// one thread, on buffers of 4x the last-level cache, interleaved, best of
-// --reps, per Highway target (dynamic dispatch, no ISA flags):
+// one thread, on buffers of 4x the last-level cache (or --bytes, e.g. 256K
+// for the cache-resident size of `amn bench`, where each sample repeats the
+// call over at least 64 MiB of output), interleaved, best of --reps, per
+// Highway target (dynamic dispatch, no ISA flags):
 //   memset, memcpy                  glibc, the floors
 //   store / stream                  hn::Store / hn::Stream of a constant
 //   widen store / widen stream      BF16 -> F32 (ShiftLeft<16> of PromoteTo)
 //   ... + 4 MiB chunks + memcpy     the widening into one reused 4 MiB chunk,
 //                                   each chunk then memcpy'd onward (what the
-//                                   ring writer's write(2) does to a chunk)
-// GB/s are output bytes (1e9) per second; "x memset" is time over memset's for the
-// same output bytes. Benchmarks are not tests: nothing here asserts a speed.
+//                                   ring writer's write(2) does to a chunk;
+//                                   only when the buffers are whole chunks)
+// GB/s are output bytes (1e9) per second; ns/F32 the time per 4 output bytes
+// (comparable with the ns/element of F32 kernel rows); "x memset" is time
+// over memset's for the same output bytes. Benchmarks are not tests: nothing
+// here asserts a speed.
 //
-//   store_floor [--llc SIZE] [--reps N] [--targets AVX3_DL,AVX2,SSE4]
+//   store_floor [--llc SIZE | --bytes SIZE] [--reps N] [--targets AVX3_DL,AVX2,SSE4]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -38,11 +43,12 @@ namespace amn::perf::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // `out` is vector-aligned and `bytes` a whole number of vectors (the
-// buffers are page-aligned, their sizes multiples of 4 MiB).
+// buffers are page-aligned, their sizes whole pages).
 template <bool kStream>
 void FillConstant(unsigned char* out, size_t bytes) {
   const hn::ScalableTag<uint32_t> d;
-  const auto v = hn::Set(d, 0x03030303u);
+  // Not a repeated byte: GCC turns a loop storing one into a call of memset.
+  const auto v = hn::Set(d, 0x3F800000u);  // 1.0f
   auto* out32 = reinterpret_cast<uint32_t*>(out);
   for (size_t i = 0; i < bytes / 4; i += hn::Lanes(d)) {
     if (kStream) {
@@ -144,22 +150,26 @@ struct Row {
   double best_ns = 1e30;
 };
 
-std::vector<Row> TargetRows() {
-  return {{"store", StoreRow},
-          {"stream", StreamRow},
-          {"widen store", WidenStoreRow},
-          {"widen stream", WidenStreamRow},
-          {"widen store, 4 MiB chunks + memcpy", WidenStoreChunkedRow},
-          {"widen stream, 4 MiB chunks + memcpy", WidenStreamChunkedRow}};
+// The chunked rows need buffers of whole chunks.
+std::vector<Row> TargetRows(bool whole_chunks) {
+  std::vector<Row> rows = {{"store", StoreRow},
+                           {"stream", StreamRow},
+                           {"widen store", WidenStoreRow},
+                           {"widen stream", WidenStreamRow}};
+  if (whole_chunks) {
+    rows.push_back({"widen store, 4 MiB chunks + memcpy", WidenStoreChunkedRow});
+    rows.push_back({"widen stream, 4 MiB chunks + memcpy", WidenStreamChunkedRow});
+  }
+  return rows;
 }
 
-// Runs `row` once under `target` (0: no target forced, for the glibc rows)
-// and keeps its time if it is the best.
-void TimeRow(Row& row, int64_t target, Buffers& b) {
+// Runs `row` `calls` times under `target` (0: no target forced, for the glibc
+// rows) and keeps the time per call if it is the best.
+void TimeRow(Row& row, int64_t target, size_t calls, Buffers& b) {
   hwy::SetSupportedTargetsForTest(target);
   const double start = NowNs();
-  row.run(b);
-  row.best_ns = std::min(row.best_ns, NowNs() - start);
+  for (size_t c = 0; c < calls; ++c) row.run(b);
+  row.best_ns = std::min(row.best_ns, (NowNs() - start) / calls);
   hwy::SetSupportedTargetsForTest(0);
 }
 
@@ -185,12 +195,19 @@ std::optional<std::vector<int64_t>> ChosenTargets(std::string_view list) {
   return chosen;
 }
 
+// "256 KiB" below a MiB, Mib's "128 MiB" from there.
+std::string SizeText(size_t bytes) {
+  return bytes < (size_t{1} << 20) ? std::to_string(bytes >> 10) + " KiB" : Mib(bytes);
+}
+
 void PrintRow(const char* name, double ns, size_t bytes, double memset_ns) {
-  std::printf("  %-38s %7.2f GB/s  %5.2fx memset\n", name, bytes / ns, ns / memset_ns);
+  std::printf("  %-38s %7.2f GB/s  %6.4f ns/F32  %5.2fx memset\n", name, bytes / ns, 4 * ns / bytes,
+              ns / memset_ns);
 }
 
 int Run(int argc, char** argv) {
   size_t llc = DescribeCpu().llc_bytes;
+  std::optional<size_t> fixed_bytes;
   int reps = 5;
   std::string targets_list;
   for (int i = 1; i < argc; i += 2) {
@@ -198,35 +215,46 @@ int Run(int argc, char** argv) {
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
     if (value && flag == "--llc" && ParseSize(value)) {
       llc = *ParseSize(value);
+    } else if (value && flag == "--bytes" && ParseSize(value) && *ParseSize(value) > 0) {
+      fixed_bytes = ParseSize(value);
     } else if (value && flag == "--reps") {
       reps = std::max(1, std::atoi(value));
     } else if (value && flag == "--targets") {
       targets_list = value;
     } else {
-      std::fprintf(stderr, "usage: store_floor [--llc SIZE] [--reps N] [--targets A,B]\n");
+      std::fprintf(stderr,
+                   "usage: store_floor [--llc SIZE | --bytes SIZE] [--reps N] [--targets A,B]\n");
       return 2;
     }
   }
-  // 4x the LLC (256 MiB when unknown), whole chunks.
+  // --bytes rounded up to whole pages (so whole vectors of every target), or
+  // 4x the LLC (256 MiB when unknown) in whole chunks.
+  constexpr size_t kPage = 4096;
   const size_t bytes =
-      (MinFloorBytes(llc, kFloorBytes) + kChunkBytes - 1) / kChunkBytes * kChunkBytes;
+      fixed_bytes ? (*fixed_bytes + kPage - 1) / kPage * kPage
+                  : (MinFloorBytes(llc, kFloorBytes) + kChunkBytes - 1) / kChunkBytes * kChunkBytes;
+  // A sample writes at least 64 MiB, so the timer's resolution does not
+  // matter at cache-resident sizes.
+  const size_t calls = std::max<size_t>(1, (size_t{64} << 20) / bytes);
   const std::optional<std::vector<int64_t>> chosen = ChosenTargets(targets_list);
   if (!chosen) return 2;
   const std::vector<int64_t>& targets = *chosen;
   Buffers b(bytes);
   Row memset_row{"memset", MemsetRow};
   Row memcpy_row{"memcpy", MemcpyRow};
-  std::vector<std::vector<Row>> rows(targets.size(), TargetRows());
+  std::vector<std::vector<Row>> rows(targets.size(), TargetRows(bytes % kChunkBytes == 0));
   // Round by round: the floors, then each row on each target in turn.
   for (int r = 0; r < reps; ++r) {
-    TimeRow(memset_row, 0, b);
-    TimeRow(memcpy_row, 0, b);
+    TimeRow(memset_row, 0, calls, b);
+    TimeRow(memcpy_row, 0, calls, b);
     for (size_t row = 0; row < rows[0].size(); ++row) {
-      for (size_t t = 0; t < targets.size(); ++t) TimeRow(rows[t][row], targets[t], b);
+      for (size_t t = 0; t < targets.size(); ++t) TimeRow(rows[t][row], targets[t], calls, b);
     }
   }
-  std::printf("store_floor: %s output per call (LLC %s), best of %d, one thread\n",
-              Mib(bytes).c_str(), Mib(llc).c_str(), reps);
+  std::printf(
+      "store_floor: %s output per call (LLC %s), %zu calls per sample, best of %d,"
+      " one thread\n",
+      SizeText(bytes).c_str(), Mib(llc).c_str(), calls, reps);
   PrintRow(memset_row.name, memset_row.best_ns, bytes, memset_row.best_ns);
   PrintRow(memcpy_row.name, memcpy_row.best_ns, bytes, memset_row.best_ns);
   for (size_t t = 0; t < targets.size(); ++t) {
