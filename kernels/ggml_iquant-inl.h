@@ -10,7 +10,7 @@
 //    gather, and take the bias off per byte there (scalar lookups were half
 //    their time). AVX2's gather keeps its index in ymm5 (IqGatherGrid:
 //    QEMU 7.2, the emulated fleet, mis-decodes ymm4 as a gather index);
-//    IQ2_XXS, IQ2_XS, IQ3_S (both) and IQ3_XXS (AVX2) do the same
+//    IQ2_XXS, IQ2_XS and IQ3_S (both) do the same
 //    (kIqGathers), with a second gather for the sign masks;
 // 2. code → f32, times the group's factor, one IEEE multiply.
 // Why that equals the reference's db · g · (±1): round(db · g) · (±1) is
@@ -277,21 +277,6 @@ HWY_INLINE hn::Vec<hn::Repartition<uint32_t, IqGatherDU>> PromotedBytes2N(const 
   return hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(d32)>(), p));
 }
 
-// IQ3_XXS: 2 index bytes per group; group g's ksigns at 7(g%4) of the u32
-// at kSignsScales + 4(g/4) (lane l of a step: word 4(l/4) of the step's).
-alignas(64) constexpr GatherPicks kIq3XxsSignPicks =
-    MakeGatherPicks([](int l) { return LanePick{4 * (l / 4), 4, 7 * (l % 4)}; });
-HWY_INLINE void Iq3XxsGatherBlock(const uint8_t* b, int8_t* dst) {
-  using namespace iq::iq3xxs;
-  constexpr size_t kN = hn::MaxLanes(IqGatherDU());
-  for (size_t g = 0; g < 32; g += kN) {
-    const auto words = Dup16<kN>(b + kSignsScales + g);
-    SignedGather2N<iq::kIq3XxsGrid, iq::kKSignMask>(
-        PromotedBytes2N(b + kQs + 2 * g),
-        PickedField(words, kIq3XxsSignPicks.pick, kIq3XxsSignPicks.shift, 127), dst + 8 * g);
-  }
-}
-
 // IQ3_S: entry e (2 per group, e = 0..63) is byte kQs + e with bit e%8 of
 // qh byte e/8 as bit 8; a sign byte per group.
 struct Iq3SQhPicks {
@@ -324,16 +309,18 @@ HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
 #endif
 
 // Which IQ2/IQ3 types gather (docs/performance/gguf-iquants.md, "IQ2/IQ3 grid gathers",
-// cache-resident ns, best of 3 interleaved): IQ2_XXS, IQ2_XS and IQ3_S on
-// AVX2 and AVX-512 (F32 1.08-1.81x, BF16/F16 1.10-1.47x, except AVX-512
-// BF16/F16 of IQ2_XXS, 0.93-1.09x, within noise); IQ3_XXS on AVX2 only
-// (1.01-1.17x; AVX-512 BF16 0.79-0.82x though F32/F16 won). IQ2_S keeps
-// scalar lookups (AVX2 F16 0.86x, AVX-512 0.95-1.06x).
+// cache-resident ns, best of 3 interleaved, on an Intel host): IQ2_XXS,
+// IQ2_XS and IQ3_S on AVX2 and AVX-512 (F32 1.08-1.81x, BF16/F16
+// 1.10-1.47x, except AVX-512 BF16/F16 of IQ2_XXS, 0.93-1.09x, within
+// noise). On a Zen 4 host gathers are slower than scalar lookups for
+// several of these ("Gathers on Zen 4"); kept where the Intel gain is the
+// larger. IQ3_XXS looks up scalars everywhere (AVX2 gathers: 1.01-1.17x on
+// the Intel host, 0.68-0.72x on Zen 4); IQ2_S too (AVX2 F16 0.86x, AVX-512
+// 0.95-1.06x).
 template <uint32_t kType>
-constexpr bool kIqGathers =
-    HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
-    (kType == iq::kIq2XxsId || kType == iq::kIq2XsId || kType == iq::kIq3SId ||
-     (kType == iq::kIq3XxsId && HWY_TARGET == HWY_AVX2));
+constexpr bool kIqGathers = HWY_ARCH_X86&& HWY_TARGET <= HWY_AVX2 &&
+                            (kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
+                             kType == iq::kIq3SId);
 
 HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
   using namespace iq::iq2xxs;
@@ -395,7 +382,6 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
   for (int g = 0; g < 8; ++g) {
     const uint32_t aux = kq::LoadLe32(b + kSignsScales + 4 * g);
     out.dl[2 * g] = out.dl[2 * g + 1] = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
-    if constexpr (kIqGathers<iq::kIq3XxsId>) continue;
     for (int k = 0; k < 4; ++k) {
       const uint8_t* qs = b + kQs + 8 * g + 2 * k;
       PutGroup(Signed(Pair(iq::kIq3XxsGrid[qs[0]], iq::kIq3XxsGrid[qs[1]]),
@@ -403,9 +389,6 @@ HWY_INLINE void DecodeIq3Xxs(const uint8_t* b, Decoded& out) {
                out.q + 32 * g + 8 * k);
     }
   }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kIqGathers<iq::kIq3XxsId>) Iq3XxsGatherBlock(b, out.q);
-#endif
 }
 
 HWY_INLINE void DecodeIq3S(const uint8_t* b, Decoded& out) {
