@@ -203,12 +203,20 @@ Status QuantizeBnbNestedBlocks(std::span<const float> absmax, uint64_t nested_bl
   constexpr const char* kFn = "QuantizeBnbNestedBlocks";
   if (nested_block_size == 0) return InvalidArgument(kFn, "nested_block_size must be at least 1");
   if (!std::isfinite(offset)) return InvalidArgument(kFn, "offset must be finite");
-  AMN_RETURN_IF_ERROR(CheckCount(kFn, "codes", codes.size(), absmax.size()));
+  if (!codes.empty()) AMN_RETURN_IF_ERROR(CheckCount(kFn, "codes", codes.size(), absmax.size()));
   AMN_RETURN_IF_ERROR(CheckCount(kFn, "nested_absmax", nested_absmax.size(),
                                  CeilDiv(absmax.size(), nested_block_size)));
   AMN_RETURN_IF_ERROR(CheckNonNegative(kFn, "absmax", absmax, /*zero_allowed=*/true));
   ref::QuantizeBnbNestedBlocksRef(absmax.data(), absmax.size(), nested_block_size, offset,
-                                  codes.data(), nested_absmax.data());
+                                  codes.empty() ? nullptr : codes.data(), nested_absmax.data());
+  return Status::Ok();
+}
+
+Status BnbNestedOffset(std::span<const float> absmax, float* offset) {
+  constexpr const char* kFn = "BnbNestedOffset";
+  if (offset == nullptr) return InvalidArgument(kFn, "offset must not be null");
+  AMN_RETURN_IF_ERROR(CheckNonNegative(kFn, "absmax", absmax, /*zero_allowed=*/true));
+  *offset = ref::BnbNestedOffsetRef(absmax.data(), absmax.size());
   return Status::Ok();
 }
 

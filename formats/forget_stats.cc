@@ -44,10 +44,9 @@ Status Finish(StatsTarget& target, Measure& m) {
     for (const float v : m.values) amax = std::max(amax, v);
     job.side.assign(1, Fp8ScaleFromAmax(amax, job.fp8_format));
   } else if (target.nested) {
-    // The offset as the writer's QuantizeBnbNested will compute it again.
-    std::vector<uint8_t> codes(m.values.size());
-    std::vector<float> nested((m.values.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
-    AMN_RETURN_IF_ERROR(QuantizeBnbNested(m.values, kBnbNestedBlock, codes, nested, &job.nested_offset));
+    // The offset QuantizeBnbNested of the whole tensor would use; the
+    // writer makes the codes with it, a few nested blocks at a time.
+    AMN_RETURN_IF_ERROR(BnbNestedOffset(m.values, &job.nested_offset));
   }
   std::vector<float>().swap(m.values);
   return Status::Ok();

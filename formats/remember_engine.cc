@@ -265,7 +265,9 @@ class ChunkDecoder {
       std::memcpy(out_bytes.data(), side.data(), side.size() * sizeof(float));
       return Status::Ok();
     }
-    std::vector<uint8_t> codes(side.size());
+    // The nested absmax part needs no codes (QuantizeBnbNestedBlocks with
+    // none skips their search).
+    std::vector<uint8_t> codes(out.side_part == SidePart::kNestedCodes ? side.size() : 0);
     std::vector<float> nested((side.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
     AMN_RETURN_IF_ERROR(
         QuantizeBnbNestedBlocks(side, kBnbNestedBlock, job.nested_offset, codes, nested));

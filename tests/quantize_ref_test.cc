@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <random>
 #include <span>
 #include <utility>
 #include <vector>
@@ -28,8 +29,8 @@
 #include "kernels/ref/bnb_encode_ref.h"
 #include "kernels/ref/fp8_ref.h"
 #include "tests/fixtures.h"
-#include "tests/target_param.h"
 #include "tests/quant_fixture_files.h"
+#include "tests/target_param.h"
 
 namespace amn::test {
 namespace {
@@ -358,6 +359,117 @@ TEST(QuantizeBnbRef, NestedQuantisation) {
   EXPECT_EQ(offset, 0.5f);
   EXPECT_EQ(n1[0], 0.0f);
   for (uint8_t c : c10) EXPECT_EQ(map[c], 0.0f);
+}
+
+// bitsandbytes' csrc/kernels.cu dQuantize<0> as written there (branches,
+// the bracketing values carried as floats): the independent statement the
+// reference's branch-free, several-at-a-time search is checked against.
+uint8_t CudaDQuantize(const std::array<float, 256>& code, float x) {
+  int pivot = 127, upper_pivot = 255, lower_pivot = 0;
+  float lower = -1.0f, upper = 1.0f;
+  float val = code[pivot];
+  for (int i = 64; i > 0; i >>= 1) {
+    if (x > val) {
+      lower_pivot = pivot;
+      lower = val;
+      pivot += i;
+    } else {
+      upper_pivot = pivot;
+      upper = val;
+      pivot -= i;
+    }
+    val = code[pivot];
+  }
+  if (upper_pivot == 255) upper = code[upper_pivot];
+  if (lower_pivot == 0) lower = code[lower_pivot];
+  if (x > val) {
+    const float midpoint = (upper + val) * 0.5f;
+    return static_cast<uint8_t>(x > midpoint ? upper_pivot : pivot);
+  }
+  const float midpoint = (lower + val) * 0.5f;
+  return static_cast<uint8_t>(x < midpoint ? lower_pivot : pivot);
+}
+
+// Every map entry, every F32 midpoint of neighbours, 1 and 2 ulps either
+// side of each, signed zeros, the ends and past them, NaN and random values;
+// one by one and in runs of every length 1..19 (the 8-wide groups and the
+// tails of QuantizeDynamicValues), and through QuantizeBnbNestedBlocks.
+TEST(QuantizeBnbRef, DynamicSearchMatchesTheCudaCode) {
+  std::array<float, 256> map;
+  BnbDynamicMap(map);
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, 1.5f, -1.5f, NAN};
+  const auto around = [&xs](float v) {
+    float up = v, down = v;
+    xs.push_back(v);
+    for (int k = 0; k < 2; ++k) {
+      up = std::nextafter(up, 2.0f);
+      down = std::nextafter(down, -2.0f);
+      xs.push_back(up);
+      xs.push_back(down);
+    }
+  };
+  for (size_t i = 0; i < 256; ++i) {
+    around(map[i]);
+    if (i + 1 < 256) around((map[i] + map[i + 1]) * 0.5f);
+  }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int i = 0; i < 4000; ++i) xs.push_back(uniform(rng));
+  std::vector<uint8_t> expected(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    expected[i] = CudaDQuantize(map, xs[i]);
+    ASSERT_EQ(ref::QuantizeDynamicValue(map.data(), xs[i]), expected[i]) << "x = " << xs[i];
+  }
+  for (size_t len = 1; len < 20; ++len) {
+    std::vector<uint8_t> got(xs.size());
+    for (size_t i = 0; i < xs.size(); i += len) {
+      ref::QuantizeDynamicValues(map.data(), xs.data() + i, got.data() + i,
+                                 std::min(len, xs.size() - i));
+    }
+    ASSERT_EQ(got, expected) << "runs of " << len;
+  }
+  // Through the nested blocks: offset 0, one block whose largest |v| is 1,
+  // so the normalised values are the absmax values themselves.
+  std::vector<float> absmax = {1.0f};
+  for (float x : xs) {
+    if (x >= 0.0f && x <= 1.0f && !std::signbit(x)) absmax.push_back(x);
+  }
+  std::vector<uint8_t> codes(absmax.size());
+  std::vector<float> nested(1);
+  ASSERT_TRUE(QuantizeBnbNestedBlocks(absmax, absmax.size(), 0.0f, codes, nested).ok());
+  EXPECT_EQ(nested[0], 1.0f);
+  for (size_t i = 0; i < absmax.size(); ++i) {
+    ASSERT_EQ(codes[i], CudaDQuantize(map, absmax[i])) << "absmax = " << absmax[i];
+  }
+}
+
+// The offset alone, and the nested absmax alone (no codes asked for), are
+// what the whole double quant gives.
+TEST(QuantizeBnbRef, NestedOffsetAndAbsmaxAloneMatchTheWhole) {
+  std::vector<float> absmax(1000);
+  for (size_t i = 0; i < absmax.size(); ++i) {
+    absmax[i] = static_cast<float>((i * 2654435761u) % 1009) / 997.0f;
+  }
+  std::vector<uint8_t> codes(1000);
+  std::vector<float> nested(4);
+  float offset = 0;
+  ASSERT_TRUE(QuantizeBnbNested(absmax, 256, codes, nested, &offset).ok());
+  double sum = 0;
+  for (float a : absmax) sum += a;
+  EXPECT_EQ(offset, static_cast<float>(sum / 1000));
+  float alone = -1;
+  ASSERT_TRUE(BnbNestedOffset(absmax, &alone).ok());
+  EXPECT_EQ(std::bit_cast<uint32_t>(alone), std::bit_cast<uint32_t>(offset));
+  ASSERT_TRUE(BnbNestedOffset(std::span<const float>(), &alone).ok());
+  EXPECT_EQ(alone, 0.0f);
+  std::vector<float> nested_alone(4, -1.0f);
+  ASSERT_TRUE(QuantizeBnbNestedBlocks(absmax, 256, offset, {}, nested_alone).ok());
+  for (size_t b = 0; b < 4; ++b) {
+    EXPECT_EQ(std::bit_cast<uint32_t>(nested_alone[b]), std::bit_cast<uint32_t>(nested[b])) << b;
+  }
+  std::vector<float> negative = {0.5f, -0.25f};
+  EXPECT_FALSE(BnbNestedOffset(negative, &alone).ok());
+  EXPECT_FALSE(BnbNestedOffset(absmax, nullptr).ok());
 }
 
 // forget writes a tensor's nested state a few nested blocks at a time with

@@ -56,6 +56,8 @@ uint8_t QuantizeFp4Value(float xn);
 
 // dQuantize<0> (the CUDA binary search) over a sorted 256-entry map.
 uint8_t QuantizeDynamicValue(const float* map, float xn);
+// The same for n values: codes[i] = QuantizeDynamicValue(map, x[i]).
+void QuantizeDynamicValues(const float* map, const float* x, uint8_t* codes, size_t n);
 
 // create_dynamic_map(signed=True, max_exponent_bits=7, total_bits=8) as
 // checkpoints store it (kernels/bnb_encode_tables.h kDynamicMapBits).
@@ -68,12 +70,17 @@ uint64_t QuantizeBnb4Ref(const uint8_t* in, ElemType type, uint64_t n, uint64_t 
                          bool fp4, bool absmax_given, float* absmax, uint8_t* packed,
                          kernels::ErrorSums* errors);
 
+// Double quant's offset of nb absmax values: their mean, summed in double
+// in index order and rounded once to F32 (0 for nb = 0).
+float BnbNestedOffsetRef(const float* absmax, uint64_t nb);
+
 // Double quant of nb absmax values (all finite): codes [nb], nested_absmax
 // [ceil(nb / nested_block_size)], offset.
 void QuantizeBnbNestedRef(const float* absmax, uint64_t nb, uint64_t nested_block_size,
                           uint8_t* codes, float* nested_absmax, float* offset);
 // The blocks of that with the offset given: nb absmax values that start a
-// nested block, codes [nb], nested_absmax [ceil(nb / nested_block_size)].
+// nested block, codes [nb] (or null: only nested_absmax is made),
+// nested_absmax [ceil(nb / nested_block_size)].
 void QuantizeBnbNestedBlocksRef(const float* absmax, uint64_t nb, uint64_t nested_block_size,
                                 float offset, uint8_t* codes, float* nested_absmax);
 

@@ -123,8 +123,9 @@ AMN_API void BnbDynamicMap(std::span<float, 256> out);
 // QuantizeBnbNested's blocks with the offset given (forget writes a
 // tensor's nested state a few blocks at a time, the offset measured
 // before): absmax holds whole nested blocks of the tensor (the last may be
-// short), codes [absmax.size()], nested_absmax [ceil(size / block)]; the
-// same bytes as those blocks of QuantizeBnbNested of the whole vector.
+// short), codes [absmax.size()] or empty (then only nested_absmax is
+// made), nested_absmax [ceil(size / block)]; the same bytes as those
+// blocks of QuantizeBnbNested of the whole vector.
 AMN_API Status QuantizeBnbNestedBlocks(std::span<const float> absmax, uint64_t nested_block_size,
                                        float offset, std::span<uint8_t> codes,
                                        std::span<float> nested_absmax);
@@ -132,6 +133,11 @@ AMN_API Status QuantizeBnbNestedBlocks(std::span<const float> absmax, uint64_t n
 AMN_API Status QuantizeBnbNested(std::span<const float> absmax, uint64_t nested_block_size,
                                  std::span<uint8_t> codes, std::span<float> nested_absmax,
                                  float* offset);
+
+// QuantizeBnbNested's offset alone (the mean of the whole tensor's absmax,
+// as above), for callers that then make the codes with
+// QuantizeBnbNestedBlocks; absmax finite and >= 0.
+AMN_API Status BnbNestedOffset(std::span<const float> absmax, float* offset);
 
 // ---- bitsandbytes LLM.int8() --------------------------------------------
 
