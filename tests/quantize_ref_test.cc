@@ -443,63 +443,70 @@ TEST(QuantizeBnbRef, DynamicSearchMatchesTheCudaCode) {
   }
 }
 
+// 1000 absmax values in [0, 1.012] and their whole double quant (nested
+// blocks of 256).
+struct WholeNested {
+  std::vector<float> absmax = std::vector<float>(1000);
+  std::vector<uint8_t> codes = std::vector<uint8_t>(1000);
+  std::vector<float> nested = std::vector<float>(4);
+  float offset = 0;
+};
+WholeNested MakeWholeNested() {
+  WholeNested w;
+  for (size_t i = 0; i < w.absmax.size(); ++i) {
+    w.absmax[i] = static_cast<float>((i * 2654435761u) % 1009) / 997.0f;
+  }
+  EXPECT_TRUE(QuantizeBnbNested(w.absmax, 256, w.codes, w.nested, &w.offset).ok());
+  return w;
+}
+
 // The offset alone, and the nested absmax alone (no codes asked for), are
 // what the whole double quant gives.
 TEST(QuantizeBnbRef, NestedOffsetAndAbsmaxAloneMatchTheWhole) {
-  std::vector<float> absmax(1000);
-  for (size_t i = 0; i < absmax.size(); ++i) {
-    absmax[i] = static_cast<float>((i * 2654435761u) % 1009) / 997.0f;
-  }
-  std::vector<uint8_t> codes(1000);
-  std::vector<float> nested(4);
-  float offset = 0;
-  ASSERT_TRUE(QuantizeBnbNested(absmax, 256, codes, nested, &offset).ok());
+  const WholeNested w = MakeWholeNested();
   double sum = 0;
-  for (float a : absmax) sum += a;
-  EXPECT_EQ(offset, static_cast<float>(sum / 1000));
+  for (float a : w.absmax) sum += a;
+  EXPECT_EQ(w.offset, static_cast<float>(sum / 1000));
   float alone = -1;
-  ASSERT_TRUE(BnbNestedOffset(absmax, &alone).ok());
-  EXPECT_EQ(std::bit_cast<uint32_t>(alone), std::bit_cast<uint32_t>(offset));
+  ASSERT_TRUE(BnbNestedOffset(w.absmax, &alone).ok());
+  EXPECT_EQ(std::bit_cast<uint32_t>(alone), std::bit_cast<uint32_t>(w.offset));
   ASSERT_TRUE(BnbNestedOffset(std::span<const float>(), &alone).ok());
   EXPECT_EQ(alone, 0.0f);
   std::vector<float> nested_alone(4, -1.0f);
-  ASSERT_TRUE(QuantizeBnbNestedBlocks(absmax, 256, offset, {}, nested_alone).ok());
+  ASSERT_TRUE(QuantizeBnbNestedBlocks(w.absmax, 256, w.offset, {}, nested_alone).ok());
   for (size_t b = 0; b < 4; ++b) {
-    EXPECT_EQ(std::bit_cast<uint32_t>(nested_alone[b]), std::bit_cast<uint32_t>(nested[b])) << b;
+    EXPECT_EQ(std::bit_cast<uint32_t>(nested_alone[b]), std::bit_cast<uint32_t>(w.nested[b])) << b;
   }
   std::vector<float> negative = {0.5f, -0.25f};
   EXPECT_FALSE(BnbNestedOffset(negative, &alone).ok());
-  EXPECT_FALSE(BnbNestedOffset(absmax, nullptr).ok());
+  EXPECT_FALSE(BnbNestedOffset(w.absmax, nullptr).ok());
 }
 
 // forget writes a tensor's nested state a few nested blocks at a time with
 // the offset measured before: those pieces are the whole vector's bytes.
 TEST(QuantizeBnbRef, NestedBlocksWithTheOffsetGivenAreTheWholeVectorsBytes) {
-  std::vector<float> absmax(1000);
-  for (size_t i = 0; i < absmax.size(); ++i) {
-    absmax[i] = static_cast<float>((i * 2654435761u) % 1009) / 997.0f;
-  }
-  std::vector<uint8_t> codes(1000);
-  std::vector<float> nested(4);
-  float offset = 0;
-  ASSERT_TRUE(QuantizeBnbNested(absmax, 256, codes, nested, &offset).ok());
+  const WholeNested w = MakeWholeNested();
   // Pieces of 512, 256 and the short last 232.
   for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 512}, {512, 768}, {768, 1000}}) {
     const size_t n = end - begin, blocks = (n + 255) / 256;
     std::vector<uint8_t> piece_codes(n);
     std::vector<float> piece_nested(blocks);
-    ASSERT_TRUE(QuantizeBnbNestedBlocks(std::span(absmax).subspan(begin, n), 256, offset, piece_codes,
-                                        piece_nested)
+    ASSERT_TRUE(QuantizeBnbNestedBlocks(std::span(w.absmax).subspan(begin, n), 256, w.offset,
+                                        piece_codes, piece_nested)
                     .ok());
-    EXPECT_TRUE(std::equal(piece_codes.begin(), piece_codes.end(), codes.begin() + begin)) << begin;
+    EXPECT_TRUE(std::equal(piece_codes.begin(), piece_codes.end(), w.codes.begin() + begin))
+        << begin;
     for (size_t b = 0; b < blocks; ++b) {
-      EXPECT_EQ(std::bit_cast<uint32_t>(piece_nested[b]), std::bit_cast<uint32_t>(nested[begin / 256 + b]));
+      EXPECT_EQ(std::bit_cast<uint32_t>(piece_nested[b]),
+                std::bit_cast<uint32_t>(w.nested[begin / 256 + b]));
     }
   }
   std::vector<uint8_t> one(1);
   std::vector<float> one_nested(1);
-  EXPECT_FALSE(QuantizeBnbNestedBlocks(std::span(absmax).first(1), 256, NAN, one, one_nested).ok());
-  EXPECT_FALSE(QuantizeBnbNestedBlocks(std::span(absmax).first(2), 256, offset, one, one_nested).ok());
+  EXPECT_FALSE(
+      QuantizeBnbNestedBlocks(std::span(w.absmax).first(1), 256, NAN, one, one_nested).ok());
+  EXPECT_FALSE(
+      QuantizeBnbNestedBlocks(std::span(w.absmax).first(2), 256, w.offset, one, one_nested).ok());
 }
 
 }  // namespace
