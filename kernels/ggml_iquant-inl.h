@@ -318,9 +318,9 @@ HWY_INLINE void Iq3SGatherBlock(const uint8_t* b, int8_t* dst) {
 // the Intel host, 0.68-0.72x on Zen 4); IQ2_S too (AVX2 F16 0.86x, AVX-512
 // 0.95-1.06x).
 template <uint32_t kType>
-constexpr bool kIqGathers = HWY_ARCH_X86&& HWY_TARGET <= HWY_AVX2 &&
-                            (kType == iq::kIq2XxsId || kType == iq::kIq2XsId ||
-                             kType == iq::kIq3SId);
+constexpr bool kIqGathers =
+    HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 &&
+    (kType == iq::kIq2XxsId || kType == iq::kIq2XsId || kType == iq::kIq3SId);
 
 HWY_INLINE void DecodeIq2Xxs(const uint8_t* b, Decoded& out) {
   using namespace iq::iq2xxs;

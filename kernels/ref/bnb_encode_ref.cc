@@ -13,10 +13,46 @@ namespace amn::ref {
 
 namespace {
 
-
 // xn as the CUDA kernel forms it, except that ±0 is never scaled (an
 // all-zero block has inv = Inf and 0 * Inf would be NaN).
 float Normalise(float x, float inv) { return x == 0.0f ? x : x * inv; }
+
+// csrc/kernels.cu dQuantize<0> on kLanes values side by side: a 7-step
+// binary search from pivot 127, then the nearer of the last pivot and its
+// bracketing neighbour by comparing with their F32 midpoint; a value exactly
+// on the midpoint keeps the pivot. The bracketing values the CUDA code
+// carries (lower, upper) are always map[lower_pivot] and map[upper_pivot]
+// once its end fix-up has run, so only the pivots are carried, with integer
+// masks instead of branches. Why: the steps depend on the data, so as
+// branches they were mispredicted, and one search's eight dependent loads
+// leave the CPU idle; independent searches side by side overlap
+// (docs/performance/encoders.md, "Double quant's nested codes").
+template <size_t kLanes>
+void QuantizeDynamicLanes(const float* map, const float* x, uint8_t* codes) {
+  int pivot[kLanes], upper_pivot[kLanes], lower_pivot[kLanes];
+  for (size_t k = 0; k < kLanes; ++k) {
+    pivot[k] = 127;
+    upper_pivot[k] = 255;
+    lower_pivot[k] = 0;
+  }
+  for (int i = 64; i > 0; i >>= 1) {
+    for (size_t k = 0; k < kLanes; ++k) {
+      const int above = -static_cast<int>(x[k] > map[pivot[k]]);  // all ones or zero
+      lower_pivot[k] = (pivot[k] & above) | (lower_pivot[k] & ~above);
+      upper_pivot[k] = (upper_pivot[k] & above) | (pivot[k] & ~above);
+      pivot[k] = pivot[k] - i + ((2 * i) & above);
+    }
+  }
+  for (size_t k = 0; k < kLanes; ++k) {
+    const float val = map[pivot[k]];
+    const int above = -static_cast<int>(x[k] > val);
+    const int neighbour = (upper_pivot[k] & above) | (lower_pivot[k] & ~above);
+    const float midpoint = (map[neighbour] + val) * 0.5f;
+    const int nearer = (above & -static_cast<int>(x[k] > midpoint)) |
+                       (~above & -static_cast<int>(x[k] < midpoint));
+    codes[k] = static_cast<uint8_t>((neighbour & nearer) | (pivot[k] & ~nearer));
+  }
+}
 
 }  // namespace
 
@@ -57,43 +93,6 @@ uint8_t QuantizeFp4Value(float x) {
     code = a > p[0] ? 1 : 0;
   }
   return static_cast<uint8_t>(code + sign);
-}
-
-// csrc/kernels.cu dQuantize<0> on kLanes values side by side: a 7-step
-// binary search from pivot 127, then the nearer of the last pivot and its
-// bracketing neighbour by comparing with their F32 midpoint; a value exactly
-// on the midpoint keeps the pivot. The bracketing values the CUDA code
-// carries (lower, upper) are always map[lower_pivot] and map[upper_pivot]
-// once its end fix-up has run, so only the pivots are carried, with integer
-// masks instead of branches. Why: the steps depend on the data, so as
-// branches they were mispredicted, and one search's eight dependent loads
-// leave the CPU idle; independent searches side by side overlap
-// (docs/performance/encoders.md, "Double quant's nested codes").
-template <size_t kLanes>
-void QuantizeDynamicLanes(const float* map, const float* x, uint8_t* codes) {
-  int pivot[kLanes], upper_pivot[kLanes], lower_pivot[kLanes];
-  for (size_t k = 0; k < kLanes; ++k) {
-    pivot[k] = 127;
-    upper_pivot[k] = 255;
-    lower_pivot[k] = 0;
-  }
-  for (int i = 64; i > 0; i >>= 1) {
-    for (size_t k = 0; k < kLanes; ++k) {
-      const int above = -static_cast<int>(x[k] > map[pivot[k]]);  // all ones or zero
-      lower_pivot[k] = (pivot[k] & above) | (lower_pivot[k] & ~above);
-      upper_pivot[k] = (upper_pivot[k] & above) | (pivot[k] & ~above);
-      pivot[k] = pivot[k] - i + ((2 * i) & above);
-    }
-  }
-  for (size_t k = 0; k < kLanes; ++k) {
-    const float val = map[pivot[k]];
-    const int above = -static_cast<int>(x[k] > val);
-    const int neighbour = (upper_pivot[k] & above) | (lower_pivot[k] & ~above);
-    const float midpoint = (map[neighbour] + val) * 0.5f;
-    const int nearer = (above & -static_cast<int>(x[k] > midpoint)) |
-                       (~above & -static_cast<int>(x[k] < midpoint));
-    codes[k] = static_cast<uint8_t>((neighbour & nearer) | (pivot[k] & ~nearer));
-  }
 }
 
 uint8_t QuantizeDynamicValue(const float* map, float x) {
