@@ -11,14 +11,8 @@ model=${1:?usage: perf/convert_vs_cp.sh MODEL_DIR AMN [AMN ...]}
 shift
 reps=${REPS:-3}
 out=${OUT:-$(mktemp -d /tmp/amn-convert-vs-cp.XXXXXX)}
-seconds() {  # wall seconds of "$@" followed by sync
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null
-  sync
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
-}
+# shellcheck source=perf/timing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 for _ in $(seq "$reps"); do
   for amn in "$@"; do
     rm -f "$out/o.gguf" "$out/c.gguf"

@@ -18,15 +18,8 @@ out=${OUT:-$(mktemp -d /tmp/amn-vs-llama-quantize.XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
 cores=$(nproc)
 
-seconds() {  # wall seconds of "$@" followed by sync
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null
-  sync
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
-}
-best() { printf '%s\n' "$@" | sort -g | head -1; }
+# shellcheck source=perf/timing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 echo "input: $model ($(du -cb "$model"/*.safetensors | tail -1 | cut -f1) bytes); $cores cores"
 echo "BF16 GGUF for llama-quantize: $(seconds "$amn" convert "$model" -o "$out/bf16.gguf" \

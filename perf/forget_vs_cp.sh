@@ -19,15 +19,8 @@ reps=${REPS:-3}
 out=${OUT:-$(mktemp -d /tmp/amn-forget-vs-cp.XXXXXX)}
 input_bytes=$(du -cb "$model"/*.safetensors | tail -1 | cut -f1)
 
-seconds() {  # wall seconds of "$@" followed by sync
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null
-  sync
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
-}
-best() { printf '%s\n' "$@" | sort -g | head -1; }
+# shellcheck source=perf/timing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 echo "input: $model, $((input_bytes / 1048576)) MiB; amn $("$amn" --version | head -1); AMN_ISA=${AMN_ISA:-native}"
 echo

@@ -22,19 +22,8 @@ reps=${REPS:-6}
 out=${OUT:-$(mktemp -d /tmp/amn-remember-quantized-vs-cp.XXXXXX)}
 flags=${FLAGS:-}
 
-# Wall seconds of "$@" followed by sync, after a sync.
-seconds() {
-  local start end
-  sync
-  start=$(date +%s.%N)
-  "$@" >/dev/null
-  sync
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
-}
-minimum() { printf '%s\n' "$@" | sort -g | head -1; }
-# The lower middle one for an even count.
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+# shellcheck source=perf/timing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 # Every file of the output equals the reference's.
 same() { diff -r -q "$out/ref" "$1" >/dev/null || { echo "$1 differs from the reference" >&2; exit 1; }; }
 
@@ -48,26 +37,29 @@ for input in "$@"; do
   "$amn" remember "$input" -o "$out/ref" -q $flags
   ring=() mapped=() copy=()
   for _ in $(seq "$reps"); do
+    sync
     # shellcheck disable=SC2086
     ring+=("$(seconds "$amn" remember "$input" -o "$out/ring" -q $flags)")
     same "$out/ring"
     rm -rf "$out/ring"
+    sync
     copy+=("$(seconds cp -r "$out/ref" "$out/copy")")
     rm -rf "$out/copy"
+    sync
     # shellcheck disable=SC2086
     mapped+=("$(seconds env AMN_OUTPUT_WRITER=mapped "$amn" remember "$input" -o "$out/mapped" -q $flags)")
     same "$out/mapped"
     rm -rf "$out/mapped"
   done
-  cmin=$(minimum "${copy[@]}")
+  cmin=$(best "${copy[@]}")
   cmed=$(median "${copy[@]}")
   printf '| %s | %d | %.2f/%.2f | %.2f/%.2f | %.2f/%.2f | %.2f/%.2f | %.2f/%.2f |\n' \
     "$(basename "$input")" $(($(du -sb "$out/ref" | cut -f1) / 1048576)) \
-    "$(minimum "${ring[@]}")" "$(median "${ring[@]}")" \
-    "$(minimum "${mapped[@]}")" "$(median "${mapped[@]}")" "$cmin" "$cmed" \
-    "$(echo "$(minimum "${ring[@]}") / $cmin" | bc -l)" \
+    "$(best "${ring[@]}")" "$(median "${ring[@]}")" \
+    "$(best "${mapped[@]}")" "$(median "${mapped[@]}")" "$cmin" "$cmed" \
+    "$(echo "$(best "${ring[@]}") / $cmin" | bc -l)" \
     "$(echo "$(median "${ring[@]}") / $cmed" | bc -l)" \
-    "$(echo "$(minimum "${mapped[@]}") / $cmin" | bc -l)" \
+    "$(echo "$(best "${mapped[@]}") / $cmin" | bc -l)" \
     "$(echo "$(median "${mapped[@]}") / $cmed" | bc -l)"
   rm -rf "$out/ref"
 done

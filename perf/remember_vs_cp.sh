@@ -22,7 +22,10 @@ reps=${REPS:-3}
 out=${OUT:-$(mktemp -d /tmp/amn-remember-vs-cp.XXXXXX)}
 flags=${FLAGS:-}
 
-# Wall seconds of "$@" followed by sync; the peak RSS in KiB goes to $out/rss.
+# shellcheck source=perf/timing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
+# This script's own seconds (after timing.sh's): the same, and the peak RSS
+# in KiB goes to $out/rss.
 seconds() {
   local start end
   sync
@@ -33,10 +36,6 @@ seconds() {
   awk -F': ' '/Maximum resident set size/ {print $2}' "$out/time.txt" >"$out/rss"
   echo "$end - $start" | bc -l
 }
-# The fastest of the "seconds rss" pairs given, with its RSS.
-best() { printf '%s\n' "$@" | sort -g | head -1; }
-# The median of the first fields (the lower middle one for an even count).
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 # "min/median (RSS MiB)" of the pairs given.
 cell() {
   local b brss
