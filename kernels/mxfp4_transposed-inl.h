@@ -39,10 +39,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
 
-// Rows per transposed MXFP4 tile: at least 64 and at least one chunk
-// (256 was measured slower: its rows' input lines and output columns no
-// longer stay in L1 together).
+// Rows per transposed MXFP4 tile of the general path: at least 64 and at
+// least one chunk (256 was measured slower: its rows' input lines and
+// output columns no longer stay in L1 together).
 inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(64, 2 * kFp4MaxLanes);
+
+// Rows per band: Mxfp4TransposedRun walks the input rows in bands and,
+// within a band, the groups of its column range, so each input line (four
+// groups of one row) is used while it is in cache instead of once per
+// group pass over every row. On x86 a band whose scales all allow it is
+// one exponent-path tile, which writes a column's 256 outputs before the
+// next column; a band with a scale outside the range goes tile by tile
+// (64 rows), so only that scale's tile takes the general path
+// (docs/performance/half-precision-outputs.md, "Transposed MXFP4 in row
+// bands"). Elsewhere a band is one general tile.
+#if HWY_ARCH_X86
+inline constexpr size_t kMxfp4BandRows = 256;
+#else
+inline constexpr size_t kMxfp4BandRows = kFp4MaxTileRows;
+#endif
 
 // The byte transpose of a transposed MXFP4 tile: tile[k][t0 + i] = byte k
 // of the block of row i (i < 16), rows at `first` with `stride` bytes
@@ -180,8 +195,8 @@ HWY_INLINE hn::Vec<D8> LoadRowBlocks(D8 d8, const uint8_t* HWY_RESTRICT first, s
 // the interleaves do the work of all blocks at once and tile row k is one
 // store: tile[k][t + p] = byte k of run row order[p].
 template <class D8, size_t kTileRows>
-HWY_INLINE void TransposeRun(D8 d8, const uint8_t* HWY_RESTRICT first, size_t stride,
-                             size_t valid, const uint8_t* HWY_RESTRICT order,
+HWY_INLINE void TransposeRun(D8 d8, const uint8_t* HWY_RESTRICT first, size_t stride, size_t valid,
+                             const uint8_t* HWY_RESTRICT order,
                              uint8_t (*HWY_RESTRICT tile)[kTileRows], size_t t) {
   static constexpr uint8_t kBitReversed[16] = {0, 8, 4, 12, 2, 10, 6, 14,
                                                1, 9, 5, 13, 3, 11, 7, 15};
@@ -292,25 +307,31 @@ HWY_INLINE void ExpPathRun(D8 d8, hn::Vec<D8> nibbles, V16 addend_a, V16 addend_
 
 // The E8M0 codes of rows [0, t_n) (`groups` bytes apart from `first`) in
 // tile order (`position[j]`: the byte of row j of a run, the inverse of
-// ExpPathRowOrder), a partial last run padded with 127 (k = 0). Returns
-// whether all lie in the exponent path's range.
-template <DequantOut kOut>
-HWY_INLINE bool GatherExpPathScales(const uint8_t* HWY_RESTRICT first, size_t groups,
+// ExpPathRowOrder), a partial last run padded with 127 (k = 0).
+HWY_INLINE void GatherExpPathScales(const uint8_t* HWY_RESTRICT first, size_t groups,
                                     const uint8_t* HWY_RESTRICT position, size_t t_n,
                                     uint8_t* HWY_RESTRICT e_codes) {
-  const hn::ScalableTag<uint8_t> d8;
-  const size_t n = hn::Lanes(d8);
-  const auto min = hn::Set(d8, kExpPathMin<kOut>);
-  const auto span = hn::Set(d8, static_cast<uint8_t>(kExpPathMax<kOut> - kExpPathMin<kOut>));
-  auto out_of_range = hn::Zero(d8);
+  const size_t n = hn::Lanes(hn::ScalableTag<uint8_t>());
   for (size_t t = 0; t < t_n; t += n) {
     const size_t run = std::min(n, t_n - t);
     if (run < n) std::memset(e_codes + t, 127, n);
     for (size_t j = 0; j < run; ++j) e_codes[t + position[j]] = first[(t + j) * groups];
+  }
+}
+
+// Whether the gathered codes of t_n rows all lie in kOut's exponent-path
+// range (the padding of a partial run does).
+template <DequantOut kOut>
+HWY_INLINE bool InExpPathRange(const uint8_t* HWY_RESTRICT e_codes, size_t t_n) {
+  const hn::ScalableTag<uint8_t> d8;
+  const auto min = hn::Set(d8, kExpPathMin<kOut>);
+  const auto span = hn::Set(d8, static_cast<uint8_t>(kExpPathMax<kOut> - kExpPathMin<kOut>));
+  auto out_of_range = hn::Zero(d8);
+  for (size_t t = 0; t < t_n; t += hn::Lanes(d8)) {
     // Outside the range: e - min > span (u8, wrapping), so the saturated
     // difference is nonzero.
-    out_of_range = hn::Or(out_of_range,
-                          hn::SaturatedSub(hn::Sub(hn::Load(d8, e_codes + t), min), span));
+    out_of_range =
+        hn::Or(out_of_range, hn::SaturatedSub(hn::Sub(hn::Load(d8, e_codes + t), min), span));
   }
   return hn::AllTrue(d8, hn::Eq(out_of_range, hn::Zero(d8)));
 }
@@ -319,34 +340,39 @@ HWY_INLINE bool GatherExpPathScales(const uint8_t* HWY_RESTRICT first, size_t gr
 // (`stride` bytes apart), their E8M0 codes e_codes (GatherExpPathScales),
 // output rows [c_lo, c_hi) at y0 (row c_lo, element r0), `rows` apart;
 // `order` from ExpPathRowOrder. Rows run in runs of Lanes(d8) (the last one
-// partial, through out_tail; t_n <= 64, and Lanes(d8) divides 64 on x86);
-// each run's addends stay in registers across the group's columns.
+// partial, through out_tail; t_n <= kMxfp4BandRows, which Lanes(d8)
+// divides on x86). The tile and each run's addends are made once; then
+// each column's t_n outputs are written in turn, one run after another.
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void Mxfp4ExpPathTile(const uint8_t* HWY_RESTRICT first, size_t stride,
                                  const uint8_t* HWY_RESTRICT e_codes,
                                  const uint8_t* HWY_RESTRICT order, size_t t_n, size_t c_lo,
                                  size_t c_hi, size_t rows, TOut* HWY_RESTRICT y0) {
   const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint16_t, decltype(d8)> d16;
   const size_t n = hn::Lanes(d8);
+  const size_t n16 = hn::Lanes(d16);
   constexpr size_t kG = ref::kMxfp4GroupElems;
-  HWY_ALIGN uint8_t tile[ref::kMxfp4GroupBytes][kFp4MaxTileRows];
+  HWY_ALIGN uint8_t tile[ref::kMxfp4GroupBytes][kMxfp4BandRows];
+  HWY_ALIGN uint16_t addends[2 * kMxfp4BandRows];
   HWY_ALIGN TOut out_tail[HWY_MAX_BYTES];
   for (size_t t = 0; t < t_n; t += n) {
     TransposeRun(d8, first + t * stride, stride, t_n - t, order, tile, t);
-  }
-  for (size_t t = 0; t < t_n; t += n) {
     const auto e = hn::Load(d8, e_codes + t);
-    const auto addend_a = ExpAddendA<kOut>(d8, e);
-    const auto addend_b = ExpAddendB<kOut>(d8, e);
-    const bool whole = t + n <= t_n;
-    for (size_t c = c_lo; c < c_hi; ++c) {
+    hn::Store(ExpAddendA<kOut>(d8, e), d16, addends + 2 * t);
+    hn::Store(ExpAddendB<kOut>(d8, e), d16, addends + 2 * t + n16);
+  }
+  for (size_t c = c_lo; c < c_hi; ++c) {
+    TOut* y = y0 + (c - c_lo) * rows;
+    for (size_t t = 0; t < t_n; t += n) {
+      const auto addend_a = hn::Load(d16, addends + 2 * t);
+      const auto addend_b = hn::Load(d16, addends + 2 * t + n16);
       const auto nibbles = TileNibbles(d8, tile[(c % kG) / 2] + t, (c & 1) != 0 ? 4 : 0);
-      TOut* y = y0 + (c - c_lo) * rows + t;
-      if (whole) {
-        ExpPathRun<kOut>(d8, nibbles, addend_a, addend_b, y);
+      if (t + n <= t_n) {
+        ExpPathRun<kOut>(d8, nibbles, addend_a, addend_b, y + t);
       } else {
         ExpPathRun<kOut>(d8, nibbles, addend_a, addend_b, out_tail);
-        std::memcpy(y, out_tail, (t_n - t) * sizeof(TOut));
+        std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
       }
     }
   }
@@ -357,9 +383,8 @@ HWY_INLINE void Mxfp4ExpPathTile(const uint8_t* HWY_RESTRICT first, size_t strid
 // [groups*32][rows] transpose. See the file comment.
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
-                                   const uint8_t* HWY_RESTRICT scales, size_t rows,
-                                   size_t groups, size_t col_begin, size_t col_end,
-                                   TOut* HWY_RESTRICT out) {
+                                   const uint8_t* HWY_RESTRICT scales, size_t rows, size_t groups,
+                                   size_t col_begin, size_t col_end, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const size_t n = hn::Lanes(df);
   const size_t chunk = 2 * n;
@@ -376,85 +401,107 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
   HWY_ALIGN uint8_t exp_position[HWY_MAX_BYTES];
   HWY_ALIGN uint8_t wide_order[HWY_MAX_BYTES];  // F16 by way of F32
   HWY_ALIGN uint8_t wide_position[HWY_MAX_BYTES];
-  HWY_ALIGN uint8_t exp_codes[kFp4MaxTileRows];
+  HWY_ALIGN uint8_t exp_codes[kMxfp4BandRows];
+  HWY_ALIGN uint8_t wide_codes[kMxfp4BandRows];  // F16 only
   ExpPathRowOrder<kOut>(exp_order, exp_position);
   ExpPathRowOrder<DequantOut::kF32>(wide_order, wide_position);
 #endif
-  for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
-    const size_t c_lo = std::max(col_begin, g * kG);
-    const size_t c_hi = std::min(col_end, g * kG + kG);
-    for (size_t r0 = 0; r0 < rows; r0 += tile_rows) {
-      const size_t t_n = std::min(tile_rows, rows - r0);
-      const size_t t_padded = (t_n + chunk - 1) / chunk * chunk;
-      const uint8_t* first = blocks + (r0 * groups + g) * kB;
+  for (size_t b0 = 0; b0 < rows; b0 += kMxfp4BandRows) {
+    const size_t b_n = std::min(kMxfp4BandRows, rows - b0);
+    for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
+      const size_t c_lo = std::max(col_begin, g * kG);
+      const size_t c_hi = std::min(col_end, g * kG + kG);
 #if HWY_ARCH_X86
-      if (GatherExpPathScales<kOut>(scales + r0 * groups + g, groups, exp_position, t_n,
-                                    exp_codes)) {
-        Mxfp4ExpPathTile<kOut>(first, groups * kB, exp_codes, exp_order, t_n, c_lo, c_hi, rows,
-                               out + (c_lo - col_begin) * rows + r0);
-        continue;
-      }
-      // F16 tiles outside [114, 140] but inside [2, 252]: the F32 bits.
+      // Rows [r, r + n_rows) of group g on the exponent path, if their
+      // codes (at `at` in exp_codes, in kOut's order; F16 also in
+      // wide_codes, the F32 order) allow it; F16 outside [114, 140] but
+      // inside [2, 252] by way of the F32 bits.
+      const auto exp_path = [&](size_t r, size_t n_rows, size_t at) {
+        const uint8_t* first = blocks + (r * groups + g) * kB;
+        TOut* y = out + (c_lo - col_begin) * rows + r;
+        if (InExpPathRange<kOut>(exp_codes + at, n_rows)) {
+          Mxfp4ExpPathTile<kOut>(first, groups * kB, exp_codes + at, exp_order, n_rows, c_lo, c_hi,
+                                 rows, y);
+          return true;
+        }
+        if constexpr (kOut == DequantOut::kF16) {
+          if (InExpPathRange<DequantOut::kF32>(wide_codes + at, n_rows)) {
+            Mxfp4ExpPathTile<DequantOut::kF32>(first, groups * kB, wide_codes + at, wide_order,
+                                               n_rows, c_lo, c_hi, rows, y);
+            return true;
+          }
+        }
+        return false;
+      };
+      // The whole band, else each of its tiles (a code outside the range
+      // sends only its own tile to the general path). Tiles start at
+      // multiples of 64 rows, whole runs of the band's codes.
+      GatherExpPathScales(scales + b0 * groups + g, groups, exp_position, b_n, exp_codes);
       if constexpr (kOut == DequantOut::kF16) {
-        if (GatherExpPathScales<DequantOut::kF32>(scales + r0 * groups + g, groups,
-                                                  wide_position, t_n, exp_codes)) {
-          Mxfp4ExpPathTile<DequantOut::kF32>(first, groups * kB, exp_codes, wide_order, t_n, c_lo,
-                                             c_hi, rows, out + (c_lo - col_begin) * rows + r0);
-          continue;
+        if (!InExpPathRange<kOut>(exp_codes, b_n)) {
+          GatherExpPathScales(scales + b0 * groups + g, groups, wide_position, b_n, wide_codes);
         }
       }
+      if (exp_path(b0, b_n, 0)) continue;
 #endif
-      // The tile's E8M0 scale bytes (one per row, `groups` bytes apart).
-      bool any_inf = false;  // 255: +Inf
-      for (size_t t = 0; t < t_n; ++t) {
-        scale_codes[t] = scales[(r0 + t) * groups + g];
-        any_inf |= scale_codes[t] == 0xFF;
-      }
-      for (size_t t = 0; t < t_padded; t += 16) {
-        TransposeBlocks16(first + t * groups * kB, groups * kB, t < t_n ? t_n - t : 0, tile, t);
-      }
-      // The F16C direct path (E2m1F16DirectChunk) takes a tile whose
-      // scales are all finite, with lane scales in element order.
-      bool direct = false;
-#if AMN_F16_HARDWARE_DEMOTE
-      if constexpr (kOut == DequantOut::kF16) direct = !any_inf;
+      for (size_t r0 = b0; r0 < b0 + b_n; r0 += tile_rows) {
+        const size_t t_n = std::min(tile_rows, rows - r0);
+        const size_t t_padded = (t_n + chunk - 1) / chunk * chunk;
+        const uint8_t* first = blocks + (r0 * groups + g) * kB;
+#if HWY_ARCH_X86
+        if (b_n > tile_rows && exp_path(r0, t_n, r0 - b0)) continue;
 #endif
-      (void)any_inf;
-      for (size_t t = 0; t < t_padded; ++t) {
-        const size_t at = (t / chunk) * chunk +
-                          (direct ? t % chunk : LaneOf<kOut>(t % chunk, n));
-        // ref::E8m0ToF32Bits inline (2^(e - 127); e = 0 is the F32
-        // subnormal 2^-127); padded rows get +0.
-        const uint32_t e = t < t_n ? scale_codes[t] : 0;
-        const uint32_t bits = t >= t_n ? 0u : e == 0 ? 0x00400000u : e << fmt::kF32MantBits;
-        std::memcpy(lane_scales + at, &bits, sizeof(bits));
-      }
-      for (size_t c = c_lo; c < c_hi; ++c) {
-        const uint8_t* codes = tile[(c % kG) / 2];
-        const int shift = (c & 1) != 0 ? 4 : 0;  // odd columns: high nibbles
-        TOut* y = out + (c - col_begin) * rows + r0;
-        for (size_t t = 0; t < t_n; t += chunk) {
-          const auto scale_a = hn::LoadU(df, lane_scales + t);
-          const auto scale_b = hn::LoadU(df, lane_scales + t + n);
+        // The tile's E8M0 scale bytes (one per row, `groups` bytes apart).
+        bool any_inf = false;  // 255: +Inf
+        for (size_t t = 0; t < t_n; ++t) {
+          scale_codes[t] = scales[(r0 + t) * groups + g];
+          any_inf |= scale_codes[t] == 0xFF;
+        }
+        for (size_t t = 0; t < t_padded; t += 16) {
+          TransposeBlocks16(first + t * groups * kB, groups * kB, t < t_n ? t_n - t : 0, tile, t);
+        }
+        // The F16C direct path (E2m1F16DirectChunk) takes a tile whose
+        // scales are all finite, with lane scales in element order.
+        bool direct = false;
 #if AMN_F16_HARDWARE_DEMOTE
-          if constexpr (kOut == DequantOut::kF16) {
-            if (direct) {
-              if (t + chunk <= t_n) {
-                E2m1F16DirectChunk(df, codes + t, shift, scale_a, scale_b, y + t);
-              } else {
-                E2m1F16DirectChunk(df, codes + t, shift, scale_a, scale_b, out_tail);
-                std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
+        if constexpr (kOut == DequantOut::kF16) direct = !any_inf;
+#endif
+        (void)any_inf;
+        for (size_t t = 0; t < t_padded; ++t) {
+          const size_t at = (t / chunk) * chunk + (direct ? t % chunk : LaneOf<kOut>(t % chunk, n));
+          // ref::E8m0ToF32Bits inline (2^(e - 127); e = 0 is the F32
+          // subnormal 2^-127); padded rows get +0.
+          const uint32_t e = t < t_n ? scale_codes[t] : 0;
+          const uint32_t bits = t >= t_n ? 0u : e == 0 ? 0x00400000u : e << fmt::kF32MantBits;
+          std::memcpy(lane_scales + at, &bits, sizeof(bits));
+        }
+        for (size_t c = c_lo; c < c_hi; ++c) {
+          const uint8_t* codes = tile[(c % kG) / 2];
+          const int shift = (c & 1) != 0 ? 4 : 0;  // odd columns: high nibbles
+          TOut* y = out + (c - col_begin) * rows + r0;
+          for (size_t t = 0; t < t_n; t += chunk) {
+            const auto scale_a = hn::LoadU(df, lane_scales + t);
+            const auto scale_b = hn::LoadU(df, lane_scales + t + n);
+#if AMN_F16_HARDWARE_DEMOTE
+            if constexpr (kOut == DequantOut::kF16) {
+              if (direct) {
+                if (t + chunk <= t_n) {
+                  E2m1F16DirectChunk(df, codes + t, shift, scale_a, scale_b, y + t);
+                } else {
+                  E2m1F16DirectChunk(df, codes + t, shift, scale_a, scale_b, out_tail);
+                  std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
+                }
+                continue;
               }
-              continue;
             }
-          }
 #endif
-          const auto nibbles = NibbleCodes(df, codes + t, shift);
-          if (t + chunk <= t_n) {
-            E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, y + t);
-          } else {
-            E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, out_tail);
-            std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
+            const auto nibbles = NibbleCodes(df, codes + t, shift);
+            if (t + chunk <= t_n) {
+              E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, y + t);
+            } else {
+              E2m1Chunk<kOut>(df, nibbles, scale_a, scale_b, out_tail);
+              std::memcpy(y + t, out_tail, (t_n - t) * sizeof(TOut));
+            }
           }
         }
       }
@@ -501,9 +548,8 @@ HWY_INLINE void DecodeMxfp4St(const kernels::Mxfp4StArgs& a, size_t begin, size_
                                    begin, end, static_cast<float*>(out));
       break;
     case ElemType::kBf16:
-      Mxfp4StOut<DequantOut::kBf16>(ref::DequantMxfp4StToBf16,
-                                    ref::DequantMxfp4StTransposedToBf16, a, begin, end,
-                                    static_cast<uint16_t*>(out));
+      Mxfp4StOut<DequantOut::kBf16>(ref::DequantMxfp4StToBf16, ref::DequantMxfp4StTransposedToBf16,
+                                    a, begin, end, static_cast<uint16_t*>(out));
       break;
     case ElemType::kF16:
       Mxfp4StOut<DequantOut::kF16>(ref::DequantMxfp4StToF16, ref::DequantMxfp4StTransposedToF16, a,

@@ -8,7 +8,7 @@ import struct
 
 import numpy as np
 
-ELEMENT_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4}
+ELEMENT_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4, "U8": 1}
 
 
 def write_safetensors(path, tensors, rng, metadata=None):

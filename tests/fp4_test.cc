@@ -632,44 +632,51 @@ TEST_P(Fp4Test, Mxfp4TransposedAcrossTiles) {
   }
 }
 
-// The x86 exponent path of transposed MXFP4 (mxfp4_transposed-inl.h) takes a 64-row
-// tile of one group when all its E8M0 codes lie in [2, 252] (F16: [114,
-// 140]) and works in runs of 16, 32 or 64 rows in a permuted byte order.
-// Each tile here gets one scale class: inside the F16 range (its ends
-// included), inside only the BF16/F32 range (its ends and the F16 range's
-// neighbours), or in range but for one code at a pseudo-random row that
-// is just outside (1, 253, 113, 141) or special (0, 254, 255). Row counts
-// cut tiles and runs anywhere; output ranges start and end inside groups.
+// The x86 exponent path of transposed MXFP4 (mxfp4_transposed-inl.h) takes a band
+// of up to 256 rows of one group when all its E8M0 codes lie in [2, 252]
+// (F16: [114, 140]) and works in runs of 16, 32 or 64 rows in a permuted
+// byte order; a band it cannot take goes through 64-row tiles, where F16
+// tries the F32 bits' range per tile. Scale classes are given per span of
+// `span` rows (64: classes change inside a band; 256: whole bands): inside
+// the F16 range (its ends included), inside only the BF16/F32 range (its
+// ends and the F16 range's neighbours), or in range but for one code at a
+// pseudo-random row that is just outside (1, 253, 113, 141) or special (0,
+// 254, 255). Row counts cut bands, tiles and runs anywhere; output ranges
+// start and end inside groups.
 TEST_P(Fp4Test, Mxfp4TransposedExponentPathTiles) {
   constexpr uint8_t kF16Range[] = {114, 115, 120, 127, 133, 139, 140};
   constexpr uint8_t kWideRange[] = {2, 3, 60, 113, 141, 200, 251, 252};
   constexpr uint8_t kOutside[] = {1, 253, 113, 141, 0, 254, 255};
   uint8_t seed = 40;
-  for (const size_t rows : {1, 15, 16, 17, 31, 33, 63, 64, 65, 100, 130, 191, 257}) {
-    const size_t groups = rows % 2 == 0 ? 2 : 3;
-    const std::vector<uint8_t> blocks = PseudoRandomBytes(rows * groups * 16, seed++);
-    const std::vector<uint8_t> noise = PseudoRandomBytes(rows * groups, seed++);
-    std::vector<uint8_t> scales(rows * groups);
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t g = 0; g < groups; ++g) {
-        const size_t tile_class = (r / 64 + g) % 3;
-        const uint8_t n = noise[r * groups + g];
-        scales[r * groups + g] = tile_class == 0 ? kF16Range[n % std::size(kF16Range)]
-                                                 : kWideRange[n % std::size(kWideRange)];
+  for (const size_t span : {64, 256}) {
+    for (const size_t rows :
+         {1, 15, 16, 17, 31, 33, 63, 64, 65, 100, 130, 191, 255, 256, 257, 300, 513, 700}) {
+      if (span == 256 && rows <= 64) continue;  // the same as span 64
+      const size_t groups = rows % 2 == 0 ? 2 : 3;
+      const std::vector<uint8_t> blocks = PseudoRandomBytes(rows * groups * 16, seed++);
+      const std::vector<uint8_t> noise = PseudoRandomBytes(rows * groups, seed++);
+      std::vector<uint8_t> scales(rows * groups);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t g = 0; g < groups; ++g) {
+          const size_t span_class = (r / span + g) % 3;
+          const uint8_t n = noise[r * groups + g];
+          scales[r * groups + g] = span_class == 0 ? kF16Range[n % std::size(kF16Range)]
+                                                   : kWideRange[n % std::size(kWideRange)];
+        }
       }
-    }
-    for (size_t r0 = 0; r0 < rows; r0 += 64) {  // class 2: one code outside
-      const size_t g = (3 - r0 / 64 % 3 + 2) % 3;
-      if (g >= groups) continue;
-      const size_t r = r0 + noise[r0 * groups] % std::min<size_t>(64, rows - r0);
-      scales[r * groups + g] = kOutside[(r0 / 64 + rows) % std::size(kOutside)];
-    }
-    const size_t cols = groups * 32;
-    for (ElemType type : kOutTypes) {
-      for (const auto& [b, e] : std::vector<std::pair<size_t, size_t>>{
-               {0, cols}, {1, cols - 1}, {33, 34}, {31, 33}}) {
-        EXPECT_TRUE(
-            Mxfp4MatchesReference(blocks, scales, 1, rows, groups, true, b, e, type, 1));
+      for (size_t r0 = 0; r0 < rows; r0 += span) {  // class 2: one code outside
+        const size_t g = (3 - r0 / span % 3 + 2) % 3;
+        if (g >= groups) continue;
+        const size_t r = r0 + noise[r0 * groups] % std::min(span, rows - r0);
+        scales[r * groups + g] = kOutside[(r0 / span + rows) % std::size(kOutside)];
+      }
+      const size_t cols = groups * 32;
+      for (ElemType type : kOutTypes) {
+        for (const auto& [b, e] :
+             std::vector<std::pair<size_t, size_t>>{{0, cols}, {1, cols - 1}, {33, 34}, {31, 33}}) {
+          EXPECT_TRUE(Mxfp4MatchesReference(blocks, scales, 1, rows, groups, true, b, e, type, 1))
+              << "span " << span;
+        }
       }
     }
   }
