@@ -44,9 +44,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 // at 9 KiB for 8 bits) and the most rows a transposed tile has.
 inline constexpr size_t kOutInChunk = 512;
 inline constexpr size_t kTileLanes = 16;
-// Rows whose tiles take each chunk together: 32 columns of 4-byte words
-// are one 128-byte line pair of every qweight word row.
+// Rows whose tiles take each chunk together (DequantGptqOutIn): 32 columns
+// of 4-byte words are one 128-byte line pair of every qweight word row;
+// layers of at least kOutInLongWordRows word rows (K >= 8192 at 4 bits)
+// take blocks of up to 256 rows of a call, 1 KiB of each word row.
 inline constexpr size_t kOutInBlockRows = 32;
+inline constexpr size_t kOutInLongBlockRows = 256;
+inline constexpr size_t kOutInLongWordRows = 1024;
 
 // The streams of n = Lanes(du) neighbouring columns: word rows
 // [0, n_words) of the qweight at `words` (column 0 of the tile; rows
@@ -761,10 +765,17 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   // Tiles of `lanes` neighbouring rows, chunk by chunk: a tile's streams
   // come from whole-vector loads of the qweight rows, transposed in
   // registers (TransposeTileStreams); rows left over take strided copies.
-  // The tiles of a block of kOutInBlockRows rows take each chunk in turn,
-  // so a chunk uses every byte of the 128-byte line pairs it reads (a
-  // narrower tile running down the layer alone leaves the rest of each
-  // pair to be read again, from memory when the layer is tall).
+  // The tiles of a block of rows take each chunk in turn, so a chunk uses
+  // more of the lines it reads (a narrower tile running down the layer
+  // alone leaves the rest to be read again). Long layers (at least
+  // kOutInLongWordRows word rows, each N * 4 bytes from the next) take
+  // blocks of up to 256 rows: 1.05-1.6x faster in remember-sized calls at
+  // real shapes (docs/performance/safetensors-schemes.md, "GPTQ [out, in]
+  // in row blocks"). Shorter layers, where 256-row blocks were up to 8 %
+  // slower with AVX2 (K = 4096, 4 bits), keep what the bench measured:
+  // 32-row blocks for 8-bit codes (but F32 on AVX3, whose cache-resident
+  // rows were 2 % slower) and 4-bit on 128-bit vectors; elsewhere each
+  // tile runs down the layer alone.
   const auto tile_chunk = [&](size_t j0, size_t j1, size_t i0) {
     if (j1 - j0 == lanes && lanes <= kTileLanes) {
       const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
@@ -781,13 +792,12 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       run_chunk(j, streams, i0);
     }
   };
-  // Blocks where that wins (measured streaming): 8-bit codes (but F32 on
-  // AVX3, whose cache-resident rows were 2% slower), and 4-bit on 128-bit
-  // vectors; elsewhere the extra output streams cost more than the re-read
-  // lines, and each tile runs down the layer alone.
   constexpr bool kBlocks = (kBits == 8 && (kOut != DequantOut::kF32 || HWY_MAX_BYTES <= 32)) ||
                            (kBits == 4 && HWY_MAX_BYTES == 16);
-  const size_t block_rows = kBlocks ? std::max(kOutInBlockRows, lanes) : lanes;
+  const bool long_layer = layer.k * kBits / 32 >= kOutInLongWordRows;
+  const size_t block_rows = long_layer ? std::max(kOutInLongBlockRows, lanes)
+                            : kBlocks  ? std::max(kOutInBlockRows, lanes)
+                                       : lanes;
   for (size_t b0 = row_begin; b0 < row_end; b0 += block_rows) {
     const size_t b1 = std::min(b0 + block_rows, row_end);
     for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {

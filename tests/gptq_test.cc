@@ -561,12 +561,10 @@ TEST_P(GptqTest, SmallestPackableShapes) {
 }
 
 // kOutIn runs inside one group (BroadcastRun; for 2 and 3 bits on x86 the
-// u16 code path, eight fields = kBits bytes per block) and row blocks
-// (8 bits, 4 bits on 128-bit vectors: 32-row blocks take each chunk in
-// turn): runs of one and of several steps between group boundaries that
-// fall mid-step, K past one 512-element chunk and K that is not a whole
-// step, row ranges that start and end mid-tile (N = 104 for 4 and 8 bits:
-// rows [34, 78) are one block and a part block).
+// u16 code path, eight fields = kBits bytes per block): runs of one and of
+// several steps between group boundaries that fall mid-step, K past one
+// 512-element chunk and K that is not a whole step, row ranges that start
+// and end mid-tile (N = 104 for 4 and 8 bits, rows [34, 78)).
 TEST_P(GptqTest, ShortRunsAndRowBlocksMatchReference) {
   uint32_t seed = 300;
   for (const uint32_t bits : kBitWidths) {
@@ -584,6 +582,23 @@ TEST_P(GptqTest, ShortRunsAndRowBlocksMatchReference) {
         }
       }
     }
+  }
+}
+
+// kOutIn row blocks of long layers (gptq_out_in-inl.h: with at least 1024
+// qweight word rows, the tiles of up to 256 rows of a call take each
+// 512-element chunk in turn): N = 544 is two whole blocks and one of 32
+// rows, so the whole range crosses block boundaries and ends in a part
+// block; K = 1024 word rows plus a part chunk (8 bits: 4112, 4 bits: 8208;
+// the emulated fleet runs 8 bits only).
+TEST_P(GptqTest, LongLayerRowBlocksMatchReference) {
+  uint32_t seed = 500;
+  for (const uint32_t bits : {4u, 8u}) {
+    if (!RunCase(bits, 8)) continue;
+    const ElemType out_type = kOutTypes[bits % std::size(kOutTypes)];
+    const OwnedLayer o =
+        RandomLayer(bits, 32 * 1024 / bits + 16, 544, 136, false, ElemType::kF16, seed++);
+    EXPECT_TRUE(MatchesReferenceRows(o, out_type, bits % 5));
   }
 }
 
