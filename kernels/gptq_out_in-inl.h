@@ -769,7 +769,7 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   // more of the lines it reads (a narrower tile running down the layer
   // alone leaves the rest to be read again). Long layers (at least
   // kOutInLongWordRows word rows, each N * 4 bytes from the next) take
-  // blocks of up to 256 rows: 1.05-1.6x faster in remember-sized calls at
+  // blocks of up to 256 rows: 1.1-1.5x faster in remember-sized calls at
   // real shapes (docs/performance/safetensors-schemes.md, "GPTQ [out, in]
   // in row blocks"). Shorter layers, where 256-row blocks were up to 8 %
   // slower with AVX2 (K = 4096, 4 bits), keep what the bench measured:

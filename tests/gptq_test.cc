@@ -561,10 +561,13 @@ TEST_P(GptqTest, SmallestPackableShapes) {
 }
 
 // kOutIn runs inside one group (BroadcastRun; for 2 and 3 bits on x86 the
-// u16 code path, eight fields = kBits bytes per block): runs of one and of
-// several steps between group boundaries that fall mid-step, K past one
+// u16 code path, eight fields = kBits bytes per block) and the 32-row
+// blocks of layers under 1024 word rows (8 bits, 4 bits on 128-bit
+// vectors: the tiles of a block take each chunk in turn): runs of one and
+// of several steps between group boundaries that fall mid-step, K past one
 // 512-element chunk and K that is not a whole step, row ranges that start
-// and end mid-tile (N = 104 for 4 and 8 bits, rows [34, 78)).
+// and end mid-tile (N = 104 for 4 and 8 bits: rows [34, 78) are one block
+// and a part block).
 TEST_P(GptqTest, ShortRunsAndRowBlocksMatchReference) {
   uint32_t seed = 300;
   for (const uint32_t bits : kBitWidths) {
