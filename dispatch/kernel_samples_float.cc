@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "dispatch/kernel_samples.h"
+#include "dispatch/sample_layers.h"
 #include "kernels/ggml_blocks.h"
 #include "kernels/ggml_kquant_blocks.h"
 #include "kernels/ref/fp4_ref.h"
@@ -42,6 +43,8 @@ constexpr size_t kScaledRowCols = kScaledBlockCols * kScaledScales.size();
 //     kMxfp4BenchRows rows (fewer only for the last few groups) x up to
 //     kMxfp4BenchGroups groups (gpt-oss: 2880 = 90 * 32), each written as
 //     its [groups*32][rows] transpose; E8M0 scales kMxfp4BenchScales().
+//     From one gpt-oss expert up (dispatch/sample_layers.h), whole experts
+//     of 5760 rows x 90 groups come first, in remember-sized calls.
 // Scales are mostly ordinary (finite, positive); a few per table are the
 // edge classes (zero, subnormal, 448; E8M0 0, 254, 255) so the NaN/Inf
 // paths are covered too.
@@ -185,9 +188,26 @@ SampleLayout Mxfp4StSampleLayout(uint32_t /*variant*/) {
 void RunMxfp4StSample(DecodeFn<kernels::Mxfp4StArgs> decode, uint32_t /*variant*/, const void* in,
                       size_t n_elems, ElemType out_type, void* out) {
   const auto* blocks = static_cast<const uint8_t*>(in);
-  const uint8_t* scales = kMxfp4BenchScales().data();
   size_t n_groups = n_elems / ref::kMxfp4GroupElems;
   size_t done = 0;
+  if (n_elems >= kGptOssExpertElems) {
+    // Whole gpt-oss experts (the rest below), in remember-sized calls of
+    // whole groups (32 output rows of the transpose).
+    const uint8_t* scales = GptOssExpertScales();
+    const size_t per_call = RememberCallRows(kGptOssExpertRows, out_type) / 32 * 32;
+    const size_t out_rows = kGptOssExpertGroups * ref::kMxfp4GroupElems;
+    for (; n_groups >= kGptOssExpertRows * kGptOssExpertGroups;
+         n_groups -= kGptOssExpertRows * kGptOssExpertGroups) {
+      for (size_t c = 0; c < out_rows; c += per_call) {
+        decode({blocks, scales, kGptOssExpertRows, kGptOssExpertGroups, true}, c,
+               std::min(out_rows, c + per_call), out_type,
+               OutAt(out, done + c * kGptOssExpertRows, out_type));
+      }
+      blocks += kGptOssExpertElems / 2;
+      done += kGptOssExpertElems;
+    }
+  }
+  const uint8_t* scales = kMxfp4BenchScales().data();
   while (n_groups > 0) {
     const size_t rows = std::min(kMxfp4BenchRows, n_groups);
     const size_t groups = std::min(kMxfp4BenchGroups, n_groups / rows);

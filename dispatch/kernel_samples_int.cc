@@ -1,10 +1,12 @@
 // Registry samples (dispatch/kernel_samples.h) of the integer-code
 // families: bitsandbytes, GPTQ, AWQ and compressed-tensors pack-quantized.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
 
 #include "dispatch/kernel_samples.h"
+#include "dispatch/sample_layers.h"
 #include "kernels/bnb_layout.h"
 #include "kernels/gptq_layout.h"
 
@@ -90,7 +92,6 @@ constexpr size_t kBnbInt8Cols = 1024;
 constexpr auto kBnbScbBytes =
     LeBytes(std::array<float, 8>{0.0734f, 1.25f, 127.0f, 3.0e-3f, 0.0f, 0.5f, 40.0f, 1e-20f});
 
-
 // GPTQ entries ("gptq4_to_bf16", ...): the input bytes are the qweight of a
 // layer with kGptqRegistryN output features and one group (group_size = K),
 // written in the nn.Linear [N, K] orientation that `amn remember` uses
@@ -99,6 +100,8 @@ constexpr auto kBnbScbBytes =
 // 32 * N outputs from bits * N * 4 bytes, so K = 32 * units. The zeros
 // cycle through every stored value; the F16 scales mix exact and inexact,
 // negative, tiny and large values (all finite), so any qweight is valid.
+// Inputs of a whole number of kLayerSlabElems decode a real-shaped layer
+// instead (dispatch/sample_layers.h), in remember-sized calls.
 constexpr size_t kGptqRegistryN = 64;  // small units (bits * 256 bytes) suit the fuzzer
 constexpr size_t kGptqUnitRows = 32;
 
@@ -146,6 +149,23 @@ gptq::LayerView GptqRegistryLayer(uint32_t bits, const void* qweight, size_t n_e
   return layer;
 }
 
+// At streaming sizes (dispatch/sample_layers.h): kLayerOutFeatures outputs
+// of K = n_elems / kLayerOutFeatures inputs in groups of kLayerGroupSize.
+gptq::LayerView GptqRealShapedLayer(uint32_t bits, const void* qweight, size_t n_elems) {
+  gptq::LayerView layer;
+  layer.bits = bits;
+  layer.n = kLayerOutFeatures;
+  layer.k = n_elems / kLayerOutFeatures;
+  layer.group_size = kLayerGroupSize;
+  layer.groups = layer.k / kLayerGroupSize;
+  layer.zeros_plus_one = true;
+  layer.scale_type = ElemType::kF16;
+  layer.qweight = static_cast<const uint8_t*>(qweight);
+  layer.qzeros = LayerZeroBytes(layer.groups, layer.n * bits / 8);
+  layer.scales = LayerF16Scales(layer.groups, layer.n);
+  return layer;
+}
+
 // Packed-integer linear layers (AWQ, compressed-tensors pack-quantized):
 // the input is whole rows of packed codes (block_elems outputs per input
 // row), every other tensor is static here, so any input bytes are valid.
@@ -153,7 +173,8 @@ gptq::LayerView GptqRegistryLayer(uint32_t bits, const void* qweight, size_t n_e
 // AWQ: a layer with N = kAwqBenchN outputs and K = n_elems / N input rows in
 // one group, dequantized in the nn.Linear [N, K] orientation (what `amn
 // remember` writes: output row j reads one nibble of every input row;
-// "awq4_to_*") or the GEMM-native [K, N] one ("awq4_inout_to_*").
+// "awq4_to_*") or the GEMM-native [K, N] one ("awq4_inout_to_*"). Inputs of
+// a whole number of kLayerSlabElems decode a real-shaped layer instead.
 constexpr size_t kAwqBenchN = 512;
 // F16 scales 2^-6 .. 2^-2 with varied mantissas, some negative.
 constexpr std::array<uint8_t, 2 * kAwqBenchN> kAwqBenchScales = [] {
@@ -177,7 +198,17 @@ ref::AwqMatrix AwqBenchMatrix(const void* in, size_t n_elems) {
   return ref::AwqMatrix{static_cast<const uint8_t*>(in), kAwqBenchZeros.data(),
                         kAwqBenchScales.data(), ElemType::kF16, k, kAwqBenchN, k == 0 ? 1 : k};
 }
-
+// At streaming sizes (dispatch/sample_layers.h), like GPTQ's.
+ref::AwqMatrix AwqRealShapedMatrix(const void* in, size_t n_elems) {
+  const size_t k = n_elems / kLayerOutFeatures, groups = k / kLayerGroupSize;
+  return ref::AwqMatrix{static_cast<const uint8_t*>(in),
+                        LayerZeroBytes(groups, kLayerOutFeatures / 2),
+                        LayerF16Scales(groups, kLayerOutFeatures),
+                        ElemType::kF16,
+                        k,
+                        kLayerOutFeatures,
+                        kLayerGroupSize};
+}
 
 // compressed-tensors: rows of kCtBenchCols columns, BF16 scales cycling
 // every 8 rows. int4: asymmetric, group 128 (packed zero points for 8 rows
@@ -268,9 +299,21 @@ void RunGptqSample(DecodeFn<kernels::GptqArgs> decode, uint32_t variant, const v
                    size_t n_elems, ElemType out_type, void* out) {
   const bool in_out = (variant & 0x100u) != 0;
   const auto orientation = in_out ? WeightOrientation::kInOut : WeightOrientation::kOutIn;
-  // All rows of the orientation: N of them for kOutIn, K for kInOut.
-  const size_t rows = in_out ? n_elems / kGptqRegistryN : kGptqRegistryN;
-  decode({GptqRegistryLayer(variant & 0xFF, in, n_elems), orientation}, 0, rows, out_type, out);
+  const uint32_t bits = variant & 0xFF;
+  if (!IsLayerSized(n_elems)) {
+    // All rows of the orientation in one call: N of them for kOutIn, K for kInOut.
+    const size_t rows = in_out ? n_elems / kGptqRegistryN : kGptqRegistryN;
+    decode({GptqRegistryLayer(bits, in, n_elems), orientation}, 0, rows, out_type, out);
+    return;
+  }
+  const gptq::LayerView layer = GptqRealShapedLayer(bits, in, n_elems);
+  const size_t rows = in_out ? layer.k : layer.n;
+  const size_t row_elems = n_elems / rows;
+  const size_t per_call = RememberCallRows(row_elems, out_type);
+  for (size_t r = 0; r < rows; r += per_call) {
+    decode({layer, orientation}, r, std::min(rows, r + per_call), out_type,
+           OutAt(out, r * row_elems, out_type));
+  }
 }
 
 // AWQ: `in` names the f16 scale type; a unit is one input row of N codes.
@@ -280,9 +323,20 @@ SampleLayout AwqSampleLayout(uint32_t /*variant*/) {
 void RunAwqSample(DecodeFn<kernels::AwqArgs> decode, uint32_t out_in, const void* in,
                   size_t n_elems, ElemType out_type, void* out) {
   if (n_elems < kAwqBenchN) return;
-  // kOutIn: rows are the N output features; kInOut: the K input features.
-  const size_t rows = out_in != 0 ? kAwqBenchN : n_elems / kAwqBenchN;
-  decode({AwqBenchMatrix(in, n_elems), out_in != 0}, 0, rows, out_type, out);
+  if (!IsLayerSized(n_elems)) {
+    // kOutIn: rows are the N output features; kInOut: the K input features.
+    const size_t rows = out_in != 0 ? kAwqBenchN : n_elems / kAwqBenchN;
+    decode({AwqBenchMatrix(in, n_elems), out_in != 0}, 0, rows, out_type, out);
+    return;
+  }
+  const ref::AwqMatrix m = AwqRealShapedMatrix(in, n_elems);
+  const size_t rows = out_in != 0 ? m.out_features : m.in_features;
+  const size_t row_elems = n_elems / rows;
+  const size_t per_call = RememberCallRows(row_elems, out_type);
+  for (size_t r = 0; r < rows; r += per_call) {
+    decode({m, out_in != 0}, r, std::min(rows, r + per_call), out_type,
+           OutAt(out, r * row_elems, out_type));
+  }
 }
 
 // compressed-tensors: `in` names the bf16 scale type; a unit is one row.

@@ -109,7 +109,7 @@ size_t StreamElemsFor(size_t llc_bytes, double bytes_per_elem, size_t min_elems)
     const double fill = static_cast<double>(kLlcMultiple * llc_bytes) / bytes_per_elem;
     n = std::max(n, static_cast<size_t>(std::ceil(fill)));
   }
-  return (n + kCacheElems - 1) / kCacheElems * kCacheElems;
+  return (n + kStreamGranule - 1) / kStreamGranule * kStreamGranule;
 }
 
 size_t MinFloorBytes(size_t llc_bytes, size_t unknown_llc_bytes) {
@@ -281,7 +281,10 @@ size_t ComputeBoundStreamElems(size_t full, double cache_ns_per_elem, double flo
               cache_ns_per_elem * static_cast<double>(full) > kStreamCallBudgetNs;
   if (!shortened) return full;
   const size_t fits = static_cast<size_t>(kStreamCallBudgetNs / cache_ns_per_elem);
-  return std::min(full, std::max<size_t>(1, fits / cache_elems) * cache_elems);
+  // Whole streaming granules where one fits (the real-shaped sample layers),
+  // else whole cache-sized blocks.
+  const size_t unit = fits >= kStreamGranule ? kStreamGranule : cache_elems;
+  return std::min(full, std::max<size_t>(1, fits / unit) * unit);
 }
 
 BenchReport RunBench(const BenchConfig& config,

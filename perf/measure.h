@@ -25,12 +25,16 @@ inline constexpr size_t kCacheElems = 65536;
 inline constexpr size_t kStreamElems = size_t{4096} * 11008;
 inline constexpr size_t kFloorBytes = size_t{256} << 20;
 inline constexpr size_t kLlcMultiple = 4;  // streaming buffers >= 4x the LLC
+// Streaming sizes are whole multiples of 4096 x 128 elements: every block
+// size divides it, and the GPTQ/AWQ samples decode a real-shaped layer
+// (4096 outputs, groups of 128: dispatch/sample_layers.h) at such sizes.
+inline constexpr size_t kStreamGranule = size_t{1} << 19;
 
 // The streaming element count for a kernel moving `bytes_per_elem` (input +
 // output) per element: at least min_elems, and enough elements that input +
 // output fill kLlcMultiple x llc_bytes, so no cache holds a useful part of
-// them. Rounded up to a whole multiple of kCacheElems (every block size
-// divides it). llc_bytes 0 (unknown) gives min_elems.
+// them. Rounded up to a whole multiple of kStreamGranule. llc_bytes 0
+// (unknown) gives min_elems rounded so.
 size_t StreamElemsFor(size_t llc_bytes, double bytes_per_elem, size_t min_elems);
 
 // The smallest floor buffer (memset bytes, memcpy read + write bytes):
@@ -112,7 +116,8 @@ class BestFloors {
 // ones about 1 us per element; scalar code) move memory at under a tenth of
 // the floor's speed, so a smaller buffer gives the same ns per element, in
 // seconds instead of minutes per target; `shortened` says so. A whole
-// multiple of cache_elems (every block size divides it), at least one.
+// multiple of kStreamGranule where one fits the time, else of cache_elems
+// (every block size divides it), at least one.
 size_t ComputeBoundStreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
                                size_t cache_elems, bool& shortened);
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "amn/kernel_registry.h"
+#include "dispatch/sample_layers.h"
 #include "perf/measure.h"
 
 namespace amn::perf {
@@ -25,6 +26,9 @@ const KernelInfo* FindKernel(std::string_view name) {
   return nullptr;
 }
 
+// Every streaming size decodes the real-shaped GPTQ/AWQ sample layers.
+static_assert(kStreamGranule % internal::kLayerSlabElems == 0);
+
 TEST(BenchSizes, UnknownCacheKeepsTheMinimumSize) {
   EXPECT_EQ(StreamElemsFor(0, 6.0, kStreamElems), size_t{4096} * 11008);
   EXPECT_EQ(StreamElemsFor(0, 6.0, size_t{1} << 23), size_t{1} << 23);  // --quick
@@ -34,34 +38,34 @@ TEST(BenchSizes, UnknownCacheKeepsTheMinimumSize) {
 
 TEST(BenchSizes, SmallCacheKeepsTheMinimumSize) {
   // F32 -> BF16 moves 6 bytes per element: 4 x 32 MiB is 22.4 M elements,
-  // under 4096 x 11008 = 45,088,768 (which is 688 x 65,536).
+  // under 4096 x 11008 = 45,088,768 (which is 86 x 524,288).
   EXPECT_EQ(StreamElemsFor(32 * kMiB, 6.0, kStreamElems), size_t{45088768});
   EXPECT_EQ(MinFloorBytes(32 * kMiB, 256 * kMiB), 128 * kMiB);
 }
 
 TEST(BenchSizes, LargeCacheGrowsTheStreamToFourTimesIt) {
   // 300 MiB L3, 6 bytes per element: 4 x 300 MiB / 6 = 209,715,200 elements,
-  // exactly 3,200 x 65,536.
+  // exactly 400 x 524,288.
   EXPECT_EQ(StreamElemsFor(300 * kMiB, 6.0, kStreamElems), size_t{209715200});
   // --quick's smaller minimum does not shrink it.
   EXPECT_EQ(StreamElemsFor(300 * kMiB, 6.0, size_t{1} << 23), size_t{209715200});
   EXPECT_EQ(MinFloorBytes(300 * kMiB, 256 * kMiB), 1200 * kMiB);
   // Q4_K -> F32: 144 / 256 + 4 = 4.5625 bytes per element. 4 x 508 MiB /
-  // 4.5625 = 467,004,149.5 elements, rounded up to 7,126 x 65,536.
-  EXPECT_EQ(StreamElemsFor(508 * kMiB, 4.5625, kStreamElems), size_t{7126} * 65536);
-  // 4 x 100 MiB / 3 bytes = 139,810,133.3: 2,134 x 65,536 = 139,853,824.
-  EXPECT_EQ(StreamElemsFor(100 * kMiB, 3.0, kStreamElems), size_t{139853824});
+  // 4.5625 = 467,004,149.5 elements, rounded up to 891 x 524,288.
+  EXPECT_EQ(StreamElemsFor(508 * kMiB, 4.5625, kStreamElems), size_t{891} * 524288);
+  // 4 x 100 MiB / 3 bytes = 139,810,133.3: 267 x 524,288 = 139,984,896.
+  EXPECT_EQ(StreamElemsFor(100 * kMiB, 3.0, kStreamElems), size_t{139984896});
 }
 
-TEST(BenchSizes, EverySizeIsAWholeMultipleOfTheCacheSizeAndFillsFourCaches) {
+TEST(BenchSizes, EverySizeIsAWholeMultipleOfTheGranuleAndFillsFourCaches) {
   for (const size_t llc : {size_t{1} << 20, 33 * kMiB, 96 * kMiB, 260 * kMiB, 1536 * kMiB}) {
     for (const double bytes_per_elem : {0.5625, 1.0625, 3.0, 4.5625, 6.0, 8.0}) {
       const size_t n = StreamElemsFor(llc, bytes_per_elem, kStreamElems);
-      EXPECT_EQ(n % kCacheElems, 0u) << llc << " " << bytes_per_elem;
+      EXPECT_EQ(n % kStreamGranule, 0u) << llc << " " << bytes_per_elem;
       EXPECT_GE(n, kStreamElems);
       EXPECT_GE(static_cast<double>(n) * bytes_per_elem, 4.0 * static_cast<double>(llc));
-      if (n > kStreamElems) {  // and not a block of 65,536 more than needed
-        EXPECT_LT(static_cast<double>(n - kCacheElems) * bytes_per_elem,
+      if (n > kStreamElems) {  // and not a granule more than needed
+        EXPECT_LT(static_cast<double>(n - kStreamGranule) * bytes_per_elem,
                   4.0 * static_cast<double>(llc));
       }
     }
@@ -154,11 +158,11 @@ TEST(BenchSizes, OnlyComputeBoundRowsStreamFewerElements) {
   // 2.9 ns on 209,715,200 elements is 0.6 s, but under 10x the floor.
   EXPECT_EQ(ComputeBoundStreamElems(209715200, 2.9, 0.3, kCacheElems, shortened), 209715200u);
   EXPECT_FALSE(shortened);
-  // 10 ns: 0.25 s holds 25,000,000 elements, 381 whole x 65,536 = 24,969,216.
+  // 10 ns: 0.25 s holds 25,000,000 elements, 47 whole x 524,288 = 24,641,536.
   EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 10.0, 0.3, kCacheElems, shortened),
-            size_t{24969216});
+            size_t{24641536});
   EXPECT_TRUE(shortened);
-  // 1 us (the I-quant encoders): 250,000 elements, 3 x 65,536.
+  // 1 us (the I-quant encoders): 250,000 elements, under one granule: 3 x 65,536.
   EXPECT_EQ(ComputeBoundStreamElems(kStreamElems, 1000.0, 0.3, kCacheElems, shortened),
             size_t{196608});
   EXPECT_TRUE(shortened);

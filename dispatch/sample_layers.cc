@@ -1,0 +1,66 @@
+// The real-shaped sample layers (dispatch/sample_layers.h).
+#include "dispatch/sample_layers.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+namespace amn::internal {
+namespace {
+
+// Output bytes per remember chunk (formats/remember_engine.h's default).
+constexpr size_t kRememberChunkBytes = size_t{4} << 20;
+constexpr size_t kRememberRowUnit = 32;
+
+enum class Table { kF16Scales, kZeroBytes, kGptOssScales };
+
+// Builds a table once per (kind, a, b); the vectors never move or die, so
+// the pointers handed out stay valid.
+template <class Fill>
+const uint8_t* CachedTable(Table kind, size_t a, size_t b, size_t bytes, Fill fill) {
+  static std::mutex mutex;
+  static std::map<std::tuple<Table, size_t, size_t>, std::unique_ptr<std::vector<uint8_t>>> tables;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& table = tables[{kind, a, b}];
+  if (!table) {
+    table = std::make_unique<std::vector<uint8_t>>(bytes);
+    for (size_t i = 0; i < bytes; ++i) (*table)[i] = fill(i);
+  }
+  return table->data();
+}
+
+}  // namespace
+
+size_t RememberCallRows(size_t row_elems, ElemType out_type) {
+  const size_t row_bytes = std::max<size_t>(1, row_elems * ElemTypeBytes(out_type));
+  size_t rows = std::max<size_t>(1, kRememberChunkBytes / row_bytes);
+  if (rows >= kRememberRowUnit) rows = rows / kRememberRowUnit * kRememberRowUnit;
+  return rows;
+}
+
+const uint8_t* LayerF16Scales(size_t groups, size_t n) {
+  return CachedTable(Table::kF16Scales, groups, n, 2 * groups * n, [](size_t byte) {
+    const size_t i = byte / 2;
+    // Exponent fields 6..10 (2^-9 .. 2^-5), mantissas spread over 0..1023.
+    const uint32_t bits =
+        static_cast<uint32_t>(((6 + (i * 7 + i / 4096) % 5) << 10) | ((i * 97) % 1024));
+    return static_cast<uint8_t>(byte % 2 == 0 ? bits : bits >> 8);
+  });
+}
+
+const uint8_t* LayerZeroBytes(size_t groups, size_t row_bytes) {
+  return CachedTable(Table::kZeroBytes, groups, row_bytes, groups * row_bytes, [](size_t i) {
+    return static_cast<uint8_t>(0x78 + (i * 37) % 17 + (i / 251) % 7);
+  });
+}
+
+const uint8_t* GptOssExpertScales() {
+  return CachedTable(Table::kGptOssScales, kGptOssExpertRows, kGptOssExpertGroups,
+                     kGptOssExpertRows * kGptOssExpertGroups,
+                     [](size_t i) { return static_cast<uint8_t>(116 + (i * 5 + i / 90) % 9); });
+}
+
+}  // namespace amn::internal
