@@ -232,6 +232,18 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
   }
 }
 
+// Where the out-in loops read word w of input row i: the qweight itself
+// or a packed copy of one tile's band (AwqOutIn). `first` is word w0 of
+// row i0.
+struct AwqOutInWords {
+  const uint8_t* first = nullptr;
+  size_t i0 = 0, w0 = 0;
+  size_t stride_bytes = 0;
+  const uint8_t* At(size_t i, size_t w) const {
+    return first + (i - i0) * stride_bytes + 4 * (w - w0);
+  }
+};
+
 // Word `w` of n consecutive input rows starting at `first`, stride_bytes
 // apart, from little-endian scalar loads of an L1/L2-resident tile. (The
 // hardware gather, vpgatherdd, measured no faster with AVX-512 and slower
@@ -299,15 +311,15 @@ HWY_INLINE hn::Vec<DU> AwqGatherBlockWords(DU du, const uint8_t* HWY_RESTRICT fi
 // block's 16 words in that order (vector b), whose low and high nibbles
 // are the codes at shifts 8b and 8b + 4.
 template <DequantOut kOut, bool kMayBeNan, typename TOut>
-HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
-                                     size_t i0, size_t i1, const float* scale,
-                                     const int32_t* zero, TOut* HWY_RESTRICT out_w,
-                                     size_t out_row_len) {
+HWY_INLINE size_t AwqOutInByteTables(AwqOutInWords src, size_t w, size_t c_lo, size_t c_hi,
+                                     size_t i0, size_t i1, const float* scale, const int32_t* zero,
+                                     TOut* HWY_RESTRICT out_w, size_t out_row_len) {
   using D8 = hn::ScalableTag<uint8_t>;
   const D8 d8;
   const hn::Repartition<uint32_t, D8> du;
   const hn::Repartition<uint64_t, D8> d64;
-  const size_t stride_bytes = 4 * (m.out_features / 8);
+  const size_t stride_bytes = src.stride_bytes;
+  const uint8_t* const col = src.At(i0, w);  // word w of row i0
   const size_t rows = hn::Lanes(d8);  // 16 per block
   const size_t half_rows = rows / 2;  // 8B
   if (i0 + rows > i1) return i0;
@@ -325,7 +337,7 @@ HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c
   };
   size_t i = i0;
   for (; i + rows <= i1; i += rows) {
-    const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
+    const uint8_t* first = col + (i - i0) * stride_bytes;
     const auto t0 = gather(first);
     const auto t1 = gather(first + 4 * stride_bytes);
     const auto t2 = gather(first + half_rows * stride_bytes);
@@ -353,19 +365,20 @@ HWY_INLINE size_t AwqOutInByteTables(const ref::AwqMatrix& m, size_t w, size_t c
 // zeros and scales are zero[c] and scale[c]. Input rows come 2n at a time;
 // the rest (fewer than 2n) go through the reference element by element.
 template <DequantOut kOut, bool kMayBeNan, typename TOut>
-HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
-                             size_t i0, size_t i1, const float* scale, const int32_t* zero,
-                             TOut* HWY_RESTRICT out_w, size_t out_row_len) {
+HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, AwqOutInWords src, size_t w, size_t c_lo,
+                             size_t c_hi, size_t i0, size_t i1, const float* scale,
+                             const int32_t* zero, TOut* HWY_RESTRICT out_w, size_t out_row_len) {
   const hn::ScalableTag<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::RebindToFloat<decltype(du)> df;
   const size_t n = hn::Lanes(du);
-  const size_t stride_bytes = 4 * (m.out_features / 8);
+  const size_t stride_bytes = src.stride_bytes;
+  const uint8_t* const col = src.At(i0, w);  // word w of row i0
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   if constexpr (AwqOutInUsesByteTables<kOut>()) {
-    i = AwqOutInByteTables<kOut, kMayBeNan>(m, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
+    i = AwqOutInByteTables<kOut, kMayBeNan>(src, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
                                             out_row_len);
   }
 #endif
@@ -380,7 +393,7 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
     }
   }
   for (; i + 2 * n <= i1; i += 2 * n) {
-    const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
+    const uint8_t* first = col + (i - i0) * stride_bytes;
     const auto v0 = AwqGatherWords(du, first, stride_bytes);
     const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes);
     for (size_t c = c_lo; c < c_hi; ++c) {
@@ -394,7 +407,7 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
   }
 #endif
   for (; i + 2 * n <= i1; i += 2 * n) {
-    const uint8_t* first = m.qweight + i * stride_bytes + 4 * w;
+    const uint8_t* first = col + (i - i0) * stride_bytes;
     const auto v0 = AwqGatherWords(du, first, stride_bytes);
     const auto v1 = AwqGatherWords(du, first + n * stride_bytes, stride_bytes);
     for (size_t c = c_lo; c < c_hi; ++c) {
@@ -421,8 +434,9 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, size_t w, size_t c_lo, siz
 // the group of row i0 (divided once per tile by the caller: one division
 // per word measured 2-4 % of the cache-resident size).
 template <DequantOut kOut, typename TOut>
-HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo, size_t c_hi,
-                                 size_t i0, size_t i1, size_t g0, TOut* HWY_RESTRICT out_w) {
+HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, AwqOutInWords src, size_t w, size_t c_lo,
+                                 size_t c_hi, size_t i0, size_t i1, size_t g0,
+                                 TOut* HWY_RESTRICT out_w) {
   const size_t k_rows = m.in_features;
   const size_t words = m.out_features / 8;
   for (size_t i = i0, g = g0; i < i1; ++g) {
@@ -442,9 +456,9 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo,
       zero[c] = static_cast<int32_t>((zero_word >> ref::AwqNibbleShift(c)) & 0xF);
     }
     if (finite) {
-      AwqOutInWord<kOut, false>(m, w, c_lo, c_hi, i, i_end, scale, zero, out_w, k_rows);
+      AwqOutInWord<kOut, false>(m, src, w, c_lo, c_hi, i, i_end, scale, zero, out_w, k_rows);
     } else {
-      AwqOutInWord<kOut, true>(m, w, c_lo, c_hi, i, i_end, scale, zero, out_w, k_rows);
+      AwqOutInWord<kOut, true>(m, src, w, c_lo, c_hi, i, i_end, scale, zero, out_w, k_rows);
     }
     i = i_end;
   }
@@ -459,43 +473,90 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, size_t w, size_t c_lo,
 // to follow each of the band's output rows. Tiles ignore group boundaries
 // (AwqOutInWordTile splits them), so 128-row groups do not cut them short.
 //
-// When the input row stride is a multiple of a large power of two (N = 4096
-// outputs: 2 KiB), the band's 256 bytes of every row fall into few L2 sets
-// (128 KiB per L2 way on the VM this was measured on: 2 MiB, 16 ways) and
-// 1024 rows overfill them: tiles shrink so that at most 8 rows share a set
-// (2 KiB: 512 rows, 4 KiB: 256), measured 1.2-1.6x faster on K = 11008,
-// N = 4096. Only the tile size depends on this, never the bytes.
+// When the input row stride is a multiple of 2 KiB (N = 4096 outputs: 2 KiB,
+// N = 8192: 4 KiB), one word column of consecutive rows falls into one or
+// two L1 sets and few L2 sets, so the gathers kept missing. Such a band is
+// first copied tile by tile into a stack buffer whose rows are a whole
+// number of 64-byte lines apart (AwqOutInPackedBand) and gathered from
+// there: measured 1.3-1.7x faster at N = 4096 and 8192, where the old
+// remedy (tiles shrunk to 512 or 256 rows) had left them 1.5-2x slower than
+// N = 3296 (docs/performance/awq.md, "Packed tiles for aliasing strides").
+// Other strides read the qweight directly: packing measured slower at
+// N = 512-2048, whose remember-sized calls use 12-80 bytes of each copied
+// line. Only the speed depends on this, never the bytes.
 inline constexpr size_t kAwqOutInBandWords = 64;
 inline constexpr size_t kAwqOutInTileRows = 1024;
-inline constexpr size_t kAwqOutInMinTileRows = 128;
-inline constexpr size_t kAwqOutInAliasBytes = 8 * (size_t{128} << 10);  // 8 rows x one L2 way
-static_assert(kAwqOutInMinTileRows % (2 * HWY_MAX_BYTES / sizeof(uint32_t)) == 0,
-              "a tile is whole pairs of vectors on every target");
+inline constexpr size_t kAwqOutInPackAlias = 2048;
+inline constexpr size_t kAwqOutInPackBytes = size_t{64} << 10;
+// Packed tiles are whole multiples of the most rows one loop step takes on
+// any target (x86 byte tables: up to 64; two vectors of u32: up to 128 on
+// 2048-bit SVE).
+inline constexpr size_t kAwqOutInPackRowUnit = 128;
+static_assert(kAwqOutInPackRowUnit % (2 * HWY_MAX_BYTES / sizeof(uint32_t)) == 0 &&
+                  kAwqOutInPackRowUnit % 64 == 0,
+              "a packed tile is whole loop steps on every target");
+static_assert(kAwqOutInPackBytes / (4 * kAwqOutInBandWords) >= kAwqOutInPackRowUnit);
 
-// Tile rows for an input row stride of `stride_bytes` (> 0): a power of two
-// in [kAwqOutInMinTileRows, kAwqOutInTileRows].
-inline size_t AwqOutInTileRows(size_t stride_bytes) {
-  const size_t alias = stride_bytes & (~stride_bytes + 1);  // largest power of two dividing it
-  const size_t rows = kAwqOutInAliasBytes / std::min(alias, kAwqOutInAliasBytes);
-  return std::clamp(rows, kAwqOutInMinTileRows, kAwqOutInTileRows);
+// Output rows [rb, re) over the input rows [i0, i1) of one tile of the band
+// [w0, w1), its words read from `src`.
+template <DequantOut kOut, typename TOut>
+HWY_INLINE void AwqOutInTile(const ref::AwqMatrix& m, AwqOutInWords src, size_t rb, size_t re,
+                             size_t w0, size_t w1, size_t i0, size_t i1, TOut* HWY_RESTRICT out) {
+  const size_t g0 = i0 / m.group_size;
+  for (size_t w = w0; w < w1; ++w) {
+    const size_t c_lo = std::max(rb, 8 * w) - 8 * w;
+    const size_t c_hi = std::min(re, 8 * w + 8) - 8 * w;
+    AwqOutInWordTile<kOut>(m, src, w, c_lo, c_hi, i0, i1, g0,
+                           out + (8 * w + c_lo - rb) * m.in_features);
+  }
+}
+
+// The band [w0, w1) through packed tiles (an aliasing stride, above). Each
+// row's band is copied in whole 64-byte chunks, which may read up to 63
+// bytes past it, still inside the qweight for every row but the last,
+// which is copied exactly.
+template <DequantOut kOut, typename TOut>
+HWY_NOINLINE void AwqOutInPackedBand(const ref::AwqMatrix& m, size_t rb, size_t re, size_t w0,
+                                     size_t w1, TOut* HWY_RESTRICT out) {
+  alignas(64) uint8_t packed[kAwqOutInPackBytes];
+  const size_t k_rows = m.in_features;
+  const size_t stride = 4 * (m.out_features / 8);
+  const size_t band = 4 * (w1 - w0);
+  const size_t pitch = (band + 63) / 64 * 64;
+  const size_t tile_rows = std::min(
+      kAwqOutInTileRows, kAwqOutInPackBytes / pitch / kAwqOutInPackRowUnit * kAwqOutInPackRowUnit);
+  for (size_t i0 = 0; i0 < k_rows; i0 += tile_rows) {
+    const size_t i1 = std::min(k_rows, i0 + tile_rows);
+    for (size_t i = i0; i < i1; ++i) {
+      const uint8_t* from = m.qweight + i * stride + 4 * w0;
+      uint8_t* to = packed + (i - i0) * pitch;
+      if (i + 1 < k_rows) {
+        for (size_t c = 0; c < pitch; c += 64) std::memcpy(to + c, from + c, 64);
+      } else {
+        std::memcpy(to, from, band);
+      }
+    }
+    AwqOutInTile<kOut>(m, AwqOutInWords{packed, i0, w0, pitch}, rb, re, w0, w1, i0, i1, out);
+  }
 }
 
 // Rows [rb, re) of the [N, K] weight (the transpose of the GEMM-native one).
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void AwqOutIn(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HWY_RESTRICT out) {
   const size_t k_rows = m.in_features;
-  const size_t tile_rows = AwqOutInTileRows(4 * (m.out_features / 8));
+  const size_t stride = 4 * (m.out_features / 8);
+  const bool pack = (stride & (~stride + 1)) >= kAwqOutInPackAlias;  // largest power of two
   const size_t w_end = (re + 7) / 8;
   for (size_t w0 = rb / 8; w0 < w_end; w0 += kAwqOutInBandWords) {
     const size_t w1 = std::min(w_end, w0 + kAwqOutInBandWords);
-    for (size_t i0 = 0; i0 < k_rows; i0 += tile_rows) {
-      const size_t i1 = std::min(k_rows, i0 + tile_rows);
-      const size_t g0 = i0 / m.group_size;
-      for (size_t w = w0; w < w1; ++w) {
-        const size_t c_lo = std::max(rb, 8 * w) - 8 * w;
-        const size_t c_hi = std::min(re, 8 * w + 8) - 8 * w;
-        AwqOutInWordTile<kOut>(m, w, c_lo, c_hi, i0, i1, g0, out + (8 * w + c_lo - rb) * k_rows);
-      }
+    if (pack) {
+      AwqOutInPackedBand<kOut>(m, rb, re, w0, w1, out);
+      continue;
+    }
+    for (size_t i0 = 0; i0 < k_rows; i0 += kAwqOutInTileRows) {
+      const size_t i1 = std::min(k_rows, i0 + kAwqOutInTileRows);
+      AwqOutInTile<kOut>(m, AwqOutInWords{m.qweight + i0 * stride + 4 * w0, i0, w0, stride}, rb, re,
+                         w0, w1, i0, i1, out);
     }
   }
 }

@@ -358,12 +358,15 @@ TEST_P(AwqTest, RandomLayersMatchReference) {
 }
 
 // The [out, in] kernel's blocking (kernels/awq-inl.h: bands of 64 word
-// columns x tiles of 1024 input rows, 512 / 256 / 128 when the row stride
-// is a multiple of 2 / 4 / 8 KiB): layers of more than two bands and more
-// than two tiles, a ragged last tile, groups that end inside a tile, inside
-// a vector pair or on the far side of a tile edge, and row ranges that
-// start and end mid-word and mid-band. Stated here rather than read from
-// the kernel, so a change of blocking keeps these edges in view.
+// columns x tiles of 1024 input rows; when the row stride is a multiple of
+// 2 KiB, packed copies of tiles of min(1024, 64 KiB / the band's 64-byte
+// pitch) rows): layers of more than two bands and more than two tiles, a
+// ragged last tile, groups that end inside a tile, inside a vector pair or
+// on the far side of a tile edge, row ranges that start and end mid-word
+// and mid-band, and a band at the end of the rows, whose 64-byte copies
+// reach past it (into the next row; the last row is copied exactly).
+// Stated here rather than read from the kernel, so a change of blocking
+// keeps these edges in view.
 TEST_P(AwqTest, OutInBlockingEdgesMatchReference) {
   struct Case {
     size_t k, n, gs, rb, re;
@@ -371,17 +374,20 @@ TEST_P(AwqTest, OutInBlockingEdgesMatchReference) {
     bool special;
   };
   const Case cases[] = {
-      {2100, 1040, 128, 0, 1040, ElemType::kBf16, false},  // 130 words: 3 bands, 3 tiles
+      {2100, 1040, 128, 0, 1040, ElemType::kBf16, false},   // 130 words: 3 bands, 3 tiles
       {2100, 1040, 128, 507, 1029, ElemType::kF32, false},  // mid-word ends, 3 bands
       {2100, 1040, 128, 511, 513, ElemType::kF16, true},    // one row each side of a band edge
       {1100, 528, 100, 3, 525, ElemType::kF16, false},      // groups of 100: mid-pair, mid-tile
       {1100, 528, 100, 0, 528, ElemType::kF32, true},
-      {1030, 520, 1030, 1, 519, ElemType::kBf16, false},    // one group over two tiles
-      {1024, 512, 64, 0, 512, ElemType::kBf16, false},      // exactly one band and one tile
-      {1025, 520, 1, 9, 519, ElemType::kF16, false},        // a group per input row
-      {1100, 4096, 128, 3, 1033, ElemType::kBf16, false},   // 2 KiB rows: 512-row tiles
-      {600, 8192, 100, 1000, 1100, ElemType::kF32, false},  // 4 KiB rows: 256-row tiles
-      {260, 16384, 128, 509, 1043, ElemType::kF16, true},   // 8 KiB rows: 128-row tiles
+      {1030, 520, 1030, 1, 519, ElemType::kBf16, false},  // one group over two tiles
+      {1024, 512, 64, 0, 512, ElemType::kBf16, false},    // exactly one band and one tile
+      {1025, 520, 1, 9, 519, ElemType::kF16, false},      // a group per input row
+      {1100, 4096, 128, 3, 1033, ElemType::kBf16,
+       false},  // 2 KiB rows: packed, 256-row tiles (last band 1024)
+      {600, 8192, 100, 1000, 1100, ElemType::kF32,
+       false},  // 4 KiB rows: packed, 13 words: one 1024-row tile
+      {260, 16384, 128, 509, 1043, ElemType::kF16, true},     // 8 KiB rows: packed, 256-row tiles
+      {1300, 4096, 128, 4000, 4096, ElemType::kBf16, false},  // packed band at the rows' end
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {
