@@ -116,8 +116,8 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
          "memset of the kernel's cache output bytes (L2-resident); fastest of at least 5; "
          "the fastest in the run so far at those bytes is used"},
         {"stream_elems",
-         "the smallest multiple of cache_elems >= stream_min_elems whose input + output "
-         "bytes are >= 4 x llc_bytes_used (compute-bound kernels: fewer, see "
+         "the smallest multiple of 524288 (4096 x 128) >= stream_min_elems whose input + "
+         "output bytes are >= 4 x llc_bytes_used (compute-bound kernels: fewer, see "
          "compute_bound_size)"},
         {"stream_floor",
          "max(out bytes / write_gbps, (in + out bytes) / copy_traffic_gbps)"},
