@@ -633,11 +633,11 @@ TEST_P(Fp4Test, Mxfp4TransposedAcrossTiles) {
 }
 
 // The x86 exponent path of transposed MXFP4 (mxfp4_transposed-inl.h) takes a band
-// of up to 256 rows of one group when all its E8M0 codes lie in [2, 252]
+// of up to 512 rows of one group when all its E8M0 codes lie in [2, 252]
 // (F16: [114, 140]) and works in runs of 16, 32 or 64 rows in a permuted
 // byte order; a band it cannot take goes through 64-row tiles, where F16
 // tries the F32 bits' range per tile. Scale classes are given per span of
-// `span` rows (64: classes change inside a band; 256: whole bands): inside
+// `span` rows (64: classes change inside a band; 512: whole bands): inside
 // the F16 range (its ends included), inside only the BF16/F32 range (its
 // ends and the F16 range's neighbours), or in range but for one code at a
 // pseudo-random row that is just outside (1, 253, 113, 141) or special (0,
@@ -648,10 +648,10 @@ TEST_P(Fp4Test, Mxfp4TransposedExponentPathTiles) {
   constexpr uint8_t kWideRange[] = {2, 3, 60, 113, 141, 200, 251, 252};
   constexpr uint8_t kOutside[] = {1, 253, 113, 141, 0, 254, 255};
   uint8_t seed = 40;
-  for (const size_t span : {64, 256}) {
-    for (const size_t rows :
-         {1, 15, 16, 17, 31, 33, 63, 64, 65, 100, 130, 191, 255, 256, 257, 300, 513, 700}) {
-      if (span == 256 && rows <= 64) continue;  // the same as span 64
+  for (const size_t span : {64, 512}) {
+    for (const size_t rows : {1,   15,  16,  17,  31,  33,  63,  64,  65,  100, 130,
+                              191, 255, 256, 257, 300, 511, 512, 513, 700, 1100}) {
+      if (span == 512 && rows <= 64) continue;  // the same as span 64
       const size_t groups = rows % 2 == 0 ? 2 : 3;
       const std::vector<uint8_t> blocks = PseudoRandomBytes(rows * groups * 16, seed++);
       const std::vector<uint8_t> noise = PseudoRandomBytes(rows * groups, seed++);
