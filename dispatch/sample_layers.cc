@@ -42,19 +42,21 @@ size_t RememberCallRows(size_t row_elems, ElemType out_type) {
 }
 
 const uint8_t* LayerF16Scales(size_t groups, size_t n) {
-  return CachedTable(Table::kF16Scales, groups, n, 2 * groups * n, [](size_t byte) {
-    const size_t i = byte / 2;
+  return CachedTable(Table::kF16Scales, groups, n, 2 * groups * n, [n](size_t byte) {
+    const size_t j = byte / 2 % n;  // the column: every group alike
     // Exponent fields 6..10 (2^-9 .. 2^-5), mantissas spread over 0..1023.
     const uint32_t bits =
-        static_cast<uint32_t>(((6 + (i * 7 + i / 4096) % 5) << 10) | ((i * 97) % 1024));
+        static_cast<uint32_t>(((6 + (j * 7 + j / 64) % 5) << 10) | ((j * 97) % 1024));
     return static_cast<uint8_t>(byte % 2 == 0 ? bits : bits >> 8);
   });
 }
 
 const uint8_t* LayerZeroBytes(size_t groups, size_t row_bytes) {
-  return CachedTable(Table::kZeroBytes, groups, row_bytes, groups * row_bytes, [](size_t i) {
-    return static_cast<uint8_t>(0x78 + (i * 37) % 17 + (i / 251) % 7);
-  });
+  return CachedTable(Table::kZeroBytes, groups, row_bytes, groups * row_bytes,
+                     [row_bytes](size_t i) {
+                       const size_t j = i % row_bytes;  // every group alike
+                       return static_cast<uint8_t>(0x78 + (j * 37) % 17 + (j / 251) % 7);
+                     });
 }
 
 const uint8_t* GptOssExpertScales() {

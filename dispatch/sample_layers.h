@@ -40,9 +40,12 @@ size_t RememberCallRows(size_t row_elems, ElemType out_type);
 // Side tables of the real-shaped layers, built on first use and kept for
 // the process (one per shape; safe to call from several threads):
 // F16 scales [groups][n] (positive, 2^-9 .. 2^-5 like a GPTQ/AWQ layer's,
-// varied mantissas); zero-point bytes [groups][row_bytes] (any bytes are
-// valid packed zeros); gpt-oss E8M0 scales [rows][groups] in 116..124, as
-// perf/mxfp4_model.py writes them.
+// varied mantissas by column); zero-point bytes [groups][row_bytes] (any
+// bytes are valid packed zeros); gpt-oss E8M0 scales [rows][groups] in
+// 116..124, as perf/mxfp4_model.py writes them. Every group's scales and
+// zeros are alike (the values do not change the work), so the GEMM-layout
+// sample of whole slabs, sliced at slab boundaries, is the same rows of the
+// same tensor (perf/kernel_scaling slices it among threads).
 const uint8_t* LayerF16Scales(size_t groups, size_t n);
 const uint8_t* LayerZeroBytes(size_t groups, size_t row_bytes);
 const uint8_t* GptOssExpertScales();

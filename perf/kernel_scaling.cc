@@ -11,7 +11,7 @@
 //   kernel_scaling [--kernel NAME]... [--threads "1 2 4 8 16"] [--reps 3] [--mib M] [--check]
 //
 // Sizes: a kernel's input + output bytes are at least --mib MiB (default 4 x
-// the last-level cache, at least 1 GiB), a whole number of 65536-element
+// the last-level cache, at least 1 GiB), a whole number of 524288-element
 // granules; thread t of N gets granules [t*G/N, (t+1)*G/N). The threads are
 // started once; each run starts at a barrier and lasts from the first
 // thread's start to the last one's finish; best of --reps. The buffers'
@@ -41,7 +41,9 @@ namespace {
 // An FP8, GGUF Q8_0 and Q4_K, a GPTQ and an encoder. GPTQ in the [K, N]
 // layout: the registry's [N, K] GPTQ and AWQ samples shape their layer by
 // n_elems, so a slice of them is another tensor (the same work; --check
-// tells them apart).
+// tells them apart). Sizes and slices are whole kStreamGranule slabs, which
+// the GPTQ/AWQ samples decode as their real-shaped layer (every group
+// alike: dispatch/sample_layers.h), so a [K, N] slice is the same rows.
 constexpr std::string_view kDefaultKernels[] = {
     "e4m3_scaled_to_bf16", "q8_0_to_bf16", "q4_k_to_bf16", "gptq4_inout_to_bf16", "bf16_to_nf4"};
 
@@ -71,9 +73,9 @@ struct Sizes {
 };
 Sizes SizesFor(const KernelInfo& kernel, size_t traffic_bytes) {
   const size_t granule_bytes =
-      KernelInBytes(kernel, kCacheElems) + KernelOutBytes(kernel, kCacheElems);
+      KernelInBytes(kernel, kStreamGranule) + KernelOutBytes(kernel, kStreamGranule);
   Sizes s;
-  s.n = std::max<size_t>(1, (traffic_bytes + granule_bytes - 1) / granule_bytes) * kCacheElems;
+  s.n = std::max<size_t>(1, (traffic_bytes + granule_bytes - 1) / granule_bytes) * kStreamGranule;
   s.in_bytes = KernelInBytes(kernel, s.n);
   s.out_bytes = KernelOutBytes(kernel, s.n);
   s.copy_bytes = (s.in_bytes + s.out_bytes) / 2;
@@ -97,7 +99,7 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes,
   // First touch: each member writes the input and output pages of its own
   // slice at the widest thread count.
   team.Run(team.size(), [&](unsigned t) {
-    const Slice s = SliceOf(n, kCacheElems, t, team.size());
+    const Slice s = SliceOf(n, kStreamGranule, t, team.size());
     const size_t in_begin = KernelInBytes(kernel, s.begin),
                  out_begin = KernelOutBytes(kernel, s.begin);
     std::memset(in.data() + in_begin, 0, KernelInBytes(kernel, s.end) - in_begin);
@@ -117,7 +119,7 @@ bool MeasureKernel(const KernelInfo& kernel, const Sizes& sizes,
     row.threads = threads;
     if (check) std::memset(out.data(), 0xA5, out_bytes);
     const auto decode_slice = [&](unsigned t) {
-      const Slice s = SliceOf(n, kCacheElems, t, threads);
+      const Slice s = SliceOf(n, kStreamGranule, t, threads);
       if (s.end == s.begin) return;
       kernel.run(in.data() + KernelInBytes(kernel, s.begin), s.end - s.begin,
                  out.data() + KernelOutBytes(kernel, s.begin));
