@@ -478,9 +478,10 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, AwqOutInWords src, siz
 // two L1 sets and few L2 sets, so the gathers kept missing. Such a band is
 // first copied tile by tile into a stack buffer whose rows are a whole
 // number of 64-byte lines apart (AwqOutInPackedBand) and gathered from
-// there: measured 1.3-1.7x faster at N = 4096 and 8192, where the old
-// remedy (tiles shrunk to 512 or 256 rows) had left them 1.5-2x slower than
-// N = 3296 (docs/performance/awq.md, "Packed tiles for aliasing strides").
+// there: measured 1.2-1.7x faster at N = 4096 and 8192, where the old
+// remedy (tiles shrunk to 512 or 256 rows) had left them 1.2-1.8x slower
+// than N = 3296 (docs/performance/awq.md, "AWQ [out, in]: packed tiles for
+// aliasing strides").
 // Other strides read the qweight directly: packing measured slower at
 // N = 512-2048, whose remember-sized calls use 12-80 bytes of each copied
 // line. Only the speed depends on this, never the bytes.
