@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
   constexpr uint64_t kCols = 4096;
   const uint64_t n = rows * kCols;
   const std::string input = argc > 3 ? argv[3] : "weights";
+  // rows 0 (or not a number) would divide by zero below; rows * 4096 must fit.
+  if (rows == 0 || rows > (uint64_t{1} << 20) || reps < 1) {
+    std::fprintf(stderr, "encode_cpu_time: rows must be 1..1048576 and reps at least 1\n");
+    return 2;
+  }
   if (input != "weights" && input != "random-bits" && input != "wide") {
     std::fprintf(stderr, "encode_cpu_time: input must be weights, random-bits or wide\n");
     return 2;
