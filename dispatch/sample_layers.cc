@@ -1,21 +1,18 @@
 // The real-shaped sample layers (dispatch/sample_layers.h).
 #include "dispatch/sample_layers.h"
 
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
 #include <vector>
 
+#include "dispatch/packed_chunk_rows.h"
+
 namespace amn::internal {
 namespace {
 
-// Output bytes per remember chunk (formats/remember_engine.h's default).
-constexpr size_t kRememberChunkBytes = size_t{4} << 20;
-constexpr size_t kRememberRowUnit = 32;
-
-enum class Table { kF16Scales, kZeroBytes, kGptOssScales };
+enum class Table { kF16Scales, kZeroBytes };
 
 // Builds a table once per (kind, a, b); the vectors never move or die, so
 // the pointers handed out stay valid.
@@ -35,10 +32,7 @@ const uint8_t* CachedTable(Table kind, size_t a, size_t b, size_t bytes, Fill fi
 }  // namespace
 
 size_t RememberCallRows(size_t row_elems, ElemType out_type) {
-  const size_t row_bytes = std::max<size_t>(1, row_elems * ElemTypeBytes(out_type));
-  size_t rows = std::max<size_t>(1, kRememberChunkBytes / row_bytes);
-  if (rows >= kRememberRowUnit) rows = rows / kRememberRowUnit * kRememberRowUnit;
-  return rows;
+  return PackedChunkRows(row_elems * ElemTypeBytes(out_type), kDefaultChunkBytes);
 }
 
 const uint8_t* LayerF16Scales(size_t groups, size_t n) {
@@ -60,9 +54,12 @@ const uint8_t* LayerZeroBytes(size_t groups, size_t row_bytes) {
 }
 
 const uint8_t* GptOssExpertScales() {
-  return CachedTable(Table::kGptOssScales, kGptOssExpertRows, kGptOssExpertGroups,
-                     kGptOssExpertRows * kGptOssExpertGroups,
-                     [](size_t i) { return static_cast<uint8_t>(116 + (i * 5 + i / 90) % 9); });
+  static const std::vector<uint8_t> table = [] {
+    std::vector<uint8_t> t(kGptOssExpertRows * kGptOssExpertGroups);
+    for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<uint8_t>(116 + (i * 5 + i / 90) % 9);
+    return t;
+  }();
+  return table.data();
 }
 
 }  // namespace amn::internal

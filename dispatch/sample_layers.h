@@ -33,8 +33,8 @@ inline constexpr size_t kGptOssExpertGroups = 90;
 inline constexpr size_t kGptOssExpertElems = kGptOssExpertRows * kGptOssExpertGroups * 32;
 
 // Output rows of row_elems elements per decode call, as `amn remember`
-// splits a packed tensor (formats/engine_chunks.cc: 4 MiB of output, whole
-// 32-row units once a call holds that many).
+// splits a packed tensor at its default chunk size (PackedChunkRows,
+// dispatch/packed_chunk_rows.h: the engine's own rule).
 size_t RememberCallRows(size_t row_elems, ElemType out_type);
 
 // Side tables of the real-shaped layers, built on first use and kept for

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "amn/ggml_dequant.h"
+#include "dispatch/packed_chunk_rows.h"
 #include "formats/encode_job.h"
 #include "formats/source_reads.h"
 
@@ -180,12 +181,7 @@ std::vector<Chunk> MakeChunks(const OutputShard& shard, size_t chunk_bytes) {
       case Decode::kPacked: {
         const uint64_t row_bytes = out.packed.row_elems * DtypeBytes(out.dtype);
         if (row_bytes == 0) break;
-        // Whole units of 32 rows where a chunk holds that many: the kOutIn
-        // kernels work in tiles of up to 16 rows (and GPTQ in blocks of 32),
-        // so no chunk but a tensor's last ends in a partial tile.
-        constexpr uint64_t kRowUnit = 32;
-        uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes / row_bytes);
-        if (per_chunk >= kRowUnit) per_chunk = per_chunk / kRowUnit * kRowUnit;
+        const uint64_t per_chunk = internal::PackedChunkRows(row_bytes, chunk_bytes);
         for (uint64_t r = 0; r < out.packed.rows; r += per_chunk) {
           Chunk c;
           c.tensor = t;

@@ -19,8 +19,8 @@
 #ifndef AMN_FORMATS_REMEMBER_ENGINE_H_
 #define AMN_FORMATS_REMEMBER_ENGINE_H_
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,6 +28,7 @@
 #include <string>
 
 #include "amn/status.h"
+#include "dispatch/packed_chunk_rows.h"
 #include "formats/file_range_copy.h"
 #include "formats/mapped_output.h"
 #include "formats/remember_plan.h"
@@ -36,7 +37,7 @@ namespace amn::formats {
 
 struct EngineOptions {
   unsigned threads = 1;            // worker threads (>= 1; 1: none, all inline)
-  size_t chunk_bytes = size_t{4} << 20;  // output bytes per chunk (at most)
+  size_t chunk_bytes = internal::kDefaultChunkBytes;  // output bytes per chunk (at most)
   // Called from the calling thread after each chunk (the mapped writer: as
   // chunks finish, in any order): bytes and tensors of this shard finished
   // so far.

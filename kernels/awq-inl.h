@@ -482,9 +482,9 @@ HWY_INLINE void AwqOutInWordTile(const ref::AwqMatrix& m, AwqOutInWords src, siz
 // remedy (tiles shrunk to 512 or 256 rows) had left them 1.2-1.8x slower
 // than N = 3296 (docs/performance/awq.md, "AWQ [out, in]: packed tiles for
 // aliasing strides").
-// Other strides read the qweight directly: packing measured slower at
-// N = 512-2048, whose remember-sized calls use 12-80 bytes of each copied
-// line. Only the speed depends on this, never the bytes.
+// Other strides read the qweight directly: packing measured slower, or no
+// faster, at N = 512-2048, whose remember-sized calls use 12-32 bytes of
+// each copied line. Only the speed depends on this, never the bytes.
 inline constexpr size_t kAwqOutInBandWords = 64;
 inline constexpr size_t kAwqOutInTileRows = 1024;
 inline constexpr size_t kAwqOutInPackAlias = 2048;

@@ -14,6 +14,7 @@
 
 #include "amn/kernel_registry.h"
 #include "amn/targets.h"
+#include "dispatch/sample_layers.h"
 #include "perf/page_bytes.h"
 
 namespace amn::perf {
@@ -25,10 +26,10 @@ inline constexpr size_t kCacheElems = 65536;
 inline constexpr size_t kStreamElems = size_t{4096} * 11008;
 inline constexpr size_t kFloorBytes = size_t{256} << 20;
 inline constexpr size_t kLlcMultiple = 4;  // streaming buffers >= 4x the LLC
-// Streaming sizes are whole multiples of 4096 x 128 elements: every block
-// size divides it, and the GPTQ/AWQ samples decode a real-shaped layer
-// (4096 outputs, groups of 128: dispatch/sample_layers.h) at such sizes.
-inline constexpr size_t kStreamGranule = size_t{1} << 19;
+// Streaming sizes are whole multiples of the slab (4096 x 128 elements) at
+// which the GPTQ/AWQ samples decode a real-shaped layer
+// (dispatch/sample_layers.h); every block size divides it.
+inline constexpr size_t kStreamGranule = internal::kLayerSlabElems;
 
 // The streaming element count for a kernel moving `bytes_per_elem` (input +
 // output) per element: at least min_elems, and enough elements that input +

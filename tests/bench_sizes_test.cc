@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "amn/kernel_registry.h"
-#include "dispatch/sample_layers.h"
 #include "perf/measure.h"
 
 namespace amn::perf {
@@ -25,9 +24,6 @@ const KernelInfo* FindKernel(std::string_view name) {
   }
   return nullptr;
 }
-
-// Every streaming size decodes the real-shaped GPTQ/AWQ sample layers.
-static_assert(kStreamGranule % internal::kLayerSlabElems == 0);
 
 TEST(BenchSizes, UnknownCacheKeepsTheMinimumSize) {
   EXPECT_EQ(StreamElemsFor(0, 6.0, kStreamElems), size_t{4096} * 11008);
