@@ -23,6 +23,7 @@ void Rejudge(benchmark::BenchmarkReporter::Run& run, const JudgedFloor& floor) {
   run.counters["floor_ns_per_el"] = spread ? 0 : floor.ns_per_el;
   run.counters["write_GBps"] = spread ? 0 : floor.write_gbps;
   run.counters["copy_GBps"] = spread ? 0 : floor.copy_gbps;
+  run.counters["shaped_GBps"] = spread ? 0 : floor.shaped_gbps;
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct JudgedFloor {
   double ns_per_el = 0;
   double write_gbps = 0;
   double copy_gbps = 0;
+  double shaped_gbps = 0;  // the shaped copy at the row's bytes; 0 for cache rows
 };
 
 // What the reporter asks about a run, by its benchmark's registered name.

@@ -100,7 +100,7 @@ JudgedFloor JudgeNow(const Group& group, size_t n) {
   const Floors floor = TheRun().best.For(group.floor_sizes);
   return {FloorNsPerElem(*group.kernel, n, group.stream, floor),
           group.stream ? floor.write_gbps : floor.l2_write_gbps,
-          group.stream ? floor.copy_traffic_gbps : 0};
+          group.stream ? floor.copy_traffic_gbps : 0, group.stream ? floor.shaped_traffic_gbps : 0};
 }
 
 // Every row has the same counters (Google Benchmark's CSV output needs it,
@@ -113,6 +113,7 @@ void SetCounters(benchmark::State& state, double ns_per_el, const JudgedFloor& f
   state.counters["x_floor"] = ns_per_el / floor.ns_per_el;
   state.counters["write_GBps"] = floor.write_gbps;
   state.counters["copy_GBps"] = floor.copy_gbps;
+  state.counters["shaped_GBps"] = floor.shaped_gbps;
 }
 
 // kernel/floor/size and kernel/floor_after/size: the group's floor measured
@@ -130,10 +131,13 @@ void FloorRow(benchmark::State& state, Group& group) {
   }
   group.floor_measured = true;
   SetCounters(state, floor.ns_per_el, floor);
-  state.SetLabel(group.stream ? "floor: memset " + Mib(group.floor_sizes.write_bytes) +
-                                    ", memcpy " + Mib(group.floor_sizes.copy_bytes) + " read+write"
-                              : "floor: memset " + std::to_string(group.floor_sizes.write_bytes) +
-                                    " B (in L2)");
+  state.SetLabel(group.stream
+                     ? "floor: memset " + Mib(group.floor_sizes.write_bytes) + ", memcpy " +
+                           Mib(group.floor_sizes.copy_bytes) + " read+write, shaped copy " +
+                           Mib(group.floor_sizes.shaped_in_bytes) + " in, " +
+                           Mib(group.floor_sizes.shaped_out_bytes) + " out"
+                     : "floor: memset " + std::to_string(group.floor_sizes.write_bytes) +
+                           " B (in L2)");
 }
 
 // The elements a streaming row runs: the group's size unless the row is

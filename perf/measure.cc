@@ -13,6 +13,7 @@
 
 #include "amn/targets.h"
 #include "perf/gguf_sample_blocks.h"
+#include "perf/shaped_copy.h"
 
 namespace amn::perf {
 namespace {
@@ -134,7 +135,9 @@ std::optional<size_t> ParseSize(const char* text) {
 double Floors::StreamNsPerElem(double in_bytes_per_elem, double out_bytes_per_elem) const {
   const double write = out_bytes_per_elem / write_gbps;
   const double copy = (in_bytes_per_elem + out_bytes_per_elem) / copy_traffic_gbps;
-  return std::max(write, copy);
+  const double model = std::max(write, copy);
+  if (shaped_traffic_gbps <= 0) return model;
+  return std::min(model, (in_bytes_per_elem + out_bytes_per_elem) / shaped_traffic_gbps);
 }
 
 double Floors::CacheNsPerElem(double out_bytes_per_elem) const {
@@ -228,6 +231,10 @@ FloorSizes KernelFloorSizes(const KernelInfo& kernel, size_t n_elems, bool strea
   if (stream) {
     sizes.write_bytes = std::max(out_bytes, min_floor_bytes);
     sizes.copy_bytes = std::max(in_bytes + out_bytes, min_floor_bytes);
+    const size_t traffic = std::max<size_t>(in_bytes + out_bytes, 1);
+    const size_t factor = std::max<size_t>(1, (min_floor_bytes + traffic - 1) / traffic);
+    sizes.shaped_in_bytes = factor * in_bytes;
+    sizes.shaped_out_bytes = factor * out_bytes;
   } else {
     sizes.write_bytes = out_bytes;
   }
@@ -241,10 +248,15 @@ double FloorNsPerElem(const KernelInfo& kernel, size_t n_elems, bool stream, con
   return stream ? floor.StreamNsPerElem(in, out) : floor.CacheNsPerElem(out);
 }
 
-void BestFloors::Keep(const FloorSizes& sizes, double write_gbps, double copy_gbps) {
+void BestFloors::Keep(const FloorSizes& sizes, double write_gbps, double copy_gbps,
+                      double shaped_gbps) {
   if (sizes.stream) {
     stream_.write_gbps = std::max(stream_.write_gbps, write_gbps);
     stream_.copy_traffic_gbps = std::max(stream_.copy_traffic_gbps, copy_gbps);
+    if (sizes.shaped_out_bytes > 0 && shaped_gbps > 0) {
+      double& best = shaped_gbps_[{sizes.shaped_in_bytes, sizes.shaped_out_bytes}];
+      best = std::max(best, shaped_gbps);
+    }
   } else {
     double& best = cache_write_gbps_[sizes.write_bytes];
     best = std::max(best, write_gbps);
@@ -256,6 +268,8 @@ Floors BestFloors::For(const FloorSizes& sizes) const {
   if (sizes.stream) {
     floor.write_gbps = stream_.write_gbps;
     floor.copy_traffic_gbps = stream_.copy_traffic_gbps;
+    const auto it = shaped_gbps_.find({sizes.shaped_in_bytes, sizes.shaped_out_bytes});
+    floor.shaped_traffic_gbps = it == shaped_gbps_.end() ? 0 : it->second;
   } else {
     const auto it = cache_write_gbps_.find(sizes.write_bytes);
     floor.l2_write_gbps = it == cache_write_gbps_.end() ? 0 : it->second;
@@ -266,11 +280,21 @@ Floors BestFloors::For(const FloorSizes& sizes) const {
 Floors BestFloors::Measure(const FloorSizes& sizes, int reps) {
   if (sizes.stream) {
     const double write = MeasureWriteGbps(sizes.write_bytes, reps);
-    Keep(sizes, write, MeasureCopyTrafficGbps(sizes.copy_bytes, reps));
+    const double copy = MeasureCopyTrafficGbps(sizes.copy_bytes, reps);
+    const double shaped =
+        sizes.shaped_out_bytes > 0
+            ? MeasureShapedTrafficGbps(sizes.shaped_in_bytes, sizes.shaped_out_bytes, reps)
+            : 0;
+    Keep(sizes, write, copy, shaped);
   } else {
     Keep(sizes, MeasureWriteGbps(sizes.write_bytes, std::max(reps, 5)), 0);
   }
   return For(sizes);
+}
+
+void BestFloors::MeasureShaped(const FloorSizes& sizes, int reps) {
+  if (!sizes.stream || sizes.shaped_out_bytes == 0) return;
+  Keep(sizes, 0, 0, MeasureShapedTrafficGbps(sizes.shaped_in_bytes, sizes.shaped_out_bytes, reps));
 }
 
 size_t ComputeBoundStreamElems(size_t full, double cache_ns_per_elem, double floor_ns_per_elem,
@@ -319,18 +343,19 @@ BenchReport RunBench(const BenchConfig& config,
       const FloorSizes floor_sizes = KernelFloorSizes(kernel, full, stream, min_floor_bytes);
       Floors floor = report.floors.Measure(floor_sizes, config.reps);
       BenchRow sizes;
-      sizes.floor_write_bytes = floor_sizes.write_bytes;
-      sizes.floor_copy_bytes = floor_sizes.copy_bytes;
+      sizes.floor_sizes = floor_sizes;
       const auto floor_ns_per_elem = [&](size_t elems) {
         return FloorNsPerElem(kernel, elems, stream, floor);
       };
       // The kernel's buffers at the full size; a shortened row uses their start.
       auto buffers = std::make_unique<KernelBuffers>(kernel, full);
-      const size_t first_row = report.rows.size();
       double reference_ns = 0;
       // Times `run` over n elements as one row; n is `full` unless the row
       // is compute-bound (ComputeBoundStreamElems).
       const auto time_row = [&](const std::string& target, RowFn run) {
+        // The shaped copy again before each streaming row, so the rows and
+        // their own floor take turns on the memory (best of all turns).
+        if (stream) report.floors.MeasureShaped(floor_sizes, config.reps);
         BenchRow row = sizes;
         size_t n = full;
         if (stream) {
@@ -362,19 +387,22 @@ BenchReport RunBench(const BenchConfig& config,
         time_row(std::string(TargetName(target)), kernel.run);
         ClearForcedTarget();
       }
-      // Measured again after the rows (their buffers freed), so that each
-      // row is judged against the fastest floor up to the end of its group:
-      // a floor taken while the machine was busier cannot let it win.
+      // Measured again after the rows (their buffers freed): one more turn
+      // for every floor at this kernel's sizes.
       buffers.reset();
       if (progress) progress(step + "floor again");
-      floor = report.floors.Measure(floor_sizes, config.reps);
-      for (size_t i = first_row; i < report.rows.size(); ++i) {
-        BenchRow& row = report.rows[i];
-        row.floor = floor;
-        row.floor_ns_per_elem = floor_ns_per_elem(row.n_elems);
-        row.ratio_to_floor = row.ns_per_elem / row.floor_ns_per_elem;
-      }
+      report.floors.Measure(floor_sizes, config.reps);
     }
+  }
+  // Every row against the fastest floors of the whole run.
+  for (BenchRow& row : report.rows) {
+    row.floor = report.floors.For(row.floor_sizes);
+    const double n = static_cast<double>(row.n_elems);
+    const double in = static_cast<double>(row.in_bytes) / n;
+    const double out = static_cast<double>(row.out_bytes) / n;
+    row.floor_ns_per_elem =
+        row.floor_sizes.stream ? row.floor.StreamNsPerElem(in, out) : row.floor.CacheNsPerElem(out);
+    row.ratio_to_floor = row.ns_per_elem / row.floor_ns_per_elem;
   }
   return report;
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amn/kernel_registry.h"
@@ -54,10 +55,17 @@ std::optional<size_t> ParseSize(const char* text);
 struct Floors {
   double write_gbps = 0;         // memset of a streaming buffer
   double copy_traffic_gbps = 0;  // memcpy of a streaming buffer, read + write bytes
-  double l2_write_gbps = 0;      // memset of a buffer that stays in L2 (bench: its output)
+  // ShapedCopy (perf/shaped_copy.h) at one kernel's input and output bytes,
+  // read + write bytes; 0 when not measured.
+  double shaped_traffic_gbps = 0;
+  double l2_write_gbps = 0;  // memset of a buffer that stays in L2 (bench: its output)
 
-  // Lowest possible ns/element for a streaming run: the larger of writing the
-  // output at memset speed and moving input + output at memcpy traffic speed.
+  // Lowest possible ns/element for a streaming run: the faster of two ways
+  // of moving the bytes. The memset/memcpy model is the larger of writing the
+  // output at memset speed and moving input + output at memcpy traffic speed;
+  // it prices a read like a write, and glibc's memcpy changes its stores with
+  // size, so a kernel of another read:write ratio can beat it. The shaped
+  // copy moves the kernel's own bytes at its own ratio (when measured).
   double StreamNsPerElem(double in_bytes_per_elem, double out_bytes_per_elem) const;
   // Lowest possible ns/element cache-resident: the output at L2 write speed.
   double CacheNsPerElem(double out_bytes_per_elem) const;
@@ -71,14 +79,19 @@ double MeasureWriteGbps(size_t bytes, int reps);
 double MeasureCopyTrafficGbps(size_t traffic_bytes, int reps);
 
 // The bytes one kernel's floor is measured at, for its rows of n_elems:
-// streaming, a memset of its output bytes and a memcpy moving its input +
-// output bytes, each at least min_floor_bytes (MinFloorBytes) so no cache
-// holds them; cache-resident, a memset of its output bytes (they stay in L2,
-// as the rows rewrite the same output over and over).
+// streaming, a memset of its output bytes, a memcpy moving its input +
+// output bytes and a shaped copy of both, each at least min_floor_bytes
+// (MinFloorBytes) so no cache holds them; cache-resident, a memset of its output bytes (they stay
+// in L2, as the rows rewrite the same output over and over).
 struct FloorSizes {
   bool stream = false;
   size_t write_bytes = 0;
   size_t copy_bytes = 0;  // read + write; 0 for cache-resident
+  // The shaped copy's input and output: the kernel's own bytes, times the
+  // smallest whole factor that makes them at least min_floor_bytes together;
+  // 0 for cache-resident.
+  size_t shaped_in_bytes = 0;
+  size_t shaped_out_bytes = 0;
 };
 FloorSizes KernelFloorSizes(const KernelInfo& kernel, size_t n_elems, bool stream,
                             size_t min_floor_bytes);
@@ -88,26 +101,36 @@ FloorSizes KernelFloorSizes(const KernelInfo& kernel, size_t n_elems, bool strea
 double FloorNsPerElem(const KernelInfo& kernel, size_t n_elems, bool stream, const Floors& floor);
 
 // The fastest floors a run has measured so far: streaming write and copy over
-// every kernel, cache writes per buffer size. Every row is judged against
-// these, never against a slower floor taken while the machine was busier, so
-// no kernel can beat its floor (DESIGN.md §8).
+// every kernel, shaped copies per input and output bytes, cache writes per
+// buffer size. Every row is judged against these, never against a slower
+// floor taken while the machine was busier, so no kernel can beat its floor
+// (DESIGN.md §8).
 class BestFloors {
  public:
+  using ShapedBytes = std::pair<size_t, size_t>;  // shaped_in_bytes, shaped_out_bytes
+
   // Measures the floor at `sizes` now, the fastest of `reps` (cache-resident:
   // of at least 5), keeps it if it is the fastest so far and returns For(sizes).
   Floors Measure(const FloorSizes& sizes, int reps);
+  // Only the shaped copy of streaming `sizes` (cheap enough to take before
+  // every row, interleaved with the kernel's targets); keeps it if fastest.
+  void MeasureShaped(const FloorSizes& sizes, int reps);
   // Keeps these speeds (GB/s) where they beat the fastest so far (copy_gbps
-  // is ignored for cache-resident sizes). Measure's bookkeeping, pure.
-  void Keep(const FloorSizes& sizes, double write_gbps, double copy_gbps);
-  // The fastest so far for rows measured at `sizes`: streaming write and copy,
-  // or cache write (as l2_write_gbps) of sizes.write_bytes; 0 where none yet.
+  // and shaped_gbps are ignored for cache-resident sizes, shaped_gbps when
+  // the sizes have no shaped copy). Measure's bookkeeping, pure.
+  void Keep(const FloorSizes& sizes, double write_gbps, double copy_gbps, double shaped_gbps = 0);
+  // The fastest so far for rows measured at `sizes`: streaming write and
+  // copy, and the shaped copy of sizes' bytes, or cache write (as
+  // l2_write_gbps) of sizes.write_bytes; 0 where none yet.
   Floors For(const FloorSizes& sizes) const;
-  const Floors& stream() const { return stream_; }  // l2_write_gbps unused
+  const Floors& stream() const { return stream_; }  // l2_write_gbps, shaped unused
   const std::map<size_t, double>& cache_write_gbps() const { return cache_write_gbps_; }
+  const std::map<ShapedBytes, double>& shaped_traffic_gbps() const { return shaped_gbps_; }
 
  private:
   Floors stream_;
   std::map<size_t, double> cache_write_gbps_;  // by buffer bytes
+  std::map<ShapedBytes, double> shaped_gbps_;
 };
 
 // The streaming size of one row: `full` (StreamElemsFor), unless the row is
@@ -190,13 +213,12 @@ struct BenchRow {
   size_t in_bytes = 0, out_bytes = 0;
   // A streaming row bound by arithmetic ran fewer elements (ComputeBoundStreamElems).
   bool compute_bound_size = false;
-  // The floor this row is judged against: the fastest write (and, streaming,
-  // copy) speed seen in the run up to just after this row's group (kernel x
-  // size) at this size class, and the bytes of that kernel's own floor
-  // measurements, taken just before and just after the group's rows.
+  // The floor this row is judged against: the fastest speeds of the whole
+  // run for its class (BestFloors::For of floor_sizes), and the bytes of its
+  // kernel's own floor measurements, taken just before and just after the
+  // group's rows (kernel x size).
   Floors floor;
-  size_t floor_write_bytes = 0;
-  size_t floor_copy_bytes = 0;  // read + write; 0 for cache rows
+  FloorSizes floor_sizes;
   double floor_ns_per_elem = 0;
   double ratio_to_floor = 0;        // ns_per_elem / floor_ns_per_elem
   double speedup_vs_reference = 0;  // reference ns / this ns (same size)
@@ -212,7 +234,10 @@ struct BenchReport {
 // Every kernel matching the filter x every allowed (or, with
 // every_supported_target, supported; or only_targets) target (+ reference) x
 // both sizes, one thread. The floors are measured again before and after
-// each kernel's cache rows and its streaming rows, at that kernel's byte sizes.
+// each kernel's cache rows and its streaming rows, at that kernel's byte
+// sizes, and every row is judged against the fastest of the whole run
+// (DESIGN.md §8), so a floor taken while the machine was busier, before or
+// after the row, cannot let it beat its floor.
 // `progress` (may be empty) hears each step.
 BenchReport RunBench(const BenchConfig& config,
                      const std::function<void(const std::string&)>& progress);

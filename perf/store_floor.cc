@@ -1,7 +1,9 @@
 // How fast can one thread write memory, and with which stores? The
 // streaming floor of `amn bench` (perf/measure.h) is glibc's memset (`rep
 // stosb` at these sizes in glibc 2.36) and memcpy (`rep movsb` below glibc's
-// x86_non_temporal_threshold, non-temporal stores above it), while the
+// x86_non_temporal_threshold, non-temporal stores above it), or where
+// faster a loop of plain stores shaped like the kernel (perf/shaped_copy.h),
+// while the
 // kernels write with hn::Store, which reads each output line before writing
 // it (read-for-ownership) unless the line is already cached. This tool times,
 // one thread, on buffers of 4x the last-level cache (or --bytes, e.g. 256K

@@ -8,10 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "amn/kernel_registry.h"
 #include "perf/measure.h"
+#include "perf/shaped_copy.h"
 
 namespace amn::perf {
 namespace {
@@ -81,6 +84,19 @@ TEST(BenchSizes, StreamFloorIsTheSlowerOfWriteAndCopy) {
   EXPECT_DOUBLE_EQ(floors.CacheNsPerElem(4.0), 0.04);
 }
 
+TEST(BenchSizes, StreamFloorTakesTheShapedCopyWhereItIsFaster) {
+  Floors floors;
+  floors.write_gbps = 10;
+  floors.copy_traffic_gbps = 20;
+  // F32 -> BF16 moved by a loop of its own shape at 30 bytes per ns: 6 / 30
+  // = 0.2 ns, faster than the model's 0.3.
+  floors.shaped_traffic_gbps = 30;
+  EXPECT_DOUBLE_EQ(floors.StreamNsPerElem(4.0, 2.0), 0.2);
+  // Slower than the model (6 / 15 = 0.4 ns): the model's 0.3 stays.
+  floors.shaped_traffic_gbps = 15;
+  EXPECT_DOUBLE_EQ(floors.StreamNsPerElem(4.0, 2.0), 0.3);
+}
+
 TEST(BenchSizes, FloorsAreMeasuredAtTheKernelsOwnBytes) {
   const KernelInfo* q4_k = FindKernel("q4_k_to_f32");
   const KernelInfo* bf16 = FindKernel("f32_to_bf16");
@@ -94,11 +110,21 @@ TEST(BenchSizes, FloorsAreMeasuredAtTheKernelsOwnBytes) {
   EXPECT_TRUE(stream.stream);
   EXPECT_EQ(stream.copy_bytes, size_t{2130731008});
   EXPECT_EQ(stream.write_bytes, 2032 * kMiB);
+  // The shaped copy: the kernel's own bytes, already above the minimum.
+  EXPECT_EQ(stream.shaped_in_bytes, size_t{262692864});
+  EXPECT_EQ(stream.shaped_out_bytes, size_t{1868038144});
+  // F32 -> BF16 at 2^20 elements (4 + 2 MiB) against a 64 MiB minimum:
+  // both times 11, the smallest whole factor reaching 64 MiB (66 MiB).
+  const FloorSizes small = KernelFloorSizes(*bf16, size_t{1} << 20, true, 64 * kMiB);
+  EXPECT_EQ(small.shaped_in_bytes, 44 * kMiB);
+  EXPECT_EQ(small.shaped_out_bytes, 22 * kMiB);
   // Cache-resident F32 -> BF16: a memset of its 65,536 x 2 output bytes only.
   const FloorSizes cache = KernelFloorSizes(*bf16, kCacheElems, false, 2032 * kMiB);
   EXPECT_FALSE(cache.stream);
   EXPECT_EQ(cache.write_bytes, size_t{131072});
   EXPECT_EQ(cache.copy_bytes, 0u);
+  EXPECT_EQ(cache.shaped_in_bytes, 0u);
+  EXPECT_EQ(cache.shaped_out_bytes, 0u);
 }
 
 TEST(BenchSizes, FloorPerElementUsesTheExactBytes) {
@@ -143,6 +169,45 @@ TEST(BenchSizes, BestFloorsKeepTheFastestPerClass) {
   EXPECT_EQ(best.For(FloorSizes{false, 65536, 0}).l2_write_gbps, 0);
   EXPECT_EQ(best.cache_write_gbps().size(), 2u);
   EXPECT_EQ(best.stream().write_gbps, 10);
+}
+
+TEST(BenchSizes, BestFloorsKeepTheFastestShapedCopyPerShape) {
+  FloorSizes f32_to_bf16{true, 128 * kMiB, 192 * kMiB, 128 * kMiB, 64 * kMiB};
+  const FloorSizes bf16_to_f32{true, 128 * kMiB, 192 * kMiB, 64 * kMiB, 128 * kMiB};
+  BestFloors best;
+  best.Keep(f32_to_bf16, 10, 20, 30);
+  best.Keep(f32_to_bf16, 10, 20, 28);  // slower: changes nothing
+  EXPECT_EQ(best.For(f32_to_bf16).shaped_traffic_gbps, 30);
+  EXPECT_EQ(best.For(bf16_to_f32).shaped_traffic_gbps, 0);  // another shape: not measured
+  best.Keep(bf16_to_f32, 10, 20, 25);
+  EXPECT_EQ(best.For(bf16_to_f32).shaped_traffic_gbps, 25);
+  EXPECT_EQ(best.For(f32_to_bf16).shaped_traffic_gbps, 30);
+  EXPECT_EQ(best.shaped_traffic_gbps().size(), 2u);
+  EXPECT_EQ(best.stream().shaped_traffic_gbps, 0);  // not one class over every kernel
+}
+
+// The shaped copy really moves every byte: one nonzero input byte, wherever
+// it is (vector bodies, the part after the last whole vector), reaches the
+// output; a zero input overwrites every output byte. Odd sizes, both ratios.
+TEST(BenchSizes, ShapedCopyReadsAndWritesEveryByte) {
+  for (const auto& [in_bytes, out_bytes] :
+       {std::pair<size_t, size_t>{1000, 777}, {777, 5000}, {4096, 128}, {5, 3}}) {
+    AlignedBytes in(in_bytes), out(out_bytes);
+    std::memset(out.data(), 0xAA, out_bytes);
+    ShapedCopy(in.data(), in_bytes, out.data(), out_bytes);  // in: zeros
+    for (size_t i = 0; i < out_bytes; ++i) {
+      ASSERT_EQ(out.data()[i], 0) << in_bytes << " -> " << out_bytes << " at " << i;
+    }
+    for (size_t p = 0; p < in_bytes; ++p) {
+      std::memset(in.data(), 0, in_bytes);
+      std::memset(out.data(), 0, out_bytes);
+      in.data()[p] = 0x5C;
+      ShapedCopy(in.data(), in_bytes, out.data(), out_bytes);
+      bool reached = false;
+      for (size_t i = 0; i < out_bytes; ++i) reached = reached || out.data()[i] != 0;
+      ASSERT_TRUE(reached) << in_bytes << " -> " << out_bytes << ": input byte " << p << " unread";
+    }
+  }
 }
 
 TEST(BenchSizes, OnlyComputeBoundRowsStreamFewerElements) {

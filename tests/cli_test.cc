@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/cli_runner.h"
@@ -194,9 +196,10 @@ TEST(Cli, BenchTargetsRejectsUnknownUnsupportedAndCappedNames) {
 // --targets limits the run (names in any case), and every --json row
 // carries the floor it is judged against: the bytes of its kernel's own
 // floor measurement (streaming: at least 4x the last-level cache, and the
-// kernel's own bytes), speeds > 0, the fastest so far in the run (never
-// slower from one kernel to the next), and floor_ns_per_elem /
-// ratio_to_floor formed from them. --llc 16M sets the cache the sizes follow:
+// kernel's own bytes; the shaped copy's at the kernel's ratio), speeds > 0,
+// the fastest of the whole run (the run's floors; the shaped copy's entry
+// for its bytes; the cache floor of its output size), and floor_ns_per_elem
+// / ratio_to_floor formed from them. --llc 16M sets the cache the sizes follow:
 // 4 x 16 MiB / 3 bytes (E4M3 -> BF16, F16) = 22,369,621.3 elements, rounded
 // up to 43 x 524,288; / 5 bytes (-> F32) = 13,421,772.8, up to 26 x 524,288.
 // No time is asserted.
@@ -222,7 +225,16 @@ TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
   const std::map<std::string, size_t> stream_elems = {
       {"e4m3_to_bf16", 22544384}, {"e4m3_to_f16", 22544384}, {"e4m3_to_f32", 13631488}};
   std::set<std::string> kernels;
-  double last_write = 0, last_copy = 0;
+  const auto& floors = json["floors"];
+  std::map<std::pair<double, double>, double> shaped_floors;
+  for (const auto& f : floors["shaped"]) {
+    shaped_floors[{f["in_bytes"].get<double>(), f["out_bytes"].get<double>()}] =
+        f["traffic_gbps"].get<double>();
+  }
+  std::map<double, double> cache_floors;
+  for (const auto& f : floors["cache"]) {
+    cache_floors[f["bytes"].get<double>()] = f["write_gbps"].get<double>();
+  }
   size_t rows = 0;
   for (const auto& row : json["results"]) {
     ++rows;
@@ -239,23 +251,34 @@ TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
     if (row["size"] == "stream") {
       const double copy = floor["copy_traffic_gbps"].get<double>();
       EXPECT_GT(copy, 0);
-      EXPECT_GE(write, last_write);  // the fastest so far
-      EXPECT_GE(copy, last_copy);
-      last_write = write;
-      last_copy = copy;
+      EXPECT_EQ(write, floors["write_gbps"].get<double>());  // the fastest of the run
+      EXPECT_EQ(copy, floors["copy_traffic_gbps"].get<double>());
       EXPECT_GE(floor["write_bytes"].get<double>(), std::max<double>(out, min_floor));
       EXPECT_GE(floor["copy_bytes"].get<double>(), std::max<double>(in + out, min_floor));
+      // The shaped copy: the kernel's own bytes times a whole factor, at
+      // least the minimum, and the run's fastest at those bytes.
+      const double shaped_in = floor["shaped_in_bytes"].get<double>();
+      const double shaped_out = floor["shaped_out_bytes"].get<double>();
+      EXPECT_GE(shaped_in + shaped_out, static_cast<double>(min_floor));
+      EXPECT_EQ(shaped_in * out, shaped_out * in);
+      EXPECT_EQ(std::fmod(shaped_out, out), 0);
+      const double shaped = floor["shaped_traffic_gbps"].get<double>();
+      EXPECT_GT(shaped, 0);
+      EXPECT_EQ(shaped, shaped_floors.at({shaped_in, shaped_out}));
       const size_t expected = stream_elems.at(row["kernel"].get<std::string>());
       if (row["compute_bound_size"].get<bool>()) {  // a very slow build: fewer elements
         EXPECT_LT(n, expected);
       } else {
         EXPECT_EQ(n, expected) << row["kernel"];
       }
-      floor_ns = std::max(out / n / write, (in / n + out / n) / copy);
+      floor_ns = std::min(std::max(out / n / write, (in / n + out / n) / copy),
+                          (in / n + out / n) / shaped);
     } else {
       EXPECT_EQ(n, 65536);
       EXPECT_EQ(floor["write_bytes"].get<double>(), out);  // its own output, in L2
+      EXPECT_EQ(write, cache_floors.at(out));
       EXPECT_FALSE(floor.contains("copy_traffic_gbps"));
+      EXPECT_FALSE(floor.contains("shaped_traffic_gbps"));
       floor_ns = out / n / write;
     }
     EXPECT_NEAR(row["floor_ns_per_elem"].get<double>(), floor_ns, floor_ns * 1e-12);
@@ -265,7 +288,8 @@ TEST(Cli, BenchTargetsLimitsTheRunAndEveryRowCarriesItsFloor) {
   }
   EXPECT_EQ(kernels, (std::set<std::string>{"e4m3_to_bf16", "e4m3_to_f16", "e4m3_to_f32"}));
   EXPECT_EQ(rows, 3u * 2 * 2);  // kernels x (reference + one target) x sizes
-  EXPECT_EQ(json["floors"]["write_gbps"].get<double>(), last_write);
+  // E4M3 -> BF16 and -> F16 move the same bytes: one shaped entry for both.
+  EXPECT_EQ(shaped_floors.size(), 2u);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ struct Fake {
     };
     rows.floor_of = [this](const std::string& name) {
       const double ns = floor_ns.at(name.substr(0, 1));
-      return JudgedFloor{ns, 8 / ns, 16 / ns};  // speeds that give ns for 8 output bytes
+      return JudgedFloor{ns, 8 / ns, 16 / ns, 24 / ns};  // speeds that give ns for 8 output bytes
     };
     return rows;
   }
@@ -64,6 +64,7 @@ BenchRun KernelRun(const std::string& name, double ns, double floor) {
   run.counters["x_floor"] = benchmark::Counter(ns / floor);
   run.counters["write_GBps"] = benchmark::Counter(8 / floor);
   run.counters["copy_GBps"] = benchmark::Counter(16 / floor);
+  run.counters["shaped_GBps"] = benchmark::Counter(24 / floor);
   return run;
 }
 
@@ -97,6 +98,7 @@ TEST(FloorRejudgingReporter, RowsAreJudgedAgainstTheFloorAfterThem) {
   EXPECT_DOUBLE_EQ(inner->seen[1].counters.at("ns_per_el").value, 0.45);
   EXPECT_DOUBLE_EQ(inner->seen[1].counters.at("write_GBps").value, 20);
   EXPECT_DOUBLE_EQ(inner->seen[1].counters.at("copy_GBps").value, 40);
+  EXPECT_DOUBLE_EQ(inner->seen[1].counters.at("shaped_GBps").value, 60);
   EXPECT_DOUBLE_EQ(inner->seen[2].counters.at("x_floor").value, 0.6 / 0.4);
   reporter.Finalize();
   EXPECT_TRUE(inner->finalized);
