@@ -39,6 +39,12 @@ struct EncodeJob {
   // by the statistics pass (formats/forget_stats.h); the nested side
   // tensors are then made a few nested blocks at a time.
   float nested_offset = 0.0f;
+  // Double quant: each nested block's absmax of (absmax - offset), made by
+  // the statistics pass from the block absmax it holds anyway, so that the
+  // `.nested_absmax` side tensor needs no read of the weight. One F32 per
+  // kBnbNestedBlock bnb blocks: 1/8192 of a BF16 weight's bytes at block
+  // 64, kept until the side tensor is written.
+  std::vector<float> nested_absmax;
   // ggml: the block type; cols is a multiple of its block elements.
   GgmlType ggml_type = GgmlType::kQ8_0;
   // The F32 values the kernel is given: the FP8 scale grid (row-major), the

@@ -112,8 +112,9 @@ void AddEncodeChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
 
 // forget's side tensor `out` of a weight, measured from the weight's floats
 // chunk by chunk: F32 side values by the weight's encode chunks; double
-// quant's nested codes and absmax by whole nested blocks (kBnbNestedBlock
-// bnb blocks), with the offset the statistics pass measured.
+// quant's nested codes by whole nested blocks (kBnbNestedBlock bnb blocks),
+// with the offset the statistics pass measured, and its nested absmax in
+// the same chunks, copied from what that pass made.
 void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
                    std::vector<Chunk>& chunks) {
   const EncodeJob& job = *out.encode;
@@ -128,8 +129,15 @@ void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
   for (Chunk c :
        ElementSpanChunks(t, out, uint64_t{kBnbNestedBlock} * job.block_size, chunk_bytes)) {
     const uint64_t e = c.row_begin;
-    c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
     const uint64_t blocks = SideSpan(job, e, c.row_end);
+    if (out.side_part == SidePart::kNestedAbsmax && !job.nested_absmax.empty()) {
+      // Made by the statistics pass: the chunk copies them, reading nothing.
+      c.in_bytes = 0;
+      c.out_bytes = (blocks + kBnbNestedBlock - 1) / kBnbNestedBlock * sizeof(float);
+      chunks.push_back(c);
+      continue;
+    }
+    c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
     c.out_bytes = out.side_part == SidePart::kNestedCodes
                       ? blocks
                       : (blocks + kBnbNestedBlock - 1) / kBnbNestedBlock * sizeof(float);

@@ -45,8 +45,12 @@ Status Finish(StatsTarget& target, Measure& m) {
     job.side.assign(1, Fp8ScaleFromAmax(amax, job.fp8_format));
   } else if (target.nested) {
     // The offset QuantizeBnbNested of the whole tensor would use; the
-    // writer makes the codes with it, a few nested blocks at a time.
+    // writer makes the codes with it, a few nested blocks at a time. The
+    // nested absmax are made here, from these values (no codes: none asked).
     AMN_RETURN_IF_ERROR(BnbNestedOffset(m.values, &job.nested_offset));
+    job.nested_absmax.assign((m.values.size() + kBnbNestedBlock - 1) / kBnbNestedBlock, 0.0f);
+    AMN_RETURN_IF_ERROR(QuantizeBnbNestedBlocks(m.values, kBnbNestedBlock, job.nested_offset, {},
+                                                job.nested_absmax));
   }
   std::vector<float>().swap(m.values);
   return Status::Ok();

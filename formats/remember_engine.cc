@@ -256,6 +256,16 @@ class ChunkDecoder {
                      std::span<std::byte> scratch_buf, std::span<std::byte> out_bytes) const {
     const OutputTensor& out = shard_.tensors[chunk.tensor];
     const EncodeJob& job = *out.encode;
+    if (out.side_part == SidePart::kNestedAbsmax && !job.nested_absmax.empty()) {
+      // The statistics pass made them (EncodeJob::nested_absmax).
+      const uint64_t first = SideFirst(job, chunk.row_begin) / kBnbNestedBlock;
+      const uint64_t count = out_bytes.size() / sizeof(float);
+      if (first + count > job.nested_absmax.size()) {
+        return Status(StatusCode::kInvalidArgument, "nested absmax do not cover the chunk");
+      }
+      std::memcpy(out_bytes.data(), job.nested_absmax.data() + first, count * sizeof(float));
+      return Status::Ok();
+    }
     const std::span<std::byte> floats(in_buf.data(), chunk.in_bytes);
     AMN_RETURN_IF_ERROR(ReadEncodeFloats(chunk.tensor, out, chunk.row_begin, chunk.row_end,
                                          std::span(scratch_buf.data(), chunk.scratch_bytes), floats));

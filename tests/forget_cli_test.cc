@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "amn/quantize.h"
 #include "fixtures/safetensors_builder.h"
 #include "tests/bnb_fixture_model.h"
 #include "tests/cli_files.h"
@@ -356,6 +357,52 @@ TEST(ForgetCli, DoubleQuantStateHasTheNestedKeys) {
                        "\"float32\", \"nested_offset\": ", 0), 0u) << text;
   const Json state = Json::parse(text);
   EXPECT_GT(state["nested_offset"].get<double>(), 0.0);
+}
+
+// Double quant's side tensors are those of the whole weight's nested
+// quantization (QuantizeBnbNested, checked against the reference formula in
+// quantize_ref_test) of its exact block absmax, measured here from the
+// weight itself: the offset of the statistics pass, the `.absmax` codes
+// made chunk by chunk and the `.nested_absmax` kept from that pass. The
+// weight spans two 4 MiB chunks and ends inside a nested block.
+TEST(ForgetCli, DoubleQuantSideTensorsAreTheWholeWeightsNestedQuantization) {
+  TempDir dir;
+  constexpr size_t kRows = 1030, kCols = 1088;  // 17,510 blocks of 64: 68.4 nested blocks
+  // Block maxima that differ from block to block and from one nested
+  // block to the next (Weight's alone repeat).
+  std::vector<float> values(kRows * kCols);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float base = static_cast<float>(static_cast<int>((i * 2654435761u) % 2001) - 1000);
+    values[i] = base / 8000.0f * static_cast<float>(1 + (i / 64) % 13 + (i / 16384) % 5);
+  }
+  const std::vector<uint8_t> weight = Bf16Of(values);
+  SafetensorsBuilder model;
+  model.Add(kW, "BF16", {kRows, kCols}, weight);
+  ASSERT_TRUE(model.Write(dir.path() / "m.safetensors"));
+  std::vector<float> absmax(kRows * kCols / 64, 0.0f);
+  for (size_t i = 0; i < kRows * kCols; ++i) {
+    const uint32_t bits = (uint32_t{weight[2 * i + 1]} << 24) | (uint32_t{weight[2 * i]} << 16);
+    float v;
+    std::memcpy(&v, &bits, 4);
+    absmax[i / 64] = std::max(absmax[i / 64], std::fabs(v));
+  }
+  std::vector<uint8_t> codes(absmax.size());
+  std::vector<float> nested((absmax.size() + 255) / 256);
+  float offset = 0.0f;
+  ASSERT_TRUE(QuantizeBnbNested(absmax, 256, codes, nested, &offset).ok());
+  std::vector<uint8_t> nested_bytes(nested.size() * 4);
+  std::memcpy(nested_bytes.data(), nested.data(), nested_bytes.size());
+  for (const std::string threads : {"1", "2"}) {
+    const fs::path out = dir.path() / ("q" + threads + ".safetensors");
+    const CliResult r = Forget(dir.path() / "m.safetensors", out, "--scheme nf4-dq -j " + threads);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ReadBack got(out);
+    EXPECT_TRUE(got.Data(kW + ".absmax") == codes) << "-j " << threads;
+    EXPECT_TRUE(got.Data(kW + ".nested_absmax") == nested_bytes) << "-j " << threads;
+    const std::vector<uint8_t> state = got.Data(kW + ".quant_state.bitsandbytes__nf4");
+    const Json json = Json::parse(std::string(state.begin(), state.end()));
+    EXPECT_EQ(static_cast<float>(json["nested_offset"].get<double>()), offset);
+  }
 }
 
 // The Lethe distance: printed, and the same numbers for any -j (chunk
