@@ -51,6 +51,20 @@ inline constexpr size_t kTileLanes = 16;
 inline constexpr size_t kOutInBlockRows = 32;
 inline constexpr size_t kOutInLongBlockRows = 256;
 inline constexpr size_t kOutInLongWordRows = 1024;
+// AVX-512 on long layers: each chunk's word rows of a band of columns are
+// first copied into one stack buffer of this many bytes (whole rows of the
+// band, one after the other), and the tiles transposed from there. Loaded
+// in place, the 16 word rows of a tile lie N * 4 bytes apart (16 KiB at
+// N = 4096), all in one L1 set; packed, 1.0-1.5x faster at real shapes
+// (docs/performance/safetensors-schemes.md, "GPTQ [out, in] packed bands
+// on AVX-512"). AVX2 and SSE4 were mixed (8-bit 0.85-0.93x), so keep loading
+// in place.
+inline constexpr size_t kOutInPackBytes = 64 * 1024;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+inline constexpr bool kOutInPackedBands = true;
+#else
+inline constexpr bool kOutInPackedBands = false;
+#endif
 
 // The streams of n = Lanes(du) neighbouring columns: word rows
 // [0, n_words) of the qweight at `words` (column 0 of the tile; rows
@@ -798,9 +812,41 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
   const size_t block_rows = long_layer ? std::max(kOutInLongBlockRows, lanes)
                             : kBlocks  ? std::max(kOutInBlockRows, lanes)
                                        : lanes;
+  // kOutInPackedBands: chunk i0 of columns [b0, b1) in bands of whole
+  // tiles; the band's word rows are copied into `packed` (pitch: the
+  // band's bytes) and its tiles transposed from there. Columns past the
+  // last whole tile take tile_chunk.
+  constexpr size_t kChunkWords = kOutInChunk * kBits / 32;
+  constexpr size_t kBandCols = kOutInPackBytes / (4 * kChunkWords) / kTileLanes * kTileLanes;
+  HWY_ALIGN uint8_t packed[kOutInPackedBands ? kOutInPackBytes : 1];
+  const auto packed_chunk = [&](size_t b0, size_t b1, size_t i0) {
+    const size_t n_words = std::min(kOutInChunk, layer.k - i0) * kBits / 32;
+    const uint8_t* words = layer.qweight + (i0 * kBits / 32) * stride;
+    for (size_t c0 = b0; c0 < b1; c0 += kBandCols) {
+      const size_t c1 = std::min(c0 + kBandCols, b1);
+      const size_t whole = (c1 - c0) / lanes * lanes;
+      const size_t pitch = 4 * whole;
+      for (size_t w = 0; w < n_words; ++w) {
+        std::memcpy(packed + w * pitch, words + w * stride + 4 * c0, pitch);
+      }
+      for (size_t j0 = c0; j0 < c0 + whole; j0 += lanes) {
+        TransposeTileStreams(du, packed + 4 * (j0 - c0), pitch, n_words, streams, kStreamWords);
+        for (size_t t = 0; t < lanes; ++t) {
+          std::memset(streams + t * kStreamWords + n_words, 0, 4 * kStreamPadWords);
+          run_chunk(j0 + t, streams + t * kStreamWords, i0);
+        }
+      }
+      if (whole < c1 - c0) tile_chunk(c0 + whole, c1, i0);
+    }
+  };
+  const bool pack = kOutInPackedBands && long_layer && lanes <= kTileLanes;
   for (size_t b0 = row_begin; b0 < row_end; b0 += block_rows) {
     const size_t b1 = std::min(b0 + block_rows, row_end);
     for (size_t i0 = 0; i0 < layer.k; i0 += kOutInChunk) {
+      if (pack) {
+        packed_chunk(b0, b1, i0);
+        continue;
+      }
       for (size_t j0 = b0; j0 < b1; j0 += lanes) tile_chunk(j0, std::min(j0 + lanes, b1), i0);
     }
   }

@@ -590,18 +590,29 @@ TEST_P(GptqTest, ShortRunsAndRowBlocksMatchReference) {
 
 // kOutIn row blocks of long layers (gptq_out_in-inl.h: with at least 1024
 // qweight word rows, the tiles of up to 256 rows of a call take each
-// 512-element chunk in turn): N = 544 is two whole blocks and one of 32
+// 512-element chunk in turn; on AVX-512 in packed bands of 256 (4 bits)
+// or 128 (8 bits) columns): N = 544 is two whole blocks and one of 32
 // rows, so the whole range crosses block boundaries and ends in a part
-// block; K = 1024 word rows plus a part chunk (8 bits: 4112, 4 bits: 8208;
-// the emulated fleet runs 8 bits only).
+// block, and N = 552 ends in a part tile (the rows [N / 3, N - N / 4) of
+// MatchesReferenceRows start and end in one too); K = 1024 word rows plus
+// a part chunk (8 bits: 4112, 4 bits: 8208). 2 and 3 bits (whose N is a
+// multiple of 16 or 32) take one layer each, N = 288 (a whole block and a
+// part one), K = 16400 and 10944 (1025 and 1026 word rows). The emulated
+// fleet runs 8 bits only.
 TEST_P(GptqTest, LongLayerRowBlocksMatchReference) {
   uint32_t seed = 500;
-  for (const uint32_t bits : {4u, 8u}) {
-    if (!RunCase(bits, 8)) continue;
-    const ElemType out_type = kOutTypes[bits % std::size(kOutTypes)];
-    const OwnedLayer o =
-        RandomLayer(bits, 32 * 1024 / bits + 16, 544, 136, false, ElemType::kF16, seed++);
-    EXPECT_TRUE(MatchesReferenceRows(o, out_type, bits % 5));
+  const struct {
+    uint32_t bits;
+    size_t k;
+    std::vector<size_t> n;
+  } layers[] = {{2, 16400, {288}}, {3, 10944, {288}}, {4, 8208, {544, 552}}, {8, 4112, {544, 552}}};
+  for (const auto& layer : layers) {
+    if (!RunCase(layer.bits, 8)) continue;
+    for (const size_t n : layer.n) {
+      const ElemType out_type = kOutTypes[(layer.bits + n) % std::size(kOutTypes)];
+      const OwnedLayer o = RandomLayer(layer.bits, layer.k, n, 136, false, ElemType::kF16, seed++);
+      EXPECT_TRUE(MatchesReferenceRows(o, out_type, layer.bits % 5));
+    }
   }
 }
 
