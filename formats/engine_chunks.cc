@@ -130,17 +130,13 @@ void AddSideChunks(size_t t, const OutputTensor& out, size_t chunk_bytes,
        ElementSpanChunks(t, out, uint64_t{kBnbNestedBlock} * job.block_size, chunk_bytes)) {
     const uint64_t e = c.row_begin;
     const uint64_t blocks = SideSpan(job, e, c.row_end);
-    if (out.side_part == SidePart::kNestedAbsmax && !job.nested_absmax.empty()) {
-      // Made by the statistics pass: the chunk copies them, reading nothing.
+    if (out.side_part == SidePart::kNestedCodes) {
+      c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
+      c.out_bytes = blocks;
+    } else {  // the nested absmax, copied from EncodeJob::nested_absmax: nothing read
       c.in_bytes = 0;
       c.out_bytes = (blocks + kBnbNestedBlock - 1) / kBnbNestedBlock * sizeof(float);
-      chunks.push_back(c);
-      continue;
     }
-    c.scratch_bytes = SourceScratchBytes(*out.source, e, c.row_end - e);
-    c.out_bytes = out.side_part == SidePart::kNestedCodes
-                      ? blocks
-                      : (blocks + kBnbNestedBlock - 1) / kBnbNestedBlock * sizeof(float);
     chunks.push_back(c);
   }
 }

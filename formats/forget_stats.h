@@ -21,7 +21,8 @@ namespace amn::formats {
 // A weight measured whole: its encode job and the source job making its
 // floats. FP8 per-tensor: job->side becomes its one scale. `nested`
 // (double quant): job->nested_offset becomes QuantizeBnbNested's offset of
-// the tensor's absmax; job->side stays empty.
+// the tensor's absmax and job->nested_absmax its nested absmax (the only
+// source of the `.nested_absmax` side tensor); job->side stays empty.
 struct StatsTarget {
   std::shared_ptr<EncodeJob> job;
   std::shared_ptr<const OutputTensor> source;

@@ -251,12 +251,13 @@ class ChunkDecoder {
   }
 
   // A side tensor's chunk (AddSideChunks): its side values measured from
-  // the chunk's floats, or double quant's nested codes or absmax of them.
+  // the chunk's floats, or double quant's nested codes of them, or its
+  // nested absmax copied from the statistics pass.
   Status ProduceSide(const Chunk& chunk, std::span<std::byte> in_buf,
                      std::span<std::byte> scratch_buf, std::span<std::byte> out_bytes) const {
     const OutputTensor& out = shard_.tensors[chunk.tensor];
     const EncodeJob& job = *out.encode;
-    if (out.side_part == SidePart::kNestedAbsmax && !job.nested_absmax.empty()) {
+    if (out.side_part == SidePart::kNestedAbsmax) {
       // The statistics pass made them (EncodeJob::nested_absmax).
       const uint64_t first = SideFirst(job, chunk.row_begin) / kBnbNestedBlock;
       const uint64_t count = out_bytes.size() / sizeof(float);
@@ -275,17 +276,13 @@ class ChunkDecoder {
       std::memcpy(out_bytes.data(), side.data(), side.size() * sizeof(float));
       return Status::Ok();
     }
-    // The nested absmax part needs no codes (QuantizeBnbNestedBlocks with
-    // none skips their search).
-    std::vector<uint8_t> codes(out.side_part == SidePart::kNestedCodes ? side.size() : 0);
+    // The nested codes (with the nested absmax they need, already written
+    // from the statistics pass).
+    std::vector<uint8_t> codes(side.size());
     std::vector<float> nested((side.size() + kBnbNestedBlock - 1) / kBnbNestedBlock);
     AMN_RETURN_IF_ERROR(
         QuantizeBnbNestedBlocks(side, kBnbNestedBlock, job.nested_offset, codes, nested));
-    if (out.side_part == SidePart::kNestedCodes) {
-      std::memcpy(out_bytes.data(), codes.data(), codes.size());
-    } else {
-      std::memcpy(out_bytes.data(), nested.data(), nested.size() * sizeof(float));
-    }
+    std::memcpy(out_bytes.data(), codes.data(), codes.size());
     return Status::Ok();
   }
 
