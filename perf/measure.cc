@@ -353,9 +353,6 @@ BenchReport RunBench(const BenchConfig& config,
       // Times `run` over n elements as one row; n is `full` unless the row
       // is compute-bound (ComputeBoundStreamElems).
       const auto time_row = [&](const std::string& target, RowFn run) {
-        // The shaped copy again before each streaming row, so the rows and
-        // their own floor take turns on the memory (best of all turns).
-        if (stream) report.floors.MeasureShaped(floor_sizes, config.reps);
         BenchRow row = sizes;
         size_t n = full;
         if (stream) {
@@ -377,12 +374,20 @@ BenchReport RunBench(const BenchConfig& config,
         if (!stream) cache_ns[target] = row.ns_per_elem;
         report.rows.push_back(std::move(row));
       };
+      // The shaped copy again before each streaming row, so the rows and
+      // their own floor take turns on the memory (best of all turns); never
+      // while a target is forced, which would narrow its stores too.
+      const auto floor_turn = [&] {
+        if (stream) report.floors.MeasureShaped(floor_sizes, config.reps);
+      };
       if (config.include_reference) {
         if (progress) progress(step + "reference");
+        floor_turn();
         time_row("reference", kernel.run_reference);
       }
       for (TargetId target : targets) {
         if (progress) progress(step + std::string(TargetName(target)));
+        floor_turn();
         if (!ForceTarget(target).ok()) continue;
         time_row(std::string(TargetName(target)), kernel.run);
         ClearForcedTarget();
