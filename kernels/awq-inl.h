@@ -7,13 +7,14 @@
 //
 // Two orientations, two loop nests:
 // * kInOut (row i = input feature, N outputs): column tiles of up to
-//   kAwqTileCols with the tile's scales and zeros widened once per group into
-//   stack tables; each vector of n words (8n columns) is spread over 8
-//   vectors by TableLookupLanes (lane L of vector k takes word (kn + L) / 8)
-//   and a per-lane shift (SSE4/SSSE3: a broadcast word, constant shifts and
-//   blends). F16 output on SSE4/SSSE3 takes the integer rounding of
-//   ToF16LowerInRange for a tile and group whose products are all ±0 or
-//   F16-normal (AwqColumnF16InRange).
+//   kAwqTileCols with the tile's scales and zeros widened once per group,
+//   a vector at a time, into stack tables (AwqInOutTables); each vector of
+//   n words (8n columns) is spread over 8 vectors by TableLookupLanes (lane
+//   L of vector k takes word (kn + L) / 8) and a per-lane shift
+//   (SSE4/SSSE3: a broadcast word, constant shifts and blends). F16 output
+//   on SSE4/SSSE3 takes the integer rounding of ToF16LowerInRange for a
+//   tile and group whose products are all ±0 or F16-normal
+//   (AwqColumnF16InRange).
 // * kOutIn (row j = output feature, K outputs; what `amn remember` writes):
 //   the eight output rows of one word column share every word, so a vector
 //   holds that word from n consecutive input rows (gathered from a
@@ -51,8 +52,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if HWY_TARGET != HWY_SCALAR
 
 // Columns per in-out tile: a multiple of 8n for every target (n <= 64), and
-// two 4 KiB tables on the stack.
-inline constexpr size_t kAwqTileCols = 1024;
+// two 16 KiB tables on the stack. A whole row of a 4096-output layer: at
+// that real shape, tiles of 1024 columns (512 bytes of each 2 KiB input
+// row, then the next tile) streamed 1.1-1.4x slower with AVX2 and SSE4
+// (docs/performance/awq.md, "AWQ GEMM layout: tables by vector, whole-row
+// tiles").
+inline constexpr size_t kAwqTileCols = 4096;
 
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 // 128-bit vectors: vectors 2w and 2w + 1 of a unit (lane L of vector k is
@@ -185,6 +190,70 @@ HWY_INLINE void AwqInOutTileRow(const uint8_t* HWY_RESTRICT bytes, size_t tc,
   std::memcpy(out + c, out_tail, rest * sizeof(TOut));
 }
 
+// The scales and zeros of group g for tile columns [c0, c0 + tc), widened
+// into `scale` and `zero` (F32 and i32, column c0 + c at index c) with
+// whole vectors: the zeros by the codes' own unpacking (qzeros packs a
+// group's N zeros as qweight packs a row's N codes), the scales by FromF16 /
+// FromBf16 (exact, the reference's widening); entries [tc, padded) get
+// scale 0 and zero 0 (their products are ±0). Returns whether every scale
+// is finite. (Widened one column at a time, this took about 3 ns per
+// column on AVX2: 0.02-0.1 ns per output element at group sizes 128-32.)
+HWY_INLINE bool AwqInOutTables(const ref::AwqMatrix& m, size_t g, size_t c0, size_t tc,
+                               size_t padded, float* HWY_RESTRICT scale,
+                               int32_t* HWY_RESTRICT zero) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const size_t n = hn::Lanes(du);
+  const size_t n_cols = m.out_features;
+  const uint8_t* zero_words = m.qzeros + 4 * (g * (n_cols / 8)) + c0 / 2;
+  HWY_ALIGN uint8_t zero_tail[HWY_MAX_BYTES] = {};
+  for (size_t c = 0; c < padded; c += 8 * n) {
+    const uint8_t* bytes = zero_words + c / 2;
+    if (c + 8 * n > tc) {
+      std::memcpy(zero_tail, bytes, (tc - c) / 2);
+      bytes = zero_tail;
+    }
+    const auto words = hn::BitCast(du, hn::LoadU(d8, bytes));
+    uint32_t* dst = reinterpret_cast<uint32_t*>(zero + c);
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+    // Word w's columns 8w..8w+3 and 8w+4..8w+7, as AwqInOutWord stores them.
+    hn::Vec<decltype(du)> q[8];
+    AwqInOutWordCodes<0>(du, words, q[0], q[1]);
+    AwqInOutWordCodes<1>(du, words, q[2], q[3]);
+    AwqInOutWordCodes<2>(du, words, q[4], q[5]);
+    AwqInOutWordCodes<3>(du, words, q[6], q[7]);
+    for (size_t k = 0; k < 8; ++k) hn::Store(q[k], du, dst + 4 * k);
+#else
+    for (size_t k = 0; k < 8; ++k) hn::Store(AwqInOutVectorCodes(du, words, k), du, dst + k * n);
+#endif
+  }
+  const uint8_t* scale_at = m.scales + ElemTypeBytes(m.scale_type) * (g * n_cols + c0);
+  const auto exponent = hn::Set(du, fmt::kF32ExpMask);
+  auto non_finite = hn::Zero(du);  // all-ones lanes where a scale is Inf or NaN
+  uint32_t* scale_bits = reinterpret_cast<uint32_t*>(scale);
+  size_t c = 0;
+  for (; c + n <= tc; c += n) {
+    hn::Vec<decltype(du)> bits;
+    if (m.scale_type == ElemType::kF32) {
+      bits = hn::LoadU(du, reinterpret_cast<const uint32_t*>(scale_at + 4 * c));
+    } else if (m.scale_type == ElemType::kBf16) {
+      bits = FromBf16()(du, reinterpret_cast<const uint16_t*>(scale_at + 2 * c));
+    } else {
+      bits = FromF16()(du, reinterpret_cast<const uint16_t*>(scale_at + 2 * c));
+    }
+    non_finite = hn::Or(non_finite, hn::VecFromMask(du, hn::Eq(hn::And(bits, exponent), exponent)));
+    hn::Store(bits, du, scale_bits + c);
+  }
+  bool finite = hn::AllFalse(du, hn::Ne(non_finite, hn::Zero(du)));
+  for (; c < tc; ++c) {
+    const uint32_t bits = ref::ScaleF32Bits(m.scales, m.scale_type, g * n_cols + c0 + c);
+    finite = finite && !IsNonFiniteBits(bits);
+    scale_bits[c] = bits;
+  }
+  std::fill(scale + tc, scale + padded, 0.0f);
+  return finite;
+}
+
 // Rows [rb, re) of the [K, N] weight.
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HWY_RESTRICT out) {
@@ -200,22 +269,13 @@ HWY_INLINE void AwqInOut(const ref::AwqMatrix& m, size_t rb, size_t re, TOut* HW
       const size_t g = i / m.group_size;
       const size_t group_first = i - i % m.group_size;
       const size_t i_end = re - group_first > m.group_size ? group_first + m.group_size : re;
-      bool finite = true;
-      bool in_range = kAwqInOutF16InRange<kOut>;
-      for (size_t c = 0; c < tc; ++c) {
-        const size_t j = c0 + c;
-        const uint32_t bits = ref::ScaleF32Bits(m.scales, m.scale_type, g * n_cols + j);
-        finite = finite && !IsNonFiniteBits(bits);
-        scale[c] = std::bit_cast<float>(bits);
-        zero[c] = static_cast<int32_t>(
-            (ref::LoadLe32(m.qzeros + 4 * (g * words + j / 8)) >> ref::AwqNibbleShift(j)) & 0xF);
-        if constexpr (kAwqInOutF16InRange<kOut>) {
-          in_range = in_range && AwqColumnF16InRange(zero[c], scale[c]);
+      const bool finite = AwqInOutTables(m, g, c0, tc, padded, scale, zero);
+      bool in_range = kAwqInOutF16InRange<kOut> && finite;
+      if constexpr (kAwqInOutF16InRange<kOut>) {
+        for (size_t c = 0; c < tc && in_range; ++c) {
+          in_range = AwqColumnF16InRange(zero[c], scale[c]);
         }
       }
-      // The padding (scale 0, zero 0) gives ±0: finite and in range.
-      std::fill(scale + tc, scale + padded, 0.0f);
-      std::fill(zero + tc, zero + padded, 0);
       for (; i < i_end; ++i) {
         const uint8_t* bytes = m.qweight + 4 * (i * words) + c0 / 2;
         TOut* row_out = out + (i - rb) * n_cols + c0;

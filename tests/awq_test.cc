@@ -329,13 +329,15 @@ TEST_P(AwqTest, ReferenceMatchesAutoAwqLoop) {
 
 // ---- Random layers against the reference -----------------------------------
 
+// Widths include more than one [in, out] column tile of 4096 (kernels/awq-inl.h),
+// the last one ragged, so the tiles' tables start at the right column.
 TEST_P(AwqTest, RandomLayersMatchReference) {
   struct Shape {
     size_t k, n, gs;
   };
-  const Shape shapes[] = {{1, 8, 1},     {5, 8, 2},      {33, 16, 8},   {64, 136, 32},
-                          {130, 40, 64}, {70, 264, 128}, {3, 1032, 3},  {257, 64, 300},
-                          {48, 2056, 16}};
+  const Shape shapes[] = {{1, 8, 1},      {5, 8, 2},      {33, 16, 8},  {64, 136, 32},
+                          {130, 40, 64},  {70, 264, 128}, {3, 1032, 3}, {257, 64, 300},
+                          {48, 2056, 16}, {3, 4104, 2},   {9, 8232, 4}};
   uint32_t seed = 1;
   for (const Shape& s : shapes) {
     for (ElemType scale_type : kScaleTypes) {
