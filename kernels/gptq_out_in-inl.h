@@ -268,6 +268,20 @@ constexpr bool GptqNibbleUsesByteTables() {
   return kOut != DequantOut::kF32 && HWY_TARGET <= HWY_SSSE3;
 }
 
+// The shortest run (elements of one group in a chunk) that takes them: the
+// byte tables cost more to build than they save on short runs, which take
+// the group's u32 lane tables (AVX2, AVX-512) or the arithmetic (SSE4 BF16)
+// below. Groups of 32 (and of 64 on AVX-512) thus run 1.07-1.4x faster
+// (docs/performance/safetensors-schemes.md, "GPTQ 4-bit 16-bit outputs:
+// short groups without byte tables"); SSE4/SSSE3 F16 keep the tables at any
+// length, as their other path rounds to F16 in software (1.2x slower at 32).
+template <DequantOut kOut>
+constexpr size_t GptqNibbleTableMinRun() {
+  if (HWY_TARGET <= HWY_AVX3) return 128;
+  if (HWY_TARGET == HWY_AVX2) return 64;
+  return kOut == DequantOut::kF16 ? 0 : 64;
+}
+
 // u32 lane 4k + p (128-bit block k of B, position p) takes word k + B * p:
 // then the lower 8 bytes of block k hold words k and k + B, whose 16
 // codes StoreInt4ByteLookups writes to outputs [8k, 8k + 8) and
@@ -385,8 +399,10 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   if constexpr (kBits == 4 && GptqNibbleUsesByteTables<kOut>()) {
-    Nibble16Run<kOut>(df, bytes, c, end, zero, scale, out);
-    return;
+    if (end - c >= GptqNibbleTableMinRun<kOut>()) {
+      Nibble16Run<kOut>(df, bytes, c, end, zero, scale, out);
+      return;
+    }
   }
 #endif
   if constexpr (kOut != DequantOut::kF32 && (kBits == 4 || kBits == 8)) {

@@ -1,11 +1,12 @@
 // One GPTQ layer with an act-order g_idx, dequantized to [out, in]
 // (AMN_OUT_IN) through the public C API as the engine calls it (row ranges
-// of ROWS), one thread: the best of 5 passes in ns/element, and a hash of
+// of ROWS), one thread: the best of PASSES passes in ns/element, and a hash of
 // the output so runs of two builds can be checked for equal bytes. It links
 // the shared library, so LD_LIBRARY_PATH=DIR picks another build's
 // libamn.so.0 and AMN_ISA caps the target. Not a test.
 //
-// Usage: gptq_act_order K N GROUP_SIZE [BITS (4)] [OUT bf16|f16|f32] [ROWS (128)] [sequential]
+// Usage: gptq_act_order K N GROUP_SIZE [BITS (4)] [OUT bf16|f16|f32] [ROWS (128)]
+//                       [sequential|act-order] [PASSES (5)]
 // Codes, zero fields and F16 scales (2^-9 .. 2^-6) are pseudo-random; g_idx
 // is a shuffled 0..K-1 divided by GROUP_SIZE, as GPTQ's desc_act orders
 // the groups ("sequential": i / GROUP_SIZE). v1 zero points.
@@ -34,7 +35,7 @@ double Seconds() {
 int Usage() {
   std::fprintf(stderr,
                "usage: gptq_act_order K N GROUP_SIZE [BITS (4)] [OUT bf16|f16|f32] "
-               "[ROWS (128)] [sequential]\n");
+               "[ROWS (128)] [sequential|act-order] [PASSES (5)]\n");
   return 2;
 }
 
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
   const std::string out_name = argc > 5 ? argv[5] : "bf16";
   const uint64_t rows = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 128;
   const bool sequential = argc > 7 && std::string(argv[7]) == "sequential";
-  if (k == 0 || n == 0 || group_size == 0 || rows == 0) return Usage();
+  const int passes = argc > 8 ? std::atoi(argv[8]) : 5;
+  if (k == 0 || n == 0 || group_size == 0 || rows == 0 || passes <= 0) return Usage();
   const amn_dtype out_type = out_name == "f32" ? AMN_F32 : out_name == "f16" ? AMN_F16 : AMN_BF16;
   const size_t out_elem = out_type == AMN_F32 ? 4 : 2;
   const uint64_t groups = (k + group_size - 1) / group_size;
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
 
   std::vector<uint8_t> out(k * n * out_elem);
   double best = 1e30;
-  for (int pass = 0; pass < 5; ++pass) {
+  for (int pass = 0; pass < passes; ++pass) {
     const double t0 = Seconds();
     for (uint64_t j = 0; j < n; j += rows) {
       const uint64_t j1 = std::min(n, j + rows);
