@@ -615,12 +615,19 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
 }
 
 // Entries the zero and scale tables of a layer with a g_idx hold (a tile's:
-// group x lane, a row's: group), 16 KiB on the stack, which a row's table
+// group x lane, a row's: group), 32 KiB on the stack, which a row's table
 // of every group's 2^bits results (twice as many entries) shares. Tiles of
 // layers with more groups than fit read each element's zeros and scales
-// from the layer instead (1.2-1.7x slower where both were timed,
-// docs/schemes/gptq.md).
-inline constexpr size_t kGptqMaxTableEntries = 2048;
+// from the layer instead (1.2-1.9x slower where both were timed,
+// docs/schemes/gptq.md). 4096 entries hold the 8-lane tiles of K = 16384
+// in groups of 32 (2048 held K = 8192).
+inline constexpr size_t kGptqMaxTableEntries = 4096;
+
+// The lanes of an act-order tile (ActOrderTile): at most 8, so AVX-512
+// runs 256-bit tiles, which transpose in registers and take half the table
+// entries per group: 1.35-1.6x faster than 16-lane tiles at real shapes
+// (docs/schemes/gptq.md, "Act-order tiles of 8 lanes on AVX-512").
+using ActOrderTag = hn::CappedTag<uint32_t, 8>;
 
 // How far ahead of its block an act-order tile prefetches its qweight rows,
 // in elements (ActOrderTile; 32 to 128 measured alike).
@@ -639,7 +646,7 @@ template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, typenam
 HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
                              const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
                              TOut* HWY_RESTRICT out) {
-  const hn::ScalableTag<uint32_t> du;
+  const ActOrderTag du;
   const hn::Rebind<float, decltype(du)> df;
   const hn::RebindToSigned<decltype(du)> di;
   const hn::Repartition<uint16_t, decltype(du)> d16;
@@ -782,12 +789,14 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
     } table;
     float* zeros = table.groups.zeros;
     float* scales = table.groups.scales;
-    if (lanes <= kTileLanes && row_end - row_begin >= lanes) {
+    const size_t tile_lanes = hn::Lanes(ActOrderTag());
+    if (tile_lanes <= kTileLanes && row_end - row_begin >= tile_lanes) {
       // Whole tiles in the transposed domain (ActOrderTile); the last one
       // ends at row_end and may overlap the one before, rewriting its rows
       // with the same values.
       // Layers whose zeros and scales of every group fit the tables get
       // them tabulated per tile, interleaved by row, group by group.
+      const size_t lanes = tile_lanes;
       const bool tabled = layer.groups * lanes <= kGptqMaxTableEntries;
       const auto exponent = fmt::kF32ExpMask;
       for (size_t j = row_begin; j < row_end; j += lanes) {

@@ -638,7 +638,8 @@ TEST_P(GptqTest, NearlySequentialGIdx) {
 }
 
 // Act-order layers with more groups than a tile's zero and scale tables
-// hold (2100: on every target; 200: with AVX-512's 16 lanes) read each
+// hold (2100: on every target; 600: with 8-lane tiles, AVX2 and AVX-512;
+// 200 fits everywhere) read each
 // element's zeros and scales from the layer: every width, v1 and v2 zeros,
 // every scale type, a g_idx that uses the last qzeros rows (whose words
 // are copied, not loaded past the tensor, which is exactly as long as the
@@ -648,7 +649,7 @@ TEST_P(GptqTest, GIdxBeyondTheTables) {
   uint32_t seed = 500;
   constexpr size_t kK = 64, kN = 96;
   for (const uint32_t bits : kBitWidths) {
-    for (const size_t groups : {size_t{200}, size_t{2100}}) {
+    for (const size_t groups : {size_t{200}, size_t{600}, size_t{2100}}) {
       for (const ElemType scale_type : {ElemType::kF16, ElemType::kBf16, ElemType::kF32}) {
         OwnedLayer o = RandomLayer(bits, kK, kN, 1, true, scale_type, seed++);
         o.groups = groups;
