@@ -190,6 +190,22 @@ HWY_INLINE void AwqInOutTileRow(const uint8_t* HWY_RESTRICT bytes, size_t tc,
   std::memcpy(out + c, out_tail, rest * sizeof(TOut));
 }
 
+// A vector of scales at `at` (of `type`) as F32 bits, widened exactly as
+// the reference widens them (FromF16 / FromBf16).
+template <class DU>
+HWY_INLINE hn::Vec<DU> AwqScaleBits(DU du, const uint8_t* HWY_RESTRICT at, ElemType type) {
+  if (type == ElemType::kF32) return hn::LoadU(du, reinterpret_cast<const uint32_t*>(at));
+  if (type == ElemType::kBf16) return FromBf16()(du, reinterpret_cast<const uint16_t*>(at));
+  return FromF16()(du, reinterpret_cast<const uint16_t*>(at));
+}
+
+// All ones in the lanes whose F32 bits are Inf or NaN, else zero.
+template <class DU>
+HWY_INLINE hn::Vec<DU> AwqNonFiniteLanes(DU du, hn::Vec<DU> bits) {
+  const auto exponent = hn::Set(du, fmt::kF32ExpMask);
+  return hn::VecFromMask(du, hn::Eq(hn::And(bits, exponent), exponent));
+}
+
 // The scales and zeros of group g for tile columns [c0, c0 + tc), widened
 // into `scale` and `zero` (F32 and i32, column c0 + c at index c) with
 // whole vectors: the zeros by the codes' own unpacking (qzeros packs a
@@ -227,21 +243,14 @@ HWY_INLINE bool AwqInOutTables(const ref::AwqMatrix& m, size_t g, size_t c0, siz
     for (size_t k = 0; k < 8; ++k) hn::Store(AwqInOutVectorCodes(du, words, k), du, dst + k * n);
 #endif
   }
-  const uint8_t* scale_at = m.scales + ElemTypeBytes(m.scale_type) * (g * n_cols + c0);
-  const auto exponent = hn::Set(du, fmt::kF32ExpMask);
-  auto non_finite = hn::Zero(du);  // all-ones lanes where a scale is Inf or NaN
+  const size_t scale_bytes = ElemTypeBytes(m.scale_type);
+  const uint8_t* scale_at = m.scales + scale_bytes * (g * n_cols + c0);
+  auto non_finite = hn::Zero(du);
   uint32_t* scale_bits = reinterpret_cast<uint32_t*>(scale);
   size_t c = 0;
   for (; c + n <= tc; c += n) {
-    hn::Vec<decltype(du)> bits;
-    if (m.scale_type == ElemType::kF32) {
-      bits = hn::LoadU(du, reinterpret_cast<const uint32_t*>(scale_at + 4 * c));
-    } else if (m.scale_type == ElemType::kBf16) {
-      bits = FromBf16()(du, reinterpret_cast<const uint16_t*>(scale_at + 2 * c));
-    } else {
-      bits = FromF16()(du, reinterpret_cast<const uint16_t*>(scale_at + 2 * c));
-    }
-    non_finite = hn::Or(non_finite, hn::VecFromMask(du, hn::Eq(hn::And(bits, exponent), exponent)));
+    const auto bits = AwqScaleBits(du, scale_at + scale_bytes * c, m.scale_type);
+    non_finite = hn::Or(non_finite, AwqNonFiniteLanes(du, bits));
     hn::Store(bits, du, scale_bits + c);
   }
   bool finite = hn::AllFalse(du, hn::Ne(non_finite, hn::Zero(du)));
@@ -512,19 +521,12 @@ HWY_INLINE bool AwqOutInWordColumns(const ref::AwqMatrix& m, size_t g, size_t w,
   const hn::CappedTag<uint32_t, 8> du;
   const size_t n = hn::Lanes(du);
   alignas(32) static constexpr uint32_t kShifts[8] = {0, 16, 4, 20, 8, 24, 12, 28};
-  const uint8_t* scale_at = m.scales + ElemTypeBytes(m.scale_type) * first;
-  const auto exponent = hn::Set(du, fmt::kF32ExpMask);
+  const size_t scale_bytes = ElemTypeBytes(m.scale_type);
+  const uint8_t* scale_at = m.scales + scale_bytes * first;
   auto non_finite = hn::Zero(du);
   for (size_t c = 0; c < 8; c += n) {
-    hn::Vec<decltype(du)> bits;
-    if (m.scale_type == ElemType::kF32) {
-      bits = hn::LoadU(du, reinterpret_cast<const uint32_t*>(scale_at + 4 * c));
-    } else if (m.scale_type == ElemType::kBf16) {
-      bits = FromBf16()(du, reinterpret_cast<const uint16_t*>(scale_at + 2 * c));
-    } else {
-      bits = FromF16()(du, reinterpret_cast<const uint16_t*>(scale_at + 2 * c));
-    }
-    non_finite = hn::Or(non_finite, hn::VecFromMask(du, hn::Eq(hn::And(bits, exponent), exponent)));
+    const auto bits = AwqScaleBits(du, scale_at + scale_bytes * c, m.scale_type);
+    non_finite = hn::Or(non_finite, AwqNonFiniteLanes(du, bits));
     hn::Store(bits, du, reinterpret_cast<uint32_t*>(scale) + c);
     const auto codes = hn::Shr(hn::Set(du, zero_word), hn::Load(du, kShifts + c));
     hn::Store(hn::And(codes, hn::Set(du, 0xFu)), du, reinterpret_cast<uint32_t*>(zero) + c);

@@ -9,8 +9,6 @@
 // Codes and zeros are pseudo-random; F16 scales 2^-9 .. 2^-6. Small layers
 // (cache-resident) want many passes; the group size alone changes how
 // often each group's zeros and scales are widened.
-#include <time.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -20,14 +18,9 @@
 #include <vector>
 
 #include "amn/amn.h"
+#include "perf/layer_calls.h"
 
 namespace {
-
-double Seconds() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 int Usage() {
   std::fprintf(stderr,
@@ -77,23 +70,13 @@ int main(int argc, char** argv) {
 
   const uint64_t row_elems = out_in ? k : n;
   std::vector<uint8_t> out(k * n * out_elem);
-  double best = 1e30;
-  for (int pass = 0; pass < passes; ++pass) {
-    const double t0 = Seconds();
-    for (uint64_t r = 0; r < total_rows; r += rows) {
-      const uint64_t r1 = std::min(total_rows, r + rows);
-      const amn_status status =
-          amn_dequantize_awq(&p, r, r1, out_type, out.data() + r * row_elems * out_elem,
-                             (r1 - r) * row_elems * out_elem);
-      if (status != AMN_OK) {
-        std::fprintf(stderr, "awq_layer: %s\n", amn_last_error());
-        return 1;
-      }
-    }
-    best = std::min(best, Seconds() - t0);
-  }
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (const uint8_t b : out) hash = (hash ^ b) * 1099511628211ull;
+  const double best =
+      amn_perf::BestOfPasses("awq_layer", passes, total_rows, rows, [&](uint64_t r, uint64_t r1) {
+        return amn_dequantize_awq(&p, r, r1, out_type, out.data() + r * row_elems * out_elem,
+                                  (r1 - r) * row_elems * out_elem);
+      });
+  if (best < 0) return 1;
+  const uint64_t hash = amn_perf::Fnv1a(out);
   std::printf("%s K %llu N %llu group %llu %s %s rows %llu: %.4f ns/element, output hash %016llx\n",
               amn_active_target(), static_cast<unsigned long long>(k),
               static_cast<unsigned long long>(n), static_cast<unsigned long long>(group_size),

@@ -10,8 +10,6 @@
 // Codes, zero fields and F16 scales (2^-9 .. 2^-6) are pseudo-random; g_idx
 // is a shuffled 0..K-1 divided by GROUP_SIZE, as GPTQ's desc_act orders
 // the groups ("sequential": i / GROUP_SIZE). v1 zero points.
-#include <time.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -23,14 +21,9 @@
 #include <vector>
 
 #include "amn/amn.h"
+#include "perf/layer_calls.h"
 
 namespace {
-
-double Seconds() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 int Usage() {
   std::fprintf(stderr,
@@ -87,22 +80,13 @@ int main(int argc, char** argv) {
   p.g_idx_bytes = g_idx.size() * 4;
 
   std::vector<uint8_t> out(k * n * out_elem);
-  double best = 1e30;
-  for (int pass = 0; pass < passes; ++pass) {
-    const double t0 = Seconds();
-    for (uint64_t j = 0; j < n; j += rows) {
-      const uint64_t j1 = std::min(n, j + rows);
-      const amn_status status = amn_dequantize_gptq(&p, j, j1, out_type, out.data() + j * k * out_elem,
-                                                    (j1 - j) * k * out_elem);
-      if (status != AMN_OK) {
-        std::fprintf(stderr, "gptq_act_order: %s\n", amn_last_error());
-        return 1;
-      }
-    }
-    best = std::min(best, Seconds() - t0);
-  }
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (const uint8_t b : out) hash = (hash ^ b) * 1099511628211ull;
+  const double best =
+      amn_perf::BestOfPasses("gptq_act_order", passes, n, rows, [&](uint64_t j, uint64_t j1) {
+        return amn_dequantize_gptq(&p, j, j1, out_type, out.data() + j * k * out_elem,
+                                   (j1 - j) * k * out_elem);
+      });
+  if (best < 0) return 1;
+  const uint64_t hash = amn_perf::Fnv1a(out);
   std::printf("%s K %llu N %llu group %llu (%llu groups) %u-bit %s rows %llu %s: %.3f ns/element, "
               "output hash %016llx\n",
               amn_active_target(), static_cast<unsigned long long>(k), static_cast<unsigned long long>(n),
