@@ -74,8 +74,9 @@ inline constexpr bool kOutInPackedBands = false;
 // ConcatOdd over pairs of rows (each round moves one bit of the row index
 // into the lane index), through two on-stack tiles; word rows left over
 // past the last whole block are copied one by one. n <= kTileLanes.
-// kInRegisters (act-order tiles, ActOrderTile): with 4 or 8 lanes a block
-// is transposed in registers instead, 32-bit then 64-bit interleaves within
+// kInRegisters (act-order tiles, ActOrderTile): with 4 or 8 lanes (not on
+// SVE, whose vectors cannot be held in arrays) a block is transposed in
+// registers instead, 32-bit then 64-bit interleaves within
 // 128-bit blocks, then (8 lanes) the 128-bit halves joined: 8 and 24
 // shuffles, no stack tiles. 1.2x faster for act-order tiles with AVX2; for
 // the qweight's own tiles 0.93x with AVX2 at 8 bits, so those keep the
@@ -89,6 +90,7 @@ HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, s
   HWY_ALIGN uint32_t tile_a[kTileLanes * kTileLanes];
   HWY_ALIGN uint32_t tile_b[kTileLanes * kTileLanes];
   size_t w = 0;
+#if !HWY_HAVE_SCALABLE  // (arrays of and pointers to vectors: not of sizeless SVE ones)
   if (kInRegisters && (n == 4 || n == 8)) {
     const hn::Repartition<uint64_t, DU> d64;
     const auto row = [&](size_t r) {
@@ -120,6 +122,7 @@ HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, s
       }
     }
   }
+#endif
   for (; w + n <= n_words; w += n) {
     const uint8_t* block = words + w * stride;
     uint32_t* src = tile_a;
