@@ -313,7 +313,7 @@ constexpr bool GptqNibbleUsesByteTables() {
 // The shortest run (elements of one group in a chunk) that takes them: the
 // byte tables cost more to build than they save on short runs, which take
 // the group's u32 lane tables (AVX2, AVX-512) or the arithmetic (SSE4 BF16)
-// below. Groups of 32 (and of 64 on AVX-512) thus run 1.07-1.4x faster
+// below. Groups of 32 (and of 64 on AVX-512) thus run 1.04-1.4x faster
 // (docs/performance/safetensors-schemes.md, "GPTQ 4-bit 16-bit outputs:
 // short groups without byte tables"); SSE4/SSSE3 F16 keep the tables at any
 // length, as their other path rounds to F16 in software (1.2x slower at 32).
@@ -628,7 +628,7 @@ inline constexpr size_t kGptqMaxTableEntries = 4096;
 
 // The lanes of an act-order tile (ActOrderTile): at most 8, so AVX-512
 // runs 256-bit tiles, which transpose in registers and take half the table
-// entries per group: 1.35-1.6x faster than 16-lane tiles at real shapes
+// entries per group: 1.3-1.6x faster than 16-lane tiles at real shapes
 // (docs/schemes/gptq.md, "Act-order tiles of 8 lanes on AVX-512").
 using ActOrderTag = hn::CappedTag<uint32_t, 8>;
 
@@ -680,7 +680,7 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
   // (16 KiB at N = 4096): each in another page, where the hardware
   // prefetchers do not follow, so every row was a miss to memory. Each
   // block asks for the rows kActOrderPrefetchElems elements ahead: at real
-  // shapes 2.3-3.1x faster with AVX2 and 1.5-2.3x with AVX-512
+  // shapes 2.0-3.1x faster with AVX2 and 1.3-2.1x with AVX-512
   // (docs/schemes/gptq.md, "Act-order tiles: the qweight rows prefetched").
   // Not with 4 lanes (SSE4, NEON): four tiles share each line, which the
   // first leaves in the cache, and the prefetches measured 1.1x slower.
