@@ -685,11 +685,13 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
   // Not with 4 lanes (SSE4, NEON): four tiles share each line, which the
   // first leaves in the cache, and the prefetches measured 1.1x slower.
   const bool prefetch = n >= 8;
+  size_t prefetched = 0;  // rows [0, prefetched) asked for already
   for (size_t i0 = 0; i0 < layer.k; i0 += n) {
     const size_t m = std::min(n, layer.k - i0);
     if (prefetch) {
-      const size_t first = (i0 + kActOrderPrefetchElems) * kBits / 32;
+      const size_t first = std::max(prefetched, (i0 + kActOrderPrefetchElems) * kBits / 32);
       const size_t last = std::min(word_rows, (i0 + kActOrderPrefetchElems + n) * kBits / 32 + 1);
+      prefetched = std::max(prefetched, last);
       for (size_t r = first; r < last; ++r) {
         hwy::Prefetch(column0 + r * stride);
         hwy::Prefetch(column0 + r * stride + 4 * n - 1);
@@ -799,19 +801,18 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       // with the same values.
       // Layers whose zeros and scales of every group fit the tables get
       // them tabulated per tile, interleaved by row, group by group.
-      const size_t lanes = tile_lanes;
-      const bool tabled = layer.groups * lanes <= kGptqMaxTableEntries;
+      const bool tabled = layer.groups * tile_lanes <= kGptqMaxTableEntries;
       const auto exponent = fmt::kF32ExpMask;
-      for (size_t j = row_begin; j < row_end; j += lanes) {
-        const size_t j0 = std::min(j, row_end - lanes);
+      for (size_t j = row_begin; j < row_end; j += tile_lanes) {
+        const size_t j0 = std::min(j, row_end - tile_lanes);
         bool finite = true;
         for (size_t g = 0; g < layer.groups; ++g) {
-          for (size_t t = 0; t < lanes; ++t) {
+          for (size_t t = 0; t < tile_lanes; ++t) {
             const uint32_t scale_bits = gptq::ScaleBits(layer, g, j0 + t);
             finite = finite && (scale_bits & exponent) != exponent;
             if (tabled) {
-              zeros[g * lanes + t] = ZeroOf(layer, g, j0 + t);
-              std::memcpy(&scales[g * lanes + t], &scale_bits, 4);
+              zeros[g * tile_lanes + t] = ZeroOf(layer, g, j0 + t);
+              std::memcpy(&scales[g * tile_lanes + t], &scale_bits, 4);
             }
           }
         }
