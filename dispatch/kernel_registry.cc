@@ -101,6 +101,7 @@ void AddEncoder(std::vector<KernelInfo>& kernels, std::string_view name) {
 }
 
 using internal::GptqVariant;
+using internal::kGptq4ActOrder;
 using internal::kAwqInOut;
 using internal::kAwqOutIn;
 using internal::kBnbFp4;

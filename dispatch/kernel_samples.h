@@ -39,7 +39,12 @@ using DecodeFn = void (*)(const Args& args, size_t begin, size_t end, ElemType o
 #define AMN_GGML(t) static_cast<uint32_t>(::amn::GgmlType::t)
 inline constexpr uint32_t kBnbNf4 = 0, kBnbFp4 = 1, kBnbNf4Dq = 2;
 inline constexpr uint32_t kAwqOutIn = 1, kAwqInOut = 0;
-constexpr uint32_t GptqVariant(uint32_t bits, bool in_out) { return bits | (in_out ? 0x100u : 0u); }
+// GPTQ: the bit width, 0x100 for the GEMM-native [in, out] output, 0x200 for
+// an act-order g_idx.
+constexpr uint32_t GptqVariant(uint32_t bits, bool in_out, bool act_order = false) {
+  return bits | (in_out ? 0x100u : 0u) | (act_order ? 0x200u : 0u);
+}
+inline constexpr uint32_t kGptq4ActOrder = GptqVariant(4, false, true);
 
 // Per family: <Family>SampleLayout(variant), and Run<Family>Sample, which
 // runs `decode` (the dispatched decoder or the reference) over the sample

@@ -102,6 +102,8 @@ constexpr auto kBnbScbBytes =
 // negative, tiny and large values (all finite), so any qweight is valid.
 // Inputs of a whole number of kLayerSlabElems decode a real-shaped layer
 // instead (dispatch/sample_layers.h), in remember-sized calls.
+// "gptq4_actorder_to_*": the same layers with an act-order g_idx
+// (LayerActOrderGIdx), in groups of 32 (narrow) or 128 (real-shaped).
 constexpr size_t kGptqRegistryN = 64;  // small units (bits * 256 bytes) suit the fuzzer
 constexpr size_t kGptqUnitRows = 32;
 
@@ -298,15 +300,25 @@ SampleLayout GptqSampleLayout(uint32_t variant) {
 void RunGptqSample(DecodeFn<kernels::GptqArgs> decode, uint32_t variant, const void* in,
                    size_t n_elems, ElemType out_type, void* out) {
   const bool in_out = (variant & 0x100u) != 0;
+  const bool act_order = (variant & 0x200u) != 0;
   const auto orientation = in_out ? WeightOrientation::kInOut : WeightOrientation::kOutIn;
   const uint32_t bits = variant & 0xFF;
   if (!IsLayerSized(n_elems)) {
+    gptq::LayerView layer = GptqRegistryLayer(bits, in, n_elems);
+    if (act_order && layer.k != 0) {  // groups of 32 (one per unit), in act order
+      layer.groups = layer.k / kGptqUnitRows;
+      layer.group_size = kGptqUnitRows;
+      layer.qzeros = LayerZeroBytes(layer.groups, kGptqRegistryN * bits / 8);
+      layer.scales = LayerF16Scales(layer.groups, kGptqRegistryN);
+      layer.g_idx = LayerActOrderGIdx(layer.k, kGptqUnitRows);
+    }
     // All rows of the orientation in one call: N of them for kOutIn, K for kInOut.
     const size_t rows = in_out ? n_elems / kGptqRegistryN : kGptqRegistryN;
-    decode({GptqRegistryLayer(bits, in, n_elems), orientation}, 0, rows, out_type, out);
+    decode({layer, orientation}, 0, rows, out_type, out);
     return;
   }
-  const gptq::LayerView layer = GptqRealShapedLayer(bits, in, n_elems);
+  gptq::LayerView layer = GptqRealShapedLayer(bits, in, n_elems);
+  if (act_order) layer.g_idx = LayerActOrderGIdx(layer.k, kLayerGroupSize);
   const size_t rows = in_out ? layer.k : layer.n;
   const size_t row_elems = n_elems / rows;
   const size_t per_call = RememberCallRows(row_elems, out_type);

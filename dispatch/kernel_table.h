@@ -144,6 +144,7 @@
   X(gptq3, Gptq, GptqVariant(3, false), AMN_TO_ALL)                     \
   X(gptq8, Gptq, GptqVariant(8, false), AMN_TO_ALL)                     \
   X(gptq4_inout, Gptq, GptqVariant(4, true), AMN_TO_BF16)               \
+  X(gptq4_actorder, Gptq, kGptq4ActOrder, AMN_TO_ALL)                   \
   X(awq4, Awq, kAwqOutIn, AMN_TO_ALL)                                   \
   X(awq4_inout, Awq, kAwqInOut, AMN_TO_ALL)                             \
   X(ct_int4, PackedInt, 4, AMN_TO_ALL)                                  \

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <tuple>
 #include <vector>
 
@@ -12,7 +13,7 @@
 namespace amn::internal {
 namespace {
 
-enum class Table { kF16Scales, kZeroBytes };
+enum class Table { kF16Scales, kZeroBytes, kActOrderGIdx };
 
 // Builds a table once per (kind, a, b); the vectors never move or die, so
 // the pointers handed out stay valid.
@@ -51,6 +52,16 @@ const uint8_t* LayerZeroBytes(size_t groups, size_t row_bytes) {
                        const size_t j = i % row_bytes;  // every group alike
                        return static_cast<uint8_t>(0x78 + (j * 37) % 17 + (j / 251) % 7);
                      });
+}
+
+const uint8_t* LayerActOrderGIdx(size_t k, size_t group_size) {
+  if (k == 0) return nullptr;  // (gcd(p, 0) = p: no p would do)
+  uint64_t p = 40503;          // odd; the first from it coprime to k
+  while (std::gcd(p, static_cast<uint64_t>(k)) != 1) p += 2;
+  return CachedTable(Table::kActOrderGIdx, k, group_size, 4 * k, [k, group_size, p](size_t byte) {
+    const uint64_t group = (byte / 4) * p % k / group_size;
+    return static_cast<uint8_t>(group >> (8 * (byte % 4)));
+  });
 }
 
 const uint8_t* GptOssExpertScales() {

@@ -49,6 +49,12 @@ size_t RememberCallRows(size_t row_elems, ElemType out_type);
 const uint8_t* LayerF16Scales(size_t groups, size_t n);
 const uint8_t* LayerZeroBytes(size_t groups, size_t row_bytes);
 const uint8_t* GptOssExpertScales();
+// An act-order g_idx for k inputs in groups of group_size (int32 LE):
+// entry i is perm(i) / group_size for the fixed permutation
+// perm(i) = i * p mod k (p odd and coprime to k), as GPTQ's desc_act
+// reorders the inputs; built once per (k, group_size), like the tables.
+// Null for k = 0.
+const uint8_t* LayerActOrderGIdx(size_t k, size_t group_size);
 
 }  // namespace amn::internal
 
