@@ -188,17 +188,19 @@ constexpr bool GgmlUsesQ5CodeDwords() {
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-// Q4_0 -> F32 of a finite block with each code at the top of its lane: the
-// 16 qs bytes, xor 0x88, hold every nibble n as n ^ 8, which as the top
-// nibble of an i32 (the rest zero) is (n - 8) * 2^28, exactly the
-// reference's q = n - 8 times 2^28. So a chunk is one byte shuffle of the
-// block's low or high nibbles (kept at the top of their bytes), a
+// Q4_0 and Q4_1 -> F32 of a finite block with each code in the top byte of
+// its lane. Q4_0: the 16 qs bytes, xor 0x88, hold every nibble n as n ^ 8,
+// which as the top nibble of an i32 (the rest zero) is (n - 8) * 2^28,
+// exactly the reference's q = n - 8 times 2^28. Q4_1: the nibble n as the
+// low nibble of the top byte is n * 2^24. So a chunk is one byte shuffle of
+// the block's low or high nibbles (kept in place in their bytes), a
 // conversion (exact: a small integer times a power of two) and a multiply
-// by d * 2^-28, where the generic chunk also widens, masks and subtracts.
-// d * 2^-28 is exact (d is 0 or at least 2^-24, the smallest f16
-// subnormal, so it is at least 2^-52, a normal F32), so the product is the
-// reference's (n - 8) * d rounded once. Blocks with an Inf/NaN d keep the
-// chunks and their NaN rule.
+// by d * 2^-28 (d * 2^-24), plus m for Q4_1, where the generic chunk also
+// widens and masks (and subtracts). d * 2^-28 is exact (d is 0 or at least
+// 2^-24, the smallest f16 subnormal, so it is at least 2^-52, a normal
+// F32), so the product is the reference's q * d rounded once, and the sum
+// with m its sum. Blocks with an Inf/NaN d or m keep the chunks and their
+// NaN rule.
 template <size_t kLanes>
 struct GgmlQ4TopPlacement {
   // chunk c: lane i's top byte from byte (c * kLanes + i) % 16 of the
@@ -216,26 +218,33 @@ constexpr GgmlQ4TopPlacement<kLanes> MakeGgmlQ4TopPlacement() {
   return t;
 }
 
-template <class Store>
-HWY_INLINE void GgmlQ4_0TopBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& s,
-                                 float* HWY_RESTRICT y) {
+template <class Decoder, class Store>
+HWY_INLINE void GgmlQ4TopBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& s,
+                               float* HWY_RESTRICT y) {
   const GgmlDU du;
   const hn::RebindToSigned<GgmlDU> di;
   const hn::RebindToFloat<GgmlDU> df;
   const hn::Repartition<uint8_t, GgmlDU> d8;
   const hn::Repartition<uint16_t, GgmlDU> d16;
   constexpr size_t kLanes = hn::MaxLanes(du);
+  constexpr bool kWithMin = std::is_same_v<Decoder, GgmlQ4_1>;
   static constexpr GgmlQ4TopPlacement<kLanes> kPlace = MakeGgmlQ4TopPlacement<kLanes>();
-  const auto flipped =
-      hn::Xor(hn::LoadDup128(d8, x + GgmlQ4_0::kQsOffset), hn::Set(d8, uint8_t{0x88}));
-  const auto top = hn::Set(d8, uint8_t{0xF0});
-  const auto low = hn::And(hn::BitCast(d8, hn::ShiftLeft<4>(hn::BitCast(d16, flipped))), top);
-  const auto high = hn::And(flipped, top);
-  const auto d_top = hn::Mul(GgmlScalar(s.d), hn::Set(df, 0x1p-28f));
+  const auto qs = hn::LoadDup128(d8, x + Decoder::kQsOffset);
+  // Q4_0: the nibbles, flipped, in the high half of their bytes; Q4_1: in
+  // the low half.
+  const auto nibbles = hn::Set(d8, uint8_t{kWithMin ? 0x0F : 0xF0});
+  const auto codes = kWithMin ? qs : hn::Xor(qs, hn::Set(d8, uint8_t{0x88}));
+  const auto other = kWithMin ? hn::ShiftRight<4>(hn::BitCast(d16, codes))
+                              : hn::ShiftLeft<4>(hn::BitCast(d16, codes));
+  const auto low = hn::And(kWithMin ? codes : hn::BitCast(d8, other), nibbles);
+  const auto high = hn::And(kWithMin ? hn::BitCast(d8, other) : codes, nibbles);
+  const auto d_top = hn::Mul(GgmlScalar(s.d), hn::Set(df, kWithMin ? 0x1p-24f : 0x1p-28f));
   const auto chunk = [&](size_t c) {
     const auto placed =
         hn::TableLookupBytes(c * kLanes < 16 ? low : high, hn::Load(d8, kPlace.chunk[c]));
-    return hn::Mul(hn::ConvertTo(df, hn::BitCast(di, placed)), d_top);
+    const auto product = hn::Mul(hn::ConvertTo(df, hn::BitCast(di, placed)), d_top);
+    if constexpr (kWithMin) return hn::Add(product, GgmlScalar(s.m));
+    return product;
   };
   for (size_t c = 0; c < 32 / kLanes; c += 2) {
     Store().Pair(chunk(c), chunk(c + 1), y + c * kLanes);
@@ -244,16 +253,21 @@ HWY_INLINE void GgmlQ4_0TopBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockS
 #endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
 
 // Which targets decode Q4_0's finite blocks to F32 through
-// GgmlQ4_0TopBlock: the x86 targets without AVX-512, where it measured
+// GgmlQ4TopBlock: the x86 targets without AVX-512, where it measured
 // faster (SSSE3 1.36x, SSE4 and AVX2 1.04-1.05x; AVX3_DL took 1.2x the
 // time; docs/performance/gguf-legacy.md, "Q4_0 codes at the top of the
-// lane").
+// lane"). Q4_1's: SSSE3 only (1.19x; 0.80-1.01x on SSE4, AVX2 and AVX-512,
+// where the generic chunk's widening load is one instruction).
 template <class Decoder, class Store>
-constexpr bool GgmlUsesQ4_0Top() {
-  if constexpr (!std::is_same_v<Decoder, GgmlQ4_0> || sizeof(typename Store::T) != 4) {
+constexpr bool GgmlUsesQ4Top() {
+  if constexpr (sizeof(typename Store::T) != 4) {
     return false;
-  } else {
+  } else if constexpr (std::is_same_v<Decoder, GgmlQ4_0>) {
     return HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+  } else if constexpr (std::is_same_v<Decoder, GgmlQ4_1>) {
+    return HWY_TARGET == HWY_SSSE3;
+  } else {
+    return false;
   }
 }
 
@@ -322,8 +336,8 @@ HWY_INLINE void GgmlBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& 
       return;
     }
   }
-  if constexpr (GgmlUsesQ4_0Top<Decoder, Store>() && !kSpecial) {
-    GgmlQ4_0TopBlock<Store>(x, scales, y);
+  if constexpr (GgmlUsesQ4Top<Decoder, Store>() && !kSpecial) {
+    GgmlQ4TopBlock<Decoder, Store>(x, scales, y);
     return;
   }
 #endif
