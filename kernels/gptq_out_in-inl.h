@@ -5,7 +5,8 @@
 // once); runs inside one group take their results from a table of all
 // 2^bits results of the group, or compute them. With act-order g_idx,
 // whole tiles are computed in the transposed domain (lane = row) and
-// transposed back; other rows take per-lane zeros and scales.
+// transposed back (kernels/gptq_act_order-inl.h); other rows take per-lane
+// zeros and scales.
 #if defined(AMN_KERNELS_GPTQ_OUT_IN_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_GPTQ_OUT_IN_INL_H_
 #undef AMN_KERNELS_GPTQ_OUT_IN_INL_H_
@@ -27,8 +28,10 @@
 #include "kernels/float_convert-inl.h"
 #include "kernels/float_formats.h"
 #include "kernels/fp8_dequant-inl.h"
+#include "kernels/gptq_act_order-inl.h"
 #include "kernels/gptq_common-inl.h"
 #include "kernels/gptq_layout.h"
+#include "kernels/gptq_tiles-inl.h"
 #include "kernels/int4_byte_table-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -42,9 +45,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // ---- kOutIn ------------------------------------------------------------
 
 // Elements per kOutIn chunk (a multiple of 32; 512 keeps a tile's streams
-// at 9 KiB for 8 bits) and the most rows a transposed tile has.
+// at 9 KiB for 8 bits).
 inline constexpr size_t kOutInChunk = 512;
-inline constexpr size_t kTileLanes = 16;
 // Rows whose tiles take each chunk together (DequantGptqOutIn): 32 columns
 // of 4-byte words are one 128-byte line pair of every qweight word row;
 // layers of at least kOutInLongWordRows word rows (K >= 8192 at 4 bits)
@@ -66,96 +68,6 @@ inline constexpr bool kOutInPackedBands = true;
 #else
 inline constexpr bool kOutInPackedBands = false;
 #endif
-
-// The streams of n = Lanes(du) neighbouring columns: word rows
-// [0, n_words) of the qweight at `words` (column 0 of the tile; rows
-// `stride` bytes apart) go to streams + t * stream_words for column t.
-// Blocks of n x n words are transposed in log2(n) rounds of ConcatEven /
-// ConcatOdd over pairs of rows (each round moves one bit of the row index
-// into the lane index), through two on-stack tiles; word rows left over
-// past the last whole block are copied one by one. n <= kTileLanes.
-// kInRegisters (act-order tiles, ActOrderTile): with 4 or 8 lanes (not on
-// SVE, whose vectors cannot be held in arrays) a block is transposed in
-// registers instead, 32-bit then 64-bit interleaves within
-// 128-bit blocks, then (8 lanes) the 128-bit halves joined: 8 and 24
-// shuffles, no stack tiles. 1.2x faster for act-order tiles with AVX2; for
-// the qweight's own tiles 0.93x with AVX2 at 8 bits, so those keep the
-// rounds above (docs/schemes/gptq.md, "Act-order tiles transposed in
-// registers").
-template <bool kInRegisters = false, class DU>
-HWY_INLINE void TransposeTileStreams(DU du, const uint8_t* HWY_RESTRICT words, size_t stride,
-                                     size_t n_words, uint32_t* HWY_RESTRICT streams,
-                                     size_t stream_words) {
-  const size_t n = hn::Lanes(du);
-  HWY_ALIGN uint32_t tile_a[kTileLanes * kTileLanes];
-  HWY_ALIGN uint32_t tile_b[kTileLanes * kTileLanes];
-  size_t w = 0;
-#if !HWY_HAVE_SCALABLE  // (arrays of and pointers to vectors: not of sizeless SVE ones)
-  if (kInRegisters && (n == 4 || n == 8)) {
-    const hn::Repartition<uint64_t, DU> d64;
-    const auto row = [&](size_t r) {
-      return hn::LoadU(du, reinterpret_cast<const uint32_t*>(words + (w + r) * stride));
-    };
-    // Rows [r, r + 4) as u0..u3: lane 4k + m of u_c is row r + m, column c + 4k.
-    const auto quad = [&](size_t r, hn::Vec<DU>* u) {
-      const auto t0 = hn::BitCast(d64, hn::InterleaveLower(du, row(r), row(r + 1)));
-      const auto t1 = hn::BitCast(d64, hn::InterleaveUpper(du, row(r), row(r + 1)));
-      const auto t2 = hn::BitCast(d64, hn::InterleaveLower(du, row(r + 2), row(r + 3)));
-      const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(du, row(r + 2), row(r + 3)));
-      u[0] = hn::BitCast(du, hn::InterleaveLower(d64, t0, t2));
-      u[1] = hn::BitCast(du, hn::InterleaveUpper(d64, t0, t2));
-      u[2] = hn::BitCast(du, hn::InterleaveLower(d64, t1, t3));
-      u[3] = hn::BitCast(du, hn::InterleaveUpper(d64, t1, t3));
-    };
-    for (; w + n <= n_words; w += n) {
-      hn::Vec<DU> lo[4], hi[4];
-      quad(0, lo);
-      if (n == 4) {
-        for (size_t c = 0; c < 4; ++c) hn::StoreU(lo[c], du, streams + c * stream_words + w);
-        continue;
-      }
-      quad(4, hi);
-      for (size_t c = 0; c < 4; ++c) {
-        hn::StoreU(hn::ConcatLowerLower(du, hi[c], lo[c]), du, streams + c * stream_words + w);
-        hn::StoreU(hn::ConcatUpperUpper(du, hi[c], lo[c]), du,
-                   streams + (c + 4) * stream_words + w);
-      }
-    }
-  }
-#endif
-  for (; w + n <= n_words; w += n) {
-    const uint8_t* block = words + w * stride;
-    uint32_t* src = tile_a;
-    uint32_t* dst = tile_b;
-    for (size_t round = 1; round < n; round *= 2) {
-      const bool first = round == 1;
-      const bool last = round * 2 == n;
-      for (size_t r = 0; r < n / 2; ++r) {
-        const auto lo = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
-                                                  block + 2 * r * stride))
-                              : hn::Load(du, src + 2 * r * n);
-        const auto hi = first ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(
-                                                  block + (2 * r + 1) * stride))
-                              : hn::Load(du, src + (2 * r + 1) * n);
-        const auto even = hn::ConcatEven(du, hi, lo);
-        const auto odd = hn::ConcatOdd(du, hi, lo);
-        if (last) {
-          hn::StoreU(even, du, streams + r * stream_words + w);
-          hn::StoreU(odd, du, streams + (r + n / 2) * stream_words + w);
-        } else {
-          hn::Store(even, du, dst + r * n);
-          hn::Store(odd, du, dst + (r + n / 2) * n);
-        }
-      }
-      std::swap(src, dst);
-    }
-  }
-  for (; w < n_words; ++w) {
-    for (size_t t = 0; t < n; ++t) {
-      std::memcpy(streams + t * stream_words + w, words + w * stride + 4 * t, 4);
-    }
-  }
-}
 
 // Row j's F32 zero and scale of group g.
 HWY_INLINE float ZeroOf(const gptq::LayerView& layer, size_t g, size_t j) {
@@ -614,151 +526,6 @@ HWY_INLINE void OutInChunk(const gptq::LayerView& layer, size_t j,
                       hn::LoadU(df, lane_scales), hn::LoadU(df, lane_scales + lanes), dst);
     if (!full) std::memcpy(out + c, out_tail, (count - c) * sizeof(TOut));
     c += step;
-  }
-}
-
-// Entries the zero and scale tables of a layer with a g_idx hold (a tile's:
-// group x lane, a row's: group), 32 KiB on the stack, which a row's table
-// of every group's 2^bits results (twice as many entries) shares. Tiles of
-// layers with more groups than fit read each element's zeros and scales
-// from the layer instead (1.2-1.9x slower where both were timed,
-// docs/schemes/gptq.md). 4096 entries hold the 8-lane tiles of K = 16384
-// in groups of 32 (2048 held K = 8192).
-inline constexpr size_t kGptqMaxTableEntries = 4096;
-
-// The lanes of an act-order tile (ActOrderTile): at most 8, so AVX-512
-// runs 256-bit tiles, which transpose in registers and take half the table
-// entries per group: 1.3-1.6x faster than 16-lane tiles at real shapes
-// (docs/schemes/gptq.md, "Act-order tiles of 8 lanes on AVX-512").
-using ActOrderTag = hn::CappedTag<uint32_t, 8>;
-
-// How far ahead of its block an act-order tile prefetches its qweight rows,
-// in elements (ActOrderTile; 32 to 128 measured alike).
-inline constexpr size_t kActOrderPrefetchElems = 64;
-
-// kOutIn rows [j0, j0 + n) (n = Lanes, <= kTileLanes, j0 + n <= N) of a
-// layer with a g_idx, computed in the transposed domain: for each element
-// i, lane t is row j0 + t, so the codes are one shifted load of qweight
-// word row bits*i/32. The zero and scale of group g = g_idx[i] are plain
-// loads of the tables at [g * n] (zeros[g * n + t], scales[g * n + t]) with
-// kTables, else one load of scales[g][j0..] and fields j0.. of qzeros row
-// g (UnpackFieldsAt), for any number of groups. Blocks of n elements are
-// transposed back (TransposeTileStreams) into rows t. kMayBeNan = false
-// when every scale of the tile is finite.
-template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, typename TOut>
-HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
-                             const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
-                             TOut* HWY_RESTRICT out) {
-  const ActOrderTag du;
-  const hn::Rebind<float, decltype(du)> df;
-  const hn::RebindToSigned<decltype(du)> di;
-  const hn::Repartition<uint16_t, decltype(du)> d16;
-  const hn::Half<decltype(d16)> dh;
-  const size_t n = hn::Lanes(du);
-  const size_t stride = 4 * layer.n;
-  const uint8_t* column0 = layer.qweight + 4 * j0;
-  const auto mask = hn::Set(du, (1u << kBits) - 1);
-  const auto lane_bits = LaneBitOffsets<kBits>(du);
-  const auto plus_one = hn::Set(du, layer.zeros_plus_one ? 1u : 0u);
-  // Without tables the zeros are fields j0.. of a qzeros row: UnpackFieldsAt
-  // reads n words from the word of field j0, inside the tensor for the rows
-  // below `direct_groups`; the last rows' words are copied into `zero_words`.
-  const size_t zero_row_bytes = layer.n * kBits / 32 * 4;
-  const size_t first_word_byte = 4 * (j0 * kBits / 32);
-  const auto first_bit = static_cast<uint32_t>(j0 * kBits % 32);
-  const size_t zero_bytes = layer.groups * zero_row_bytes;
-  const size_t direct_groups = zero_bytes >= first_word_byte + 4 * n
-                                   ? (zero_bytes - first_word_byte - 4 * n) / zero_row_bytes + 1
-                                   : 0;
-  HWY_ALIGN uint32_t zero_words[kTileLanes] = {};
-  const size_t scale_bytes = ElemTypeBytes(layer.scale_type);
-  HWY_ALIGN uint32_t by_element[kTileLanes * kTileLanes];
-  HWY_ALIGN uint32_t by_row[kTileLanes * kTileLanes];
-  HWY_ALIGN TOut row_tail[kTileLanes];
-  const size_t word_rows = (layer.k * kBits + 31) / 32;
-  // The tile reads its n words of each qweight row, rows N * 4 bytes apart
-  // (16 KiB at N = 4096): each in another page, where the hardware
-  // prefetchers do not follow, so every row was a miss to memory. Each
-  // block asks for the rows kActOrderPrefetchElems elements ahead: at real
-  // shapes 2.0-3.1x faster with AVX2 and 1.3-2.1x with AVX-512
-  // (docs/schemes/gptq.md, "Act-order tiles: the qweight rows prefetched").
-  // Not with 4 lanes (SSE4, NEON): four tiles share each line, which the
-  // first leaves in the cache, and the prefetches measured 1.1x slower.
-  const bool prefetch = n >= 8;
-  size_t prefetched = 0;  // rows [0, prefetched) asked for already
-  for (size_t i0 = 0; i0 < layer.k; i0 += n) {
-    const size_t m = std::min(n, layer.k - i0);
-    if (prefetch) {
-      const size_t first = std::max(prefetched, (i0 + kActOrderPrefetchElems) * kBits / 32);
-      const size_t last = std::min(word_rows, (i0 + kActOrderPrefetchElems + n) * kBits / 32 + 1);
-      prefetched = std::max(prefetched, last);
-      for (size_t r = first; r < last; ++r) {
-        hwy::Prefetch(column0 + r * stride);
-        hwy::Prefetch(column0 + r * stride + 4 * n - 1);
-      }
-    }
-    for (size_t e = 0; e < n; ++e) {
-      const size_t i = i0 + std::min(e, m - 1);  // padding repeats the last element
-      const size_t bit = i * kBits;
-      const uint8_t* row = column0 + (bit / 32) * stride;
-      const int shift = static_cast<int>(bit % 32);
-      auto q = hn::ShiftRightSame(hn::LoadU(du, reinterpret_cast<const uint32_t*>(row)), shift);
-      if (32 % kBits != 0 && shift + kBits > 32) {
-        const auto next = hn::LoadU(du, reinterpret_cast<const uint32_t*>(row + stride));
-        q = hn::Or(q, hn::ShiftLeftSame(next, 32 - shift));
-      }
-      const size_t g = gptq::LoadLe32(layer.g_idx + 4 * i);
-      hn::Vec<decltype(df)> zero, scale;
-      if constexpr (kTables) {
-        zero = hn::LoadU(df, zeros + g * n);
-        scale = hn::LoadU(df, scales + g * n);
-      } else {
-        const uint8_t* zero_at = layer.qzeros + g * zero_row_bytes + first_word_byte;
-        const uint32_t* words = reinterpret_cast<const uint32_t*>(zero_at);
-        if (HWY_UNLIKELY(g >= direct_groups)) {
-          std::memcpy(zero_words, zero_at, zero_bytes - (g * zero_row_bytes + first_word_byte));
-          words = zero_words;
-        }
-        zero = hn::ConvertTo(df, hn::BitCast(di, hn::Add(UnpackFieldsAt<kBits>(du, words, first_bit,
-                                                                               lane_bits),
-                                                         plus_one)));
-        const uint8_t* scale_at = layer.scales + (g * layer.n + j0) * scale_bytes;
-        if (layer.scale_type == ElemType::kF32) {
-          scale = hn::LoadU(df, reinterpret_cast<const float*>(scale_at));
-        } else if (layer.scale_type == ElemType::kBf16) {
-          scale = hn::BitCast(df, FromBf16()(du, reinterpret_cast<const uint16_t*>(scale_at)));
-        } else {
-          scale = hn::BitCast(df, FromF16()(du, reinterpret_cast<const uint16_t*>(scale_at)));
-        }
-      }
-      auto product =
-          hn::Mul(hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hn::And(q, mask))), zero), scale);
-      if (kMayBeNan) product = hn::IfThenElse(hn::IsNaN(product), ProductNan(df, scale), product);
-      const auto bits = hn::BitCast(du, product);
-      hn::Vec<decltype(du)> encoded;
-      if constexpr (kOut == DequantOut::kF32) {
-        encoded = bits;
-      } else if constexpr (kOut == DequantOut::kBf16) {
-        encoded = hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, bits)
-                                               : NonNanToBf16Upper(du, bits));
-      } else {
-        encoded = F32BitsToF16Lanes(du, bits);
-      }
-      hn::Store(encoded, du, by_element + e * n);
-    }
-    TransposeTileStreams<true>(du, reinterpret_cast<const uint8_t*>(by_element), 4 * n, n, by_row,
-                               n);
-    for (size_t t = 0; t < n; ++t) {
-      const auto v = hn::Load(du, by_row + t * n);
-      TOut* dst = m == n ? out + t * layer.k + i0 : row_tail;
-      if constexpr (kOut == DequantOut::kF32) {
-        hn::StoreU(hn::BitCast(df, v), df, dst);
-      } else {
-        hn::StoreU(hn::LowerHalf(dh, hn::ConcatEven(d16, hn::BitCast(d16, v), hn::BitCast(d16, v))),
-                   dh, dst);
-      }
-      if (m != n) std::memcpy(out + t * layer.k + i0, row_tail, m * sizeof(TOut));
-    }
   }
 }
 
