@@ -68,7 +68,7 @@ struct ActOrderTileView {
 
 // Element e of an act-order block: its codes q (the field in the low kBits
 // of each lane, anything above it) in group g, to by_element + e * n.
-template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, class DU>
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, bool kInRange, class DU>
 HWY_INLINE void ActOrderElement(DU du, const ActOrderTileView& t, hn::Vec<DU> q, size_t g, size_t e,
                                 hn::Vec<DU> lane_bits, hn::Vec<DU> plus_one) {
   const hn::Rebind<float, DU> df;
@@ -108,6 +108,8 @@ HWY_INLINE void ActOrderElement(DU du, const ActOrderTileView& t, hn::Vec<DU> q,
   } else if constexpr (kOut == DequantOut::kBf16) {
     encoded =
         hn::ShiftRight<16>(kMayBeNan ? F32BitsToBf16Upper(du, bits) : NonNanToBf16Upper(du, bits));
+  } else if constexpr (kInRange) {
+    encoded = ToF16LowerInRange()(du, bits);
   } else {
     encoded = F32BitsToF16Lanes(du, bits);
   }
@@ -127,18 +129,18 @@ constexpr bool ActOrderWholeWords() {
 // / 32) shifted right by e * kBits % 32, a constant (w0: the first row,
 // already shifted to the block's first field; w1: the second); the
 // recursion unrolls the block at compile time. g_idx: the block's entries.
-template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, size_t kE, size_t kN,
-          class DU>
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, bool kInRange, size_t kE,
+          size_t kN, class DU>
 HWY_INLINE void ActOrderWholeWordBlock(DU du, const ActOrderTileView& t, hn::Vec<DU> w0,
                                        hn::Vec<DU> w1, const uint8_t* HWY_RESTRICT g_idx,
                                        hn::Vec<DU> lane_bits, hn::Vec<DU> plus_one) {
   if constexpr (kE < kN) {
     constexpr size_t kBit = kE * kBits;
     const auto q = hn::ShiftRight<kBit % 32>(kBit < 32 ? w0 : w1);
-    ActOrderElement<kBits, kOut, kMayBeNan, kTables>(du, t, q, gptq::LoadLe32(g_idx + 4 * kE), kE,
-                                                     lane_bits, plus_one);
-    ActOrderWholeWordBlock<kBits, kOut, kMayBeNan, kTables, kE + 1, kN>(du, t, w0, w1, g_idx,
-                                                                        lane_bits, plus_one);
+    ActOrderElement<kBits, kOut, kMayBeNan, kTables, kInRange>(
+        du, t, q, gptq::LoadLe32(g_idx + 4 * kE), kE, lane_bits, plus_one);
+    ActOrderWholeWordBlock<kBits, kOut, kMayBeNan, kTables, kInRange, kE + 1, kN>(
+        du, t, w0, w1, g_idx, lane_bits, plus_one);
   }
 }
 
@@ -146,12 +148,17 @@ HWY_INLINE void ActOrderWholeWordBlock(DU du, const ActOrderTileView& t, hn::Vec
 // layer with a g_idx, computed in the transposed domain: for each element
 // i, lane t is row j0 + t, so the codes are one shifted load of qweight
 // word row bits*i/32 (whole blocks of 4 or 8 bits: one or two loads per
-// block and constant shifts, ActOrderWholeWordBlock). The zero and scale of group g = g_idx[i] are
-// plain loads of the tables at [g * n] (zeros[g * n + t], scales[g * n + t]) with kTables, else one
-// load of scales[g][j0..] and fields j0.. of qzeros row g (UnpackFieldsAt), for any number of
-// groups. Blocks of n elements are transposed back (TransposeTileStreams) into rows t. kMayBeNan =
-// false when every scale of the tile is finite.
-template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, typename TOut>
+// block and constant shifts, ActOrderWholeWordBlock). The zero and scale
+// of group g = g_idx[i] are plain loads of the tables at [g * n]
+// (zeros[g * n + t], scales[g * n + t]) with kTables, else one load of
+// scales[g][j0..] and fields j0.. of qzeros row g (UnpackFieldsAt), for any
+// number of groups. Blocks of n elements are transposed back
+// (TransposeTileStreams) into rows t. kMayBeNan = false when every scale of
+// the tile is finite. kInRange (F16 on SSE4/SSSE3, DequantGptqOutIn's
+// test): every result is ±0 or in F16's normal range, so it takes the
+// integer rounding of ToF16LowerInRange.
+template <uint32_t kBits, DequantOut kOut, bool kMayBeNan, bool kTables, bool kInRange,
+          typename TOut>
 HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
                              const float* HWY_RESTRICT zeros, const float* HWY_RESTRICT scales,
                              TOut* HWY_RESTRICT out) {
@@ -166,7 +173,12 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
   const auto plus_one = hn::Set(du, layer.zeros_plus_one ? 1u : 0u);
   HWY_ALIGN uint32_t zero_words[kTileLanes] = {};
   HWY_ALIGN uint32_t by_element[kTileLanes * kTileLanes];
-  ActOrderTileView tile{&layer, zeros, scales, j0, n};
+  ActOrderTileView tile{};
+  tile.layer = &layer;
+  tile.zeros = zeros;
+  tile.scales = scales;
+  tile.j0 = j0;
+  tile.n = n;
   tile.zero_row_bytes = layer.n * kBits / 32 * 4;
   tile.first_word_byte = 4 * (j0 * kBits / 32);
   tile.first_bit = static_cast<uint32_t>(j0 * kBits % 32);
@@ -215,7 +227,7 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
         if (kN * kBits < 32 && i0 * kBits % 32 != 0) w0 = hn::ShiftRight<16>(w0);
         const auto w1 =
             kN * kBits > 32 ? hn::LoadU(du, reinterpret_cast<const uint32_t*>(row + stride)) : w0;
-        ActOrderWholeWordBlock<kBits, kOut, kMayBeNan, kTables, 0, kN>(
+        ActOrderWholeWordBlock<kBits, kOut, kMayBeNan, kTables, kInRange, 0, kN>(
             du, tile, w0, w1, layer.g_idx + 4 * i0, lane_bits, plus_one);
         whole_block = true;
       }
@@ -230,7 +242,7 @@ HWY_INLINE void ActOrderTile(const gptq::LayerView& layer, size_t j0,
         const auto next = hn::LoadU(du, reinterpret_cast<const uint32_t*>(row + stride));
         q = hn::Or(q, hn::ShiftLeftSame(next, 32 - shift));
       }
-      ActOrderElement<kBits, kOut, kMayBeNan, kTables>(
+      ActOrderElement<kBits, kOut, kMayBeNan, kTables, kInRange>(
           du, tile, q, gptq::LoadLe32(layer.g_idx + 4 * i), e, lane_bits, plus_one);
     }
     TransposeTileStreams<true>(du, reinterpret_cast<const uint8_t*>(by_element), 4 * n, n, by_row,

@@ -570,13 +570,25 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
       // them tabulated per tile, interleaved by row, group by group.
       const bool tabled = layer.groups * tile_lanes <= kGptqMaxTableEntries;
       const auto exponent = fmt::kF32ExpMask;
+      // F16 on SSE4/SSSE3: a tile whose every result fl((q - z) * scale) is
+      // ±0 or in F16's normal range (F16InRangeProducts; q - z is exact,
+      // |q - z| <= 2^bits for q < 2^bits and z <= 2^bits) takes the integer
+      // rounding of ToF16LowerInRange instead of the general software one.
+      constexpr bool kInRangeTiles = kOut == DequantOut::kF16 && kF16InRangeStore;
+      constexpr float kMaxAbsDiff = static_cast<float>(1u << kBits);
       for (size_t j = row_begin; j < row_end; j += tile_lanes) {
         const size_t j0 = std::min(j, row_end - tile_lanes);
         bool finite = true;
+        bool in_range = kInRangeTiles;
         for (size_t g = 0; g < layer.groups; ++g) {
           for (size_t t = 0; t < tile_lanes; ++t) {
             const uint32_t scale_bits = gptq::ScaleBits(layer, g, j0 + t);
             finite = finite && (scale_bits & exponent) != exponent;
+            if constexpr (kInRangeTiles) {
+              float scale;
+              std::memcpy(&scale, &scale_bits, 4);
+              in_range = in_range && F16InRangeProducts(scale, kMaxAbsDiff);
+            }
             if (tabled) {
               zeros[g * tile_lanes + t] = ZeroOf(layer, g, j0 + t);
               std::memcpy(&scales[g * tile_lanes + t], &scale_bits, 4);
@@ -584,16 +596,22 @@ HWY_INLINE void DequantGptqOutIn(const gptq::LayerView& layer, size_t row_begin,
           }
         }
         TOut* tile_out = out + (j0 - row_begin) * layer.k;
-        const auto tile = [&](auto may_be_nan, auto tables) {
-          ActOrderTile<kBits, kOut, decltype(may_be_nan)::value, decltype(tables)::value>(
-              layer, j0, zeros, scales, tile_out);
+        const auto tile = [&](auto may_be_nan, auto tables, auto in_range_f16) {
+          ActOrderTile<kBits, kOut, decltype(may_be_nan)::value, decltype(tables)::value,
+                       decltype(in_range_f16)::value>(layer, j0, zeros, scales, tile_out);
         };
         using Yes = std::true_type;
         using No = std::false_type;
+        if constexpr (kInRangeTiles) {
+          if (in_range) {  // (finite too)
+            tabled ? tile(No(), Yes(), Yes()) : tile(No(), No(), Yes());
+            continue;
+          }
+        }
         if (tabled) {
-          finite ? tile(No(), Yes()) : tile(Yes(), Yes());
+          finite ? tile(No(), Yes(), No()) : tile(Yes(), Yes(), No());
         } else {
-          finite ? tile(No(), No()) : tile(Yes(), No());
+          finite ? tile(No(), No(), No()) : tile(Yes(), No(), No());
         }
       }
       return;

@@ -764,6 +764,59 @@ TEST_P(GptqTest, F16InRangeBoundaryScales) {
   }
 }
 
+// Act-order tiles on both sides of their F16 in-range test
+// (kernels/gptq_out_in-inl.h: F16InRangeProducts on every scale of a tile
+// with |q - z| <= 2^bits), whose F16 outputs take the integer rounding on
+// SSE4/SSSE3: a permuted g_idx, every code in every column, zeros up to
+// 2^bits (v1 zeros of 2^bits - 1, plus one), and in each block of 8
+// columns (one or two tiles) one column whose every group has a scale that
+// puts the tile in range (the largest with 2^bits times it below 2^16,
+// 2^-14, ±0) or out (the next F32 above that largest, 1.5 times it, the
+// largest with 2^bits - 1 times it below 2^16, whose 2^bits times it the
+// integer rounding would turn into a NaN pattern, the F32 below 2^-14, an
+// F16-subnormal scale), the other columns a realistic one; as F32 and as
+// F16 scales.
+TEST_P(GptqTest, ActOrderF16InRangeBoundaryScales) {
+  constexpr size_t kK = 256, kGroupSize = 32, kGroups = kK / kGroupSize;
+  for (const uint32_t bits : {4u, 8u}) {
+    const uint32_t levels = 1u << bits;
+    const float below = LargestScaleBelow2To16(static_cast<float>(levels));
+    const float specials[] = {below,
+                              -below,
+                              std::nextafter(below, 1e30f),
+                              1.5f * below,
+                              LargestScaleBelow2To16(static_cast<float>(levels - 1)),
+                              0x1p-14f,
+                              std::nextafter(0x1p-14f, 0.0f),
+                              -0x1.8p-15f,
+                              0.0f,
+                              -0.0f};
+    const size_t n = 8 * std::size(specials);
+    for (const bool plus_one : {false, true}) {
+      Logical l;
+      l.q.assign(kK, std::vector<uint32_t>(n));
+      for (size_t i = 0; i < kK; ++i) {
+        for (size_t j = 0; j < n; ++j) l.q[i][j] = static_cast<uint32_t>(i + 3 * j) % levels;
+      }
+      l.zf.assign(kGroups, std::vector<uint32_t>(n));
+      l.s.assign(kGroups, std::vector<float>(n));
+      for (size_t g = 0; g < kGroups; ++g) {
+        for (size_t j = 0; j < n; ++j) {
+          l.zf[g][j] = (g + j) % 2 == 0 ? levels - 1 : (g * 5 + j) % levels;
+          l.s[g][j] = j % 8 == 3 ? specials[j / 8] : 0.0123f * static_cast<float>(1 + (g + j) % 3);
+        }
+      }
+      l.g_idx.resize(kK);
+      for (size_t i = 0; i < kK; ++i) l.g_idx[i] = static_cast<int32_t>(i * 37 % kK / kGroupSize);
+      for (const ElemType scale_type : {ElemType::kF32, ElemType::kF16}) {
+        const OwnedLayer o = Pack(l, bits, kGroupSize, plus_one, scale_type);
+        EXPECT_TRUE(MatchesReferenceRows(o, ElemType::kF16, 1))
+            << "bits " << bits << " plus_one " << plus_one;
+      }
+    }
+  }
+}
+
 TEST_P(GptqTest, PropertyMatchesReference) {
   const bool ok = rc::check("DequantGptq matches the reference", [] {
     const uint32_t bits = *rc::gen::elementOf(kBitWidths);
