@@ -23,7 +23,6 @@
 #include <utility>
 
 #include "amn/weight_layout.h"
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/float_convert-inl.h"
 #include "kernels/float_formats.h"
