@@ -45,16 +45,14 @@ int main(int argc, char** argv) {
   const bool sequential = argc > 7 && std::string(argv[7]) == "sequential";
   const int passes = argc > 8 ? std::atoi(argv[8]) : 5;
   if (k == 0 || n == 0 || group_size == 0 || rows == 0 || passes <= 0) return Usage();
-  const amn_dtype out_type = out_name == "f32" ? AMN_F32 : out_name == "f16" ? AMN_F16 : AMN_BF16;
+  const amn_dtype out_type = amn_perf::OutTypeNamed(out_name);
   const size_t out_elem = out_type == AMN_F32 ? 4 : 2;
   const uint64_t groups = (k + group_size - 1) / group_size;
 
   std::mt19937_64 rng(1);
   std::vector<uint8_t> qweight(k * bits / 32 * n * 4), qzeros(groups * (n * bits / 32) * 4);
-  for (uint8_t& b : qweight) b = static_cast<uint8_t>(rng());
-  for (uint8_t& b : qzeros) b = static_cast<uint8_t>(rng());
   std::vector<uint16_t> scales(groups * n);
-  for (uint16_t& s : scales) s = static_cast<uint16_t>(0x1800 | (rng() & 0x0FFF));
+  amn_perf::FillRandomLayer(rng, qweight, qzeros, scales);
   std::vector<int32_t> order(k);
   std::iota(order.begin(), order.end(), 0);
   if (!sequential) std::shuffle(order.begin(), order.end(), rng);

@@ -1,7 +1,8 @@
 // Header-only helpers of the one-layer C API timers (perf/gptq_act_order.cc,
 // perf/awq_layer.cc), which link only the shared library so that
-// LD_LIBRARY_PATH can swap builds: the best of several passes of a layer
-// decoded in calls of ROWS rows, and a hash of the output to compare builds.
+// LD_LIBRARY_PATH can swap builds: the output type by name, a layer's random
+// packed bytes and F16 scales, the best of several passes of a layer decoded
+// in calls of ROWS rows, and a hash of the output to compare builds.
 #ifndef AMN_PERF_LAYER_CALLS_H_
 #define AMN_PERF_LAYER_CALLS_H_
 
@@ -10,11 +11,28 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "amn/amn.h"
 
 namespace amn_perf {
+
+// "f32", "f16", else BF16.
+inline amn_dtype OutTypeNamed(const std::string& name) {
+  return name == "f32" ? AMN_F32 : name == "f16" ? AMN_F16 : AMN_BF16;
+}
+
+// Random qweight and qzeros bytes, then finite, normal F16 scales in
+// [2^-9, 2^-7) (the low exponent bit and the mantissa random), all from `rng` in that
+// order.
+inline void FillRandomLayer(std::mt19937_64& rng, std::vector<uint8_t>& qweight,
+                            std::vector<uint8_t>& qzeros, std::vector<uint16_t>& scales) {
+  for (uint8_t& b : qweight) b = static_cast<uint8_t>(rng());
+  for (uint8_t& b : qzeros) b = static_cast<uint8_t>(rng());
+  for (uint16_t& s : scales) s = static_cast<uint16_t>(0x1800 | (rng() & 0x0FFF));
+}
 
 inline double MonotonicSeconds() {
   timespec t;
