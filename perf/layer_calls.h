@@ -25,8 +25,8 @@ inline amn_dtype OutTypeNamed(const std::string& name) {
 }
 
 // Random qweight and qzeros bytes, then finite, normal F16 scales in
-// [2^-9, 2^-7) (the low exponent bit and the mantissa random), all from `rng` in that
-// order.
+// [2^-9, 2^-7) (the low exponent bit and the mantissa random), all from
+// `rng` in that order.
 inline void FillRandomLayer(std::mt19937_64& rng, std::vector<uint8_t>& qweight,
                             std::vector<uint8_t>& qzeros, std::vector<uint16_t>& scales) {
   for (uint8_t& b : qweight) b = static_cast<uint8_t>(rng());
