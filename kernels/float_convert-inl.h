@@ -1,13 +1,14 @@
 // Per-target F32/F16/BF16 conversion kernels (Highway 1.0.3 templates).
 // Every target gives the bytes of kernels/ref/float_convert_ref.cc. F32 -> F16
-// uses F16C's vcvtps2ph on the x86 targets that have it (AVX2, AVX3*): it is
-// exactly the reference's rule for every input class (see F32BitsToF16Lanes),
-// and F16 inputs widen with vcvtph2ps there, also exact (see FromF16).
-// Elsewhere F32 -> F16 rounds with one F32 addition of a power-of-two bias
-// (F32BitsToF16Magnitude), and BF16 and F16 inputs use integer arithmetic on
-// the bit patterns: Highway's own DemoteTo(bf16) truncates and its f16
-// emulation on SSE4/SSSE3/SCALAR/EMU128/Arm differs by target (TOOLCHAIN.md
-// pitfall 1).
+// uses F16C's vcvtps2ph on the x86 targets that have it (AVX2, AVX3*) and
+// FCVTN/FCVT on AArch64 (NEON, SVE*): both are exactly the reference's rule
+// for every input class (see AMN_F16_HARDWARE_DEMOTE), and F16 inputs widen
+// with vcvtph2ps / FCVTL there, also exact (see FromF16). Elsewhere
+// (SSE4, SSSE3, SCALAR, EMU128) F32 -> F16 rounds with one F32 addition of a
+// power-of-two bias (F32BitsToF16Magnitude), and BF16 and F16 inputs use
+// integer arithmetic on the bit patterns: Highway's own DemoteTo(bf16)
+// truncates and its f16 emulation on those targets differs by target
+// (TOOLCHAIN.md pitfall 1).
 #if defined(AMN_KERNELS_FLOAT_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FLOAT_CONVERT_INL_H_
 #undef AMN_KERNELS_FLOAT_CONVERT_INL_H_
@@ -66,7 +67,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToBf16Lanes(DU du, hn::Vec<DU> x) {
 }
 
 // F32 bits -> F16 bits without the sign (0..0x7FFF in each u32 lane), IEEE
-// round to nearest even; the F16C-less targets' path (see F32BitsToF16Lanes).
+// round to nearest even; the path of the targets without a hardware
+// conversion (see F32BitsToF16Lanes).
 // The F32 adder does the rounding for every finite |x| (the branch-free
 // float -> half conversion of Giesen's and Maratyszcza's FP16 code):
 // * base = |x| * 4, computed as (|x| * 2^112) * 2^-110 so that |x| >= 2^16
@@ -124,7 +126,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
 }
 
 // F32 bits -> F16 bits (low 16 bits of each lane), IEEE round to nearest even.
-// Without F16C: F32BitsToF16Magnitude (above) and the sign.
+// Without a hardware conversion (F16C, Arm): F32BitsToF16Magnitude (above)
+// and the sign.
 //
 // On AVX2/AVX3 targets Highway 1.0.3's DemoteTo(f16) is vcvtps2ph with
 // imm8 = _MM_FROUND_NO_EXC: rounding from imm8 (RNE, whatever MXCSR says), no
@@ -137,9 +140,24 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Magnitude(DU du, hn::Vec<DU> x) {
 // HWY_DISABLE_F16C makes Highway emulate (with other NaN and rounding rules),
 // so that build keeps the software path (F32BitsToF16Magnitude). The same
 // switch selects vcvtph2ps for F16 inputs (FromF16).
+//
+// On AArch64 (NEON and every SVE target) Highway 1.0.3's DemoteTo(f16) and
+// PromoteTo(f32, f16) are the FCVTN/FCVTL (SVE: FCVT) instructions, which
+// follow the Arm ARM's FPConvert: RNE under the default FPCR, F16 results not
+// flushed (conversions ignore FZ16; an F32 subnormal that FZ flushes would
+// round to ±0 anyway), overflow to Inf, F16 subnormal inputs widened exactly,
+// and a NaN keeps its sign and top payload bits with the quiet bit forced
+// (FPConvertNaN), as vcvtps2ph/vcvtph2ps and the reference do. They read
+// the rounding mode from FPCR, as the software path's F32 addition and every
+// kernel's IEEE multiply do; FPCR.DN or AHP set (no Linux process starts
+// with them) would change NaNs or the format. The same tests cover them,
+// under qemu-aarch64 (whose emulation follows FPConvert).
 #undef AMN_F16_HARDWARE_DEMOTE
-#if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
-    !defined(HWY_DISABLE_F16C)
+#if ((HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
+     !defined(HWY_DISABLE_F16C)) ||                                                     \
+    (HWY_ARCH_ARM_A64 && (HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_SVE ||           \
+                          HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 ||         \
+                          HWY_TARGET == HWY_SVE2_128))
 #define AMN_F16_HARDWARE_DEMOTE 1
 #else
 #define AMN_F16_HARDWARE_DEMOTE 0
@@ -159,7 +177,8 @@ HWY_INLINE hn::Vec<DU> F32BitsToF16Lanes(DU du, hn::Vec<DU> x) {
 }
 
 // F32 bits -> F16 bits as a u16 vector with the same lane count (half the
-// width). With F16C this is the bare vcvtps2ph result, with no widening.
+// width). With a hardware conversion this is the bare vcvtps2ph (FCVTN)
+// result, with no widening.
 template <class DU>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DU>> F32BitsToF16Narrow(DU du, hn::Vec<DU> x) {
   const hn::Rebind<uint16_t, DU> du16;
@@ -525,13 +544,14 @@ struct FromF32 {
   }
 };
 // F16 input: with F16C one vcvtph2ps (Highway 1.0.3's PromoteTo(f32, f16)
-// on AVX2/AVX3*). It is exact and equals ref::F16ToF32Bits for all 2^16
-// inputs: subnormals widen exactly (MXCSR.DAZ is ignored, Intel SDM), ±0 and
-// ±Inf keep their sign, and a NaN keeps sign and payload with the quiet bit
-// set, which is also the reference's rule (a signalling NaN comes out quiet
-// on both sides). FloatConvertTest.Every16BitInput checks every pattern on
-// every target. Elsewhere Highway emulates with other NaN rules, so those
-// targets keep the integer path.
+// on AVX2/AVX3*; FCVTL on NEON, FCVT on SVE). It is exact and equals
+// ref::F16ToF32Bits for all 2^16 inputs: subnormals widen exactly
+// (MXCSR.DAZ is ignored, Intel SDM; FZ16 does not apply to Arm's
+// conversions), ±0 and ±Inf keep their sign, and a NaN keeps sign and
+// payload with the quiet bit set, which is also the reference's rule (a
+// signalling NaN comes out quiet on both sides). FloatConvertTest.
+// Every16BitInput checks every pattern on every target. Elsewhere Highway
+// emulates with other NaN rules, so those targets keep the integer path.
 struct FromF16 {
   template <class DU>
   HWY_INLINE hn::Vec<DU> operator()(DU du, const uint16_t* HWY_RESTRICT p) const {

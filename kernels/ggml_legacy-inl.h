@@ -558,8 +558,9 @@ HWY_NOINLINE size_t GgmlScaleGroups(const uint8_t* HWY_RESTRICT blocks, size_t n
   constexpr size_t kElems = GgmlBlockElems<Decoder>();
   const GgmlDU du;
   const size_t group = hn::Lanes(du);
-  const hn::Repartition<hwy::float16_t, GgmlDU> dh;  // d (and m) of each block
-  const hn::Half<decltype(dh)> dh_half;
+  const hn::Repartition<uint16_t, GgmlDU> d16;  // d (and m) of each block
+  const hn::Half<decltype(d16)> d16_half;
+  const hn::Rebind<hwy::float16_t, decltype(d16_half)> dh_half;
   const hn::Rebind<float, decltype(dh_half)> df;
   const hn::RebindToUnsigned<decltype(df)> du_half;
   HWY_ALIGN uint32_t words[16];  // d | m << 16 (m 0 without kMin)
@@ -584,12 +585,14 @@ HWY_NOINLINE size_t GgmlScaleGroups(const uint8_t* HWY_RESTRICT blocks, size_t n
     }
     // FromF16's widening on the words already in a register (FromF16 itself
     // loads from memory: storing the words as u16 for it measured 1.06-1.42x
-    // slower).
-    const auto halves = hn::BitCast(dh, w);
-    hn::Store(hn::BitCast(du_half, hn::PromoteTo(df, hn::LowerHalf(dh_half, halves))), du_half,
-              wide);
-    hn::Store(hn::BitCast(du_half, hn::PromoteTo(df, hn::UpperHalf(dh_half, halves))), du_half,
-              wide + group);
+    // slower). Halved as u16 lanes: 1.0.3 has no f16 halves on NEON.
+    const auto halves = hn::BitCast(d16, w);
+    hn::Store(hn::BitCast(du_half,
+                          hn::PromoteTo(df, hn::BitCast(dh_half, hn::LowerHalf(d16_half, halves)))),
+              du_half, wide);
+    hn::Store(hn::BitCast(du_half,
+                          hn::PromoteTo(df, hn::BitCast(dh_half, hn::UpperHalf(d16_half, halves)))),
+              du_half, wide + group);
     for (size_t i = 0; i < group; ++i) {
       const GgmlBlockScales scales{wide[2 * i], wide[2 * i + 1], 0, 0, false};
       GgmlBlock<Decoder, typename Store::Finite, false>(x + i * Decoder::kBytes, scales,
