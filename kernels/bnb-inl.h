@@ -191,15 +191,23 @@ HWY_INLINE hn::Vec<BnbDU> BnbCodePairs(const uint8_t* HWY_RESTRICT packed) {
 // from another).
 HWY_INLINE BnbPlaneVec BnbByteIndex(const uint8_t* HWY_RESTRICT packed) {
   const hn::Repartition<uint8_t, BnbDU> d8;
-#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-  // 128-bit x86, straight from the 4 bytes: byte i to bytes 4i..4i+3 (one
-  // byte shuffle), the u16 lanes of even elements shifted right by 4 (high
-  // nibble), then every byte masked to its code.
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON
+  // 128-bit x86 and NEON, straight from the 4 bytes: byte i to bytes
+  // 4i..4i+3 (one byte shuffle), the u16 lanes of even elements shifted right
+  // by 4 (high nibble), then every byte masked to its code.
   const hn::Repartition<uint16_t, BnbDU> d16;
   alignas(16) static constexpr uint8_t kSpread[16] = {0, 0, 0, 0, 1, 1, 1, 1,
                                                        2, 2, 2, 2, 3, 3, 3, 3};
-  const auto spread = hn::BitCast(
-      d16, hn::TableLookupBytes(hn::LoadU(hn::Full32<uint8_t>(), packed), hn::Load(d8, kSpread)));
+#if HWY_TARGET == HWY_NEON
+  // (1.0.3's NEON looks up no 16 indices in a 4-byte table: the 4 bytes
+  // broadcast as a u32 instead.)
+  uint32_t word;
+  std::memcpy(&word, packed, sizeof(word));
+  const auto four = hn::BitCast(d8, hn::Set(hn::Repartition<uint32_t, decltype(d8)>(), word));
+#else
+  const auto four = hn::LoadU(hn::Full32<uint8_t>(), packed);
+#endif
+  const auto spread = hn::BitCast(d16, hn::TableLookupBytes(four, hn::Load(d8, kSpread)));
   const auto codes = hn::OddEven(spread, hn::ShiftRight<4>(spread));
   return hn::And(hn::BitCast(d8, codes), hn::Set(d8, uint8_t{15}));
 #else
@@ -221,7 +229,8 @@ HWY_INLINE void Bnb4Chunk(const uint8_t* HWY_RESTRICT packed, BnbPlaneVec p0, Bn
     const auto idx = BnbByteIndex(packed);
     const auto bytes01 = hn::OddEven(hn::TableLookupBytes(p1, idx), hn::TableLookupBytes(p0, idx));
     hn::StoreU(hn::BitCast(d16, bytes01), d16, out);
-  } else if constexpr (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) {
+  } else if constexpr (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 ||
+                       HWY_TARGET == HWY_NEON) {
     // One 128-bit block: the low and the high halves of the outputs, each in
     // element order, zip into F32 lanes.
     const auto idx = BnbByteIndex(packed);
@@ -435,12 +444,13 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*un
                  });
   }
 }
-#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-// 128-bit x86: the byte planes are built in registers, which avoids the
-// generic path's store-to-load round trip (its 4-byte plane stores cannot
-// forward to the 16-byte broadcast loads). One byte shuffle turns 4 outputs
-// into [byte 0 of each, byte 1 of each, ...] as u32 lanes; a 4 x 4 u32
-// transpose of the 4 such vectors gives plane p in lane group p.
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON
+// 128-bit x86 and NEON: the byte planes are built in registers, which avoids
+// the generic path's store-to-load round trip (its 4-byte plane stores cannot
+// forward to the 16-byte broadcast loads). NEON untimed: 1.3-1.8x fewer
+// instructions per element under emulation (docs/performance/arm.md). One byte shuffle turns 4
+// outputs into [byte 0 of each, byte 1 of each, ...] as u32 lanes; a 4 x 4 u32 transpose of the 4
+// such vectors gives plane p in lane group p.
 template <BnbOut kOut, bool kMayBeNan>
 HWY_INLINE hn::Vec<BnbDU> BnbByteMajor4(const BnbCodebook& cb, size_t k, uint32_t absmax) {
   const BnbDU du;

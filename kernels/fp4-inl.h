@@ -382,9 +382,9 @@ HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
   }
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
-// NVFP4 16-bit outputs through per-call scale-byte rows (x86, where the
-// 16-byte lookups are pshufb). With the global scale fixed for the call, an
+#if AMN_BYTE_TABLES
+// NVFP4 16-bit outputs through per-call scale-byte rows (x86 and NEON, where
+// the 16-byte lookups are pshufb or TBL). With the global scale fixed for the call, an
 // output depends on its group's E4M3 byte and its code alone, so the row of
 // a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16 outputs that
 // E2m1Chunk, the general path with the NaN rule, gives codes 0..15 under
@@ -446,7 +446,7 @@ HWY_INLINE void Nvfp4ByRows(const uint8_t* HWY_RESTRICT packed,
     StoreScaleByteRow(rows.Row(scales[g], build), first, out + g * 16);
   }
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#endif  // AMN_BYTE_TABLES
 
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float global_scale,
@@ -457,7 +457,7 @@ HWY_INLINE void Nvfp4Run(const uint8_t* packed, const uint8_t* scales, float glo
   const bool global_is_nan = (global_bits & fmt::kF32AbsMask) > fmt::kF32ExpMask;
   const uint32_t nan_bits =
       global_is_nan ? global_bits | fmt::kF32QuietBit : ref::kF32InvalidProductNan;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
   if constexpr (kOut != DequantOut::kF32 && kNvfp4UsesScaleByteRows) {
     if (n_groups >= kNvfp4RowMinGroups) {
       Nvfp4ByRows<kOut>(packed, scales, global_scale, nan_bits, n_groups, out);

@@ -555,7 +555,10 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // IQ3_S (0.71–0.95×) and F16 of the other four (0.59–1.04×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool IQuantUsesByteTables() {
-  constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+  // NEON as SSE4 (untimed: fewer instructions per element under
+  // emulation, docs/performance/arm.md).
+  constexpr bool kSse =
+      HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON;
   constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
   constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
   if constexpr (sizeof(TOut) != 2) return false;
@@ -569,7 +572,7 @@ constexpr bool IQuantUsesByteTables() {
   }
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // IQ2's 6 codes take a 3-bit index, so one table holds two factor slots'
 // results, the second's at entries 8..15: IQ2_XS/IQ2_S the two 16-element
 // halves of a 32-element group (a factor each), IQ2_XXS two 32-element
@@ -770,7 +773,7 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
   dec.codes = dec.q;
   for (size_t i = 0; i < n_blocks; ++i) {
     DecodeBlock<kType>(blocks + i * bytes, dec);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
     if constexpr (IQuantUsesByteTables<kType, TOut, kBf16>()) {
       // As below: finite factors give no NaN, for F16 too.
       if (HWY_LIKELY(FactorsFinite<16>(dec))) {

@@ -536,11 +536,13 @@ HWY_INLINE void StoreBlock(const Decoded& dec, uint32_t nan_bits, TOut* HWY_REST
 // TQ2_0, Q8_K nor IQ2/IQ3: their cache-resident rows gained too, but the
 // AVX2 streaming rows of IQ4_XS/TQ1_0/TQ2_0 measured 0.55-0.82x, in either
 // run order (the cause is not found), IQ2/IQ3's 0.85-1.11x; not AVX-512
-// (no gain) nor Arm (untimed).
-// docs/performance/gguf-decode.md, "F32 pass 2 unrolled, and against ggml
-// built for AVX2".
+// (no gain). docs/performance/gguf-decode.md, "F32 pass 2 unrolled, and
+// against ggml built for AVX2". NEON too: untimed, but 1.5-2.0x fewer
+// instructions per element under emulation (docs/performance/arm.md, "NEON
+// paths of the 128-bit x86 targets"); not SVE, whose vector length is
+// known only at run time.
 inline constexpr bool kUnrollsF32Here =
-    HWY_ARCH_X86 && HWY_TARGET >= HWY_AVX2 && HWY_TARGET <= HWY_SSSE3;
+    (HWY_ARCH_X86 && HWY_TARGET >= HWY_AVX2 && HWY_TARGET <= HWY_SSSE3) || HWY_TARGET == HWY_NEON;
 template <uint32_t kType>
 constexpr bool KQuantUnrollsF32() {
   return kUnrollsF32Here &&
@@ -573,7 +575,10 @@ constexpr int GroupShiftOf() {
 // (8 tables per block: 0.93–0.97×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
-  constexpr bool kSse = HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+  // NEON as SSE4 (untimed: fewer instructions per element under
+  // emulation, docs/performance/arm.md).
+  constexpr bool kSse =
+      HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON;
   constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
   constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
   if constexpr (sizeof(TOut) != 2) return false;
@@ -587,7 +592,7 @@ constexpr bool KQuantUsesByteTables() {
   }
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // The factors of a block taking byte tables, in Decoded::dl/ml.
 template <uint32_t kType>
 HWY_INLINE void DecodeByteTableScales(const uint8_t* b, Decoded& dec) {
@@ -821,7 +826,7 @@ HWY_INLINE void BlocksOut(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
         continue;
       }
     }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
     if constexpr (KQuantUsesByteTables<kType, TOut, kBf16>()) {
       DecodeByteTableScales<kType>(b, dec);
       if (HWY_UNLIKELY(SpecialBlock<kType>(b))) {

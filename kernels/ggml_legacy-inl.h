@@ -101,7 +101,9 @@ using GgmlStoreF16 = GgmlStore16<ToF16Lower>;
 // GgmlByteTableBlock instead of rounding every element: the one place that
 // chooses, from best-of-3 interleaved timings (docs/performance/f16-on-sse4.md,
 // "Per-block tables for 4-bit GGUF types"). SSSE3/SSE4: every type and
-// both outputs (F16 is rounded in software there). AVX2: BF16, and F16 but
+// both outputs (F16 is rounded in software there); NEON the same (untimed:
+// 1.2-2.0x fewer instructions per element under emulation than without,
+// docs/performance/arm.md). AVX2: BF16, and F16 but
 // for Q4_1 (vcvtps2ph per element was as fast). AVX-512: BF16 of the
 // codebook types only; its per-element F16 (vcvtps2ph) and Q4_0/Q4_1 BF16
 // were faster than or as fast as the tables.
@@ -117,13 +119,13 @@ constexpr bool GgmlUsesByteTables() {
     // Q5_1's BF16 was 1.00-1.02x, the F16s 0.74-0.97x against vcvtps2ph);
     // AVX-512 took 1.5-2.4x the time with the tables.
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
-    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) return true;
+    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON) return true;
     return HWY_TARGET == HWY_AVX2 && kBf16 && std::is_same_v<Decoder, GgmlQ5_0>;
   } else {
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
     constexpr bool kCodebook =
         std::is_same_v<Decoder, GgmlIq4Nl> || std::is_same_v<Decoder, GgmlMxfp4>;
-    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3) return true;
+    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON) return true;
     if (HWY_TARGET == HWY_AVX2) return kBf16 || !std::is_same_v<Decoder, GgmlQ4_1>;
     if (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) return kBf16 && kCodebook;
     return false;
@@ -271,7 +273,7 @@ constexpr bool GgmlUsesQ4Top() {
   }
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // One block of a 4-bit type as 16-bit outputs: its 16 possible results
 // (Values on codes 0..15, the arithmetic of Chunk, then Encode) rounded once
 // into byte tables, and its 32 nibbles looked up. The tables hold exactly
@@ -319,17 +321,19 @@ HWY_INLINE void GgmlByteTableBlock(const uint8_t* HWY_RESTRICT x, const GgmlBloc
                            Int4Nibbles<1>(d32, qs), out);
   }
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#endif  // AMN_BYTE_TABLES
 
 // One block's kElems outputs at y with Store (kSpecial: the NaN rule).
 template <class Decoder, class Store, bool kSpecial>
 HWY_INLINE void GgmlBlock(const uint8_t* HWY_RESTRICT x, const GgmlBlockScales& scales,
                           typename Store::T* HWY_RESTRICT y) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
   if constexpr (GgmlUsesByteTables<Decoder, Store>()) {
     GgmlByteTableBlock<Decoder, typename Store::Encoder, kSpecial>(x, scales, y);
     return;
   }
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   if constexpr (GgmlUsesQ5CodeDwords<Decoder, Store>()) {
     if constexpr (!kSpecial) {
       GgmlQ5DwordsBlock<Decoder, Store>(x, scales, y);
@@ -380,7 +384,7 @@ template <class Store>
 using GgmlExactStore = GgmlStore16<
     std::conditional_t<Store::Encoder::kUpperHalf, ToBf16UpperExact, ToF16LowerInRange>>;
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // NVFP4 16-bit outputs through per-call scale-byte rows (x86): an output is
 // a function of its sub-block's UE4M3 byte and its code alone, so the row
 // of a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16 outputs
@@ -484,7 +488,7 @@ HWY_INLINE void GgmlMxfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
         row, hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, bytes))), mask), y + 16);
   }
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#endif  // AMN_BYTE_TABLES
 
 // One block at x of any scales to its kElems outputs at y.
 template <class Decoder, class Store>
@@ -608,7 +612,7 @@ template <class Decoder, class Store>
 HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
                                         typename Store::T* HWY_RESTRICT out) {
   constexpr size_t kElems = GgmlBlockElems<Decoder>();
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
   if constexpr (std::is_same_v<Decoder, GgmlNvfp4> && sizeof(typename Store::T) == 2 &&
                 kNvfp4UsesScaleByteRows) {
     if (n_blocks >= kGgmlNvfp4RowMinBlocks) {

@@ -1,8 +1,9 @@
-// x86 (SSSE3 and up) lookups of 16-bit outputs that are a function of a
-// 4-bit code with one set of parameters per group or block, Highway 1.0.3:
-// a 16-bit output is two bytes, and TableLookupBytes (pshufb) looks up 16
-// byte entries per 128-bit block at once, so the 16 possible results become
-// a table of their low bytes and one of their high bytes (in every block).
+// x86 (SSSE3 and up) and NEON lookups of 16-bit outputs that are a function
+// of a 4-bit code with one set of parameters per group or block, Highway
+// 1.0.3: a 16-bit output is two bytes, and TableLookupBytes (pshufb, TBL)
+// looks up 16 byte entries per 128-bit block at once, so the 16 possible
+// results become a table of their low bytes and one of their high bytes (in
+// every block).
 // Codebook16 (every target) maps such a code through a 16-entry codebook.
 // Used by the compressed-tensors int4 kernels (packed_int-inl.h) and the
 // GGUF 4-bit block types (ggml_legacy-inl.h, Q4_K/IQ4_XS in
@@ -50,7 +51,17 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D32>> Codebook16(D32 d, hn::Vec<D32> codes
 #endif
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+// The targets with the byte tables below: x86 from SSSE3 (pshufb) and NEON
+// (TBL), whose 128-bit paths are the same code. Not SVE (its TBL lookups
+// span the whole vector, which the tables' per-block layout does not fit).
+#undef AMN_BYTE_TABLES
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3) || HWY_TARGET == HWY_NEON
+#define AMN_BYTE_TABLES 1
+#else
+#define AMN_BYTE_TABLES 0
+#endif
+
+#if AMN_BYTE_TABLES
 
 template <class D8>
 struct Int4ByteTables {
@@ -329,8 +340,8 @@ class ScaleByteRows {
 // Where NVFP4's 16-bit outputs take ScaleByteRows (both layouts): the
 // targets where it measured faster (docs/performance/gguf-newer-types.md, "NVFP4 16-bit
 // outputs through scale-byte tables"); AVX-512 measured no clear gain.
-inline constexpr bool kNvfp4UsesScaleByteRows =
-    HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_AVX2;
+inline constexpr bool kNvfp4UsesScaleByteRows = HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 ||
+                                                HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_NEON;
 
 // 16 outputs from their codes (one per byte, in output order) and a row of
 // ScaleByteRows.
@@ -343,7 +354,7 @@ HWY_INLINE void StoreScaleByteRow(const uint8_t* HWY_RESTRICT row,
                        codes, out);
 }
 
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#endif  // AMN_BYTE_TABLES
 
 }  // namespace HWY_NAMESPACE
 }  // namespace amn
