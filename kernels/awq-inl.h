@@ -327,7 +327,7 @@ HWY_INLINE hn::Vec<DU> AwqGatherWords(DU du, const uint8_t* HWY_RESTRICT first,
   return hn::Load(du, lanes);
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // Entry q of an output row's 16-entry table (CodeTable16 or
 // Int4ByteTables): Round((q - zero) * scale), BF16 in the upper half of the
 // lane, F16 in the lower half, F32 whole.
@@ -346,13 +346,14 @@ struct AwqEntries {
 };
 #endif
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // Whether BF16/F16 out-in rows take AwqOutInByteTables (measured per
 // target: docs/performance/safetensors-schemes.md, "GPTQ/AWQ 4-bit 16-bit outputs on AVX2
-// through byte tables"); F32 and the rest take CodeTable16 or the formula.
+// through byte tables"; NEON untimed, by instruction count:
+// docs/performance/arm.md); F32 and the rest take CodeTable16 or the formula.
 template <DequantOut kOut>
 constexpr bool AwqOutInUsesByteTables() {
-  return kOut != DequantOut::kF32 && HWY_TARGET <= HWY_SSSE3;
+  return kOut != DequantOut::kF32 && (HWY_TARGET <= HWY_SSSE3 || HWY_TARGET == HWY_NEON);
 }
 
 // Word `w` of input rows first + 8 * (l / 4) + l % 4 (stride_bytes apart)
@@ -445,7 +446,7 @@ HWY_INLINE void AwqOutInWord(const ref::AwqMatrix& m, AwqOutInWords src, size_t 
   const uint8_t* const col = src.At(i0, w);  // word w of row i0
   const auto mask = hn::Set(du, 0xFu);
   size_t i = i0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
   if constexpr (AwqOutInUsesByteTables<kOut>()) {
     i = AwqOutInByteTables<kOut, kMayBeNan>(src, w, c_lo, c_hi, i0, i1, scale, zero, out_w,
                                             out_row_len);

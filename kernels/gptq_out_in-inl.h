@@ -121,8 +121,9 @@ HWY_INLINE hn::Vec<DU> LookUp2(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU
   return hn::IfThenElse(hn::TestBit(codes, lanes), LookUp(du, t1, index), LookUp(du, t0, index));
 }
 
-#if HWY_ARCH_X86
-// 2- and 3-bit codes as u16 lanes, on x86 (SSSE3 to AVX3_DL). A vector's
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
+// 2- and 3-bit codes as u16 lanes, on x86 (SSSE3 to AVX3_DL) and NEON
+// (untimed, by instruction count: docs/performance/arm.md). A vector's
 // 8 * blocks fields are at most 12 bytes, so one 128-bit load broadcast
 // to every block holds them all; a byte shuffle puts the two bytes around
 // field l in u16 lane l and a multiply by 2^(16 - kBits - shift) moves the
@@ -210,15 +211,16 @@ HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, s
     }
   }
 }
-#endif  // HWY_ARCH_X86
+#endif  // HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 // Whether 4-bit codes to BF16/F16 take Nibble16Run (measured per target:
 // docs/performance/safetensors-schemes.md, "GPTQ/AWQ 4-bit 16-bit outputs on AVX2 through byte
-// tables"); elsewhere they take the u32 lane lookups below.
+// tables"; NEON untimed, by instruction count: docs/performance/arm.md);
+// elsewhere they take the u32 lane lookups below.
 template <DequantOut kOut>
 constexpr bool GptqNibbleUsesByteTables() {
-  return kOut != DequantOut::kF32 && HWY_TARGET <= HWY_SSSE3;
+  return kOut != DequantOut::kF32 && (HWY_TARGET <= HWY_SSSE3 || HWY_TARGET == HWY_NEON);
 }
 
 // The shortest run (elements of one group in a chunk) that takes them: the
@@ -286,7 +288,7 @@ HWY_INLINE void Nibble16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, 
     std::memcpy(out + c, last, (end - c) * sizeof(uint16_t));
   }
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#endif  // AMN_BYTE_TABLES
 
 // n_steps whole steps (2L elements each) from element c of the chunk
 // stream to out + c, all in one group with F32 zero `zero_f` and scale `scale_f`.
@@ -340,7 +342,7 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
       return;
     }
   }
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
   // F32 where it wins: SSSE3/SSE4, and 3 bits on AVX2 (2 bits there and
   // AVX3's wider vectors keep the u32 path).
   if constexpr ((kBits == 2 || kBits == 3) &&
@@ -350,7 +352,7 @@ HWY_INLINE void BroadcastRun(const uint32_t* HWY_RESTRICT stream, size_t c, size
     return;
   }
 #endif
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
   if constexpr (kBits == 4 && GptqNibbleUsesByteTables<kOut>()) {
     if (end - c >= GptqNibbleTableMinRun<kOut>()) {
       Nibble16Run<kOut>(df, bytes, c, end, zero, scale, out);

@@ -65,6 +65,12 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D32>> Codebook16(D32 d, hn::Vec<D32> codes
 
 template <class D8>
 struct Int4ByteTables {
+  // Constructors written out, so they get the target's attributes: GCC for
+  // NEON (whose target adds +crypto) would not inline the vectors'
+  // constructors into the implicit one of an array of tables (AWQ's).
+  HWY_INLINE Int4ByteTables() {}
+  HWY_INLINE Int4ByteTables(hn::Vec<D8> low_bytes, hn::Vec<D8> high_bytes)
+      : low(low_bytes), high(high_bytes) {}
   hn::Vec<D8> low;   // byte u: low byte of entry u, in every block
   hn::Vec<D8> high;  // byte u: high byte of entry u, in every block
 };

@@ -277,12 +277,13 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
                                                  scale_b, scale_a, scale_b, out);
 }
 
-// x86 from SSSE3 up: an int4 group has only 16 possible outputs, so they are
-// computed once per group (the same vector formula as PackedIntChunk, on
-// codes 0..15) and each chunk of codes is looked up: with byte tables
+// x86 from SSSE3 up, and NEON (byte tables only): an int4 group has only 16
+// possible outputs, so they are computed once per group (the same vector
+// formula as PackedIntChunk, on codes 0..15) and each chunk of codes is
+// looked up: with byte tables
 // (Int4ByteTableRow) for BF16/F16 output, with lane permutes (CodeTable16,
 // AVX2/AVX-512 only) for F32 output and for groups the byte tables skip.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
 
 // Entry u: the output bits for code u (BF16 in the upper half of the lane,
 // F16 in the lower half, F32 whole).
@@ -425,7 +426,7 @@ HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_
   }
   return done;
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#endif  // AMN_BYTE_TABLES
 
 // Whether PackedIntGroupChunks runs two chunks per loop iteration: the loop
 // control is 4 of about 22 instructions per chunk on AVX2. Three sets of
@@ -467,7 +468,7 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   const hn::ScalableTag<float> df;
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+#if AMN_BYTE_TABLES
   if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
     e = Int4ByteTableRow<kOut, kScale, kMayBeNan>(row, out);
   }
