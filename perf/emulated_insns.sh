@@ -44,7 +44,9 @@ emulator_for() {
     NEON) emulator=(qemu-aarch64 -L "$sysroot" -cpu cortex-a72) ;;
     SVE) emulator=(qemu-aarch64 -L "$sysroot" -cpu a64fx) ;;
     SVE2) emulator=(qemu-aarch64 -L "$sysroot" -cpu max) ;;
-    SVE_256) emulator=(qemu-aarch64 -L "$sysroot" -cpu max,sve-default-vector-length=32) ;;
+    SVE_256)
+      # shellcheck disable=SC2054  # the commas belong to the -cpu value
+      emulator=(qemu-aarch64 -L "$sysroot" -cpu max,sve-default-vector-length=32) ;;
     SSSE3) emulator=(qemu-x86_64 -cpu core2duo) ;;
     SSE4) emulator=(qemu-x86_64 -cpu Westmere) ;;
     AVX2) emulator=(qemu-x86_64 -cpu Haswell) ;;
