@@ -132,12 +132,12 @@ struct E5m2ToF16Op {
   }
 };
 
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
-// FP8 codes to 16-bit words through nibble tables (x86 targets; the 16-byte
-// lookups are pshufb), shared by the plain casts below and the scaled BF16
-// kernel (fp8_dequant-inl.h). A code is sign | h | lo, h the top three
-// exponent bits and lo the low nibble (the other exponent bits and the
-// mantissa). Where a function of the code only moves the exponent field of
+#if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON
+// FP8 codes to 16-bit words through nibble tables (x86 targets and NEON; the
+// 16-byte lookups are pshufb or TBL), shared by the plain casts below and
+// the scaled BF16 kernel (fp8_dequant-inl.h). A code is sign | h | lo, h the
+// top three exponent bits and lo the low nibble (the other exponent bits and
+// the mantissa). Where a function of the code only moves the exponent field of
 // its 16-bit output with the code's exponent (an exact cast; a scaled
 // product that stays normal), the output of a normal code is
 //   normal[lo] + (hi_add[h] << 8)
@@ -337,7 +337,7 @@ HWY_INLINE void E5m2ToF16Bytes(const uint8_t* HWY_RESTRICT codes, size_t n,
     *out_hi = hn::Or(c, hn::IfThenElseZero(nan, hn::Set(d8, 0x02)));
   }, out);
 }
-#endif  // HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+#endif  // (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON
 
 // u8 codes -> 16-bit results, computed in u16 lanes.
 template <class Op>
@@ -488,9 +488,10 @@ struct Fp8ToF32Chunk {
 // The 16-bit casts take the nibble tables (MapByNibbles, E5m2ToF16Bytes) on
 // x86 targets but SCALAR, where they measured faster than the u16-lane
 // decode (docs/performance/fp8.md, "Plain FP8 to BF16 and F16 through constant
-// nibble tables"); elsewhere (NEON, SVE: not measured) the u16 lanes stay.
+// nibble tables"), and on NEON (untimed: about half the instructions per
+// element under emulation, docs/performance/arm.md); SVE keeps the u16 lanes.
 #undef AMN_FP8_NIBBLE_CASTS  // this header is read once per target
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+#if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON
 #define AMN_FP8_NIBBLE_CASTS 1
 #else
 #define AMN_FP8_NIBBLE_CASTS 0

@@ -381,16 +381,16 @@ HWY_INLINE void DequantByTables(const uint8_t* HWY_RESTRICT codes, size_t rows, 
   }
 }
 
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
 // Scaled FP8 to BF16 through per-scale nibble tables (MapByNibbles in
-// fp8_convert-inl.h). For a finite scale whose normal-code products stay
-// normal F32 and finite in BF16, the exponent steps hold: scaling a normal
-// F32 by 2^k, with the result still normal, adds k to the exponent field of
-// both the F32 product and its BF16 rounding (the rounded significand
-// depends on the mantissa and the scale alone, carry to the next binade
-// included). Every entry is the vector path's own output for one code
-// (DequantCodesOneScale), so the rounding, the NaN rule and the sign of zero
-// are the reference's.
+// fp8_convert-inl.h; x86, and NEON untimed: docs/performance/arm.md). For a
+// finite scale whose normal-code products stay normal F32 and finite in
+// BF16, the exponent steps hold: scaling a normal F32 by 2^k, with the
+// result still normal, adds k to the exponent field of both the F32 product
+// and its BF16 rounding (the rounded significand depends on the mantissa and
+// the scale alone, carry to the next binade included). Every entry is the
+// vector path's own output for one code (DequantCodesOneScale), so the
+// rounding, the NaN rule and the sign of zero are the reference's.
 
 // Fills *t for `scale`; false when the exponent steps would not hold: a
 // scale that is not finite, too small for the smallest normal code's
@@ -445,7 +445,7 @@ HWY_INLINE void DequantBf16ByNibbleTables(const uint8_t* HWY_RESTRICT codes, siz
     }
   }
 }
-#endif  // HWY_ARCH_X86
+#endif  // HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -462,7 +462,7 @@ HWY_INLINE void Fp8DequantRows(void (*reference)(const uint8_t*, size_t, size_t,
 #else
   (void)reference;
   if (rows == 0 || cols == 0) return;
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
   if constexpr (kFp8NibbleTables<Decode, kOut>) {
     if (rows * std::min(block_cols, cols) >= kFp8NibbleMinElems) {
       const bool one_block = block_cols >= cols;
