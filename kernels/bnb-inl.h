@@ -448,9 +448,10 @@ HWY_INLINE void Bnb4Block(const BnbCodebook& cb, uint32_t absmax, BnbTable& /*un
 // 128-bit x86 and NEON: the byte planes are built in registers, which avoids
 // the generic path's store-to-load round trip (its 4-byte plane stores cannot
 // forward to the 16-byte broadcast loads). NEON untimed: 1.3-1.8x fewer
-// instructions per element under emulation (docs/performance/arm.md). One byte shuffle turns 4
-// outputs into [byte 0 of each, byte 1 of each, ...] as u32 lanes; a 4 x 4 u32 transpose of the 4
-// such vectors gives plane p in lane group p.
+// instructions per element under emulation (docs/performance/arm.md). One
+// byte shuffle turns 4 outputs into [byte 0 of each, byte 1 of each, ...]
+// as u32 lanes; a 4 x 4 u32 transpose of the 4 such vectors gives plane p in
+// lane group p.
 template <BnbOut kOut, bool kMayBeNan>
 HWY_INLINE hn::Vec<BnbDU> BnbByteMajor4(const BnbCodebook& cb, size_t k, uint32_t absmax) {
   const BnbDU du;

@@ -384,17 +384,18 @@ HWY_INLINE void E2m1GroupRun(const uint8_t* HWY_RESTRICT packed,
 
 #if AMN_BYTE_TABLES
 // NVFP4 16-bit outputs through per-call scale-byte rows (x86 and NEON, where
-// the 16-byte lookups are pshufb or TBL). With the global scale fixed for the call, an
-// output depends on its group's E4M3 byte and its code alone, so the row of
-// a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16 outputs that
-// E2m1Chunk, the general path with the NaN rule, gives codes 0..15 under
-// that byte's quotient: the same bits by construction. A group is then its
-// 8 code bytes split into 16 nibbles in element order and two lookups.
-// Taken for calls of at least kNvfp4RowMinGroups groups, so that the rows'
-// builds (one per distinct byte, each about one group's work on the general
-// path) are spread over many groups, on the targets where it measured
-// faster (docs/performance/gguf-newer-types.md, "NVFP4 16-bit outputs through scale-byte
-// tables"): SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
+// the 16-byte lookups are pshufb or TBL). With the global scale fixed for
+// the call, an output depends on its group's E4M3 byte and its code alone,
+// so the row of a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16
+// outputs that E2m1Chunk, the general path with the NaN rule, gives codes
+// 0..15 under that byte's quotient: the same bits by construction. A group
+// is then its 8 code bytes split into 16 nibbles in element order and two
+// lookups. Taken for calls of at least kNvfp4RowMinGroups groups, so that
+// the rows' builds (one per distinct byte, each about one group's work on
+// the general path) are spread over many groups, on the targets where it
+// measured faster (docs/performance/gguf-newer-types.md, "NVFP4 16-bit
+// outputs through scale-byte tables"): SSSE3, SSE4 and AVX2 (AVX-512
+// measured no clear gain); NEON by instruction count (docs/performance/arm.md).
 inline constexpr size_t kNvfp4RowMinGroups = 256;
 
 // The 16 codes of each of two groups (16 packed bytes at `in`) in element

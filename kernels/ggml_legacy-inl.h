@@ -385,7 +385,7 @@ using GgmlExactStore = GgmlStore16<
     std::conditional_t<Store::Encoder::kUpperHalf, ToBf16UpperExact, ToF16LowerInRange>>;
 
 #if AMN_BYTE_TABLES
-// NVFP4 16-bit outputs through per-call scale-byte rows (x86): an output is
+// NVFP4 16-bit outputs through per-call scale-byte rows (x86, NEON): an output is
 // a function of its sub-block's UE4M3 byte and its code alone, so the row
 // of a byte (ScaleByteRows, int4_byte_table-inl.h) holds the 16 outputs
 // that the block path (GgmlNvfp4::Chunk and the store GgmlBlock would use)
@@ -396,7 +396,8 @@ using GgmlExactStore = GgmlStore16<
 // byte, each about one sub-block's work on the block path) are spread over
 // many sub-blocks, on the targets where it measured faster
 // (docs/performance/gguf-newer-types.md, "NVFP4 16-bit outputs through scale-byte tables"):
-// SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain).
+// SSSE3, SSE4 and AVX2 (AVX-512 measured no clear gain); NEON by
+// instruction count (docs/performance/arm.md).
 inline constexpr size_t kGgmlNvfp4RowMinBlocks = 64;
 inline constexpr size_t kGgmlMxfp4RowMinBlocks = 128;
 
@@ -452,7 +453,8 @@ HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
 // Taken for calls of at least kGgmlMxfp4RowMinBlocks blocks (each row
 // costs about one block), where it measured faster (docs/performance/gguf-newer-types.md,
 // "NVFP4 16-bit outputs through scale-byte tables"): every x86 target but
-// AVX-512's BF16, whose per-block tables with 256-bit lookups were as fast.
+// AVX-512's BF16, whose per-block tables with 256-bit lookups were as fast;
+// NEON by instruction count (docs/performance/arm.md).
 template <class Store>
 constexpr bool GgmlUsesMxfp4Rows() {
   if constexpr (sizeof(typename Store::T) != 2) {
