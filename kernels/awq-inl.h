@@ -353,7 +353,7 @@ struct AwqEntries {
 // docs/performance/arm.md); F32 and the rest take CodeTable16 or the formula.
 template <DequantOut kOut>
 constexpr bool AwqOutInUsesByteTables() {
-  return kOut != DequantOut::kF32 && (HWY_TARGET <= HWY_SSSE3 || HWY_TARGET == HWY_NEON);
+  return kOut != DequantOut::kF32;  // every AMN_BYTE_TABLES target
 }
 
 // Word `w` of input rows first + 8 * (l / 4) + l % 4 (stride_bytes apart)

@@ -555,10 +555,7 @@ HWY_INLINE bool FactorsFinite(const Decoded& dec) {
 // IQ3_S (0.71–0.95×) and F16 of the other four (0.59–1.04×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool IQuantUsesByteTables() {
-  // NEON as SSE4 (untimed: fewer instructions per element under
-  // emulation, docs/performance/arm.md).
-  constexpr bool kSse =
-      HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON;
+  constexpr bool kSse = kByteTables128;
   constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
   constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
   if constexpr (sizeof(TOut) != 2) return false;

@@ -575,10 +575,7 @@ constexpr int GroupShiftOf() {
 // (8 tables per block: 0.93–0.97×).
 template <uint32_t kType, typename TOut, bool kBf16>
 constexpr bool KQuantUsesByteTables() {
-  // NEON as SSE4 (untimed: fewer instructions per element under
-  // emulation, docs/performance/arm.md).
-  constexpr bool kSse =
-      HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON;
+  constexpr bool kSse = kByteTables128;
   constexpr bool kAvx2 = HWY_TARGET == HWY_AVX2;
   constexpr bool kAvx3 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
   if constexpr (sizeof(TOut) != 2) return false;

@@ -119,13 +119,13 @@ constexpr bool GgmlUsesByteTables() {
     // Q5_1's BF16 was 1.00-1.02x, the F16s 0.74-0.97x against vcvtps2ph);
     // AVX-512 took 1.5-2.4x the time with the tables.
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
-    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON) return true;
+    if (kByteTables128) return true;
     return HWY_TARGET == HWY_AVX2 && kBf16 && std::is_same_v<Decoder, GgmlQ5_0>;
   } else {
     constexpr bool kBf16 = Store::Encoder::kUpperHalf;
     constexpr bool kCodebook =
         std::is_same_v<Decoder, GgmlIq4Nl> || std::is_same_v<Decoder, GgmlMxfp4>;
-    if (HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON) return true;
+    if (kByteTables128) return true;
     if (HWY_TARGET == HWY_AVX2) return kBf16 || !std::is_same_v<Decoder, GgmlQ4_1>;
     if (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) return kBf16 && kCodebook;
     return false;

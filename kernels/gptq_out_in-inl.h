@@ -220,7 +220,7 @@ HWY_INLINE void Codes16Run(DF df, const uint8_t* HWY_RESTRICT bytes, size_t c, s
 // elsewhere they take the u32 lane lookups below.
 template <DequantOut kOut>
 constexpr bool GptqNibbleUsesByteTables() {
-  return kOut != DequantOut::kF32 && (HWY_TARGET <= HWY_SSSE3 || HWY_TARGET == HWY_NEON);
+  return kOut != DequantOut::kF32;  // every AMN_BYTE_TABLES target
 }
 
 // The shortest run (elements of one group in a chunk) that takes them: the

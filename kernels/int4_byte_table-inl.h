@@ -61,6 +61,13 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D32>> Codebook16(D32 d, hn::Vec<D32> codes
 #define AMN_BYTE_TABLES 0
 #endif
 
+// Of the AMN_BYTE_TABLES targets, the 128-bit ones, which take the tables
+// for every type and output where wider x86 targets choose per type (SSSE3
+// and SSE4 by timing, F16 rounded in software there; NEON as they, untimed:
+// fewer instructions per element under emulation, docs/performance/arm.md).
+inline constexpr bool kByteTables128 =
+    HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_NEON;
+
 #if AMN_BYTE_TABLES
 
 template <class D8>
