@@ -56,15 +56,28 @@ int64_t SupportedTargetsAndSync() {
   return targets;
 }
 
+// The SVE targets dispatch passes over when no cap is set: all of them on a
+// CPU whose SVE vectors are 128 bits (Highway reports SVE2_128 only there:
+// Neoverse N2/V2 cores), where they run on the same 128-bit pipes as NEON
+// and amn's NEON code, which takes the 128-bit x86 targets' byte tables,
+// executes fewer instructions per element (SVE2_128 counts a median 1.29x
+// NEON's over the 238 kernels; docs/performance/arm.md). An explicit cap
+// (AMN_ISA=SVE2_128) still runs them.
+int64_t SkippedWithoutCap(int64_t cpu_targets) {
+  if ((cpu_targets & HWY_SVE2_128) == 0 || (kCompiled & HWY_NEON) == 0) return 0;
+  return (HWY_SVE2_128 | HWY_SVE2 | HWY_SVE) & kCompiled;
+}
+
 // Re-derives Highway's runtime mask from cap and forcing. Caller holds mutex.
-// Forcing overrides the cap; a cap disables every better target.
+// Forcing overrides the cap; a cap disables every better target; without
+// either, dispatch skips SkippedWithoutCap.
 void ApplyLocked(PolicyState& s) {
   if (s.forced) {
     hwy::DisableTargets(0);
     hwy::SetSupportedTargetsForTest(*s.forced);
   } else {
     hwy::SetSupportedTargetsForTest(0);
-    hwy::DisableTargets(s.cap ? (*s.cap - 1) : 0);
+    hwy::DisableTargets(s.cap ? (*s.cap - 1) : SkippedWithoutCap(s.cpu_targets));
   }
 }
 
@@ -103,6 +116,7 @@ void ApplyEnvironment() {
   hwy::DisableTargets(0);
   hwy::SetSupportedTargetsForTest(0);
   s.cpu_targets = SupportedTargetsAndSync();
+  ApplyLocked(s);
   const char* env = std::getenv("AMN_ISA");
   if (env == nullptr || *env == '\0') return;
   s.env_status = SetCapLocked(s, env, "AMN_ISA");
@@ -163,6 +177,7 @@ std::vector<TargetInfo> ListTargets() {
     info.name = hwy::TargetName(info.id);
     info.supported = (s.cpu_targets & info.id) != 0;
     const bool above_cap = s.cap && info.id < *s.cap;
+    const bool skipped = !s.cap && (SkippedWithoutCap(s.cpu_targets) & info.id) != 0;
     info.allowed = info.supported && !above_cap;
     info.active = info.id == active;
     if (s.forced) {
@@ -171,6 +186,15 @@ std::vector<TargetInfo> ListTargets() {
       info.why = "this CPU lacks the instructions";
     } else if (above_cap) {
       info.why = "above the cap " + s.cap_source + std::string(TargetName(*s.cap));
+    } else if (skipped) {
+      info.why =
+          "supported; NEON runs fewer instructions at this CPU's 128-bit vectors "
+          "(--isa " +
+          info.name + " runs it)";
+    } else if (info.active && SkippedWithoutCap(s.cpu_targets) != 0 && !s.cap) {
+      info.why =
+          "best supported target at 128-bit vectors, where the SVE ones run more "
+          "instructions";
     } else if (info.active) {
       info.why = s.cap ? "best supported target at or below the cap " + s.cap_source +
                              std::string(TargetName(*s.cap))

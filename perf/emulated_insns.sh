@@ -10,7 +10,7 @@
 #   perf/emulated_insns.sh BUILD_DIR KERNEL... [-- TARGET...]
 #
 # BUILD_DIR is an aarch64 build (cmake --preset aarch64: build/aarch64) for
-# the targets NEON (default), SVE, SVE2, SVE_256, or an x86-64 build
+# the targets NEON (default), SVE, SVE2, SVE_256, SVE2_128, or an x86-64 build
 # (build/gcc) for SSSE3, SSE4, AVX2 (the CPU models of TOOLCHAIN.md's
 # emulated fleet; QEMU 7.2 has no AVX-512). Environment: ELEMS (default
 # 65536), REPS (default 4), SYSROOT (default /usr/aarch64-linux-gnu), CC
@@ -47,17 +47,21 @@ emulator_for() {
     SVE_256)
       # shellcheck disable=SC2054  # the commas belong to the -cpu value
       emulator=(qemu-aarch64 -L "$sysroot" -cpu max,sve-default-vector-length=32) ;;
+    SVE2_128)
+      # shellcheck disable=SC2054
+      emulator=(qemu-aarch64 -L "$sysroot" -cpu max,sve-default-vector-length=16) ;;
     SSSE3) emulator=(qemu-x86_64 -cpu core2duo) ;;
     SSE4) emulator=(qemu-x86_64 -cpu Westmere) ;;
     AVX2) emulator=(qemu-x86_64 -cpu Haswell) ;;
-    *) echo "emulated_insns: unknown target $1 (NEON, SVE, SVE2, SVE_256, SSSE3, SSE4, AVX2)" >&2; exit 2 ;;
+    *) echo "emulated_insns: unknown target $1 (NEON, SVE, SVE2, SVE_256, SVE2_128, SSSE3, SSE4, AVX2)" >&2; exit 2 ;;
   esac
 }
 
 # Instructions executed by one run of the tool with --reps $2 (kernel $1).
 count() {
   # (qemu-x86_64 warns about every CPUID feature TCG lacks: shown on failure only)
-  if ! QEMU_INSN_OUT=$work/count "${emulator[@]}" -plugin "$work/insn.so" \
+  # (AMN_ISA: at 128-bit SVE vectors dispatch would pick NEON without it)
+  if ! AMN_ISA=$target QEMU_INSN_OUT=$work/count "${emulator[@]}" -plugin "$work/insn.so" \
     "$tool" --kernel "$1" --elems "$elems" --reps "$2" > "$work/line" 2> "$work/err"; then
     cat "$work/err" >&2
     exit 1

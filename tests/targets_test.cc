@@ -29,18 +29,54 @@ TEST(Targets, ListIsBestFirstAndNamed) {
   EXPECT_TRUE(list.back().supported) << "the baseline target runs everywhere";
 }
 
+// Whether this CPU's SVE vectors are 128 bits: Highway reports SVE2_128
+// only there.
+bool Sve128(const std::vector<TargetInfo>& list) {
+  for (const TargetInfo& info : list) {
+    if (info.name == "SVE2_128" && info.supported) return true;
+  }
+  return false;
+}
+
 TEST(Targets, ActiveIsBestSupportedWithoutCap) {
   if (TargetCap()) GTEST_SKIP() << "AMN_ISA is set";
+  const std::vector<TargetInfo> list = ListTargets();
   TargetId best = 0;
   int active_count = 0;
-  for (const TargetInfo& info : ListTargets()) {
-    if (info.supported && best == 0) best = info.id;
+  for (const TargetInfo& info : list) {
+    // At 128-bit SVE vectors the best is NEON (the next test).
+    const bool sve = info.name.rfind("SVE", 0) == 0;
+    if (info.supported && best == 0 && !(sve && Sve128(list))) best = info.id;
     active_count += info.active ? 1 : 0;
   }
   EXPECT_EQ(ActiveTarget(), best);
   EXPECT_EQ(active_count, 1);
   EXPECT_EQ(FloatConvertTarget(), best);
   EXPECT_EQ(Fp8ConvertTarget(), best);
+}
+
+// On a CPU with 128-bit SVE vectors (the fleet's
+// max,sve-default-vector-length=16 model) dispatch runs NEON unless a cap
+// names an SVE target; the list says why.
+TEST(Targets, Sve128RunsNeonUnlessCapped) {
+  if (TargetCap()) GTEST_SKIP() << "AMN_ISA is set";
+  if (!Sve128(ListTargets())) GTEST_SKIP() << "this CPU has no 128-bit SVE vectors";
+  EXPECT_EQ(TargetName(ActiveTarget()), "NEON");
+  EXPECT_EQ(TargetName(FloatConvertTarget()), "NEON");
+  for (const TargetInfo& info : ListTargets()) {
+    if (info.name.rfind("SVE", 0) != 0 || !info.supported) continue;
+    EXPECT_TRUE(info.allowed) << info.name;
+    EXPECT_FALSE(info.active) << info.name;
+    EXPECT_NE(info.why.find("NEON runs fewer instructions"), std::string::npos) << info.why;
+  }
+  for (const char* sve : {"SVE2_128", "SVE2", "SVE"}) {
+    ASSERT_TRUE(SetTargetCap(sve).ok());
+    EXPECT_EQ(TargetName(ActiveTarget()), sve);
+    EXPECT_EQ(TargetName(FloatConvertTarget()), sve);
+  }
+  ASSERT_TRUE(SetTargetCap("").ok());
+  EXPECT_EQ(TargetName(ActiveTarget()), "NEON");
+  EXPECT_EQ(TargetName(Fp8ConvertTarget()), "NEON");
 }
 
 TEST(Targets, FindIsCaseInsensitiveAndKnowsBaseline) {

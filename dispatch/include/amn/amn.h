@@ -474,11 +474,12 @@ AMN_API amn_status amn_ggml_row_size(int ggml_type, size_t n_elems, size_t* byte
  * The library's kernel table: every row kernel with fixed synthetic side
  * inputs (scales, zeros, codebooks), so any input bytes are valid. Kernel i
  * turns n_elems outputs' worth of input bytes into n_elems elements of its
- * output dtype; amn_kernel_run uses the best target of this CPU (or the
- * cap), amn_kernel_run_reference the scalar reference (encoders: block_elems
- * inputs per unit, output sized by amn_kernel_output_bytes). An engine tests
- * itself by comparing the two byte for byte. Indexes are stable within one
- * library build only: look kernels up by name. */
+ * output dtype; amn_kernel_run uses the target dispatch picks
+ * (amn_active_target), amn_kernel_run_reference the scalar reference
+ * (encoders: block_elems inputs per unit, output sized by
+ * amn_kernel_output_bytes). An engine tests itself by comparing the two
+ * byte for byte. Indexes are stable within one library build only: look
+ * kernels up by name. */
 
 /* Number of kernels (i runs over [0, count)). */
 AMN_API size_t amn_kernel_count(void);

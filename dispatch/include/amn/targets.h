@@ -2,7 +2,9 @@
 // benchmarks, fuzzers and the CLI share (DESIGN.md §4). A target is one
 // Highway target compiled into this build (SCALAR/EMU128, SSSE3, SSE4, AVX2,
 // AVX3, AVX3_DL; NEON, SVE, SVE2, SVE_256, SVE2_128). Dispatch picks the best
-// one the CPU supports, at or below the cap set by AMN_ISA / SetTargetCap.
+// one the CPU supports, at or below the cap set by AMN_ISA / SetTargetCap;
+// without a cap, on a CPU with 128-bit SVE vectors, NEON over the SVE
+// targets (docs/targets.md).
 #ifndef AMN_TARGETS_H_
 #define AMN_TARGETS_H_
 
