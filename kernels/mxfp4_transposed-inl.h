@@ -8,11 +8,12 @@
 // along the rows. A tile of T rows of one group is transposed as bytes into
 // a [16][T] stack tile; output row c then reads byte row c/2 (low nibble for
 // even c) and takes one scale per lane (per row), so the stores are whole
-// vectors along the output rows. F16 output on F16C targets decodes a tile
-// with finite scales straight to F16 bits (E2m1F16DirectChunk). On x86 a
-// tile whose E8M0 codes keep every product a normal number takes the
-// exponent path instead (see "The exponent path" below): no multiply, the
-// scale's k added to the exponent field, on bytes.
+// vectors along the output rows. F16 output where F16 converts in hardware
+// (F16C, AArch64) decodes a tile with finite scales straight to F16 bits
+// (E2m1F16DirectChunk). On x86 and NEON a tile whose E8M0 codes keep every
+// product a normal number takes the exponent path instead (see "The
+// exponent path" below): no multiply, the scale's k added to the exponent
+// field, on bytes.
 #if defined(AMN_KERNELS_MXFP4_TRANSPOSED_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_MXFP4_TRANSPOSED_INL_H_
 #undef AMN_KERNELS_MXFP4_TRANSPOSED_INL_H_
@@ -44,18 +45,28 @@ namespace hn = hwy::HWY_NAMESPACE;
 // output columns no longer stay in L1 together).
 inline constexpr size_t kFp4MaxTileRows = std::max<size_t>(64, 2 * kFp4MaxLanes);
 
-// Rows per band: Mxfp4TransposedRun walks the input rows in bands and,
-// within a band, the groups of its column range, so each input line (four
-// groups of one row) is used while it is in cache instead of once per
-// group pass over every row. On x86 a band whose scales all allow it is
-// one exponent-path tile, which writes a column's 512 outputs before the
-// next column; a band with a scale outside the range goes tile by tile
-// (64 rows), so only that scale's tile takes the general path
-// (docs/performance/half-precision-outputs.md, "Transposed MXFP4 in row
-// bands"; 512 rather than 256 since the real-shaped measurement of
-// 2026-11-29: 1.04-1.12x on gpt-oss experts). Elsewhere a band is one
-// general tile.
-#if HWY_ARCH_X86
+// Rows per band: Mxfp4TransposedRun walks the input rows in bands and, within a
+// band, the groups of its column range, so each input line (four groups of one
+// row) is used while it is in cache instead of once per group pass over every
+// row. Where the exponent path below exists, a band whose scales all allow it
+// is one exponent-path tile, which writes a column's 512 outputs before the
+// next column; a band with a scale outside the range goes tile by tile (64
+// rows), so only that scale's tile takes the general path
+// (docs/performance/half-precision-outputs.md, "Transposed MXFP4 in row bands";
+// 512 rather than 256 since the real-shaped measurement of 2026-11-29:
+// 1.04-1.12x on gpt-oss experts). Elsewhere a band is one general tile.
+//
+// The targets with the exponent path below: x86 (timed) and NEON (the
+// same 128-bit code: TBL for pshufb, ZIP for the interleaves; untimed,
+// fewer instructions per element under emulation, docs/performance/arm.md).
+#undef AMN_MXFP4_EXP_PATH
+#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
+#define AMN_MXFP4_EXP_PATH 1
+#else
+#define AMN_MXFP4_EXP_PATH 0
+#endif
+
+#if AMN_MXFP4_EXP_PATH
 inline constexpr size_t kMxfp4BandRows = 512;
 #else
 inline constexpr size_t kMxfp4BandRows = kFp4MaxTileRows;
@@ -108,16 +119,17 @@ HWY_INLINE void TransposeBlocks16(const uint8_t* HWY_RESTRICT first, size_t stri
 #endif
 }
 
-#if HWY_ARCH_X86
-// The exponent path of transposed MXFP4 (x86 targets): a tile whose E8M0
-// codes e all lie in [kExpPathMin, kExpPathMax] makes only products v * 2^k
-// (k = e - 127, v an E2M1 value) that are normal numbers of the output
-// type. Such a product is exact (v has at most two significant bits), so
-// its bits are v's bits with k added to the exponent field, and a zero code
-// stays +-0: no F32 multiply, no rounding, no NaN test. The work is done on
-// bytes, one tile row position per byte: the nibbles index 16-byte tables
-// (pshufb), the per-row addend is masked by a "nonzero code" table, and
-// InterleaveLower/Upper build the 16-bit (and for F32 the 32-bit) outputs.
+#if AMN_MXFP4_EXP_PATH
+// The exponent path of transposed MXFP4 (x86 targets and NEON): a tile
+// whose E8M0 codes e all lie in [kExpPathMin, kExpPathMax] makes only
+// products v * 2^k (k = e - 127, v an E2M1 value) that are normal numbers of
+// the output type. Such a product is exact (v has at most two significant
+// bits), so its bits are v's bits with k added to the exponent field, and a
+// zero code stays +-0: no F32 multiply, no rounding, no NaN test. The work
+// is done on bytes, one tile row position per byte: the nibbles index
+// 16-byte tables (pshufb, TBL), the per-row addend is masked by a "nonzero
+// code" table, and InterleaveLower/Upper build the 16-bit (and for F32 the
+// 32-bit) outputs.
 // Those interleaves work per 128-bit block, so the tile's rows are stored in
 // the order that makes the stores come out in row order (ExpPathRowOrder).
 //   F16: bits = code's F16 bits + (k << 10); the low byte is zero, so only
@@ -340,11 +352,11 @@ HWY_INLINE bool InExpPathRange(const uint8_t* HWY_RESTRICT e_codes, size_t t_n) 
 
 // One tile on the exponent path: rows [0, t_n) of group g from `first`
 // (`stride` bytes apart), their E8M0 codes e_codes (GatherExpPathScales),
-// output rows [c_lo, c_hi) at y0 (row c_lo, element r0), `rows` apart;
-// `order` from ExpPathRowOrder. Rows run in runs of Lanes(d8) (the last one
-// partial, through out_tail; t_n <= kMxfp4BandRows, which Lanes(d8)
-// divides on x86). The tile and each run's addends are made once; then
-// each column's t_n outputs are written in turn, one run after another.
+// output rows [c_lo, c_hi) at y0 (row c_lo, element r0), `rows` apart; `order`
+// from ExpPathRowOrder. Rows run in runs of Lanes(d8) (the last one partial,
+// through out_tail; t_n <= kMxfp4BandRows, which Lanes(d8) divides on these
+// targets). The tile and each run's addends are made once; then each column's
+// t_n outputs are written in turn, one run after another.
 template <DequantOut kOut, typename TOut>
 HWY_INLINE void Mxfp4ExpPathTile(const uint8_t* HWY_RESTRICT first, size_t stride,
                                  const uint8_t* HWY_RESTRICT e_codes,
@@ -379,7 +391,7 @@ HWY_INLINE void Mxfp4ExpPathTile(const uint8_t* HWY_RESTRICT first, size_t strid
     }
   }
 }
-#endif  // HWY_ARCH_X86
+#endif  // AMN_MXFP4_EXP_PATH
 
 // Transposed MXFP4, one expert: output rows [col_begin, col_end) of the
 // [groups*32][rows] transpose. See the file comment.
@@ -398,7 +410,7 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
   uint8_t scale_codes[kFp4MaxTileRows];
   HWY_ALIGN TOut out_tail[2 * kFp4MaxLanes];
   if (col_begin >= col_end) return;
-#if HWY_ARCH_X86
+#if AMN_MXFP4_EXP_PATH
   HWY_ALIGN uint8_t exp_order[HWY_MAX_BYTES];
   HWY_ALIGN uint8_t exp_position[HWY_MAX_BYTES];
   HWY_ALIGN uint8_t wide_order[HWY_MAX_BYTES];  // F16 by way of F32
@@ -413,7 +425,7 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
     for (size_t g = col_begin / kG; g <= (col_end - 1) / kG; ++g) {
       const size_t c_lo = std::max(col_begin, g * kG);
       const size_t c_hi = std::min(col_end, g * kG + kG);
-#if HWY_ARCH_X86
+#if AMN_MXFP4_EXP_PATH
       // Rows [r, r + n_rows) of group g on the exponent path, if their
       // codes (at `at` in exp_codes, in kOut's order; F16 also in
       // wide_codes, the F32 order) allow it; F16 outside [114, 140] but
@@ -450,7 +462,7 @@ HWY_INLINE void Mxfp4TransposedRun(const uint8_t* HWY_RESTRICT blocks,
         const size_t t_n = std::min(tile_rows, rows - r0);
         const size_t t_padded = (t_n + chunk - 1) / chunk * chunk;
         const uint8_t* first = blocks + (r0 * groups + g) * kB;
-#if HWY_ARCH_X86
+#if AMN_MXFP4_EXP_PATH
         if (b_n > tile_rows && exp_path(r0, t_n, r0 - b0)) continue;
 #endif
         // The tile's E8M0 scale bytes (one per row, `groups` bytes apart).

@@ -632,7 +632,7 @@ TEST_P(Fp4Test, Mxfp4TransposedAcrossTiles) {
   }
 }
 
-// The x86 exponent path of transposed MXFP4 (mxfp4_transposed-inl.h) takes a band
+// The exponent path of transposed MXFP4 (mxfp4_transposed-inl.h; x86, NEON) takes a band
 // of up to 512 rows of one group when all its E8M0 codes lie in [2, 252]
 // (F16: [114, 140]) and works in runs of 16, 32 or 64 rows in a permuted
 // byte order; a band it cannot take goes through 64-row tiles, where F16
