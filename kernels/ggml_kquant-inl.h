@@ -476,6 +476,33 @@ struct Scaled {
     return ScaledCodes<kHasMin, kSpecial>(df, q, dec.dl[i >> kGroupShift],
                                           dec.ml[i >> kGroupShift], nan_bits);
   }
+#if HWY_TARGET == HWY_NEON
+  // Elements [i, i + 16) (i a multiple of 16: one factor group) as four
+  // 4-lane vectors in r. NEON widens i8 to i32 in two SXTLs a vector; the
+  // 16 codes widened together take one load and six (12 instructions for
+  // four loads and eight), and the factor and min are broadcast once.
+  HWY_INLINE void Sixteen(const Decoded& dec, uint32_t nan_bits, size_t i,
+                          hn::Vec<hn::Full128<float>> (&r)[4]) const {
+    const hn::Full128<float> df;
+    const hn::Full128<int32_t> d32;
+    const hn::Full128<int16_t> d16;
+    const hn::Full64<int16_t> d16h;
+    const hn::Full64<int8_t> d8h;
+    const auto codes = hn::LoadU(hn::Full128<int8_t>(), dec.codes + i);
+    hn::Vec<decltype(d16)> halves[2] = {hn::PromoteTo(d16, hn::LowerHalf(codes)),
+                                        hn::PromoteTo(d16, hn::UpperHalf(d8h, codes))};
+    const auto dl = hn::Set(df, dec.dl[i >> kGroupShift]);
+    const auto ml = hn::Set(df, dec.ml[i >> kGroupShift]);
+    for (size_t h = 0; h < 2; ++h) {
+      // Codes minus the bias on 16-bit lanes: exact (|q| <= 128).
+      if constexpr (kBias != 0) halves[h] = hn::Sub(halves[h], hn::Set(d16, kBias));
+      const auto q0 = hn::PromoteTo(d32, hn::LowerHalf(halves[h]));
+      const auto q1 = hn::PromoteTo(d32, hn::UpperHalf(d16h, halves[h]));
+      r[2 * h] = ScaledCodes<kHasMin, kSpecial>(df, q0, dl, ml, nan_bits);
+      r[2 * h + 1] = ScaledCodes<kHasMin, kSpecial>(df, q1, dl, ml, nan_bits);
+    }
+  }
+#endif
 };
 
 // kUnrolled: fully unrolled like Store16 (32 vectors on AVX2, 64 on SSE4),
@@ -484,6 +511,20 @@ struct Scaled {
 template <class Value, bool kUnrolled = false>
 HWY_INLINE void StoreF32(const Decoded& dec, uint32_t nan_bits, float* HWY_RESTRICT y) {
   const hn::CappedTag<float, 16> df;
+#if HWY_TARGET == HWY_NEON
+  // 16 elements a step (Value::Sixteen), unrolled where kUnrolled says.
+  const auto store = [&](size_t i) {
+    hn::Vec<decltype(df)> r[4];
+    Value().Sixteen(dec, nan_bits, i, r);
+    for (size_t v = 0; v < 4; ++v) hn::StoreU(r[v], df, y + i + 4 * v);
+  };
+  if constexpr (kUnrolled) {
+    HWY_UNROLL(16)
+    for (size_t i = 0; i < kQK; i += 16) store(i);
+  } else {
+    for (size_t i = 0; i < kQK; i += 16) store(i);
+  }
+#else
   const auto store = [&](size_t i) { hn::StoreU(Value()(df, dec, nan_bits, i), df, y + i); };
   if constexpr (kUnrolled) {
     HWY_UNROLL(64)
@@ -491,6 +532,7 @@ HWY_INLINE void StoreF32(const Decoded& dec, uint32_t nan_bits, float* HWY_RESTR
   } else {
     for (size_t i = 0; i < kQK; i += hn::Lanes(df)) store(i);
   }
+#endif
 }
 
 // BF16/F16 straight from the registers: two f32 vectors rounded and stored
@@ -500,6 +542,17 @@ HWY_INLINE void Store16(const Decoded& dec, uint32_t nan_bits, uint16_t* HWY_RES
   const hn::CappedTag<uint32_t, 16> du;
   const hn::RebindToFloat<decltype(du)> df;
   const size_t n = hn::Lanes(du);
+#if HWY_TARGET == HWY_NEON
+  // 16 elements a step (Value::Sixteen), two pairs.
+  HWY_UNROLL(16)
+  for (size_t i = 0; i < kQK; i += 16) {
+    hn::Vec<decltype(df)> r[4];
+    Value().Sixteen(dec, nan_bits, i, r);
+    Encode::StorePair(du, hn::BitCast(du, r[0]), hn::BitCast(du, r[1]), y + i);
+    Encode::StorePair(du, hn::BitCast(du, r[2]), hn::BitCast(du, r[3]), y + i + 8);
+  }
+  (void)n;
+#else
   // Fully unrolled (16 pairs on AVX2, 8 on AVX-512), so the sub-block index,
   // nibble shift and scale slot of each vector are constants: rolled, their
   // scalar arithmetic was half of the loop's instructions.
@@ -508,6 +561,7 @@ HWY_INLINE void Store16(const Decoded& dec, uint32_t nan_bits, uint16_t* HWY_RES
     Encode::StorePair(du, hn::BitCast(du, Value()(df, dec, nan_bits, i)),
                       hn::BitCast(du, Value()(df, dec, nan_bits, i + n)), y + i);
   }
+#endif
 }
 
 // The BF16 (kBf16) or F16 encoder; kMayBeNan false: the caller has proved
