@@ -93,6 +93,9 @@ HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_REST
     hn::StoreU(hn::BitCast(df, a), df, out);
     hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
   } else if constexpr (kOut == DequantOut::kBf16) {
+#if HWY_TARGET == HWY_NEON
+    if constexpr (!kMayBeNan && hn::MaxLanes(DU()) == 4) return StoreNonNanBf16PairNeon(a, b, out);
+#endif
     const auto encode = [du](hn::Vec<DU> x) {
       return kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
     };

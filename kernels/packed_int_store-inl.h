@@ -60,6 +60,11 @@ HWY_INLINE void StorePair(DF df, hn::Vec<DF> p0, hn::Vec<DF> p1, TOut* HWY_RESTR
     hn::StoreU(p0, df, out);
     hn::StoreU(p1, df, out + hn::Lanes(df));
   } else if constexpr (kOut == DequantOut::kBf16) {
+#if HWY_TARGET == HWY_NEON
+    if constexpr (!kMayBeNan && hn::MaxLanes(DF()) == 4) {
+      return StoreNonNanBf16PairNeon(hn::BitCast(du, p0), hn::BitCast(du, p1), out);
+    }
+#endif
     const auto encode = [du](hn::Vec<DF> x) {
       const auto bits = hn::BitCast(du, x);
       return kMayBeNan ? F32BitsToBf16Upper(du, bits) : NonNanToBf16Upper(du, bits);
