@@ -478,9 +478,9 @@ struct Scaled {
   }
 #if HWY_TARGET == HWY_NEON
   // Elements [i, i + 16) (i a multiple of 16: one factor group) as four
-  // 4-lane vectors in r. NEON widens i8 to i32 in two SXTLs a vector; the
-  // 16 codes widened together take one load and six (12 instructions for
-  // four loads and eight), and the factor and min are broadcast once.
+  // 4-lane vectors in r. NEON widens i8 to i32 in two SXTLs a vector: 16
+  // codes widened together take one load and six SXTLs where four vectors
+  // took four loads and eight, and the factor and min are broadcast once.
   HWY_INLINE void Sixteen(const Decoded& dec, uint32_t nan_bits, size_t i,
                           hn::Vec<hn::Full128<float>> (&r)[4]) const {
     const hn::Full128<float> df;
