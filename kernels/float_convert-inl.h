@@ -343,6 +343,27 @@ HWY_INLINE void StoreNonNanBf16PairNeon(hn::Vec<hn::Full128<uint32_t>> lo,
 }
 #endif
 
+#if HWY_TARGET != HWY_SCALAR
+// 2N BF16 outputs from lo (elements [0, N)) and hi ([N, 2N)), u32 lanes of
+// F32 bits, each lane rounded (F32BitsToBf16Upper, or NonNanToBf16Upper for
+// lanes the caller proved NaN-free) and the upper halves kept in order; on
+// NEON the NaN-free pairs take StoreNonNanBf16PairNeon. The in-order BF16
+// pair store of every family (AVX2/SSE4's float_convert encoders take
+// StoreBf16PairOnU16Lanes instead).
+template <bool kMayBeNan, class DU>
+HWY_INLINE void StoreBf16RoundedPair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
+                                     uint16_t* HWY_RESTRICT out) {
+#if HWY_TARGET == HWY_NEON
+  if constexpr (!kMayBeNan && hn::MaxLanes(DU()) == 4) return StoreNonNanBf16PairNeon(lo, hi, out);
+#endif
+  if constexpr (kMayBeNan) {
+    StoreBf16UpperPair(du, F32BitsToBf16Upper(du, lo), F32BitsToBf16Upper(du, hi), out);
+  } else {
+    StoreBf16UpperPair(du, NonNanToBf16Upper(du, lo), NonNanToBf16Upper(du, hi), out);
+  }
+}
+#endif
+
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
 // AVX2/SSE4 (no two-source u16 shuffle): 2N BF16 outputs from lo (elements
 // [0, N)) and hi ([N, 2N)), u32 lanes of F32 bits. Each F32 is split into
@@ -431,10 +452,7 @@ struct ToBf16UpperNonNan {
   template <class DU>
   static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
-#if HWY_TARGET == HWY_NEON
-    if constexpr (hn::MaxLanes(DU()) == 4) return StoreNonNanBf16PairNeon(lo, hi, out);
-#endif
-    StoreBf16UpperPair(du, NonNanToBf16Upper(du, lo), NonNanToBf16Upper(du, hi), out);
+    StoreBf16RoundedPair<false>(du, lo, hi, out);
   }
 #endif
 };
@@ -478,7 +496,7 @@ struct ToBf16Upper {
   template <class DU>
   static HWY_INLINE void StorePair(DU du, hn::Vec<DU> lo, hn::Vec<DU> hi,
                                    uint16_t* HWY_RESTRICT out) {
-    StoreBf16UpperPair(du, F32BitsToBf16Upper(du, lo), F32BitsToBf16Upper(du, hi), out);
+    StoreBf16RoundedPair<true>(du, lo, hi, out);
   }
 #endif
 };

@@ -81,26 +81,17 @@ HWY_INLINE hn::Vec<DU> LaneBitOffsets(DU du) {
   return hn::Load(du, offsets);
 }
 
-// Stores 2L results in element order: A is [0, L), B is [L, 2L). For
-// BF16 the 16-bit results of A and B are joined by one ConcatOdd (BF16 sits
-// in the upper half of each lane); F16 goes through StoreF16Pair
+// Stores 2L results in element order: A is [0, L), B is [L, 2L). BF16 goes
+// through StoreBf16RoundedPair, F16 through StoreF16Pair
 // (float_convert-inl.h: vcvtps2ph stores where F16C is exact).
 template <DequantOut kOut, bool kMayBeNan, class DU, typename TOut>
 HWY_INLINE void StoreInOrder(DU du, hn::Vec<DU> a, hn::Vec<DU> b, TOut* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, DU> d16;
   if constexpr (kOut == DequantOut::kF32) {
     const hn::RebindToFloat<DU> df;
     hn::StoreU(hn::BitCast(df, a), df, out);
     hn::StoreU(hn::BitCast(df, b), df, out + hn::Lanes(du));
   } else if constexpr (kOut == DequantOut::kBf16) {
-#if HWY_TARGET == HWY_NEON
-    if constexpr (!kMayBeNan && hn::MaxLanes(DU()) == 4) return StoreNonNanBf16PairNeon(a, b, out);
-#endif
-    const auto encode = [du](hn::Vec<DU> x) {
-      return kMayBeNan ? F32BitsToBf16Upper(du, x) : NonNanToBf16Upper(du, x);
-    };
-    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(b)), hn::BitCast(d16, encode(a))), d16,
-               out);
+    StoreBf16RoundedPair<kMayBeNan>(du, a, b, out);
   } else {
     StoreF16Pair(du, a, b, out);
   }

@@ -49,28 +49,17 @@ HWY_INLINE hn::Vec<DF> ScaledProduct(DF df, hn::Vec<DF> diff, hn::Vec<DF> scale)
 }
 
 // Stores p0 (elements [0, n)) and p1 (elements [n, 2n)) as 2n outputs, with
-// float_convert-inl.h's F32 -> BF16/F16 rounding: BF16 by ConcatOdd of the
-// upper halves, F16 by StoreF16Pair (vcvtps2ph stores where F16C is exact;
-// without F16C, kMayBeNan = false drops the NaN select as for BF16).
+// float_convert-inl.h's F32 -> BF16/F16 rounding: BF16 by
+// StoreBf16RoundedPair, F16 by StoreF16Pair (vcvtps2ph stores where F16C is
+// exact; without F16C, kMayBeNan = false drops the NaN select as for BF16).
 template <DequantOut kOut, bool kMayBeNan, class DF, typename TOut>
 HWY_INLINE void StorePair(DF df, hn::Vec<DF> p0, hn::Vec<DF> p1, TOut* HWY_RESTRICT out) {
   const hn::RebindToUnsigned<DF> du;
-  const hn::Repartition<uint16_t, DF> d16;
   if constexpr (kOut == DequantOut::kF32) {
     hn::StoreU(p0, df, out);
     hn::StoreU(p1, df, out + hn::Lanes(df));
   } else if constexpr (kOut == DequantOut::kBf16) {
-#if HWY_TARGET == HWY_NEON
-    if constexpr (!kMayBeNan && hn::MaxLanes(DF()) == 4) {
-      return StoreNonNanBf16PairNeon(hn::BitCast(du, p0), hn::BitCast(du, p1), out);
-    }
-#endif
-    const auto encode = [du](hn::Vec<DF> x) {
-      const auto bits = hn::BitCast(du, x);
-      return kMayBeNan ? F32BitsToBf16Upper(du, bits) : NonNanToBf16Upper(du, bits);
-    };
-    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, encode(p1)), hn::BitCast(d16, encode(p0))),
-               d16, out);
+    StoreBf16RoundedPair<kMayBeNan>(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out);
   } else {
     StoreF16Pair<kMayBeNan>(du, hn::BitCast(du, p0), hn::BitCast(du, p1), out);
   }
