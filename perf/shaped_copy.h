@@ -12,7 +12,7 @@
 namespace amn::perf {
 
 // Reads every byte of `in` once and writes every byte of `out` once, with
-// plain (cacheable) stores of the best target Highway allows, as the kernels
+// plain (cacheable) stores of the target dispatch runs, as the kernels
 // store: their chunks are read again right away by the writer, which
 // non-temporal stores would send to memory first. Each output block holds
 // the XOR of the input read for it, so no compiler can drop the loads.
@@ -20,7 +20,9 @@ namespace amn::perf {
 void ShapedCopy(const unsigned char* in, size_t in_bytes, unsigned char* out, size_t out_bytes);
 
 // ShapedCopy between two fresh, faulted-in buffers, in (in + out) bytes per
-// ns (GB/s), the fastest of `reps`.
+// ns (GB/s), the fastest of `reps` runs on each vector width the allowed
+// targets have (x86: 512, 256 and 128 bits), forced one after the other
+// (ForceTarget), so the caller must have no target forced.
 double MeasureShapedTrafficGbps(size_t in_bytes, size_t out_bytes, int reps);
 
 }  // namespace amn::perf
