@@ -120,7 +120,8 @@ nlohmann::json ToJson(const perf::BenchReport& report, const perf::CpuDescriptio
          "least floor_min_bytes; fastest of reps; the fastest in the run is used"},
         {"shaped_traffic_gbps",
          "one loop reading the kernel's stream input bytes and writing its output bytes, "
-         "interleaved at their ratio, with plain vector stores (perf/shaped_copy.h), both times "
+         "interleaved at their ratio, with plain vector stores, timed on each vector width of "
+         "the allowed targets, the fastest kept (perf/shaped_copy.h), both times "
          "the smallest whole factor that makes them at least floor_min_bytes; measured also before "
          "each stream row; fastest of reps; "
          "the fastest in the run at those bytes is used; read + write bytes"},

@@ -67,7 +67,7 @@ namespace {
 // below the cap), the best of each vector width of 16 bytes or more. The
 // widest is not always the fastest at moving memory: on a Zen 4 the 256-bit
 // copy moved 28.6-31.3 GB/s where the 512-bit one moved 24.8-26.4, and
-// AVX2 kernels beat the floor it gave (docs/performance/README.md, Method).
+// AVX2 kernels beat the floor it gave (docs/performance/floors.md).
 std::vector<TargetId> OneTargetPerWidth() {
   std::vector<TargetId> targets;
   std::vector<size_t> widths;
