@@ -28,7 +28,7 @@ def best_by_kernel(path, size):
         entry = (r["ratio_to_floor"], r["target"])
         if r["kernel"] not in best or entry < best[r["kernel"]]:
             best[r["kernel"]] = entry
-    return run.get("cpu", {}).get("model"), best
+    return (run.get("cpu") or {}).get("model"), best
 
 
 def main():

@@ -11,7 +11,8 @@ median and range of time / floor, how many cache-resident rows are within
 3x the L2 write floor (6x for the I-quants, `iq*` inputs), and how many rows
 read below 1.0 (a floor that a kernel beats is not a floor: such a run says
 more about the floors than about the kernels). Then the encoders (every
-other kernel): streaming time / floor of each one's BF16 input per target. Every figure is a ratio taken in that one run.
+other kernel): streaming time / floor of each one's BF16 input per target.
+Every figure is a ratio taken in that one run.
 """
 
 import json
