@@ -197,6 +197,34 @@ HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn
                   hn::TableLookupBytes(tables.high, codes), out);
 }
 
+// The outputs of `low` and `high` as F32: each 16-bit output (a BF16) in the
+// upper half of its F32 lane, the lower half zero. Per 128-bit block its
+// outputs 4i .. 4i + 3 go to out + 4 * (B * i + b) for block b of B, so with
+// one block they are in element order.
+template <class D8>
+HWY_INLINE void StoreEntryBytesAsF32(D8 d8, hn::Vec<D8> low, hn::Vec<D8> high,
+                                     float* HWY_RESTRICT out) {
+  const hn::Repartition<uint16_t, D8> d16;
+  const hn::Repartition<float, D8> df;
+  const size_t n = hn::Lanes(df);
+  const auto zero = hn::Zero(d16);
+  const auto lower = hn::BitCast(d16, hn::InterleaveLower(d8, low, high));  // outputs 0..7
+  const auto upper = hn::BitCast(d16, hn::InterleaveUpper(d8, low, high));  // outputs 8..15
+  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, lower)), df, out);
+  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, lower)), df, out + n);
+  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, upper)), df, out + 2 * n);
+  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, upper)), df, out + 3 * n);
+}
+
+// StoreInt4ByteLookups of tables of BF16 outputs, stored as F32
+// (StoreEntryBytesAsF32's order).
+template <class D8>
+HWY_INLINE void StoreInt4ByteLookups(D8 d8, const Int4ByteTables<D8>& tables, hn::Vec<D8> codes,
+                                     float* HWY_RESTRICT out) {
+  StoreEntryBytesAsF32(d8, hn::TableLookupBytes(tables.low, codes),
+                       hn::TableLookupBytes(tables.high, codes), out);
+}
+
 // The same for 5-bit codes: their low nibbles in `nibbles`, their fifth
 // bits in `upper`. Both tables are looked up and the bytes blended (two
 // pshufb and a blend per plane instead of one pshufb).

@@ -280,9 +280,10 @@ HWY_INLINE void PackedIntChunkLanes(const PackedIntRowParams& row, const uint8_t
 // x86 from SSSE3 up, and NEON (byte tables only): an int4 group has only 16
 // possible outputs, so they are computed once per group (the same vector
 // formula as PackedIntChunk, on codes 0..15) and each chunk of codes is
-// looked up: with byte tables
-// (Int4ByteTableRow) for BF16/F16 output, with lane permutes (CodeTable16,
-// AVX2/AVX-512 only) for F32 output and for groups the byte tables skip.
+// looked up: with byte tables (Int4ByteTableRow) for BF16/F16 output and
+// for F32 output of a BF16 scale (AMN_INT4_F32_BYTE_TABLES), with lane
+// permutes (CodeTable16, AVX2/AVX-512 only) for the other F32 outputs and
+// for groups the byte tables skip.
 #if AMN_BYTE_TABLES
 
 // Entry u: the output bits for code u (BF16 in the upper half of the lane,
@@ -409,24 +410,6 @@ HWY_INLINE void Int4ByteTableChunk(D8 d8, const Int4ByteTables<D8>& tables,
 #endif
 }
 
-// Whole chunks of a row whose groups are whole chunks; returns the elements
-// done (0 when the groups are not multiples of kInt4ByteChunk).
-template <DequantOut kOut, ElemType kScale, bool kMayBeNan>
-HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_RESTRICT out) {
-  const hn::ScalableTag<uint8_t> d8;
-  if (row.group_size % kInt4ByteChunk != 0) return 0;
-  const size_t done = row.cols / kInt4ByteChunk * kInt4ByteChunk;
-  for (size_t g0 = 0, g = 0; g0 < done; g0 += row.group_size, ++g) {
-    const auto tables = MakeInt4ByteTables<kOut == DequantOut::kBf16>(
-        d8, Int4Entries<kOut, kScale, kMayBeNan>{row.group_zero[g], row.group_scale[g]});
-    const size_t g1 = std::min(done, g0 + row.group_size);
-    for (size_t e = g0; e < g1; e += kInt4ByteChunk) {
-      Int4ByteTableChunk(d8, tables, row.codes + e / 2, out + e);
-    }
-  }
-  return done;
-}
-
 // F32 output of int4 groups with a BF16 scale: every result is a BF16
 // widened (Int4Entries rounds it to BF16 and clears the low half,
 // RoundToScaleLanes), so the groups take the BF16 byte tables and each
@@ -446,30 +429,12 @@ HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, uint16_t* HWY_
 #endif
 
 #if AMN_INT4_F32_BYTE_TABLES
-// 16 looked-up codes per 128-bit block, stored as F32: block b's codes 4i ..
-// 4i + 3 go to out + 4 * (B * i + b) (B blocks), so with one block they are
-// in element order.
+// kInt4ByteChunk (32) codes, 16 bytes, of one group as F32 (the F32
+// counterpart of Int4ByteTableChunk).
 template <class D8>
-HWY_INLINE void StoreInt4ByteLookupsAsF32(D8 d8, const Int4ByteTables<D8>& tables,
-                                          hn::Vec<D8> codes, float* HWY_RESTRICT out) {
-  const hn::Repartition<uint16_t, D8> d16;
-  const hn::Repartition<float, D8> df;
-  const size_t n = hn::Lanes(df);
-  const auto low = hn::TableLookupBytes(tables.low, codes);
-  const auto high = hn::TableLookupBytes(tables.high, codes);
-  const auto zero = hn::Zero(d16);
-  const auto lower = hn::BitCast(d16, hn::InterleaveLower(d8, low, high));  // codes 0..7
-  const auto upper = hn::BitCast(d16, hn::InterleaveUpper(d8, low, high));  // codes 8..15
-  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, lower)), df, out);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, lower)), df, out + n);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, upper)), df, out + 2 * n);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, upper)), df, out + 3 * n);
-}
-
-// kInt4ByteChunk (32) codes, 16 bytes, of one group as F32.
-template <class D8>
-HWY_INLINE void Int4ByteTableChunkF32(D8 d8, const Int4ByteTables<D8>& tables,
-                                      const uint8_t* HWY_RESTRICT bytes, float* HWY_RESTRICT out) {
+HWY_INLINE void Int4ByteTableChunk(D8 d8, const Int4ByteTables<D8>& tables,
+                                   const uint8_t* HWY_RESTRICT bytes, float* HWY_RESTRICT out) {
+  static_assert(kInt4ByteChunk == 32);
   const hn::Repartition<uint16_t, D8> d16;
 #if HWY_TARGET == HWY_AVX2
   // Block 0 needs outputs 0-3, 8-11, 16-19, 24-27 (the bytes 0, 1, 4, 5, 8,
@@ -486,33 +451,38 @@ HWY_INLINE void Int4ByteTableChunkF32(D8 d8, const Int4ByteTables<D8>& tables,
   const auto mask = hn::Set(d8, uint8_t{0x0F});
   const auto low = hn::And(x, mask);
   const auto high = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, x))), mask);
-  StoreInt4ByteLookupsAsF32(d8, tables, hn::InterleaveLower(d8, low, high), out);
+  StoreInt4ByteLookups(d8, tables, hn::InterleaveLower(d8, low, high), out);
 #if HWY_TARGET != HWY_AVX2
-  StoreInt4ByteLookupsAsF32(d8, tables, hn::InterleaveUpper(d8, low, high), out + 16);
+  StoreInt4ByteLookups(d8, tables, hn::InterleaveUpper(d8, low, high), out + 16);
 #endif
 }
+#endif  // AMN_INT4_F32_BYTE_TABLES
 
-// Whole chunks of a row whose groups are whole chunks, F32 output of a BF16
-// scale; returns the elements done (0 when the groups are not multiples of
-// kInt4ByteChunk).
-template <bool kMayBeNan>
-HWY_INLINE size_t Int4ByteTableRowF32(const PackedIntRowParams& row, float* HWY_RESTRICT out) {
+// Which outputs take Int4ByteTableRow: BF16 and F16, and F32 of a BF16
+// scale where AMN_INT4_F32_BYTE_TABLES.
+template <DequantOut kOut, ElemType kScale>
+constexpr bool kInt4ByteTableOut = kOut != DequantOut::kF32 ||
+                                   (AMN_INT4_F32_BYTE_TABLES && kScale == ElemType::kBf16);
+
+// Whole chunks of a row whose groups are whole chunks; returns the elements
+// done (0 when the groups are not multiples of kInt4ByteChunk).
+template <DequantOut kOut, ElemType kScale, bool kMayBeNan, typename TOut>
+HWY_INLINE size_t Int4ByteTableRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT out) {
+  static_assert(kInt4ByteTableOut<kOut, kScale>);
   const hn::ScalableTag<uint8_t> d8;
-  static_assert(kInt4ByteChunk == 32);
   if (row.group_size % kInt4ByteChunk != 0) return 0;
   const size_t done = row.cols / kInt4ByteChunk * kInt4ByteChunk;
   for (size_t g0 = 0, g = 0; g0 < done; g0 += row.group_size, ++g) {
-    const Int4Entries<DequantOut::kF32, ElemType::kBf16, kMayBeNan> entries{row.group_zero[g],
-                                                                            row.group_scale[g]};
-    const auto tables = MakeInt4ByteTables<true>(d8, entries);
+    // F32 of a BF16 scale: the BF16 results, widened when stored.
+    const auto tables = MakeInt4ByteTables<kOut != DequantOut::kF16>(
+        d8, Int4Entries<kOut, kScale, kMayBeNan>{row.group_zero[g], row.group_scale[g]});
     const size_t g1 = std::min(done, g0 + row.group_size);
     for (size_t e = g0; e < g1; e += kInt4ByteChunk) {
-      Int4ByteTableChunkF32(d8, tables, row.codes + e / 2, out + e);
+      Int4ByteTableChunk(d8, tables, row.codes + e / 2, out + e);
     }
   }
   return done;
 }
-#endif  // AMN_INT4_F32_BYTE_TABLES
 #endif  // AMN_BYTE_TABLES
 
 // Whether PackedIntGroupChunks runs two chunks per loop iteration: the loop
@@ -556,14 +526,9 @@ HWY_INLINE void PackedIntRow(const PackedIntRowParams& row, TOut* HWY_RESTRICT o
   const size_t chunk = 2 * hn::Lanes(df);
   size_t e = 0;
 #if AMN_BYTE_TABLES
-  if constexpr (kBits == 4 && kOut != DequantOut::kF32) {
+  if constexpr (kBits == 4 && kInt4ByteTableOut<kOut, kScale>) {
     e = Int4ByteTableRow<kOut, kScale, kMayBeNan>(row, out);
   }
-#if AMN_INT4_F32_BYTE_TABLES
-  if constexpr (kBits == 4 && kOut == DequantOut::kF32 && kScale == ElemType::kBf16) {
-    e = Int4ByteTableRowF32<kMayBeNan>(row, out);
-  }
-#endif
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kBits == 4) {
