@@ -7,8 +7,9 @@
 // (Fp8AsF16, Fp8HalfToF32).
 // Same bytes as kernels/ref/fp8_ref.cc on every target; the SCALAR target
 // (one-lane vectors, no 16-byte table lookup) runs that reference. On x86
-// the BF16 and F16 outputs are byte maps instead: nibble lookups into
-// constant tables (MapByNibbles), and E5M2 -> F16 a byte interleave.
+// and NEON the BF16 and F16 outputs are byte maps instead: nibble lookups
+// into constant tables (MapByNibbles), and E5M2 -> F16 a byte interleave;
+// on SSE4 and SSSE3 the F32 outputs too (the BF16 map, widened).
 #if defined(AMN_KERNELS_FP8_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef AMN_KERNELS_FP8_CONVERT_INL_H_
 #undef AMN_KERNELS_FP8_CONVERT_INL_H_
@@ -256,34 +257,60 @@ HWY_INLINE hn::Vec<D8> ToInterleaveOrder(D8 d8, hn::Vec<D8> codes) {
   }
 }
 
-// out[k] = the word whose low and high bytes `map` gives for codes[k], k in
-// [0, n): map(c, &lo, &hi) maps a byte vector of codes to those two bytes
-// per lane. The last partial vector goes through zero-padded copies.
-template <class D8, class Map>
-HWY_INLINE void MapCodesToWords(D8 d8, const uint8_t* HWY_RESTRICT codes, size_t n,
-                                const Map& map, uint16_t* HWY_RESTRICT out) {
+// Stores 2 x N/2 words, the byte pairs (lo[k], hi[k]) in interleave order,
+// as 16-bit outputs.
+template <class D8>
+HWY_INLINE void StoreWords(D8 d8, hn::Vec<D8> lo, hn::Vec<D8> hi, uint16_t* HWY_RESTRICT dst) {
   const hn::Repartition<uint16_t, D8> d16;
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi)), d16, dst);
+  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi)), d16, dst + hn::Lanes(d16));
+}
+#if HWY_MAX_BYTES == 16
+// The same words as F32 = word << 16 (a BF16 widened: every FP8 value is a
+// BF16, so the F32 cast's low halves are zero): a second interleave with
+// zeros, which keeps element order in a vector of one 128-bit block.
+template <class D8>
+HWY_INLINE void StoreWords(D8 d8, hn::Vec<D8> lo, hn::Vec<D8> hi, float* HWY_RESTRICT dst) {
+  const hn::Repartition<uint16_t, D8> d16;
+  const hn::Repartition<float, D8> df;
+  const size_t n = hn::Lanes(df);
+  const auto zero = hn::Zero(d16);
+  const auto words_lower = hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi));
+  const auto words_upper = hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi));
+  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, words_lower)), df, dst);
+  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, words_lower)), df, dst + n);
+  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, words_upper)), df, dst + 2 * n);
+  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, words_upper)), df, dst + 3 * n);
+}
+#endif
+
+// out[k] = the word whose low and high bytes `map` gives for codes[k], k in
+// [0, n), stored by StoreWords: map(c, &lo, &hi) maps a byte vector of codes
+// to those two bytes per lane. The last partial vector goes through
+// zero-padded copies.
+template <class D8, class Map, typename TOut>
+HWY_INLINE void MapCodesToWords(D8 d8, const uint8_t* HWY_RESTRICT codes, size_t n, const Map& map,
+                                TOut* HWY_RESTRICT out) {
   const size_t lanes = hn::Lanes(d8);
-  const auto one_vector = [&](const uint8_t* HWY_RESTRICT in, uint16_t* HWY_RESTRICT dst) {
+  const auto one_vector = [&](const uint8_t* HWY_RESTRICT in, TOut* HWY_RESTRICT dst) {
     hn::Vec<D8> lo, hi;
     map(ToInterleaveOrder(d8, hn::LoadU(d8, in)), &lo, &hi);
-    hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi)), d16, dst);
-    hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi)), d16, dst + lanes / 2);
+    StoreWords(d8, lo, hi, dst);
   };
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) one_vector(codes + i, out + i);
   if (i == n) return;
   HWY_ALIGN uint8_t code_tail[HWY_MAX_BYTES] = {};
-  HWY_ALIGN uint16_t out_tail[HWY_MAX_BYTES];
+  HWY_ALIGN TOut out_tail[HWY_MAX_BYTES];
   std::memcpy(code_tail, codes + i, n - i);
   one_vector(code_tail, out_tail);
-  std::memcpy(out + i, out_tail, (n - i) * sizeof(uint16_t));
+  std::memcpy(out + i, out_tail, (n - i) * sizeof(TOut));
 }
 
 // out[k] = the output of codes[k] by the tables t, for k in [0, n).
-template <class Decode>
-HWY_INLINE void MapByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n,
-                             const Fp8NibbleTables& t, uint16_t* HWY_RESTRICT out) {
+template <class Decode, typename TOut>
+HWY_INLINE void MapByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n, const Fp8NibbleTables& t,
+                             TOut* HWY_RESTRICT out) {
   using Format = Fp8NibbleFormat<Decode>;
   const hn::ScalableTag<uint8_t> d8;
   const auto normal_lo = hn::LoadDup128(d8, t.normal_lo);
@@ -308,14 +335,26 @@ HWY_INLINE void MapByNibbles(const uint8_t* HWY_RESTRICT codes, size_t n,
 }
 
 // The constant tables of a plain cast (scale 1), from its reference's
-// outputs, built once per target on first use.
-template <class Decode>
+// outputs, built once per target on first use. An F32 reference gives the
+// tables of its high halves (its low halves are zero for every FP8 code:
+// the exhaustive tests of the F32 casts hold the kernel to all 32 bits).
+template <class Decode, typename TOut>
 HWY_INLINE const Fp8NibbleTables& PlainNibbleTables(void (*reference)(const uint8_t*, size_t,
-                                                                      uint16_t*)) {
+                                                                      TOut*)) {
   static const Fp8NibbleTables tables = [reference] {
     const auto& codes = kNibbleBuildCodes<Fp8NibbleFormat<Decode>>;
-    uint16_t words[32];
-    reference(codes.data(), codes.size(), words);
+    TOut outputs[codes.size()];
+    reference(codes.data(), codes.size(), outputs);
+    uint16_t words[codes.size()];
+    for (size_t k = 0; k < codes.size(); ++k) {
+      if constexpr (std::is_same_v<TOut, float>) {
+        uint32_t bits;
+        std::memcpy(&bits, &outputs[k], sizeof(bits));
+        words[k] = static_cast<uint16_t>(bits >> 16);
+      } else {
+        words[k] = outputs[k];
+      }
+    }
     Fp8NibbleTables t;
     FillNibbleTables<Decode>(words, &t);  // always true: no finite FP8 overflows BF16 or F16
     return t;
@@ -446,28 +485,10 @@ struct Fp8ToF32Chunk {
     hn::StoreU(Fp8HalfToF32<Op, true>(df, bits), df, out + hn::Lanes(df));
   }
 };
-#elif HWY_MAX_BYTES == 16
-// u8 codes -> F32 = BF16 << 16 on single-block targets (SSE4, SSSE3, NEON,
-// EMU128): decoded in u16 lanes, then interleaved with zeros, which puts
-// each BF16 in the upper half of its u32 lane and, in a vector of one
-// 128-bit block, keeps element order.
-template <class Op>
-struct Fp8ToF32Chunk {
-  template <class D16>
-  HWY_INLINE void operator()(D16 d16, const uint8_t* HWY_RESTRICT in,
-                             float* HWY_RESTRICT out) const {
-    const hn::Rebind<uint8_t, D16> d8;
-    const hn::Repartition<float, D16> df;
-    const auto bf16 = Op()(d16, hn::PromoteTo(d16, hn::LoadU(d8, in)));
-    const auto zero = hn::Zero(d16);
-    hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, bf16)), df, out);
-    hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, bf16)), df, out + hn::Lanes(df));
-  }
-};
 #else
-// u8 codes -> F32 = BF16 << 16 elsewhere (SVE, AVX2 without F16C): the
-// interleave works per 128-bit block there, so the codes are decoded in u32
-// lanes, half as many per op.
+// u8 codes -> F32 = BF16 << 16 elsewhere (SSE4 and SSSE3 take the nibble
+// tables instead, below; EMU128, AVX2 without F16C): decoded in u32 lanes,
+// where no interleave across 128-bit blocks is needed.
 template <class Op>
 struct Fp8ToF32Chunk {
   template <class D16>
@@ -496,6 +517,15 @@ struct Fp8ToF32Chunk {
 #else
 #define AMN_FP8_NIBBLE_CASTS 0
 #endif
+// F32 outputs too where no F16 hardware widens the codes and the vectors
+// are one 128-bit block (SSE4, SSSE3: StoreWords' F32 interleave; Arm
+// NEON has FCVTL): the BF16 tables, widened by a zero interleave.
+#undef AMN_FP8_F32_BY_NIBBLES
+#if AMN_FP8_NIBBLE_CASTS && !AMN_F16_HARDWARE_DEMOTE && HWY_MAX_BYTES == 16
+#define AMN_FP8_F32_BY_NIBBLES 1
+#else
+#define AMN_FP8_F32_BY_NIBBLES 0
+#endif
 
 // One row: SCALAR runs the reference, other targets the vector chunks, one
 // u16 vector's worth of codes each.
@@ -512,7 +542,11 @@ HWY_INLINE void Fp8Row(void (*reference)(const uint8_t*, size_t, TOut*),
 
 // Row kernels: n_elems codes -> n_elems outputs, any alignment, no overlap.
 HWY_INLINE void E4m3ToF32Kernel(const uint8_t* in, size_t n, float* out) {
+#if AMN_FP8_F32_BY_NIBBLES
+  MapByNibbles<E4m3ToBf16Op>(in, n, PlainNibbleTables<E4m3ToBf16Op>(ref::ConvertE4m3ToF32), out);
+#else
   Fp8Row<Fp8ToF32Chunk, E4m3ToBf16Op>(ref::ConvertE4m3ToF32, in, n, out);
+#endif
 }
 HWY_INLINE void E4m3ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
 #if AMN_FP8_NIBBLE_CASTS
@@ -529,7 +563,11 @@ HWY_INLINE void E4m3ToF16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
 #endif
 }
 HWY_INLINE void E5m2ToF32Kernel(const uint8_t* in, size_t n, float* out) {
+#if AMN_FP8_F32_BY_NIBBLES
+  MapByNibbles<E5m2ToBf16Op>(in, n, PlainNibbleTables<E5m2ToBf16Op>(ref::ConvertE5m2ToF32), out);
+#else
   Fp8Row<Fp8ToF32Chunk, E5m2ToBf16Op>(ref::ConvertE5m2ToF32, in, n, out);
+#endif
 }
 HWY_INLINE void E5m2ToBf16Kernel(const uint8_t* in, size_t n, uint16_t* out) {
 #if AMN_FP8_NIBBLE_CASTS
