@@ -25,8 +25,9 @@
 
 #include "hwy/highway.h"
 #include "kernels/float_convert-inl.h"
-#include "kernels/kernel_args.h"
 #include "kernels/fp8_tables.h"
+#include "kernels/int4_byte_table-inl.h"
+#include "kernels/kernel_args.h"
 #include "kernels/ref/fp8_ref.h"
 #include "kernels/row_driver-inl.h"
 
@@ -133,7 +134,7 @@ struct E5m2ToF16Op {
   }
 };
 
-#if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON
+#if AMN_BYTE_TABLES
 // FP8 codes to 16-bit words through nibble tables (x86 targets and NEON; the
 // 16-byte lookups are pshufb or TBL), shared by the plain casts below and
 // the scaled BF16 kernel (fp8_dequant-inl.h). A code is sign | h | lo, h the
@@ -257,37 +258,12 @@ HWY_INLINE hn::Vec<D8> ToInterleaveOrder(D8 d8, hn::Vec<D8> codes) {
   }
 }
 
-// Stores 2 x N/2 words, the byte pairs (lo[k], hi[k]) in interleave order,
-// as 16-bit outputs.
-template <class D8>
-HWY_INLINE void StoreWords(D8 d8, hn::Vec<D8> lo, hn::Vec<D8> hi, uint16_t* HWY_RESTRICT dst) {
-  const hn::Repartition<uint16_t, D8> d16;
-  hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi)), d16, dst);
-  hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi)), d16, dst + hn::Lanes(d16));
-}
-#if HWY_MAX_BYTES == 16
-// The same words as F32 = word << 16 (a BF16 widened: every FP8 value is a
-// BF16, so the F32 cast's low halves are zero): a second interleave with
-// zeros, which keeps element order in a vector of one 128-bit block.
-template <class D8>
-HWY_INLINE void StoreWords(D8 d8, hn::Vec<D8> lo, hn::Vec<D8> hi, float* HWY_RESTRICT dst) {
-  const hn::Repartition<uint16_t, D8> d16;
-  const hn::Repartition<float, D8> df;
-  const size_t n = hn::Lanes(df);
-  const auto zero = hn::Zero(d16);
-  const auto words_lower = hn::BitCast(d16, hn::InterleaveLower(d8, lo, hi));
-  const auto words_upper = hn::BitCast(d16, hn::InterleaveUpper(d8, lo, hi));
-  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, words_lower)), df, dst);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, words_lower)), df, dst + n);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, zero, words_upper)), df, dst + 2 * n);
-  hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, zero, words_upper)), df, dst + 3 * n);
-}
-#endif
-
 // out[k] = the word whose low and high bytes `map` gives for codes[k], k in
-// [0, n), stored by StoreWords: map(c, &lo, &hi) maps a byte vector of codes
-// to those two bytes per lane. The last partial vector goes through
-// zero-padded copies.
+// [0, n): map(c, &lo, &hi) maps a byte vector of codes to those two bytes
+// per lane. An F32 output is the word << 16 (a BF16 widened: every FP8
+// value is a BF16, so the F32 cast's low halves are zero), in element order
+// on vectors of one 128-bit block only. The last partial vector goes
+// through zero-padded copies.
 template <class D8, class Map, typename TOut>
 HWY_INLINE void MapCodesToWords(D8 d8, const uint8_t* HWY_RESTRICT codes, size_t n, const Map& map,
                                 TOut* HWY_RESTRICT out) {
@@ -295,7 +271,12 @@ HWY_INLINE void MapCodesToWords(D8 d8, const uint8_t* HWY_RESTRICT codes, size_t
   const auto one_vector = [&](const uint8_t* HWY_RESTRICT in, TOut* HWY_RESTRICT dst) {
     hn::Vec<D8> lo, hi;
     map(ToInterleaveOrder(d8, hn::LoadU(d8, in)), &lo, &hi);
-    StoreWords(d8, lo, hi, dst);
+    if constexpr (std::is_same_v<TOut, float>) {
+      static_assert(hn::MaxLanes(D8()) == 16, "F32 in element order needs one block");
+      StoreEntryBytesAsF32(d8, lo, hi, dst);
+    } else {
+      StoreEntryBytes(d8, lo, hi, dst);
+    }
   };
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) one_vector(codes + i, out + i);
@@ -376,7 +357,7 @@ HWY_INLINE void E5m2ToF16Bytes(const uint8_t* HWY_RESTRICT codes, size_t n,
     *out_hi = hn::Or(c, hn::IfThenElseZero(nan, hn::Set(d8, 0x02)));
   }, out);
 }
-#endif  // (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON
+#endif  // AMN_BYTE_TABLES
 
 // u8 codes -> 16-bit results, computed in u16 lanes.
 template <class Op>
@@ -512,14 +493,14 @@ struct Fp8ToF32Chunk {
 // nibble tables"), and on NEON (untimed: about half the instructions per
 // element under emulation, docs/performance/arm.md); SVE keeps the u16 lanes.
 #undef AMN_FP8_NIBBLE_CASTS  // this header is read once per target
-#if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON
+#if AMN_BYTE_TABLES
 #define AMN_FP8_NIBBLE_CASTS 1
 #else
 #define AMN_FP8_NIBBLE_CASTS 0
 #endif
 // F32 outputs too where no F16 hardware widens the codes and the vectors
-// are one 128-bit block (SSE4, SSSE3: StoreWords' F32 interleave; Arm
-// NEON has FCVTL): the BF16 tables, widened by a zero interleave.
+// are one 128-bit block (SSE4, SSSE3; Arm NEON has FCVTL): the BF16
+// tables, widened by a zero interleave (StoreEntryBytesAsF32).
 #undef AMN_FP8_F32_BY_NIBBLES
 #if AMN_FP8_NIBBLE_CASTS && !AMN_F16_HARDWARE_DEMOTE && HWY_MAX_BYTES == 16
 #define AMN_FP8_F32_BY_NIBBLES 1

@@ -381,7 +381,7 @@ HWY_INLINE void DequantByTables(const uint8_t* HWY_RESTRICT codes, size_t rows, 
   }
 }
 
-#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
+#if AMN_BYTE_TABLES
 // Scaled FP8 to BF16 through per-scale nibble tables (MapByNibbles in
 // fp8_convert-inl.h; x86, and NEON untimed: docs/performance/arm.md). For a
 // finite scale whose normal-code products stay normal F32 and finite in
@@ -445,7 +445,7 @@ HWY_INLINE void DequantBf16ByNibbleTables(const uint8_t* HWY_RESTRICT codes, siz
     }
   }
 }
-#endif  // HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
+#endif  // AMN_BYTE_TABLES
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -462,7 +462,7 @@ HWY_INLINE void Fp8DequantRows(void (*reference)(const uint8_t*, size_t, size_t,
 #else
   (void)reference;
   if (rows == 0 || cols == 0) return;
-#if HWY_ARCH_X86 || HWY_TARGET == HWY_NEON
+#if AMN_BYTE_TABLES
   if constexpr (kFp8NibbleTables<Decode, kOut>) {
     if (rows * std::min(block_cols, cols) >= kFp8NibbleMinElems) {
       const bool one_block = block_cols >= cols;
