@@ -467,14 +467,14 @@ struct Fp8ToF32Chunk {
   }
 };
 #else
-// u8 codes -> F32 = BF16 << 16 elsewhere (SSE4 and SSSE3 take the nibble
-// tables instead, below; EMU128, AVX2 without F16C): decoded in u32 lanes,
-// where no interleave across 128-bit blocks is needed.
+// u8 codes -> F32 = BF16 << 16 elsewhere (SVE; EMU128 and AVX2 without
+// F16C; SSE4 and SSSE3 take the nibble tables instead, below): decoded in
+// u32 lanes, where no interleave across 128-bit blocks is needed.
 template <class Op>
 struct Fp8ToF32Chunk {
   template <class D16>
-  HWY_INLINE void operator()(D16 d16, const uint8_t* HWY_RESTRICT in,
-                             float* HWY_RESTRICT out) const {
+  HWY_INLINE void operator()(D16 /* d16: the u16 tag ForEachVector steps by */,
+                             const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out) const {
     const hn::Repartition<uint32_t, D16> du32;
     const hn::Rebind<uint8_t, decltype(du32)> d8;
     const hn::RebindToFloat<decltype(du32)> df;
