@@ -401,6 +401,20 @@ using GgmlExactStore = GgmlStore16<
 inline constexpr size_t kGgmlNvfp4RowMinBlocks = 64;
 inline constexpr size_t kGgmlMxfp4RowMinBlocks = 128;
 
+// F32 outputs through the same rows, built as BF16 and widened: every NVFP4
+// result is exact in BF16 (kExactIn16Bits), every MXFP4 one is a code of
+// at most 4 significant bits times a power of two (BF16 has F32's exponent
+// range, subnormals included) or ±Inf, so its F32 bits are the BF16's << 16.
+// On the targets where this measured faster than the F32 block path
+// (docs/performance/gguf-newer-types.md, "NVFP4 and MXFP4 F32 through the
+// BF16 scale-byte rows"); NEON by instruction count. Not AVX2: faster only
+// cache-resident there, and its 128-bit stores streamed no faster.
+inline constexpr bool kGgmlFp4F32ByRows =
+    HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_NEON;
+// The store that builds the rows: BF16 for F32 outputs, else Store itself.
+template <class Store>
+using GgmlRowStore16 = std::conditional_t<sizeof(typename Store::T) == 4, GgmlStoreBf16, Store>;
+
 // The 16 codes of each of two sub-blocks (16 code bytes at `in`) in ggml's
 // order: the 8 low nibbles, then the 8 high ones.
 HWY_INLINE void GgmlNvfp4SubBlockCodes(const uint8_t* HWY_RESTRICT in,
@@ -417,9 +431,10 @@ HWY_INLINE void GgmlNvfp4SubBlockCodes(const uint8_t* HWY_RESTRICT in,
 
 template <class Store>
 HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
-                                uint16_t* HWY_RESTRICT out) {
-  using RowStore = std::conditional_t<GgmlUsesExactStore<GgmlNvfp4, Store>(),
-                                      GgmlExactStore<Store>, typename Store::Finite>;
+                                typename Store::T* HWY_RESTRICT out) {
+  using Store16 = GgmlRowStore16<Store>;
+  using RowStore = std::conditional_t<GgmlUsesExactStore<GgmlNvfp4, Store16>(),
+                                      GgmlExactStore<Store16>, typename Store16::Finite>;
   ScaleByteRows rows;
   const auto build = [](uint8_t s, uint16_t* HWY_RESTRICT entries) {
     // Sub-block 0 (and 1) with element l the low nibble l of byte l and
@@ -437,7 +452,7 @@ HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
   };
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* x = blocks + b * ggml::kNvfp4Bytes;
-    uint16_t* y = out + b * ggml::kNvfp4Elems;
+    typename Store::T* y = out + b * ggml::kNvfp4Elems;
     for (size_t s = 0; s < 4; s += 2) {
       hn::Vec<hn::Full128<uint8_t>> first, second;
       GgmlNvfp4SubBlockCodes(x + 4 + s * 8, &first, &second);
@@ -458,7 +473,7 @@ HWY_INLINE void GgmlNvfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
 template <class Store>
 constexpr bool GgmlUsesMxfp4Rows() {
   if constexpr (sizeof(typename Store::T) != 2) {
-    return false;
+    return kGgmlFp4F32ByRows;
   } else {
     constexpr bool kAvx512 = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
     return !(kAvx512 && Store::Encoder::kUpperHalf);
@@ -467,13 +482,14 @@ constexpr bool GgmlUsesMxfp4Rows() {
 
 template <class Store>
 HWY_INLINE void GgmlMxfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blocks,
-                                uint16_t* HWY_RESTRICT out) {
+                                typename Store::T* HWY_RESTRICT out) {
   ScaleByteRows rows;
   const auto build = [](uint8_t e, uint16_t* HWY_RESTRICT entries) {
     // Element j < 16 is the low nibble of qs[j]: code j.
     HWY_ALIGN uint8_t x[ggml::kMxfp4Bytes] = {e, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     HWY_ALIGN uint16_t block[ggml::kQK];
-    GgmlBlock<GgmlMxfp4, typename Store::Finite, false>(x, GgmlMxfp4::Scales(x), block);
+    GgmlBlock<GgmlMxfp4, typename GgmlRowStore16<Store>::Finite, false>(x, GgmlMxfp4::Scales(x),
+                                                                        block);
     std::memcpy(entries, block, 16 * sizeof(uint16_t));
   };
   const hn::Full128<uint8_t> d8;
@@ -481,7 +497,7 @@ HWY_INLINE void GgmlMxfp4ByRows(const uint8_t* HWY_RESTRICT blocks, size_t n_blo
   const auto mask = hn::Set(d8, uint8_t{0x0F});
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* x = blocks + b * ggml::kMxfp4Bytes;
-    uint16_t* y = out + b * ggml::kQK;
+    typename Store::T* y = out + b * ggml::kQK;
     const uint8_t* row = rows.Row(x[0], build);
     // Element j: the low nibble of qs[j], element j + 16 its high nibble.
     const auto bytes = hn::LoadU(d8, x + 1);
@@ -615,8 +631,8 @@ HWY_INLINE void DequantGgmlLegacyKernel(const uint8_t* HWY_RESTRICT blocks, size
                                         typename Store::T* HWY_RESTRICT out) {
   constexpr size_t kElems = GgmlBlockElems<Decoder>();
 #if AMN_BYTE_TABLES
-  if constexpr (std::is_same_v<Decoder, GgmlNvfp4> && sizeof(typename Store::T) == 2 &&
-                kNvfp4UsesScaleByteRows) {
+  if constexpr (std::is_same_v<Decoder, GgmlNvfp4> && kNvfp4UsesScaleByteRows &&
+                (sizeof(typename Store::T) == 2 || kGgmlFp4F32ByRows)) {
     if (n_blocks >= kGgmlNvfp4RowMinBlocks) {
       GgmlNvfp4ByRows<Store>(blocks, n_blocks, out);
       return;

@@ -385,10 +385,10 @@ inline constexpr bool kNvfp4UsesScaleByteRows = HWY_TARGET == HWY_SSSE3 || HWY_T
                                                 HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_NEON;
 
 // 16 outputs from their codes (one per byte, in output order) and a row of
-// ScaleByteRows.
+// ScaleByteRows; as F32 (TOut float) the row's entries are BF16s, widened.
+template <typename TOut>
 HWY_INLINE void StoreScaleByteRow(const uint8_t* HWY_RESTRICT row,
-                                  hn::Vec<hn::Full128<uint8_t>> codes,
-                                  uint16_t* HWY_RESTRICT out) {
+                                  hn::Vec<hn::Full128<uint8_t>> codes, TOut* HWY_RESTRICT out) {
   const hn::Full128<uint8_t> d8;
   StoreInt4ByteLookups(d8, Int4ByteTables<hn::Full128<uint8_t>>{hn::Load(d8, row),
                                                                  hn::Load(d8, row + 16)},

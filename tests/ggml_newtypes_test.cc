@@ -252,7 +252,8 @@ TEST_P(GgmlNewTypesTest, MisalignedBuffersMatchReference) {
 
 // x86 BF16/F16 outputs of calls of >= 64 NVFP4 blocks go through per-call
 // rows of each UE4M3 byte's 16 results (ggml_legacy-inl.h,
-// GgmlNvfp4ByRows): every scale byte in every sub-block slot with every
+// GgmlNvfp4ByRows), and F32 outputs on SSSE3, SSE4 and NEON through
+// the BF16 rows, widened: every scale byte in every sub-block slot with every
 // code in every position (16 rotations of the codes, sub-block i scaled by
 // byte (i % 256 + i / 256)), against the reference; calls of 63, 64 and 65
 // blocks (the threshold) and misaligned buffers.
@@ -267,7 +268,7 @@ TEST_P(GgmlNewTypesTest, Nvfp4EveryScaleByteEveryCode) {
       x[4 + (i % 4) * 8 + l] = static_cast<uint8_t>(((l + r) & 15) | (((l + 8 + r) & 15) << 4));
     }
   }
-  for (ElemType out : {ElemType::kBf16, ElemType::kF16}) {
+  for (ElemType out : {ElemType::kF32, ElemType::kBf16, ElemType::kF16}) {
     EXPECT_TRUE(MatchesGgmlReference(G::kNVFP4, blocks, out));
     EXPECT_TRUE(MatchesGgmlReference(G::kNVFP4, blocks, out, 1, 3));
     for (size_t n_blocks : {63, 64, 65}) {
