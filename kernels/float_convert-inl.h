@@ -734,6 +734,40 @@ struct WidenChunk {
   }
 };
 
+#if !AMN_F16_HARDWARE_DEMOTE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES == 16
+// F16 -> F32 on u16 lanes where no hardware widens F16 (SSSE3, SSE4). For
+// an F16 exponent 1..30 the F32 is exp + 112 | mantissa << 13: its upper
+// half is sign | ((abs >> 3) + (112 << 7)), its lower half the mantissa's
+// low 3 bits << 13 (the u16 shift of the F16 bits); ±0 is its sign over
+// zeros. Interleaving the halves gives the F32 bits, in element order on
+// one 128-bit block. A vector with any other lane (subnormal, Inf, NaN)
+// widens through F16BitsToF32Lanes instead, so every input gets the
+// reference's bits (FloatConvertTest.Every16BitInput).
+struct F16ToF32OnU16Chunk {
+  template <class D16>
+  HWY_INLINE void operator()(D16 d16, const uint16_t* HWY_RESTRICT in,
+                             float* HWY_RESTRICT out) const {
+    const hn::Repartition<uint32_t, D16> du;
+    const hn::Repartition<float, D16> df;
+    const size_t n = hn::Lanes(df);
+    const auto bits = hn::LoadU(d16, in);
+    const auto abs = hn::And(bits, hn::Set(d16, uint16_t{0x7FFF}));
+    const auto zero = hn::Eq(abs, hn::Zero(d16));
+    if (HWY_UNLIKELY(!hn::AllTrue(d16, hn::Or(AbsInRange<0x0400, 0x7C00>(d16, abs), zero)))) {
+      WidenChunk<FromF16>()(du, in, out);
+      WidenChunk<FromF16>()(du, in + n, out + n);
+      return;
+    }
+    const auto magnitude =
+        hn::IfThenZeroElse(zero, hn::Add(hn::ShiftRight<3>(abs), hn::Set(d16, uint16_t{112 << 7})));
+    const auto upper = hn::OrAnd(magnitude, bits, hn::Set(d16, fmt::kF16SignMask));
+    const auto lower = hn::ShiftLeft<13>(bits);
+    hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, lower, upper)), df, out);
+    hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, lower, upper)), df, out + n);
+  }
+};
+#endif
+
 // Row kernels: n_elems inputs -> n_elems outputs, any alignment, no overlap.
 HWY_INLINE void F32ToBf16Kernel(const float* in, size_t n_elems, uint16_t* out) {
   ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, NarrowChunk<FromF32, ToBf16Upper>());
@@ -753,7 +787,11 @@ HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) 
   ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromBf16>());
 }
 HWY_INLINE void F16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
+#if !AMN_F16_HARDWARE_DEMOTE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES == 16
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, F16ToF32OnU16Chunk());
+#else
   ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromF16>());
+#endif
 }
 
 // The FloatConvert family (kernels/kernel_args.h): elements [begin, end)
