@@ -695,28 +695,67 @@ struct Bf16ToF16OnU16 {
   }
 };
 
+// F16 -> F32 on u16 lanes where no hardware widens F16 (SSSE3, SSE4;
+// docs/performance/f16-bf16-conversions.md): the easy lanes of F16 -> BF16
+// (exponents 1..30, and zeros). The F32 is exp + 112 | mantissa << 13, so
+// Convert gives its upper half, sign | ((abs >> 3) + (112 << 7)), and Store
+// adds the lower half, the F16 bits << 13 in u16 lanes (the mantissa's low
+// 3 bits; 0 for ±0, whose upper half is its sign), interleaving the two:
+// element order on one 128-bit block.
+#undef AMN_F16_TO_F32_ON_U16
+#if !AMN_F16_HARDWARE_DEMOTE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES == 16
+#define AMN_F16_TO_F32_ON_U16 1
+#else
+#define AMN_F16_TO_F32_ON_U16 0
+#endif
+#if AMN_F16_TO_F32_ON_U16
+struct F16ToF32OnU16 : F16ToBf16OnU16 {
+  template <class D16>
+  static HWY_INLINE hn::Vec<D16> Convert(D16 d16, hn::Vec<D16> bits, hn::Vec<D16> abs) {
+    return hn::OrAnd(hn::Add(hn::ShiftRight<3>(abs), hn::Set(d16, uint16_t{112 << 7})), bits,
+                     hn::Set(d16, fmt::kF16SignMask));
+  }
+  template <class D16>
+  static HWY_INLINE void Store(D16 d16, hn::Vec<D16> upper, hn::Vec<D16> bits,
+                               float* HWY_RESTRICT out) {
+    const hn::Repartition<float, D16> df;
+    const auto lower = hn::ShiftLeft<13>(bits);
+    hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, lower, upper)), df, out);
+    hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, lower, upper)), df, out + hn::Lanes(df));
+  }
+};
+#endif
+
 // One u16 vector: Easy's conversion when every lane is easy, else General
-// (the path through F32) for the whole vector.
+// (the path through F32) for the whole vector. A 16-bit output is stored
+// as converted; an F32 one by Easy::Store, from the converted upper halves
+// and the input bits.
 template <class Easy, class General>
 struct U16LanesOrGeneralChunk {
-  template <class D16>
+  template <class D16, typename TOut>
   HWY_INLINE void operator()(D16 d16, const uint16_t* HWY_RESTRICT in,
-                             uint16_t* HWY_RESTRICT out) const {
+                             TOut* HWY_RESTRICT out) const {
     const auto bits = hn::LoadU(d16, in);
+    const auto store = [&](hn::Vec<D16> converted) {
+      if constexpr (std::is_same_v<TOut, float>) {
+        Easy::Store(d16, converted, bits, out);
+      } else {
+        hn::StoreU(converted, d16, out);
+      }
+    };
     const auto abs = hn::And(bits, hn::Set(d16, uint16_t{0x7FFF}));
     const auto easy = Easy::IsEasy(d16, abs);
     if (HWY_LIKELY(hn::AllTrue(d16, easy))) {
-      hn::StoreU(Easy::Convert(d16, bits, abs), d16, out);
+      store(Easy::Convert(d16, bits, abs));
       return;
     }
-    // ±0 is ±0 in both formats: a vector of easy lanes and zeros (pruned,
+    // ±0 is ±0 in every format: a vector of easy lanes and zeros (pruned,
     // e.g. 2:4-sparse, weights) keeps the u16 path, its zeros as their sign,
     // where that is cheaper than the general path (Easy::kZerosEasy).
     const auto zero = hn::Eq(abs, hn::Zero(d16));
     if (Easy::kZerosEasy && hn::AllTrue(d16, hn::Or(easy, zero))) {
-      hn::StoreU(hn::IfThenElse(zero, hn::And(bits, hn::Set(d16, fmt::kF16SignMask)),
-                                Easy::Convert(d16, bits, abs)),
-                 d16, out);
+      store(hn::IfThenElse(zero, hn::And(bits, hn::Set(d16, fmt::kF16SignMask)),
+                           Easy::Convert(d16, bits, abs)));
     } else {
       General()(d16, in, out);
     }
@@ -734,39 +773,19 @@ struct WidenChunk {
   }
 };
 
-#if !AMN_F16_HARDWARE_DEMOTE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES == 16
-// F16 -> F32 on u16 lanes where no hardware widens F16 (SSSE3, SSE4). For
-// an F16 exponent 1..30 the F32 is exp + 112 | mantissa << 13: its upper
-// half is sign | ((abs >> 3) + (112 << 7)), its lower half the mantissa's
-// low 3 bits << 13 (the u16 shift of the F16 bits); ±0 is its sign over
-// zeros. Interleaving the halves gives the F32 bits, in element order on
-// one 128-bit block. A vector with any other lane (subnormal, Inf, NaN)
-// widens through F16BitsToF32Lanes instead, so every input gets the
-// reference's bits (FloatConvertTest.Every16BitInput).
-struct F16ToF32OnU16Chunk {
+// WidenChunk over one u16 vector's elements (two u32 vectors): the general
+// path of U16LanesOrGeneralChunk for F32 outputs.
+template <class Decode>
+struct WidenPairChunk {
   template <class D16>
-  HWY_INLINE void operator()(D16 d16, const uint16_t* HWY_RESTRICT in,
+  HWY_INLINE void operator()(D16 /* d16 */, const uint16_t* HWY_RESTRICT in,
                              float* HWY_RESTRICT out) const {
     const hn::Repartition<uint32_t, D16> du;
-    const hn::Repartition<float, D16> df;
-    const size_t n = hn::Lanes(df);
-    const auto bits = hn::LoadU(d16, in);
-    const auto abs = hn::And(bits, hn::Set(d16, uint16_t{0x7FFF}));
-    const auto zero = hn::Eq(abs, hn::Zero(d16));
-    if (HWY_UNLIKELY(!hn::AllTrue(d16, hn::Or(AbsInRange<0x0400, 0x7C00>(d16, abs), zero)))) {
-      WidenChunk<FromF16>()(du, in, out);
-      WidenChunk<FromF16>()(du, in + n, out + n);
-      return;
-    }
-    const auto magnitude =
-        hn::IfThenZeroElse(zero, hn::Add(hn::ShiftRight<3>(abs), hn::Set(d16, uint16_t{112 << 7})));
-    const auto upper = hn::OrAnd(magnitude, bits, hn::Set(d16, fmt::kF16SignMask));
-    const auto lower = hn::ShiftLeft<13>(bits);
-    hn::StoreU(hn::BitCast(df, hn::InterleaveLower(d16, lower, upper)), df, out);
-    hn::StoreU(hn::BitCast(df, hn::InterleaveUpper(d16, lower, upper)), df, out + n);
+    const size_t n = hn::Lanes(du);
+    WidenChunk<Decode>()(du, in, out);
+    WidenChunk<Decode>()(du, in + n, out + n);
   }
 };
-#endif
 
 // Row kernels: n_elems inputs -> n_elems outputs, any alignment, no overlap.
 HWY_INLINE void F32ToBf16Kernel(const float* in, size_t n_elems, uint16_t* out) {
@@ -787,8 +806,9 @@ HWY_INLINE void Bf16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) 
   ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromBf16>());
 }
 HWY_INLINE void F16ToF32Kernel(const uint16_t* in, size_t n_elems, float* out) {
-#if !AMN_F16_HARDWARE_DEMOTE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES == 16
-  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out, F16ToF32OnU16Chunk());
+#if AMN_F16_TO_F32_ON_U16
+  ForEachVector(hn::ScalableTag<uint16_t>(), in, n_elems, out,
+                U16LanesOrGeneralChunk<F16ToF32OnU16, WidenPairChunk<FromF16>>());
 #else
   ForEachVector(hn::ScalableTag<uint32_t>(), in, n_elems, out, WidenChunk<FromF16>());
 #endif

@@ -18,6 +18,7 @@
 #endif
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -329,9 +330,7 @@ HWY_INLINE const Fp8NibbleTables& PlainNibbleTables(void (*reference)(const uint
     uint16_t words[codes.size()];
     for (size_t k = 0; k < codes.size(); ++k) {
       if constexpr (std::is_same_v<TOut, float>) {
-        uint32_t bits;
-        std::memcpy(&bits, &outputs[k], sizeof(bits));
-        words[k] = static_cast<uint16_t>(bits >> 16);
+        words[k] = static_cast<uint16_t>(std::bit_cast<uint32_t>(outputs[k]) >> 16);
       } else {
         words[k] = outputs[k];
       }
